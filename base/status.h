@@ -91,9 +91,7 @@ class [[nodiscard]] StatusOr {
   const T* operator->() const { return &value(); }
   T* operator->() { return &value(); }
   // OK when a value is held.
-  Status status() const {
-    return ok() ? Status() : std::get<Status>(v_);
-  }
+  Status status() const { return ok() ? Status() : std::get<Status>(v_); }
 
  private:
   std::variant<Status, T> v_;
@@ -105,10 +103,10 @@ class [[nodiscard]] StatusOr {
 #define TRENCH_CONCAT(a, b) TRENCH_CONCAT_INNER(a, b)
 
 // Returns from the enclosing function if `expr` yields a non-ok Status.
-#define RETURN_IF_ERROR(expr)                    \
-  do {                                           \
-    ::trench::Status _st = (expr);               \
-    if (!_st.ok()) return _st;                   \
+#define RETURN_IF_ERROR(expr)      \
+  do {                             \
+    ::trench::Status _st = (expr); \
+    if (!_st.ok()) return _st;     \
   } while (0)
 
 // `ASSIGN_OR_RETURN(auto x, Foo());` declares x from a StatusOr or returns

@@ -56,8 +56,8 @@ int Main() {
        "  simm s2, 5\n  simm s3, 72\n  mbox m0, s2, s3\n"
        "  vadd.f32 v0, v1, v2 @m0\n  vmul.f32 v3, v0, v2 @m0\n",
        200000, 3);
-  Rate("VMEM load/store",
-       "  vld.f32 v0, vmem[0]\n  vst.f32 vmem[4096], v0\n", 200000, 2);
+  Rate("VMEM load/store", "  vld.f32 v0, vmem[0]\n  vst.f32 vmem[4096], v0\n",
+       200000, 2);
   Rate("transcendental (vexp)", "  vexp.f32 v0, v1\n", 50000, 1);
   return 0;
 }

@@ -15,15 +15,12 @@ struct TypeInfo {
 };
 
 constexpr TypeInfo kTypes[] = {
-#define X(e, name, bytes, kind) \
-  {PrimitiveType::e, name, bytes, TypeKind::kind},
+#define X(e, name, bytes, kind) {PrimitiveType::e, name, bytes, TypeKind::kind},
 #include "compiler/ir/dtype.def"
 #undef X
 };
 
-const TypeInfo& Info(PrimitiveType t) {
-  return kTypes[static_cast<int>(t)];
-}
+const TypeInfo& Info(PrimitiveType t) { return kTypes[static_cast<int>(t)]; }
 
 // Rounds v >> shift to nearest, ties to even. REQUIRES: shift >= 1.
 uint64_t ShiftRoundNearestEven(uint64_t v, int shift) {
@@ -54,21 +51,35 @@ TypeKind KindOf(PrimitiveType t) { return Info(t).kind; }
 
 int ExponentBits(PrimitiveType t) {
   switch (t) {
-    case PrimitiveType::F16: return 5;
-    case PrimitiveType::BF16: return 8;
-    case PrimitiveType::F32: case PrimitiveType::C64: return 8;
-    case PrimitiveType::F64: case PrimitiveType::C128: return 11;
-    default: return 0;
+    case PrimitiveType::F16:
+      return 5;
+    case PrimitiveType::BF16:
+      return 8;
+    case PrimitiveType::F32:
+    case PrimitiveType::C64:
+      return 8;
+    case PrimitiveType::F64:
+    case PrimitiveType::C128:
+      return 11;
+    default:
+      return 0;
   }
 }
 
 int MantissaBits(PrimitiveType t) {
   switch (t) {
-    case PrimitiveType::F16: return 10;
-    case PrimitiveType::BF16: return 7;
-    case PrimitiveType::F32: case PrimitiveType::C64: return 23;
-    case PrimitiveType::F64: case PrimitiveType::C128: return 52;
-    default: return 0;
+    case PrimitiveType::F16:
+      return 10;
+    case PrimitiveType::BF16:
+      return 7;
+    case PrimitiveType::F32:
+    case PrimitiveType::C64:
+      return 23;
+    case PrimitiveType::F64:
+    case PrimitiveType::C128:
+      return 52;
+    default:
+      return 0;
   }
 }
 

@@ -39,7 +39,9 @@ inline bool IsUnsigned(PrimitiveType t) {
 }
 inline bool IsInteger(PrimitiveType t) { return IsSigned(t) || IsUnsigned(t); }
 // Types that have dense array storage (not TOKEN/TUPLE).
-inline bool IsArrayType(PrimitiveType t) { return KindOf(t) != TypeKind::kOther; }
+inline bool IsArrayType(PrimitiveType t) {
+  return KindOf(t) != TypeKind::kOther;
+}
 // For floats: exponent and explicit mantissa bits (f32: 8, 23).
 int ExponentBits(PrimitiveType t);
 int MantissaBits(PrimitiveType t);
@@ -83,9 +85,13 @@ using c64 = std::complex<float>;
 using c128 = std::complex<double>;
 
 // Maps a PrimitiveType to its C++ storage type.
-template <PrimitiveType T> struct NativeTypeOf;
-#define TRENCH_NATIVE(E, C) \
-  template <> struct NativeTypeOf<PrimitiveType::E> { using type = C; };
+template <PrimitiveType T>
+struct NativeTypeOf;
+#define TRENCH_NATIVE(E, C)               \
+  template <>                             \
+  struct NativeTypeOf<PrimitiveType::E> { \
+    using type = C;                       \
+  };
 TRENCH_NATIVE(PRED, bool)
 TRENCH_NATIVE(S8, int8_t)
 TRENCH_NATIVE(S16, int16_t)
@@ -110,14 +116,16 @@ using NativeT = typename NativeTypeOf<T>::type;
 template <typename F>
 decltype(auto) DispatchArrayType(PrimitiveType t, F&& f) {
   switch (t) {
-#define TRENCH_CASE(E) \
-  case PrimitiveType::E: return f.template operator()<PrimitiveType::E>();
-    TRENCH_CASE(PRED) TRENCH_CASE(S8) TRENCH_CASE(S16) TRENCH_CASE(S32)
-    TRENCH_CASE(S64) TRENCH_CASE(U8) TRENCH_CASE(U16) TRENCH_CASE(U32)
-    TRENCH_CASE(U64) TRENCH_CASE(F16) TRENCH_CASE(BF16) TRENCH_CASE(F32)
-    TRENCH_CASE(F64) TRENCH_CASE(C64) TRENCH_CASE(C128)
+#define TRENCH_CASE(E)   \
+  case PrimitiveType::E: \
+    return f.template operator()<PrimitiveType::E>();
+    TRENCH_CASE(PRED)
+    TRENCH_CASE(S8) TRENCH_CASE(S16) TRENCH_CASE(S32) TRENCH_CASE(S64)
+        TRENCH_CASE(U8) TRENCH_CASE(U16) TRENCH_CASE(U32) TRENCH_CASE(U64)
+            TRENCH_CASE(F16) TRENCH_CASE(BF16) TRENCH_CASE(F32) TRENCH_CASE(F64)
+                TRENCH_CASE(C64) TRENCH_CASE(C128)
 #undef TRENCH_CASE
-    default: break;
+                    default : break;
   }
   return f.template operator()<PrimitiveType::F32>();  // Unreachable.
 }

@@ -101,8 +101,7 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
                                   ? node->operand(next)
                                   : node->control_predecessors()[next - n_ops];
         ++next;
-        if (!done.count(dep) && !on_stack.count(dep) &&
-            dep->parent() == this) {
+        if (!done.count(dep) && !on_stack.count(dep) && dep->parent() == this) {
           stack.push_back({dep, 0});
           on_stack.insert(dep);
         }

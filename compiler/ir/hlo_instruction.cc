@@ -28,8 +28,8 @@ std::unique_ptr<HloInstruction> HloInstruction::CreateConstant(
 std::unique_ptr<HloInstruction> HloInstruction::Create(
     HloOpcode opcode, Shape shape, std::vector<HloInstruction*> operands,
     std::string name) {
-  auto instr =
-      std::make_unique<HloInstruction>(opcode, std::move(shape), std::move(name));
+  auto instr = std::make_unique<HloInstruction>(opcode, std::move(shape),
+                                                std::move(name));
   for (HloInstruction* op : operands) instr->AddOperand(op);
   return instr;
 }
@@ -53,7 +53,8 @@ void HloInstruction::AddOperand(HloInstruction* operand) {
   operand->AddUser(this);
 }
 
-void HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction* new_operand) {
+void HloInstruction::ReplaceOperandWith(int64_t i,
+                                        HloInstruction* new_operand) {
   HloInstruction* old = operands_[i];
   if (old == new_operand) return;
   operands_[i] = new_operand;

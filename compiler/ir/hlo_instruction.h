@@ -96,6 +96,8 @@ class HloInstruction {
 
   // constant: the value. REQUIRES: opcode() == kConstant.
   const Literal& literal() const { return *literal_; }
+  // False for a constant built without a value (a malformed instruction).
+  bool has_literal() const { return literal_ != nullptr; }
   void set_literal(Literal l);
 
   const HloAttributes& attrs() const { return attrs_; }

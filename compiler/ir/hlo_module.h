@@ -39,8 +39,7 @@ class HloModule {
 
   // Header attributes other than the name, verbatim and in order:
   // entry_computation_layout, input_output_alias, is_scheduled, ...
-  const std::vector<std::pair<std::string, std::string>>& header_attrs()
-      const {
+  const std::vector<std::pair<std::string, std::string>>& header_attrs() const {
     return header_attrs_;
   }
   std::vector<std::pair<std::string, std::string>>& mutable_header_attrs() {

@@ -14,6 +14,14 @@ Literal::Literal(const Shape& shape) : shape_(shape) {
   }
 }
 
+Literal Literal::CreateUninitialized(const Shape& shape) {
+  if (!shape.IsArray()) return Literal(shape);
+  Literal lit;
+  lit.shape_ = shape;
+  lit.bytes_.resize(static_cast<size_t>(shape.byte_size()));
+  return lit;
+}
+
 Literal Literal::Tuple(std::vector<Literal> elements) {
   std::vector<Shape> shapes;
   for (const Literal& e : elements) shapes.push_back(e.shape());
@@ -38,8 +46,10 @@ double Literal::GetAsDouble(int64_t i) const {
     if constexpr (T == PrimitiveType::C64 || T == PrimitiveType::C128) {
       return static_cast<double>(v.real());
     } else {
-      return static_cast<double>(static_cast<std::conditional_t<
-          T == PrimitiveType::F16 || T == PrimitiveType::BF16, float, N>>(v));
+      return static_cast<double>(
+          static_cast<std::conditional_t<
+              T == PrimitiveType::F16 || T == PrimitiveType::BF16, float, N>>(
+              v));
     }
   });
 }

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compiler/ir/dtype.h"
@@ -14,12 +16,35 @@
 
 namespace trench {
 
+// An allocator whose construct() default-initializes, so that resizing a
+// byte vector does not zero it (used for buffers about to be overwritten).
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  using std::allocator<T>::allocator;
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 class Literal {
  public:
   Literal() : shape_(Shape::Tuple({})) {}  // The empty tuple.
   // A zero-filled literal of `shape` (tuples get zero-filled children).
   explicit Literal(const Shape& shape);
   static Literal Tuple(std::vector<Literal> elements);
+  // Like Literal(shape) but array bytes are left uninitialized (no zeroing
+  // pass over memory). REQUIRES: the caller writes every element before
+  // anything reads it.
+  static Literal CreateUninitialized(const Shape& shape);
 
   const Shape& shape() const { return shape_; }
   PrimitiveType element_type() const { return shape_.element_type(); }
@@ -77,7 +102,7 @@ class Literal {
 
  private:
   Shape shape_;
-  std::vector<uint8_t> bytes_;
+  std::vector<uint8_t, DefaultInitAllocator<uint8_t>> bytes_;
   std::vector<Literal> tuple_;
 };
 

@@ -44,18 +44,43 @@ std::optional<HloOpcode> OpcodeFromName(std::string_view name) {
 
 bool IsElementwiseUnary(HloOpcode op) {
   switch (op) {
-    case HloOpcode::kAbs: case HloOpcode::kCbrt: case HloOpcode::kCeil:
-    case HloOpcode::kClz: case HloOpcode::kConvert: case HloOpcode::kCos:
-    case HloOpcode::kErf: case HloOpcode::kExp: case HloOpcode::kExpm1:
-    case HloOpcode::kFloor: case HloOpcode::kImag: case HloOpcode::kIsFinite:
-    case HloOpcode::kLog: case HloOpcode::kLog1p: case HloOpcode::kLogistic:
-    case HloOpcode::kNegate: case HloOpcode::kNot:
-    case HloOpcode::kPopulationCount: case HloOpcode::kReal:
-    case HloOpcode::kReducePrecision: case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven: case HloOpcode::kRsqrt:
-    case HloOpcode::kSign: case HloOpcode::kSin: case HloOpcode::kSqrt:
-    case HloOpcode::kTan: case HloOpcode::kTanh: case HloOpcode::kCopy:
+    case HloOpcode::kAbs:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kCeil:
+    case HloOpcode::kClz:
+    case HloOpcode::kConvert:
+    case HloOpcode::kCos:
+    case HloOpcode::kErf:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kFloor:
+    case HloOpcode::kImag:
+    case HloOpcode::kIsFinite:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kNegate:
+    case HloOpcode::kNot:
+    case HloOpcode::kPopulationCount:
+    case HloOpcode::kReal:
+    case HloOpcode::kReducePrecision:
+    case HloOpcode::kRoundNearestAfz:
+    case HloOpcode::kRoundNearestEven:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSign:
+    case HloOpcode::kSin:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
+    case HloOpcode::kCopy:
     case HloOpcode::kBitcastConvert:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kSinh:
       return true;
     default:
       return false;
@@ -64,13 +89,22 @@ bool IsElementwiseUnary(HloOpcode op) {
 
 bool IsElementwiseBinary(HloOpcode op) {
   switch (op) {
-    case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2:
-    case HloOpcode::kCompare: case HloOpcode::kComplex:
-    case HloOpcode::kDivide: case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum: case HloOpcode::kMultiply: case HloOpcode::kOr:
-    case HloOpcode::kPower: case HloOpcode::kRemainder:
-    case HloOpcode::kShiftLeft: case HloOpcode::kShiftRightArithmetic:
-    case HloOpcode::kShiftRightLogical: case HloOpcode::kSubtract:
+    case HloOpcode::kAdd:
+    case HloOpcode::kAnd:
+    case HloOpcode::kAtan2:
+    case HloOpcode::kCompare:
+    case HloOpcode::kComplex:
+    case HloOpcode::kDivide:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kOr:
+    case HloOpcode::kPower:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kShiftLeft:
+    case HloOpcode::kShiftRightArithmetic:
+    case HloOpcode::kShiftRightLogical:
+    case HloOpcode::kSubtract:
     case HloOpcode::kXor:
       return true;
     default:

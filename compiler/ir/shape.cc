@@ -1,5 +1,6 @@
 #include "compiler/ir/shape.h"
 
+#include <limits>
 #include <numeric>
 
 namespace trench {
@@ -43,8 +44,22 @@ bool Shape::is_dynamic() const {
 int64_t Shape::element_count() const {
   if (!IsArray()) return 0;
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
+  for (int64_t d : dims_) {
+    if (d <= 0) return 0;
+    if (__builtin_mul_overflow(n, d, &n)) {
+      return std::numeric_limits<int64_t>::max();
+    }
+  }
   return n;
+}
+
+int64_t Shape::byte_size() const {
+  int64_t bytes;
+  if (__builtin_mul_overflow(element_count(), int64_t{ByteWidth(type_)},
+                             &bytes)) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return bytes;
 }
 
 void Shape::clear_layout() {
@@ -90,6 +105,10 @@ std::string Shape::ToString(bool print_layout) const {
   s += "[";
   for (size_t i = 0; i < dims_.size(); ++i) {
     if (i) s += ",";
+    if (is_dynamic_dim(i) && dims_[i] < 0) {
+      s += "?";  // Unbounded dynamic dimension.
+      continue;
+    }
     if (is_dynamic_dim(i)) s += "<=";
     s += std::to_string(dims_[i]);
   }

@@ -44,15 +44,19 @@ class Shape {
   const std::vector<int64_t>& dims() const { return dims_; }
   int64_t dim(int64_t i) const { return dims_[i]; }
   void set_dim(int64_t i, int64_t v) { dims_[i] = v; }
-  // True when dim i is a bound (<=N) rather than a static size.
+  // True when dim i is a bound (<=N) rather than a static size. An
+  // unbounded dynamic dimension (`?`) has size -1.
   bool is_dynamic_dim(int64_t i) const {
     return !dynamic_.empty() && dynamic_[i];
   }
   void set_dynamic_dim(int64_t i, bool dynamic);
   bool is_dynamic() const;
-  // Product of dims (1 for rank 0). 0 for tuples and tokens.
+  // Product of dims (1 for rank 0). 0 for tuples, tokens and shapes with
+  // an unbounded (-1) dim; saturates at INT64_MAX instead of overflowing.
+  // Callers that allocate must bound it first.
   int64_t element_count() const;
-  int64_t byte_size() const { return element_count() * ByteWidth(type_); }
+  // element_count() * element width, saturating like element_count().
+  int64_t byte_size() const;
 
   const std::optional<Layout>& layout() const { return layout_; }
   bool has_layout() const { return layout_.has_value(); }

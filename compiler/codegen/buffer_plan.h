@@ -1,0 +1,56 @@
+// Buffer planning: which HBM buffer holds every value of the entry
+// computation.
+//
+// One buffer per array leaf: entry parameters are inputs (read-only, in
+// flattened parameter order), constants are constant buffers, every other
+// computed leaf is a temp of its own (never reused, so no liveness bugs);
+// tuple and get-tuple-element alias their operands' leaves. The entry
+// result leaves are copied to output buffers and tapped leaves to tap
+// buffers by the final kernel (`copies`).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/ir/hlo_computation.h"
+#include "compiler/ir/hlo_instruction.h"
+#include "tpu/executable.h"
+
+namespace trench::codegen {
+
+// A dense row-major array in one HBM buffer.
+struct ArrayBuffer {
+  std::string name;   // tpux buffer name.
+  std::string dtype;  // HLO element type name (f32, bf16, pred, ...).
+  std::vector<int64_t> dims;
+  int64_t elements = 0;
+  int64_t bytes = 0;
+};
+
+struct BufferPlan {
+  std::vector<tpu::BufferDecl> buffers;
+  // The array leaves of each entry instruction's value, in flattened order
+  // (indices into `buffers`).
+  std::unordered_map<const HloInstruction*, std::vector<int>> leaves;
+  // (source buffer, destination buffer): output and tap copies.
+  std::vector<std::pair<int, int>> copies;
+
+  // The single array leaf of `instr`. REQUIRES: an array-shaped value.
+  ArrayBuffer Array(const HloInstruction* instr) const;
+};
+
+// Plans buffers for `entry` in `post_order` (operands first). `tapped`
+// names the instructions whose leaves are tapped. Unimplemented for element
+// types other than f32/s32/u32/bf16/f16/pred and for token values.
+StatusOr<BufferPlan> PlanBuffers(
+    const HloComputation& entry, const std::vector<HloInstruction*>& post_order,
+    const std::vector<const HloInstruction*>& tapped);
+
+// True for the element types the code generator handles.
+bool SupportedDtype(PrimitiveType t);
+
+}  // namespace trench::codegen

@@ -1,0 +1,126 @@
+#include "compiler/codegen/kernel_builder.h"
+
+#include "tpu/assembler.h"
+
+namespace trench::codegen {
+
+KernelBuilder::KernelBuilder(std::string name, int64_t vmem_capacity)
+    : name_(std::move(name)), vmem_capacity_(vmem_capacity) {}
+
+void KernelBuilder::Emit(const std::string& line) {
+  lines_.push_back("  " + line);
+}
+
+std::string KernelBuilder::NewLabel(const std::string& hint) {
+  return hint + "_" + std::to_string(next_label_++);
+}
+
+void KernelBuilder::PlaceLabel(const std::string& label) {
+  lines_.push_back(label + ":");
+}
+
+int64_t KernelBuilder::AllocVmem(int64_t bytes) {
+  int64_t at = vmem_used_;
+  vmem_used_ += (bytes + 511) / 512 * 512;
+  return at;
+}
+
+void KernelBuilder::DmaIn(int64_t vmem, const std::string& buffer,
+                          int64_t bytes) {
+  if (bytes == 0) return;
+  Emit("saddr s28, " + buffer);
+  Emit("dmastart vmem[" + std::to_string(vmem) + "], hbm[s28], " +
+       std::to_string(bytes) + ", 0");
+  Emit("dmawait 0");
+}
+
+void KernelBuilder::DmaOut(const std::string& buffer, int64_t vmem,
+                           int64_t bytes) {
+  if (bytes == 0) return;
+  Emit("saddr s28, " + buffer);
+  Emit("dmastart hbm[s28], vmem[" + std::to_string(vmem) + "], " +
+       std::to_string(bytes) + ", 1");
+  Emit("dmawait 1");
+}
+
+void KernelBuilder::BeginLinearTiles(int64_t n) {
+  tile_label_ = NewLabel("tile");
+  Emit("simm s21, " + std::to_string(n));
+  Emit("simm s20, 0");
+  Emit("simm s25, 128");
+  PlaceLabel(tile_label_);
+  // m0 = the first min(n - s20, 1024) lanes: full sublanes, then a partial
+  // one (mbox(rows, 128) | mbox(rows + 1, rem)).
+  Emit("ssub s22, s21, s20");
+  Emit("smin s22, s22, 1024");
+  Emit("sshrl s23, s22, 7");
+  Emit("sand s24, s22, 127");
+  Emit("mbox m0, s23, s25");
+  Emit("sadd s23, s23, 1");
+  Emit("mbox m1, s23, s24");
+  Emit("mor m0, m0, m1");
+}
+
+void KernelBuilder::EndLinearTiles() {
+  Emit("sadd s20, s20, 1024");
+  Emit("scmplt s22, s20, s21");
+  Emit("brnz s22, " + tile_label_);
+}
+
+static int MemBytes(const std::string& mem) {
+  auto t = tpu::DTypeFromName(mem);
+  return t ? tpu::DTypeBytes(*t) : 4;
+}
+
+void KernelBuilder::LoadTile(int vreg, const std::string& mem, int64_t vmem) {
+  Emit("smul s29, s20, " + std::to_string(MemBytes(mem)));
+  Emit("vld." + mem + " v" + std::to_string(vreg) + ", vmem[s29+" +
+       std::to_string(vmem) + "] @m0");
+}
+
+void KernelBuilder::StoreTile(const std::string& mem, int64_t vmem, int vreg) {
+  Emit("smul s29, s20, " + std::to_string(MemBytes(mem)));
+  Emit("vst." + mem + " vmem[s29+" + std::to_string(vmem) + "], v" +
+       std::to_string(vreg) + " @m0");
+}
+
+void KernelBuilder::LinearIndex() {
+  Emit("viota v31, 2");
+  Emit("vbcast.s32 v30, s20");
+  Emit("vadd.s32 v31, v31, v30");
+}
+
+void KernelBuilder::Splat(int vreg, const std::string& type,
+                          const std::string& value) {
+  Emit("vimm." + type + " v" + std::to_string(vreg) + ", " + value);
+}
+
+std::string KernelBuilder::Text() const {
+  std::string t =
+      "kernel " + name_ + " {\n  .vmem " + std::to_string(vmem_used_) + "\n";
+  for (const std::string& l : lines_) t += l + "\n";
+  return t + "}\n";
+}
+
+StatusOr<tpu::Kernel> KernelBuilder::Finish() const {
+  if (vmem_used_ > vmem_capacity_) {
+    return ResourceExhausted(
+        "hloc: kernel " + name_ + " needs " + std::to_string(vmem_used_) +
+        " bytes of VMEM, capacity " + std::to_string(vmem_capacity_));
+  }
+  StatusOr<tpu::Kernel> k = tpu::ParseKernel(Text());
+  if (!k.ok()) {
+    return Internal("hloc: emitted kernel " + name_ +
+                    " does not assemble: " + k.status().message());
+  }
+  return k;
+}
+
+std::string LaneType(const std::string& t) {
+  if (t == "f32" || t == "bf16" || t == "f16") return "f32";
+  if (t == "s32" || t == "pred") return "s32";
+  if (t == "u32") return "u32";
+  return "";
+}
+
+}  // namespace trench::codegen

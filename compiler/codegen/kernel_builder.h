@@ -1,0 +1,74 @@
+// KernelBuilder: assembles one TPU kernel as assembly text (tpu/ISA.md) and
+// parses it with the TPU assembler, so every emitted kernel is validated by
+// the machine's own grammar before it reaches an executable.
+//
+// Register conventions shared by the emitters (emitters.h):
+//   s20..s27  owned by the linear tile loop (BeginLinearTiles)
+//   s28..s31  scratch of the helpers below
+//   m0        the tail mask of the current tile (valid elements)
+//   v28..v31  scratch of the helpers below (v31 = linear element index)
+// Emitters own everything else.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "tpu/isa.h"
+
+namespace trench::codegen {
+
+class KernelBuilder {
+ public:
+  // `name` must be a tpux identifier; `vmem_capacity` bounds AllocVmem.
+  KernelBuilder(std::string name, int64_t vmem_capacity);
+
+  // Appends one instruction (assembly text, no indentation).
+  void Emit(const std::string& line);
+  // A fresh label name "<hint>_<n>" (unique in this kernel).
+  std::string NewLabel(const std::string& hint);
+  void PlaceLabel(const std::string& label);
+
+  // Reserves `bytes` of VMEM (512-byte aligned) and returns its offset.
+  int64_t AllocVmem(int64_t bytes);
+
+  // Copies `bytes` of HBM buffer `buffer` to VMEM `vmem` (or back) and waits.
+  void DmaIn(int64_t vmem, const std::string& buffer, int64_t bytes);
+  void DmaOut(const std::string& buffer, int64_t vmem, int64_t bytes);
+
+  // Linear tile loop over `n` elements, 1024 (one 8x128 vreg) per step:
+  // inside, s20 is the index of the tile's first element and m0 masks the
+  // valid elements (a linear prefix of the tile on the last step).
+  // REQUIRES: n > 0; calls nest not.
+  void BeginLinearTiles(int64_t n);
+  void EndLinearTiles();
+  // Loads/stores the current tile of a dense VMEM array at `vmem` whose
+  // elements have memory type `mem` (lanes convert per vld/vst), under m0.
+  void LoadTile(int vreg, const std::string& mem, int64_t vmem);
+  void StoreTile(const std::string& mem, int64_t vmem, int vreg);
+  // v31 = the linear element index of each lane of the current tile (s32).
+  void LinearIndex();
+  // vD = splat of the 32-bit immediate `value` typed `type`.
+  void Splat(int vreg, const std::string& type, const std::string& value);
+
+  // Parses the text. ResourceExhausted when the VMEM use exceeds the
+  // capacity; Internal (with the text) if the assembler rejects it.
+  StatusOr<tpu::Kernel> Finish() const;
+  // The assembly text so far (for dumps and errors).
+  std::string Text() const;
+
+ private:
+  std::string name_;
+  int64_t vmem_capacity_;
+  int64_t vmem_used_ = 0;
+  int next_label_ = 0;
+  std::vector<std::string> lines_;
+  std::string tile_label_;
+};
+
+// Register-lane type of an HLO element type name: floats compute in f32,
+// s32 and pred (0/1) in s32, u32 in u32. Empty for unsupported types.
+std::string LaneType(const std::string& hlo_type);
+
+}  // namespace trench::codegen

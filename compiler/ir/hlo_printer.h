@@ -1,0 +1,47 @@
+// Printer for XLA's HLO module text format. ParseHloModule(PrintHloModule(m))
+// yields a module equal to m (ModulesEqual in hlo_equal.h), for any module
+// the parser produced.
+//
+// Layout of the output, as XLA prints it:
+//   HloModule name, key=value, ...
+//
+//   %callee (p0: f32[2]) -> f32[2] {
+//     %p0 = f32[2]{0} parameter(0)
+//     ROOT %neg = f32[2]{0} negate(f32[2]{0} %p0), metadata={...}
+//   }
+//
+//   ENTRY %main ...
+// Computations come callees first (entry last); instructions in post order
+// (operands and control predecessors before users). Operands are typed.
+// Floats print in the shortest form that reads back to the same bits:
+// inf, -inf, nan, -nan, and nan(0x...) for a NaN with a non-default payload.
+#pragma once
+
+#include <string>
+
+#include "compiler/ir/hlo_module.h"
+#include "compiler/ir/literal.h"
+#include "compiler/ir/shape.h"
+
+namespace trench {
+
+// The whole module as text.
+std::string PrintHloModule(const HloModule& module);
+
+// One computation as text: header line, instructions, closing brace.
+// `is_entry` adds the ENTRY marker.
+std::string PrintHloComputation(const HloComputation& computation,
+                                bool is_entry = false);
+
+// One instruction line without indentation or newline:
+// `[ROOT ]%name = shape opcode(operands), attrs`.
+std::string PrintHloInstruction(const HloInstruction& instr);
+
+// A literal as it appears inside constant(...): `1.5`, `{ {1, 2}, {3, 4} }`,
+// `(1, {2, 3})` for tuples, `(1, 0)` for complex elements.
+std::string PrintLiteral(const Literal& literal);
+
+// A shape in HLO syntax with its layout; unbounded dynamic dims print `?`.
+std::string PrintShape(const Shape& shape);
+
+}  // namespace trench

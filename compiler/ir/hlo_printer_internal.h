@@ -1,0 +1,18 @@
+// Internals shared by the HLO text printer's files. Not a public API: use
+// hlo_printer.h.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/hlo_instruction.h"
+
+namespace trench::hlo_printer_internal {
+
+// The instruction's attributes as (key, value text) in print order: typed
+// attributes, called computations, control-predecessors, then raw ones.
+std::vector<std::pair<std::string, std::string>> InstructionAttributes(
+    const HloInstruction& instr);
+
+}  // namespace trench::hlo_printer_internal

@@ -1,0 +1,286 @@
+#include "compiler/ir/verifier.h"
+
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/ir/shape_inference.h"
+
+namespace trench {
+namespace {
+
+std::string Num(int64_t v) { return std::to_string(v); }
+
+Status InComputation(const HloComputation& comp, const std::string& what) {
+  return InvalidArgument("in computation %" + comp.name() + ": " + what);
+}
+
+Status InInstruction(const HloComputation& comp, const HloInstruction& instr,
+                     const std::string& what) {
+  return InComputation(comp, "%" + instr.name() + ": " +
+                                 std::string(OpcodeName(instr.opcode())) + " " +
+                                 what);
+}
+
+Status CheckNames(const HloModule& module) {
+  std::set<std::string> comp_names, instr_names;
+  for (const HloComputation* comp : module.computations()) {
+    if (!comp_names.insert(comp->name()).second) {
+      return InvalidArgument("computation name %" + comp->name() +
+                             " is used twice");
+    }
+  }
+  for (const HloComputation* comp : module.computations()) {
+    for (const HloInstruction* instr : comp->instructions()) {
+      if (!instr_names.insert(instr->name()).second) {
+        return InComputation(*comp, "instruction name %" + instr->name() +
+                                        " is used twice in the module");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Edges of one instruction: parent, operands, control predecessors, callees.
+Status CheckEdges(const HloComputation& comp, const HloInstruction& instr,
+                  const std::unordered_set<const HloComputation*>& comps) {
+  if (instr.parent() != &comp) {
+    return InInstruction(comp, instr,
+                         "does not record this computation as "
+                         "its parent");
+  }
+  const int arity = OpcodeArity(instr.opcode());
+  if (arity != kVariadic && instr.operand_count() != arity) {
+    return InInstruction(comp, instr,
+                         "expects " + Num(arity) + " operand(s), has " +
+                             Num(instr.operand_count()));
+  }
+  for (int64_t i = 0; i < instr.operand_count(); ++i) {
+    const HloInstruction* op = instr.operand(i);
+    if (op == nullptr) {
+      return InInstruction(comp, instr, "operand " + Num(i) + " is null");
+    }
+    if (op->parent() != &comp) {
+      return InInstruction(comp, instr,
+                           "operand " + Num(i) + " %" + op->name() +
+                               " is not in this computation");
+    }
+  }
+  for (const HloInstruction* p : instr.control_predecessors()) {
+    if (p == nullptr || p->parent() != &comp) {
+      return InInstruction(comp, instr,
+                           "has a control predecessor outside "
+                           "this computation");
+    }
+  }
+  for (const HloComputation* callee : instr.called_computations()) {
+    if (callee == nullptr || comps.count(callee) == 0) {
+      return InInstruction(comp, instr,
+                           "calls a computation that is not in "
+                           "the module");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckParameters(const HloComputation& comp) {
+  std::vector<const HloInstruction*> params;
+  for (const HloInstruction* instr : comp.instructions()) {
+    if (instr->opcode() == HloOpcode::kParameter) params.push_back(instr);
+  }
+  std::vector<bool> seen(params.size(), false);
+  for (const HloInstruction* p : params) {
+    const int64_t n = p->parameter_number();
+    if (n < 0 || n >= static_cast<int64_t>(params.size())) {
+      return InInstruction(comp, *p,
+                           "number " + Num(n) +
+                               " is out of range: the computation "
+                               "has " +
+                               Num(params.size()) + " parameters");
+    }
+    if (seen[n]) {
+      return InInstruction(comp, *p, "number " + Num(n) + " is used twice");
+    }
+    seen[n] = true;
+  }
+  return Status::Ok();
+}
+
+Status CheckComputation(
+    const HloComputation& comp,
+    const std::unordered_set<const HloComputation*>& comps) {
+  const HloInstruction* root = comp.root_instruction();
+  if (root == nullptr) return InComputation(comp, "has no root instruction");
+  if (root->parent() != &comp) {
+    return InComputation(
+        comp, "root %" + root->name() + " is not in this computation");
+  }
+  for (const HloInstruction* instr : comp.instructions()) {
+    RETURN_IF_ERROR(CheckEdges(comp, *instr, comps));
+  }
+  return CheckParameters(comp);
+}
+
+// Iterative three-color DFS over operand and control edges.
+Status CheckAcyclic(const HloComputation& comp) {
+  enum Color { kWhite, kGrey, kBlack };
+  std::unordered_map<const HloInstruction*, Color> color;
+  for (const HloInstruction* start : comp.instructions()) {
+    if (color[start] != kWhite) continue;
+    std::vector<std::pair<const HloInstruction*, size_t>> stack{{start, 0}};
+    color[start] = kGrey;
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      const size_t n_ops = node->operands().size();
+      if (next < n_ops + node->control_predecessors().size()) {
+        const HloInstruction* dep =
+            next < n_ops ? node->operand(next)
+                         : node->control_predecessors()[next - n_ops];
+        ++next;
+        const Color c = color[dep];
+        if (c == kGrey) {
+          return InInstruction(comp, *dep, "is part of a cycle");
+        }
+        if (c == kWhite) {
+          color[dep] = kGrey;
+          stack.push_back({dep, 0});
+        }
+        continue;
+      }
+      color[node] = kBlack;
+      stack.pop_back();
+    }
+  }
+  return Status::Ok();
+}
+
+// Calls must not recurse: DFS over the call graph.
+Status CheckCallGraphAcyclic(const HloModule& module) {
+  enum Color { kWhite, kGrey, kBlack };
+  std::unordered_map<const HloComputation*, Color> color;
+  for (const HloComputation* start : module.computations()) {
+    if (color[start] != kWhite) continue;
+    std::vector<
+        std::pair<const HloComputation*, std::vector<const HloComputation*>>>
+        stack;
+    auto push = [&](const HloComputation* c) {
+      std::vector<const HloComputation*> callees;
+      for (const HloInstruction* instr : c->instructions()) {
+        for (const HloComputation* callee : instr->called_computations()) {
+          callees.push_back(callee);
+        }
+      }
+      color[c] = kGrey;
+      stack.push_back({c, std::move(callees)});
+    };
+    push(start);
+    while (!stack.empty()) {
+      auto& [comp, pending] = stack.back();
+      if (pending.empty()) {
+        color[comp] = kBlack;
+        stack.pop_back();
+        continue;
+      }
+      const HloComputation* callee = pending.back();
+      pending.pop_back();
+      if (color[callee] == kGrey) {
+        return InComputation(*comp,
+                             "calls %" + callee->name() + " recursively");
+      }
+      if (color[callee] == kWhite) push(callee);
+    }
+  }
+  return Status::Ok();
+}
+
+bool HasNegativeDim(const Shape& shape) {
+  bool negative = false;
+  ForEachLeafShape(shape, [&](const Shape& s) {
+    for (int64_t d : s.dims()) negative |= d < 0;
+  });
+  return negative;
+}
+
+// Shape::Compatible, except that floating-point element types may differ.
+bool CompatibleIgnoringFpPrecision(const Shape& a, const Shape& b) {
+  if (a.IsTuple() || b.IsTuple()) {
+    if (!a.IsTuple() || !b.IsTuple() || a.tuple_size() != b.tuple_size()) {
+      return false;
+    }
+    for (int64_t i = 0; i < a.tuple_size(); ++i) {
+      if (!CompatibleIgnoringFpPrecision(a.tuple_shape(i), b.tuple_shape(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+  const bool same_type =
+      a.element_type() == b.element_type() ||
+      (IsFloat(a.element_type()) && IsFloat(b.element_type()));
+  return same_type && a.SameDimensions(b);
+}
+
+Status CheckShape(const HloComputation& comp, const HloInstruction& instr,
+                  VerifyStats* stats, const VerifyOptions& options) {
+  if (HasNegativeDim(instr.shape())) {
+    return InInstruction(comp, instr,
+                         "declared shape " + instr.shape().ToString(false) +
+                             " has a negative dimension");
+  }
+  if (!HasShapeInferenceRule(instr.opcode())) {
+    if (stats) {
+      stats->trusted.push_back("%" + instr.name() + " (" +
+                               std::string(OpcodeName(instr.opcode())) + ")");
+    }
+    return Status::Ok();
+  }
+  StatusOr<Shape> inferred = InferShape(instr);
+  if (!inferred.ok()) return InComputation(comp, inferred.status().message());
+  const bool compatible =
+      options.allow_mixed_precision
+          ? CompatibleIgnoringFpPrecision(instr.shape(), *inferred)
+          : instr.shape().Compatible(*inferred);
+  if (!compatible) {
+    return InInstruction(comp, instr,
+                         "declared shape " + instr.shape().ToString(false) +
+                             " is not compatible with inferred "
+                             "shape " +
+                             inferred->ToString(false));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status VerifyModule(const HloModule& module, VerifyStats* stats,
+                    const VerifyOptions& options) {
+  const std::vector<HloComputation*> all = module.computations();
+  const std::unordered_set<const HloComputation*> comps(all.begin(), all.end());
+  if (module.entry_computation() == nullptr) {
+    return InvalidArgument("module " + module.name() +
+                           " has no entry computation");
+  }
+  if (comps.count(module.entry_computation()) == 0) {
+    return InvalidArgument("module " + module.name() +
+                           ": the entry computation is not in the module");
+  }
+  RETURN_IF_ERROR(CheckNames(module));
+  for (const HloComputation* comp : all) {
+    RETURN_IF_ERROR(CheckComputation(*comp, comps));
+  }
+  for (const HloComputation* comp : all) {
+    RETURN_IF_ERROR(CheckAcyclic(*comp));
+  }
+  RETURN_IF_ERROR(CheckCallGraphAcyclic(module));
+  for (const HloComputation* comp : all) {
+    for (const HloInstruction* instr : comp->instructions()) {
+      if (stats) ++stats->instructions;
+      RETURN_IF_ERROR(CheckShape(*comp, *instr, stats, options));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace trench

@@ -1,0 +1,37 @@
+// The pass registry, generated from pass_registry.def: names, factories,
+// descriptions, flag validation and the default pipeline.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/passes/pass.h"
+
+namespace trench {
+
+enum class PassStage { kSimplify, kOnce };
+
+struct PassInfo {
+  std::string_view name;
+  std::string_view description;
+  PassStage stage;
+  std::unique_ptr<HloPass> (*create)();
+};
+
+// Every registered pass, in registry (default pipeline) order.
+const std::vector<PassInfo>& RegisteredPasses();
+// The pass named `name`, or nullptr.
+const PassInfo* FindPass(std::string_view name);
+// A new instance of the pass named `name`; NotFound (listing the known
+// names) when there is none.
+StatusOr<std::unique_ptr<HloPass>> CreatePass(std::string_view name);
+
+// Parses a comma-separated list of pass names ("dce,cse"; empty items are
+// ignored). Returns InvalidArgument naming the unknown pass and listing the
+// known ones when a name is not registered.
+StatusOr<std::vector<std::string>> ParsePassList(std::string_view list);
+
+}  // namespace trench

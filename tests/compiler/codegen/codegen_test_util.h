@@ -1,0 +1,94 @@
+// Helpers for the code generator tests: compile an inline HLO module, run
+// it on the simulator with the same random inputs the oracle gets, and
+// compare with the oracle's values.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/compile.h"
+#include "compiler/ir/hlo_parser.h"
+#include "compiler/ir/random_inputs.h"
+#include "compiler/ir/verifier.h"
+#include "oracle/comparator.h"
+#include "oracle/evaluator.h"
+#include "tpu/simulator.h"
+
+namespace trench::codegen::testing {
+
+inline std::unique_ptr<HloModule> Parse(const std::string& text) {
+  auto m = ParseHloModule(text);
+  EXPECT_TRUE(m.ok()) << m.status().ToString() << "\n" << text;
+  if (!m.ok()) return nullptr;
+  Status v = VerifyModule(**m);
+  EXPECT_TRUE(v.ok()) << v.ToString() << "\n" << text;
+  return std::move(m).value();
+}
+
+// The flattened input literals' bytes (row-major, as the simulator wants).
+inline std::vector<std::vector<uint8_t>> InputBytes(
+    const std::vector<Literal>& args) {
+  std::vector<std::vector<uint8_t>> out;
+  for (const Literal& a : args) {
+    for (const Literal* leaf : a.Leaves()) {
+      out.emplace_back(leaf->bytes().begin(), leaf->bytes().end());
+    }
+  }
+  return out;
+}
+
+// A simulator output as a literal.
+inline Literal ToLiteral(const tpu::OutputBuffer& b) {
+  Literal l(Shape(*PrimitiveTypeFromName(b.dtype), b.dims));
+  if (!b.bytes.empty()) {
+    std::memcpy(l.mutable_bytes().data(), b.bytes.data(), b.bytes.size());
+  }
+  return l;
+}
+
+// Runs `exe` on `args`; returns the run result (test failure on errors).
+inline tpu::RunResult Run(const tpu::Executable& exe,
+                          const std::vector<Literal>& args) {
+  auto r = tpu::RunExecutable(exe, InputBytes(args));
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  if (!r.ok()) return {};
+  return std::move(r).value();
+}
+
+// Compiles `text`, runs it and the oracle on RandomArguments(seed), and
+// expects every output leaf to match within `options`.
+inline void ExpectMatchesOracle(const std::string& text, uint64_t seed,
+                                const ComparisonOptions& options = {}) {
+  SCOPED_TRACE(text);
+  std::unique_ptr<HloModule> m = Parse(text);
+  if (m == nullptr) return;
+  std::vector<Literal> args = RandomArguments(*m->entry_computation(), seed);
+  auto expected = Evaluate(*m, args);
+  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+  auto exe = CompileModule(*m, CompileOptions());
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  tpu::RunResult r = Run(*exe, args);
+  ASSERT_EQ(r.report.status, tpu::RunStatus::kOk)
+      << r.report.message << " at " << r.report.kernel << ": "
+      << r.report.instruction;
+  std::vector<Literal> leaves;
+  for (const tpu::OutputBuffer& b : r.outputs) leaves.push_back(ToLiteral(b));
+  Literal actual = expected->shape().IsTuple()
+                       ? Literal::Tuple(std::move(leaves))
+                       : std::move(leaves.at(0));
+  ComparisonResult c = CompareLiterals(actual, *expected, options);
+  EXPECT_TRUE(c.ok()) << c.ToText();
+}
+
+// A relative tolerance of `ulps` units in the last place of f32.
+inline ComparisonOptions F32Ulps(double ulps) {
+  ComparisonOptions o;
+  o.f32 = {1e-6, ulps * 0x1p-23};
+  return o;
+}
+
+}  // namespace trench::codegen::testing

@@ -1,0 +1,114 @@
+// hloc: capabilities, compile with dumps, exit codes.
+#include "tools/hloc/hloc.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/json.h"
+#include "tpu/executable.h"
+
+namespace trench {
+namespace {
+
+namespace fs = std::filesystem;
+
+class HlocTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("hloc_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  int Run(std::vector<std::string> args) {
+    args.insert(args.begin(), "hloc");
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    out_.str("");
+    err_.str("");
+    return RunHloc(static_cast<int>(argv.size()), argv.data(), out_, err_);
+  }
+
+  fs::path dir_;
+  std::ostringstream out_, err_;
+};
+
+constexpr char kModule[] = R"(HloModule add
+ENTRY e {
+  a = f32[9,129] parameter(0)
+  n = f32[9,129] negate(a)
+  ROOT s = f32[9,129] add(a, n)
+}
+)";
+
+TEST_F(HlocTest, CompilesAndDumps) {
+  std::string m = Write("m.hlo", kModule);
+  std::string prog = (dir_ / "p.tpux").string();
+  ASSERT_EQ(
+      Run({"compile", m, "-o", prog, "--taps=n", "--pass-limit=3",
+           "--disable-passes=cse,dce", "--dump-dir", (dir_ / "d").string()}),
+      0)
+      << err_.str();
+  auto exe = tpu::ReadExecutableFile(prog);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  EXPECT_EQ(exe->BuffersWithRole(tpu::BufferRole::kInput).size(), 1u);
+  ASSERT_EQ(exe->BuffersWithRole(tpu::BufferRole::kTap).size(), 1u);
+  EXPECT_EQ(exe->BuffersWithRole(tpu::BufferRole::kTap)[0]->label, "n");
+  EXPECT_TRUE(fs::exists(dir_ / "d" / "module.hlo"));
+  EXPECT_TRUE(fs::exists(dir_ / "d" / "prog.tpux"));
+  EXPECT_FALSE(fs::is_empty(dir_ / "d" / "kernels"));
+  std::ifstream opts(dir_ / "d" / "options.json");
+  std::stringstream ss;
+  ss << opts.rdbuf();
+  auto j = ParseJson(ss.str());
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(*j->Find("pass_limit"), Json(3));
+  EXPECT_EQ(j->Find("disable_passes")->size(), 2u);
+}
+
+TEST_F(HlocTest, Capabilities) {
+  ASSERT_EQ(Run({"--capabilities"}), 0);
+  auto j = ParseJson(out_.str());
+  ASSERT_TRUE(j.ok()) << out_.str();
+  bool has_dot = false;
+  for (const Json& op : j->Find("ops")->array()) has_dot |= op == Json("dot");
+  EXPECT_TRUE(has_dot);
+  EXPECT_EQ(j->Find("flags")->size(), 5u);
+  EXPECT_EQ(*j->Find("exit_codes")->Find("compile_error"), Json(3));
+}
+
+TEST_F(HlocTest, ExitCodesDistinguishFailures) {
+  EXPECT_EQ(Run({"--help"}), 0);
+  EXPECT_NE(out_.str().find("usage: hloc"), std::string::npos);
+  EXPECT_EQ(Run({"compile"}), 2);
+  EXPECT_EQ(Run({"compile", "x.hlo", "-o", "y", "--bogus=1"}), 2);
+  EXPECT_EQ(Run({"compile", "x.hlo", "-o", "y", "--pass-limit=abc"}), 2);
+  EXPECT_EQ(Run({"compile", (dir_ / "missing.hlo").string(), "-o", "y"}), 1);
+  std::string bad =
+      Write("bad.hlo", "HloModule b\nENTRY e {\n  ROOT x = f32[2] add(\n}\n");
+  EXPECT_EQ(Run({"compile", bad, "-o", (dir_ / "p").string()}), 1);
+  EXPECT_NE(err_.str().find("bad.hlo"), std::string::npos) << err_.str();
+  std::string f64 = Write("f64.hlo",
+                          "HloModule f\nENTRY e {\n  a = f64[2] parameter(0)\n"
+                          "  ROOT n = f64[2] negate(a)\n}\n");
+  EXPECT_EQ(Run({"compile", f64, "-o", (dir_ / "p").string()}), 3);
+  EXPECT_NE(err_.str().find("hloc: cannot compile parameter for f64[2]"),
+            std::string::npos)
+      << err_.str();
+  std::string m = Write("m.hlo", kModule);
+  EXPECT_EQ(Run({"compile", m, "-o", (dir_ / "p").string(), "--taps=zzz"}), 3);
+}
+
+}  // namespace
+}  // namespace trench

@@ -1,0 +1,34 @@
+// hlo-run: compile and run in one process.
+//
+//   hlo-run MODULE.hlo (--input F.npy ... | --random-inputs [--seed N])
+//           --output-dir D [hloc's compile flags]
+//   hlo-run --serve [hloc's compile flags as defaults]
+//   hlo-run --help
+//
+// One-shot: writes D/<i>.npy, D/taps/<label>.npy, D/report.json (and
+// D/inputs/<i>.npy for random inputs, identical to hlo-eval's). Exit codes:
+// 0 ok; 1 bad input; 2 usage; 3 compile error; 4 run crash (trap); 5
+// memory error; 6 timeout; the message on `err` names the class.
+//
+// --serve: reads JSON-lines requests on `in`, answers one JSON line each on
+// `out`, until end of input:
+//   {"module": PATH-or-HLO-TEXT, "inputs": [F.npy, ...] | "seed": N,
+//    "output_dir": D, "taps": "all"|"a,b"|[...], "disable_passes": "a,b"|
+//    [...], "pass_limit": N, "rewrite_limit": N, "dump_dir": D, "id": any}
+//   -> {"id"?, "ok": bool, "status": "ok"|"bad_input"|"compile_error"|
+//       "run_crash"|"memory_error"|"timeout", "exit_code": N, "message",
+//       "report": {...}|null}
+// A malformed request gets status "bad_input"; the server keeps going.
+#pragma once
+
+#include <istream>
+#include <ostream>
+
+namespace trench {
+
+// Runs hlo-run with argv[1..argc-1]; `in` is read only by --serve.
+// Returns the exit code (0 for --serve at end of input). Never throws.
+int RunHloRun(int argc, char** argv, std::istream& in, std::ostream& out,
+              std::ostream& err);
+
+}  // namespace trench

@@ -1,0 +1,164 @@
+#include "tools/hloc/hloc_common.h"
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/ir/hlo_parser.h"
+#include "compiler/ir/hlo_printer.h"
+#include "compiler/ir/verifier.h"
+#include "tpu/assembler.h"
+
+namespace trench::hloc {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+Status WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) return IoError(path.string() + ": cannot write");
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError(path + ": cannot open for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return IoError(path + ": read failed");
+  return ss.str();
+}
+
+StatusOr<std::unique_ptr<HloModule>> LoadModuleText(std::string_view text,
+                                                    const std::string& origin) {
+  auto m = ParseHloModule(text);
+  if (!m.ok()) return InvalidArgument(origin + ":" + m.status().message());
+  Status v = VerifyModule(**m);
+  if (!v.ok()) return InvalidArgument(origin + ": " + v.message());
+  return m;
+}
+
+StatusOr<bool> ApplyCompileFlag(const std::string& name,
+                                const std::string& value, CompileFlags* flags) {
+  auto number = [&]() -> StatusOr<int64_t> {
+    int64_t n = 0;
+    auto [p, ec] =
+        std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || p != value.data() + value.size() || n < 0) {
+      return InvalidArgument("--" + name +
+                             ": expected a non-negative integer, got '" +
+                             value + "'");
+    }
+    return n;
+  };
+  codegen::CompileOptions& o = flags->options;
+  if (name == "disable-passes") {
+    o.disabled_passes = SplitList(value);
+  } else if (name == "pass-limit") {
+    ASSIGN_OR_RETURN(o.pass_limit, number());
+  } else if (name == "rewrite-limit") {
+    ASSIGN_OR_RETURN(o.rewrite_limit, number());
+  } else if (name == "taps") {
+    o.taps_all = value == "all";
+    o.taps = o.taps_all ? std::vector<std::string>{} : SplitList(value);
+    if (!o.taps_all && o.taps.empty()) {
+      return InvalidArgument("--taps: expected 'all' or instruction names");
+    }
+  } else if (name == "dump-dir") {
+    if (value.empty()) return InvalidArgument("--dump-dir: empty path");
+    flags->dump_dir = value;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const char* CompileFlagsUsage() {
+  return "  --disable-passes=a,b   passes not to run (recorded for the pass "
+         "pipeline)\n"
+         "  --pass-limit=N         run only the first N pass executions\n"
+         "  --rewrite-limit=N      allow only the first N rewrites\n"
+         "  --taps=all|name,...    expose instruction values as tap outputs\n"
+         "  --dump-dir=D           write module.hlo, prog.tpux, kernels/*.s "
+         "to D\n";
+}
+
+Json Capabilities() {
+  Json j = Json::MakeObject();
+  j["tool"] = "hloc";
+  j["version"] = kVersion;
+  j["tpux_version"] = tpu::kTpuxVersion;
+  Json ops = Json::MakeArray();
+  for (const std::string& op : codegen::SupportedOps()) ops.push_back(op);
+  j["ops"] = std::move(ops);
+  Json dtypes = Json::MakeArray();
+  for (const std::string& t : codegen::SupportedDtypes()) dtypes.push_back(t);
+  j["dtypes"] = std::move(dtypes);
+  Json flags = Json::MakeArray();
+  for (const char* f : {"--disable-passes", "--pass-limit", "--rewrite-limit",
+                        "--taps", "--dump-dir"}) {
+    flags.push_back(f);
+  }
+  j["flags"] = std::move(flags);
+  j["taps"] = true;
+  j["serve"] = true;
+  Json codes = Json::MakeObject();
+  codes["ok"] = kExitOk;
+  codes["bad_input"] = kExitBadInput;
+  codes["usage"] = kExitUsage;
+  codes["compile_error"] = kExitCompileError;
+  codes["run_crash"] = kExitRunCrash;
+  codes["memory_error"] = kExitMemoryError;
+  codes["timeout"] = kExitTimeout;
+  j["exit_codes"] = std::move(codes);
+  return j;
+}
+
+Status DumpArtifacts(const std::string& dir, const HloModule& module,
+                     const tpu::Executable& exe,
+                     const codegen::CompileOptions& options) {
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "kernels", ec);
+  if (ec) return IoError(dir + ": cannot create: " + ec.message());
+  RETURN_IF_ERROR(
+      WriteText(fs::path(dir) / "module.hlo", PrintHloModule(module)));
+  RETURN_IF_ERROR(
+      WriteText(fs::path(dir) / "prog.tpux", tpu::WriteExecutable(exe)));
+  for (const tpu::Kernel& k : exe.kernels) {
+    RETURN_IF_ERROR(WriteText(fs::path(dir) / "kernels" / (k.name + ".s"),
+                              tpu::PrintKernel(k)));
+  }
+  Json o = Json::MakeObject();
+  Json disabled = Json::MakeArray();
+  for (const std::string& p : options.disabled_passes) disabled.push_back(p);
+  o["disable_passes"] = std::move(disabled);
+  o["pass_limit"] = options.pass_limit ? Json(*options.pass_limit) : Json();
+  o["rewrite_limit"] =
+      options.rewrite_limit ? Json(*options.rewrite_limit) : Json();
+  o["taps_all"] = options.taps_all;
+  Json taps = Json::MakeArray();
+  for (const std::string& t : options.taps) taps.push_back(t);
+  o["taps"] = std::move(taps);
+  return WriteText(fs::path(dir) / "options.json", o.DumpPretty() + "\n");
+}
+
+}  // namespace trench::hloc

@@ -1,0 +1,60 @@
+// Pieces of hloc shared with hlo-run: module loading, the compile flags,
+// the --capabilities document and --dump-dir artifacts.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/json.h"
+#include "base/status.h"
+#include "compiler/codegen/compile.h"
+#include "compiler/ir/hlo_module.h"
+#include "tpu/executable.h"
+
+namespace trench::hloc {
+
+inline constexpr char kVersion[] = "hloc 0.1 (tpux 1)";
+
+// Exit codes shared by the target tools.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitBadInput = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitCompileError = 3;
+inline constexpr int kExitRunCrash = 4;
+inline constexpr int kExitMemoryError = 5;
+inline constexpr int kExitTimeout = 6;
+
+// Compile flags as given on the command line.
+struct CompileFlags {
+  codegen::CompileOptions options;
+  std::string dump_dir;  // Empty: no dump.
+};
+
+// Reads the whole file. IoError naming the path on failure.
+StatusOr<std::string> ReadFile(const std::string& path);
+// Parses and verifies HLO text; `origin` prefixes messages (a path or
+// "<request>"). InvalidArgument on parse or verifier errors.
+StatusOr<std::unique_ptr<HloModule>> LoadModuleText(std::string_view text,
+                                                    const std::string& origin);
+
+// If `name` is a compile flag (disable-passes, pass-limit, rewrite-limit,
+// taps, dump-dir; without the leading "--"), stores `value` into *flags and
+// returns true; false for other names. InvalidArgument for bad values.
+StatusOr<bool> ApplyCompileFlag(const std::string& name,
+                                const std::string& value, CompileFlags* flags);
+
+// The compile flags' usage lines.
+const char* CompileFlagsUsage();
+
+// {"tool": "hloc", "version", "ops": [...], "dtypes": [...],
+//  "flags": [...], "tpux_version", "exit_codes": {...}}.
+Json Capabilities();
+
+// Writes module.hlo (the input as printed), prog.tpux and one
+// kernels/<name>.s per kernel into `dir` (created). IoError on failure.
+Status DumpArtifacts(const std::string& dir, const HloModule& module,
+                     const tpu::Executable& exe,
+                     const codegen::CompileOptions& options);
+
+}  // namespace trench::hloc

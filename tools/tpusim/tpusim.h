@@ -1,0 +1,20 @@
+// tpusim: runs a compiled program on the simulated TPU.
+//
+//   tpusim run PROG.tpux --inputs DIR --outputs DIR
+//   tpusim --help
+//
+// Reads DIR/0.npy, 1.npy, ... (one per program input, in order), runs, and
+// writes the outputs as OUT/<i>.npy (flattened leaf order), the taps as
+// OUT/taps/<label>.npy and OUT/report.json (tpusim_io.h). Exit codes: 0 ok;
+// 1 bad input (unreadable program or inputs); 2 usage; 4 run_crash (trap);
+// 5 memory_error; 6 timeout. The report is written for every run.
+#pragma once
+
+#include <ostream>
+
+namespace trench {
+
+// Runs tpusim with argv[1..argc-1]; returns the exit code. Never throws.
+int RunTpusim(int argc, char** argv, std::ostream& out, std::ostream& err);
+
+}  // namespace trench
