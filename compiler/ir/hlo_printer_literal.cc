@@ -13,17 +13,7 @@ struct FloatFormat {
 };
 
 FloatFormat FormatOf(PrimitiveType t) {
-  switch (t) {
-    case PrimitiveType::F16:
-      return {5, 10};
-    case PrimitiveType::BF16:
-      return {8, 7};
-    case PrimitiveType::F64:
-    case PrimitiveType::C128:
-      return {11, 52};
-    default:
-      return {8, 23};
-  }
+  return {ExponentBits(t), MantissaBits(t)};
 }
 
 uint64_t LoadBits(const uint8_t* p, int bytes) {
