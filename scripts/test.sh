@@ -25,7 +25,7 @@ fi
 echo "== fuzz targets (build-fuzz/, clang + libFuzzer)"
 CXX=clang++ trench_configure build-fuzz -DTRENCH_FUZZ=ON -DBUILD_TESTING=OFF \
   -DTRENCH_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build build-fuzz -j "$TRENCH_JOBS" --target all
+cmake --build build-fuzz -j "$TRENCH_JOBS" --target fuzzers
 
 echo "== tests"
 ctest --test-dir build --output-on-failure -j "$TRENCH_JOBS"
