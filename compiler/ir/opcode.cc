@@ -5,13 +5,21 @@
 namespace trench {
 namespace {
 
+enum OpcodeKind {
+  kOther,
+  kElementwiseUnary,
+  kElementwiseBinary,
+  kElementwiseOther,
+};
+
 struct OpcodeInfo {
   std::string_view name;
   int arity;
+  OpcodeKind kind;
 };
 
 constexpr OpcodeInfo kOpcodes[] = {
-#define X(e, text, arity) {text, arity},
+#define X(e, text, arity, kind) {text, arity, kind},
 #include "compiler/ir/opcode.def"
 #undef X
 };
@@ -43,78 +51,15 @@ std::optional<HloOpcode> OpcodeFromName(std::string_view name) {
 }
 
 bool IsElementwiseUnary(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kAbs:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kCeil:
-    case HloOpcode::kClz:
-    case HloOpcode::kConvert:
-    case HloOpcode::kCos:
-    case HloOpcode::kErf:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kFloor:
-    case HloOpcode::kImag:
-    case HloOpcode::kIsFinite:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kNegate:
-    case HloOpcode::kNot:
-    case HloOpcode::kPopulationCount:
-    case HloOpcode::kReal:
-    case HloOpcode::kReducePrecision:
-    case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSign:
-    case HloOpcode::kSin:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kTan:
-    case HloOpcode::kTanh:
-    case HloOpcode::kCopy:
-    case HloOpcode::kBitcastConvert:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kSinh:
-      return true;
-    default:
-      return false;
-  }
+  return kOpcodes[static_cast<int>(op)].kind == kElementwiseUnary;
 }
 
 bool IsElementwiseBinary(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kAdd:
-    case HloOpcode::kAnd:
-    case HloOpcode::kAtan2:
-    case HloOpcode::kCompare:
-    case HloOpcode::kComplex:
-    case HloOpcode::kDivide:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kOr:
-    case HloOpcode::kPower:
-    case HloOpcode::kRemainder:
-    case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic:
-    case HloOpcode::kShiftRightLogical:
-    case HloOpcode::kSubtract:
-    case HloOpcode::kXor:
-      return true;
-    default:
-      return false;
-  }
+  return kOpcodes[static_cast<int>(op)].kind == kElementwiseBinary;
 }
 
 bool IsElementwise(HloOpcode op) {
-  return IsElementwiseUnary(op) || IsElementwiseBinary(op) ||
-         op == HloOpcode::kSelect || op == HloOpcode::kClamp;
+  return kOpcodes[static_cast<int>(op)].kind != kOther;
 }
 
 }  // namespace trench

@@ -9,13 +9,13 @@ namespace trench {
 inline constexpr int kVariadic = -1;
 
 enum class HloOpcode : uint16_t {
-#define X(e, text, arity) e,
+#define X(e, text, arity, kind) e,
 #include "compiler/ir/opcode.def"
 #undef X
 };
 
 inline constexpr int kNumOpcodes = 0
-#define X(e, text, arity) +1
+#define X(e, text, arity, kind) +1
 #include "compiler/ir/opcode.def"
 #undef X
     ;

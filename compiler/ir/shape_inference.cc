@@ -11,58 +11,6 @@ using namespace shape_inference_internal;  // NOLINT: internal helpers.
 
 Rule RuleFor(HloOpcode op) {
   switch (op) {
-    case HloOpcode::kAbs:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kCeil:
-    case HloOpcode::kClz:
-    case HloOpcode::kCopy:
-    case HloOpcode::kCos:
-    case HloOpcode::kCosh:
-    case HloOpcode::kErf:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kFloor:
-    case HloOpcode::kImag:
-    case HloOpcode::kIsFinite:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kNegate:
-    case HloOpcode::kNot:
-    case HloOpcode::kPopulationCount:
-    case HloOpcode::kReal:
-    case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSign:
-    case HloOpcode::kSin:
-    case HloOpcode::kSinh:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kTan:
-    case HloOpcode::kTanh:
-      return InferUnary;
-    case HloOpcode::kAdd:
-    case HloOpcode::kAnd:
-    case HloOpcode::kAtan2:
-    case HloOpcode::kComplex:
-    case HloOpcode::kDivide:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kOr:
-    case HloOpcode::kPower:
-    case HloOpcode::kRemainder:
-    case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic:
-    case HloOpcode::kShiftRightLogical:
-    case HloOpcode::kSubtract:
-    case HloOpcode::kXor:
-      return InferBinary;
     case HloOpcode::kCompare:
       return InferCompare;
     case HloOpcode::kSelect:
@@ -152,8 +100,13 @@ Rule RuleFor(HloOpcode op) {
     case HloOpcode::kConvolution:
       return InferConvolution;
     default:
-      return nullptr;
+      break;
   }
+  // The remaining elementwise ops of the registry (opcode.def) share the
+  // plain rules; the ones with rules of their own are matched above.
+  if (IsElementwiseUnary(op)) return InferUnary;
+  if (IsElementwiseBinary(op)) return InferBinary;
+  return nullptr;
 }
 
 }  // namespace
