@@ -35,7 +35,7 @@ trench_configure() {
   local dir=$1
   shift
   export CCACHE_BASEDIR="$TRENCH_ROOT"
-  export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+  export CCACHE_DIR="${CCACHE_DIR:-${HOME:-/root}/.cache/ccache}"
   cmake -S "$TRENCH_ROOT" -B "$dir" -G Ninja "$@" >/dev/null
 }
 
