@@ -27,7 +27,7 @@ CXX=clang++ trench_configure build-fuzz -DTRENCH_FUZZ=ON -DBUILD_TESTING=OFF \
   -DTRENCH_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build-fuzz -j "$TRENCH_JOBS" --target fuzzers
 
-echo "== tests"
-ctest --test-dir build --output-on-failure -j "$TRENCH_JOBS"
 echo "== fuzz smoke tests"
 ctest --test-dir build-fuzz --output-on-failure -L fuzz
+echo "== tests (unit and slow)"
+ctest --test-dir build --output-on-failure -j "$TRENCH_JOBS"
