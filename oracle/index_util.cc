@@ -293,6 +293,28 @@ Status CheckResultDims(const HloInstruction& instr,
   return Status::Ok();
 }
 
+StatusOr<ReduceOperands> SplitReduceOperands(const HloInstruction& instr,
+                                             Operands ops,
+                                             const std::string& op_name) {
+  RETURN_IF_ERROR(CheckOperands(instr, ops, 2, /*at_least=*/true));
+  if (ops.size() % 2 != 0) {
+    return Invalid(instr, op_name + " needs as many inits as inputs");
+  }
+  if (instr.called_computations().empty()) {
+    return Invalid(instr, op_name + " has no to_apply computation");
+  }
+  const size_t n = ops.size() / 2;
+  ReduceOperands r{ops.subspan(0, n), ops.subspan(n, n)};
+  const std::vector<int64_t>& dims = r.inputs[0]->shape().dims();
+  for (size_t i = 0; i < n; ++i) {
+    if (r.inputs[i]->shape().dims() != dims) {
+      return Invalid(instr, op_name + " inputs differ in dimensions");
+    }
+    RETURN_IF_ERROR(CheckScalar(instr, *r.inits[i], "init value"));
+  }
+  return r;
+}
+
 Status CheckScalar(const HloInstruction& instr, const Literal& lit,
                    const char* what) {
   if (!lit.shape().IsArray() || lit.shape().rank() != 0) {

@@ -102,6 +102,15 @@ Status CheckResultDims(const HloInstruction& instr,
 // `lit` is a rank-0 array.
 Status CheckScalar(const HloInstruction& instr, const Literal& lit,
                    const char* what);
+// The operands of a (variadic) reduce or reduce-window: N inputs of equal
+// dimensions followed by N scalar inits, and a to_apply computation.
+// Returns InvalidArgument (naming `op_name`) when that does not hold.
+struct ReduceOperands {
+  Operands inputs, inits;
+};
+StatusOr<ReduceOperands> SplitReduceOperands(const HloInstruction& instr,
+                                             Operands ops,
+                                             const std::string& op_name);
 // Fails with Unimplemented for complex element types.
 Status CheckNotComplex(const HloInstruction& instr, PrimitiveType t);
 // "%name: message" with InvalidArgument.

@@ -252,22 +252,11 @@ Status ReduceGeneral(const HloInstruction& instr, Operands inputs,
 
 StatusOr<Literal> EvalReduce(const HloInstruction& instr, Operands ops,
                              CallContext& ctx) {
-  RETURN_IF_ERROR(CheckOperands(instr, ops, 2, /*at_least=*/true));
-  if (ops.size() % 2 != 0) {
-    return Invalid(instr, "reduce needs as many inits as inputs");
-  }
-  if (instr.called_computations().empty()) {
-    return Invalid(instr, "reduce has no to_apply computation");
-  }
-  const size_t n = ops.size() / 2;
-  Operands inputs = ops.subspan(0, n), inits = ops.subspan(n, n);
+  ASSIGN_OR_RETURN(const ReduceOperands split,
+                   SplitReduceOperands(instr, ops, "reduce"));
+  const size_t n = split.inputs.size();
+  Operands inputs = split.inputs, inits = split.inits;
   const std::vector<int64_t>& dims = inputs[0]->shape().dims();
-  for (size_t i = 0; i < n; ++i) {
-    if (inputs[i]->shape().dims() != dims) {
-      return Invalid(instr, "reduce inputs differ in dimensions");
-    }
-    RETURN_IF_ERROR(CheckScalar(instr, *inits[i], "init value"));
-  }
   const int64_t rank = dims.size();
   RETURN_IF_ERROR(CheckDimList(instr, instr.dimensions(), rank, "reduce"));
   std::vector<bool> reduced(rank, false);
