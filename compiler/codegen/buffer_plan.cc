@@ -55,11 +55,7 @@ std::vector<Shape> LeafShapes(const Shape& shape) {
 
 }  // namespace
 
-bool SupportedDtype(PrimitiveType t) {
-  return t == PrimitiveType::F32 || t == PrimitiveType::S32 ||
-         t == PrimitiveType::U32 || t == PrimitiveType::BF16 ||
-         t == PrimitiveType::F16 || t == PrimitiveType::PRED;
-}
+bool SupportedDtype(PrimitiveType t) { return IsArrayType(t) && !IsComplex(t); }
 
 ArrayBuffer BufferPlan::Array(const HloInstruction* instr) const {
   const tpu::BufferDecl& d = buffers[leaves.at(instr).at(0)];

@@ -44,8 +44,8 @@ struct BufferPlan {
 };
 
 // Plans buffers for `entry` in `post_order` (operands first). `tapped`
-// names the instructions whose leaves are tapped. Unimplemented for element
-// types other than f32/s32/u32/bf16/f16/pred and for token values.
+// names the instructions whose leaves are tapped. Unimplemented for complex
+// element types and for token values.
 StatusOr<BufferPlan> PlanBuffers(
     const HloComputation& entry, const std::vector<HloInstruction*>& post_order,
     const std::vector<const HloInstruction*>& tapped);

@@ -24,40 +24,6 @@ bool IsAlias(HloOpcode op) {
          op == HloOpcode::kGetTupleElement || op == HloOpcode::kConstant;
 }
 
-// reshape / bitcast / copy of a row-major array: an HBM-to-HBM DMA.
-Status EmitCopy(const HloInstruction& instr, const BufferPlan& plan,
-                KernelBuilder& kb) {
-  ArrayBuffer in = plan.Array(instr.operand(0));
-  ArrayBuffer out = plan.Array(&instr);
-  if (in.dtype != out.dtype || in.bytes != out.bytes) {
-    return CannotCompile(instr, in.dtype + " -> " + out.dtype);
-  }
-  if (out.bytes == 0) return Status::Ok();
-  kb.Emit("saddr s1, " + in.name);
-  kb.Emit("saddr s2, " + out.name);
-  kb.Emit("dmastart hbm[s2], hbm[s1], " + std::to_string(out.bytes) + ", 0");
-  kb.Emit("dmawait 0");
-  return Status::Ok();
-}
-
-Status EmitInstruction(const HloInstruction& instr, const BufferPlan& plan,
-                       KernelBuilder& kb) {
-  const HloOpcode op = instr.opcode();
-  if (op == HloOpcode::kReshape || op == HloOpcode::kBitcast ||
-      op == HloOpcode::kCopy) {
-    return EmitCopy(instr, plan, kb);
-  }
-  if (IsElementwiseEmittable(op)) return EmitElementwise(instr, plan, kb);
-  if (IsDataMovementEmittable(op)) return EmitDataMovement(instr, plan, kb);
-  if (op == HloOpcode::kReduce) return EmitReduce(instr, plan, kb);
-  if (op == HloOpcode::kDot) return EmitDot(instr, plan, kb);
-  return CannotCompile(
-      instr,
-      instr.shape().IsTuple()
-          ? std::string("tuple")
-          : std::string(PrimitiveTypeName(instr.shape().element_type())));
-}
-
 StatusOr<std::vector<const HloInstruction*>> ResolveTaps(
     const HloComputation& entry, const std::vector<HloInstruction*>& order,
     const CompileOptions& options) {
@@ -149,18 +115,22 @@ std::vector<std::string> SupportedOps() {
   std::vector<std::string> ops;
   for (int i = 0; i < kNumOpcodes; ++i) {
     HloOpcode op = static_cast<HloOpcode>(i);
-    if (IsAlias(op) || IsElementwiseEmittable(op) ||
-        IsDataMovementEmittable(op) || op == HloOpcode::kReduce ||
-        op == HloOpcode::kDot || op == HloOpcode::kReshape ||
-        op == HloOpcode::kBitcast || op == HloOpcode::kCopy) {
-      ops.emplace_back(OpcodeName(op));
-    }
+    if (IsAlias(op) || IsEmittable(op)) ops.emplace_back(OpcodeName(op));
   }
   return ops;
 }
 
 std::vector<std::string> SupportedDtypes() {
-  return {"pred", "s32", "u32", "f16", "bf16", "f32"};
+  std::vector<std::string> out;
+  for (PrimitiveType t :
+       {PrimitiveType::PRED, PrimitiveType::S8, PrimitiveType::S16,
+        PrimitiveType::S32, PrimitiveType::S64, PrimitiveType::U8,
+        PrimitiveType::U16, PrimitiveType::U32, PrimitiveType::U64,
+        PrimitiveType::F16, PrimitiveType::BF16, PrimitiveType::F32,
+        PrimitiveType::F64}) {
+    if (SupportedDtype(t)) out.emplace_back(PrimitiveTypeName(t));
+  }
+  return out;
 }
 
 }  // namespace trench::codegen

@@ -80,12 +80,6 @@ void EmitGather(KernelBuilder& kb, const std::vector<int64_t>& out_dims,
   kb.EndLinearTiles();
 }
 
-bool IsDataMovementEmittable(HloOpcode op) {
-  return op == HloOpcode::kBroadcast || op == HloOpcode::kTranspose ||
-         op == HloOpcode::kSlice || op == HloOpcode::kConcatenate ||
-         op == HloOpcode::kIota;
-}
-
 Status EmitDataMovement(const HloInstruction& instr, const BufferPlan& plan,
                         KernelBuilder& kb) {
   ArrayBuffer out = plan.Array(&instr);

@@ -122,12 +122,6 @@ Status CannotCompile(const HloInstruction& instr, const std::string& type) {
                        type);
 }
 
-bool IsElementwiseEmittable(HloOpcode op) {
-  return Rules().count(op) || op == HloOpcode::kCompare ||
-         op == HloOpcode::kSelect || op == HloOpcode::kConvert ||
-         op == HloOpcode::kClamp;
-}
-
 Status EmitElementwise(const HloInstruction& instr, const BufferPlan& plan,
                        KernelBuilder& kb) {
   ArrayBuffer out = plan.Array(&instr);

@@ -19,23 +19,19 @@ namespace trench::codegen {
 // "hloc: cannot compile <op> for <type>".
 Status CannotCompile(const HloInstruction& instr, const std::string& type);
 
-// Elementwise unary/binary/ternary ops, compare, select, convert.
-bool IsElementwiseEmittable(HloOpcode op);
-Status EmitElementwise(const HloInstruction& instr, const BufferPlan& plan,
+// The registry (emitters.def): every emitter has this signature.
+#define X(opcode, fn)                                            \
+  Status fn(const HloInstruction& instr, const BufferPlan& plan, \
+            KernelBuilder& kb);
+#include "compiler/codegen/emitters.def"
+#undef X
+
+// True if emitters.def names an emitter for `op`.
+bool IsEmittable(HloOpcode op);
+// Emits `instr` with its registered emitter; CannotCompile for opcodes
+// absent from the registry.
+Status EmitInstruction(const HloInstruction& instr, const BufferPlan& plan,
                        KernelBuilder& kb);
-
-// broadcast, transpose, slice, concatenate, iota (index-mapped gathers).
-bool IsDataMovementEmittable(HloOpcode op);
-Status EmitDataMovement(const HloInstruction& instr, const BufferPlan& plan,
-                        KernelBuilder& kb);
-
-// reduce with an add/multiply/maximum/minimum/and/or reducer.
-Status EmitReduce(const HloInstruction& instr, const BufferPlan& plan,
-                  KernelBuilder& kb);
-
-// dot of rank-2 operands without batch dimensions on the matrix unit.
-Status EmitDot(const HloInstruction& instr, const BufferPlan& plan,
-               KernelBuilder& kb);
 
 // A source of an index-mapped gather: each output element at multi-index c
 // (row-major over `out_dims`) whose coordinates satisfy every range in

@@ -118,8 +118,9 @@ StatusOr<tpu::Kernel> KernelBuilder::Finish() const {
 
 std::string LaneType(const std::string& t) {
   if (t == "f32" || t == "bf16" || t == "f16") return "f32";
-  if (t == "s32" || t == "pred") return "s32";
-  if (t == "u32") return "u32";
+  if (t == "s32" || t == "s16" || t == "s8" || t == "pred") return "s32";
+  if (t == "u32" || t == "u16" || t == "u8") return "u32";
+  if (t == "f64" || t == "s64" || t == "u64") return t;
   return "";
 }
 

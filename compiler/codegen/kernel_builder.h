@@ -67,8 +67,10 @@ class KernelBuilder {
   std::string tile_label_;
 };
 
-// Register-lane type of an HLO element type name: floats compute in f32,
-// s32 and pred (0/1) in s32, u32 in u32. Empty for unsupported types.
+// Register-lane type of an HLO element type name, i.e. what `vld.<type>`
+// leaves in a register (tpu/ISA.md): f32/bf16/f16 -> f32; s8/s16/s32 and
+// pred (0/1) -> s32; u8/u16/u32 -> u32; f64/s64/u64 -> themselves (an
+// even/odd register pair). Empty for unsupported types.
 std::string LaneType(const std::string& hlo_type);
 
 }  // namespace trench::codegen

@@ -99,11 +99,11 @@ TEST_F(HlocTest, ExitCodesDistinguishFailures) {
       Write("bad.hlo", "HloModule b\nENTRY e {\n  ROOT x = f32[2] add(\n}\n");
   EXPECT_EQ(Run({"compile", bad, "-o", (dir_ / "p").string()}), 1);
   EXPECT_NE(err_.str().find("bad.hlo"), std::string::npos) << err_.str();
-  std::string f64 = Write("f64.hlo",
-                          "HloModule f\nENTRY e {\n  a = f64[2] parameter(0)\n"
-                          "  ROOT n = f64[2] negate(a)\n}\n");
-  EXPECT_EQ(Run({"compile", f64, "-o", (dir_ / "p").string()}), 3);
-  EXPECT_NE(err_.str().find("hloc: cannot compile parameter for f64[2]"),
+  std::string c64 = Write("c64.hlo",
+                          "HloModule f\nENTRY e {\n  a = c64[2] parameter(0)\n"
+                          "  ROOT n = c64[2] negate(a)\n}\n");
+  EXPECT_EQ(Run({"compile", c64, "-o", (dir_ / "p").string()}), 3);
+  EXPECT_NE(err_.str().find("hloc: cannot compile parameter for c64[2]"),
             std::string::npos)
       << err_.str();
   std::string m = Write("m.hlo", kModule);

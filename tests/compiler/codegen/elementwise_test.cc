@@ -189,12 +189,12 @@ TEST(ElementwiseTest, UnsupportedIsAClearError) {
   EXPECT_EQ(exe.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(exe.status().message(),
             "hloc: cannot compile convert for s32 -> bf16");
-  auto m2 = testing::Parse(Binary("add", "f64", "[4]"));
+  auto m2 = testing::Parse(Binary("add", "c64", "[4]"));
   ASSERT_NE(m2, nullptr);
   auto exe2 = CompileModule(*m2, CompileOptions());
   ASSERT_FALSE(exe2.ok());
   EXPECT_EQ(exe2.status().message(),
-            "hloc: cannot compile parameter for f64[4]");
+            "hloc: cannot compile parameter for c64[4]");
 }
 
 }  // namespace
