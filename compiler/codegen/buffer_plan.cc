@@ -138,6 +138,21 @@ StatusOr<BufferPlan> PlanBuffers(
   }
   int tap = 0;
   for (const HloInstruction* t : tapped) {
+    if (t->parent() != &entry) {
+      // Inside a fused computation: the fusion's kernel writes the tap.
+      std::vector<Shape> shapes = LeafShapes(t->shape());
+      std::vector<int>& fs = plan.fused_taps[t];
+      for (size_t k = 0; k < shapes.size(); ++k) {
+        RETURN_IF_ERROR(CheckLeaf(t, shapes[k]));
+        tpu::BufferDecl td = Decl("tap" + std::to_string(tap),
+                                  tpu::BufferRole::kTap, tap, shapes[k]);
+        td.label =
+            shapes.size() > 1 ? t->name() + "#" + std::to_string(k) : t->name();
+        fs.push_back(add(std::move(td)));
+        ++tap;
+      }
+      continue;
+    }
     const std::vector<int> ls = plan.leaves.at(t);
     for (size_t k = 0; k < ls.size(); ++k) {
       tpu::BufferDecl d = plan.buffers[ls[k]];

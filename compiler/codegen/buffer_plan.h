@@ -38,13 +38,19 @@ struct BufferPlan {
   std::unordered_map<const HloInstruction*, std::vector<int>> leaves;
   // (source buffer, destination buffer): output and tap copies.
   std::vector<std::pair<int, int>> copies;
+  // Tap buffers of tapped instructions inside fused computations, one per
+  // array leaf (indices into `buffers`): the fusion's kernel stores the
+  // instruction's value there.
+  std::unordered_map<const HloInstruction*, std::vector<int>> fused_taps;
 
   // The single array leaf of `instr`. REQUIRES: an array-shaped value.
   ArrayBuffer Array(const HloInstruction* instr) const;
 };
 
 // Plans buffers for `entry` in `post_order` (operands first). `tapped`
-// names the instructions whose leaves are tapped. Unimplemented for complex
+// names the instructions whose leaves are tapped: entry instructions (copied
+// to tap buffers at the end) or instructions of fused computations (tap
+// buffers in `fused_taps`). Unimplemented for complex
 // element types and for token values.
 StatusOr<BufferPlan> PlanBuffers(
     const HloComputation& entry, const std::vector<HloInstruction*>& post_order,

@@ -24,19 +24,58 @@ bool IsAlias(HloOpcode op) {
          op == HloOpcode::kGetTupleElement || op == HloOpcode::kConstant;
 }
 
+// The fusion instructions of the entry whose fused computation (or one
+// nested in it) is `c`, or nullptr when `c` is not fused code.
+const HloInstruction* FusionOf(const HloComputation& entry,
+                               const HloComputation* c) {
+  for (const HloInstruction* instr : entry.instructions()) {
+    if (instr->opcode() != HloOpcode::kFusion) continue;
+    std::vector<const HloComputation*> stack(
+        instr->called_computations().begin(),
+        instr->called_computations().end());
+    while (!stack.empty()) {
+      const HloComputation* x = stack.back();
+      stack.pop_back();
+      if (x == c) return instr;
+      for (const HloInstruction* i : x->instructions()) {
+        for (const HloComputation* n : i->called_computations()) {
+          stack.push_back(n);
+        }
+      }
+    }
+  }
+  return nullptr;
+}
+
+// Taps name entry instructions or instructions inside fused computations
+// (whose values the fusion's kernel writes to tap buffers).
 StatusOr<std::vector<const HloInstruction*>> ResolveTaps(
-    const HloComputation& entry, const std::vector<HloInstruction*>& order,
+    const HloModule& module, const std::vector<HloInstruction*>& order,
     const CompileOptions& options) {
+  const HloComputation& entry = *module.entry_computation();
   std::vector<const HloInstruction*> tapped;
   if (options.taps_all) {
-    tapped.assign(order.begin(), order.end());
+    for (const HloInstruction* instr : order) {
+      tapped.push_back(instr);
+      if (instr->opcode() != HloOpcode::kFusion) continue;
+      for (const HloComputation* c : instr->called_computations()) {
+        for (const HloInstruction* f : c->MakeInstructionPostOrder()) {
+          if (f->opcode() != HloOpcode::kParameter) tapped.push_back(f);
+        }
+      }
+    }
     return tapped;
   }
   for (const std::string& name : options.taps) {
     const HloInstruction* t = entry.GetInstructionWithName(name);
+    for (const HloComputation* c : module.computations()) {
+      if (t != nullptr) break;
+      const HloInstruction* f = c->GetInstructionWithName(name);
+      if (f != nullptr && FusionOf(entry, c) != nullptr) t = f;
+    }
     if (t == nullptr) {
       return NotFound("hloc: --taps: no instruction named '" + name +
-                      "' in the entry computation");
+                      "' in the entry computation or a fused computation");
     }
     if (std::find(tapped.begin(), tapped.end(), t) == tapped.end()) {
       tapped.push_back(t);
@@ -73,7 +112,7 @@ StatusOr<tpu::Executable> CompileModule(const HloModule& module,
   if (entry == nullptr) return InvalidArgument("hloc: module has no entry");
   std::vector<HloInstruction*> order = entry->MakeInstructionPostOrder();
   ASSIGN_OR_RETURN(std::vector<const HloInstruction*> tapped,
-                   ResolveTaps(*entry, order, options));
+                   ResolveTaps(module, order, options));
   ASSIGN_OR_RETURN(BufferPlan plan, PlanBuffers(*entry, order, tapped));
   tpu::Executable exe;
   exe.module = "module";

@@ -12,7 +12,12 @@
 
 namespace trench {
 
-enum class PassStage { kSimplify, kOnce };
+// kSimplify: member of the simplification fixpoint group; kOnce: runs once;
+// kRequired: runs once and always (expanders of ops the code generator
+// does not emit): it cannot be disabled, does not count toward
+// --pass-limit and its rewrites do not count toward --rewrite-limit, as
+// LLVM's required passes ignore -opt-bisect-limit.
+enum class PassStage { kSimplify, kOnce, kRequired };
 
 struct PassInfo {
   std::string_view name;

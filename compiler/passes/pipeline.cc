@@ -70,9 +70,10 @@ StatusOr<bool> ParsePipelineFlag(std::string_view arg,
   return false;
 }
 
-void PassPipeline::AddPass(std::unique_ptr<HloPass> pass) {
+void PassPipeline::AddPass(std::unique_ptr<HloPass> pass, bool required) {
   Group g;
   g.passes.push_back(std::move(pass));
+  g.required = required;
   groups_.push_back(std::move(g));
 }
 
@@ -99,7 +100,7 @@ std::unique_ptr<PassPipeline> PassPipeline::CreateDefault(
       simplify.push_back(info.create());
     } else {
       flush();
-      pipeline->AddPass(info.create());
+      pipeline->AddPass(info.create(), info.stage == PassStage::kRequired);
     }
   }
   flush();
@@ -122,19 +123,29 @@ Status PassPipeline::Dump(const HloModule& module,
   return Status::Ok();
 }
 
-Status PassPipeline::RunOne(HloPass* pass, HloModule* module, PassContext* ctx,
-                            bool* changed) {
+Status PassPipeline::RunOne(HloPass* pass, bool required, HloModule* module,
+                            PassContext* ctx, bool* changed) {
   *changed = false;
   PassRunStats st;
   st.pass = std::string(pass->name());
+  st.required = required;
   const auto& disabled = options_.disabled_passes;
-  if (std::find(disabled.begin(), disabled.end(), st.pass) != disabled.end() ||
-      (options_.pass_limit >= 0 && executions_ >= options_.pass_limit)) {
+  const bool is_disabled =
+      std::find(disabled.begin(), disabled.end(), st.pass) != disabled.end();
+  if (required && is_disabled) {
+    return InvalidArgument("pass '" + st.pass +
+                           "' is required (it expands ops the code generator "
+                           "does not emit) and cannot be disabled");
+  }
+  if (!required && (is_disabled || (options_.pass_limit >= 0 &&
+                                    executions_ >= options_.pass_limit))) {
     st.skipped = true;
     stats_.push_back(st);
     return Status::Ok();
   }
-  st.execution = ++executions_;
+  PassContext unlimited;
+  if (required) ctx = &unlimited;
+  st.execution = required ? executions_ : ++executions_;
   const uint64_t before = ModuleFingerprint(*module);
   const int64_t rewrites_before = ctx->rewrites_allowed();
   const auto start = std::chrono::steady_clock::now();
@@ -193,7 +204,8 @@ StatusOr<bool> PassPipeline::Run(HloModule* module, PassContext* ctx) {
       bool group_changed = false;
       for (auto& pass : group.passes) {
         bool changed = false;
-        RETURN_IF_ERROR(RunOne(pass.get(), module, ctx, &changed));
+        RETURN_IF_ERROR(
+            RunOne(pass.get(), group.required, module, ctx, &changed));
         group_changed |= changed;
       }
       any_changed |= group_changed;

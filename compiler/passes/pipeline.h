@@ -50,6 +50,7 @@ struct PassRunStats {
   std::string pass;
   int64_t execution = 0;  // 1-based execution number; 0 when skipped.
   bool skipped = false;   // Disabled or beyond --pass-limit.
+  bool required = false;  // A required pass (not an execution).
   bool changed = false;
   double seconds = 0;
   int64_t rewrites = 0;  // Rewrites allowed during this execution.
@@ -60,8 +61,11 @@ class PassPipeline {
   explicit PassPipeline(PipelineOptions options = {})
       : options_(std::move(options)) {}
 
-  // Appends a pass that runs once.
-  void AddPass(std::unique_ptr<HloPass> pass);
+  // Appends a pass that runs once. A `required` pass always runs: it
+  // cannot be disabled (Run fails with InvalidArgument if it is), is not a
+  // --pass-limit execution, and runs under its own unlimited PassContext so
+  // its rewrites are not --rewrite-limit decisions.
+  void AddPass(std::unique_ptr<HloPass> pass, bool required = false);
   // Appends a group that repeats until no pass in it changes the module or
   // `max_iterations` rounds ran (logged when the cap is hit).
   // REQUIRES: max_iterations >= 1.
@@ -94,10 +98,11 @@ class PassPipeline {
   struct Group {
     std::vector<std::unique_ptr<HloPass>> passes;
     int max_iterations = 1;
+    bool required = false;
   };
   // Runs or skips one pass; sets *changed.
-  Status RunOne(HloPass* pass, HloModule* module, PassContext* ctx,
-                bool* changed);
+  Status RunOne(HloPass* pass, bool required, HloModule* module,
+                PassContext* ctx, bool* changed);
   Status Dump(const HloModule& module, const std::string& file) const;
 
   PipelineOptions options_;
