@@ -113,7 +113,10 @@ StatusOr<tpu::Executable> CompileModule(const HloModule& module,
   std::vector<HloInstruction*> order = entry->MakeInstructionPostOrder();
   ASSIGN_OR_RETURN(std::vector<const HloInstruction*> tapped,
                    ResolveTaps(module, order, options));
-  ASSIGN_OR_RETURN(BufferPlan plan, PlanBuffers(*entry, order, tapped));
+  ASSIGN_OR_RETURN(BufferPlan plan,
+                   PlanBuffers(*entry, order, tapped,
+                               {.reuse = options.buffer_assignment,
+                                .ctx = options.context}));
   tpu::Executable exe;
   exe.module = "module";
   if (!module.name().empty() &&

@@ -2,7 +2,11 @@
 // linear index of the element it reads (vector integer arithmetic on its
 // coordinates) and fetches it with vgather from the operand staged in VMEM.
 // One mechanism covers broadcast, transpose (any rank), strided slice,
-// concatenate and the padded staging of dot operands.
+// reverse, concatenate and the padded staging of dot operands. Copies that move
+// whole rows (slices, concatenations, row broadcasts, transposes that keep
+// the minor dim) are strided DMAs instead (emit_data_movement_util.h).
+// Pure copies move bit containers (u8/u16/u32/u64), never converting lanes.
+#include "compiler/codegen/emit_data_movement_util.h"
 #include "compiler/codegen/emitters.h"
 #include "compiler/ir/opcode.h"
 
@@ -11,13 +15,7 @@ namespace {
 
 constexpr int kMaxRank = 8;
 
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d) {
-    s[d] = s[d + 1] * dims[d + 1];
-  }
-  return s;
-}
+using dm::RowMajorStrides;
 
 std::string V(int r) { return "v" + std::to_string(r); }
 
@@ -80,6 +78,39 @@ void EmitGather(KernelBuilder& kb, const std::vector<int64_t>& out_dims,
   kb.EndLinearTiles();
 }
 
+namespace {
+
+Status EmitIota(const HloInstruction& instr, const ArrayBuffer& out,
+                KernelBuilder& kb) {
+  // The index (s32) converted like convert(s64 index): narrow integers
+  // wrap at the store, pred stores index != 0, 16-bit floats round once.
+  const std::string lane = LaneType(out.dtype);
+  if (lane.empty()) return CannotCompile(instr, out.dtype);
+  const int64_t out_vmem = kb.AllocVmem(out.bytes);
+  kb.BeginLinearTiles(out.elements);
+  kb.LinearIndex();
+  EmitCoordinates(kb, out.dims);
+  const std::string c = V(2 + static_cast<int>(instr.attrs().iota_dimension));
+  kb.Emit(lane == "s32" ? "vmov v0, " + c
+                        : "vcvt." + lane + ".s32 v0, " + c + " @m0");
+  kb.StoreTile(out.dtype, out_vmem, 0);
+  kb.EndLinearTiles();
+  kb.DmaOut(out.name, out_vmem, out.bytes);
+  return Status::Ok();
+}
+
+// One operand's contribution: the gather source (element units) and the
+// same copy as a box from the operand to the output (for concatenate, a
+// box of the piece's dims at dst_offset).
+struct Piece {
+  ArrayBuffer in;
+  GatherSource src;
+  dm::Box box;
+  int64_t src_offset = 0, dst_offset = 0;  // Elements.
+};
+
+}  // namespace
+
 Status EmitDataMovement(const HloInstruction& instr, const BufferPlan& plan,
                         KernelBuilder& kb) {
   ArrayBuffer out = plan.Array(&instr);
@@ -87,34 +118,43 @@ Status EmitDataMovement(const HloInstruction& instr, const BufferPlan& plan,
   if (rank > kMaxRank) return CannotCompile(instr, "rank > 8");
   if (out.elements == 0) return Status::Ok();
   const HloOpcode opc = instr.opcode();
-  const std::string lane = LaneType(out.dtype);
-  if (opc == HloOpcode::kIota) {
-    if (out.dtype == "pred") return CannotCompile(instr, out.dtype);
-    const int64_t out_vmem = kb.AllocVmem(out.bytes);
-    kb.BeginLinearTiles(out.elements);
-    kb.LinearIndex();
-    EmitCoordinates(kb, out.dims);
-    const std::string c = V(2 + static_cast<int>(instr.attrs().iota_dimension));
-    kb.Emit(lane == "s32" ? "vmov v0, " + c
-                          : "vcvt." + lane + ".s32 v0, " + c + " @m0");
-    kb.StoreTile(out.dtype, out_vmem, 0);
-    kb.EndLinearTiles();
-    kb.DmaOut(out.name, out_vmem, out.bytes);
-    return Status::Ok();
-  }
-  std::vector<GatherSource> sources;
+  if (opc == HloOpcode::kIota) return EmitIota(instr, out, kb);
+  const std::string mem = dm::MoveType(out.dtype);
+  const std::string lane = dm::MoveLane(out.dtype);
+  const int esz = dm::ElemBytes(out.dtype);
+  const std::vector<int64_t> ost = RowMajorStrides(out.dims);
+  std::vector<Piece> pieces;
+  int64_t concat_lo = 0;
   for (const HloInstruction* op : instr.operands()) {
-    ArrayBuffer in = plan.Array(op);
-    if (in.dims.size() > kMaxRank) return CannotCompile(instr, "rank > 8");
-    GatherSource src;
-    src.mem = in.dtype;
+    Piece p;
+    p.in = plan.Array(op);
+    if (p.in.dims.size() > kMaxRank) return CannotCompile(instr, "rank > 8");
+    GatherSource& src = p.src;
+    src.mem = mem;
     src.coeff.assign(rank, 0);
-    std::vector<int64_t> st = RowMajorStrides(in.dims);
+    std::vector<int64_t> st = RowMajorStrides(p.in.dims);
     const std::vector<int64_t>& dims = instr.dimensions();
+    p.box.counts = out.dims;
+    p.box.dst = ost;
+    const bool well_formed =
+        dm::DimsInRange(dims, rank) &&
+        (opc == HloOpcode::kBroadcast   ? dims.size() == p.in.dims.size()
+         : opc == HloOpcode::kTranspose ? dims.size() == out.dims.size()
+         : opc == HloOpcode::kSlice
+             ? instr.attrs().slice.size() == out.dims.size()
+         : opc == HloOpcode::kConcatenate ? dims.size() == 1
+                                          : true);
+    if (!well_formed) return CannotCompile(instr, "malformed dimensions");
     if (opc == HloOpcode::kBroadcast) {
       for (size_t i = 0; i < dims.size(); ++i) src.coeff[dims[i]] = st[i];
     } else if (opc == HloOpcode::kTranspose) {
       for (int d = 0; d < rank; ++d) src.coeff[d] = st[dims[d]];
+    } else if (opc == HloOpcode::kReverse) {
+      for (int d = 0; d < rank; ++d) src.coeff[d] = st[d];
+      for (int64_t d : dims) {
+        src.coeff[d] = -st[d];
+        src.offset += (p.in.dims[d] - 1) * st[d];
+      }
     } else if (opc == HloOpcode::kSlice) {
       const std::vector<SliceDim>& sl = instr.attrs().slice;
       for (int d = 0; d < rank; ++d) {
@@ -123,33 +163,50 @@ Status EmitDataMovement(const HloInstruction& instr, const BufferPlan& plan,
       }
     } else {  // Concatenate along dims[0].
       const int cd = static_cast<int>(dims.at(0));
-      int64_t lo = 0;
-      for (const GatherSource& s : sources)
-        lo += s.ranges[0].hi - s.ranges[0].lo;
+      // The piece is a box of its own dims at its offset in the output.
       for (int d = 0; d < rank; ++d) src.coeff[d] = st[d];
-      src.offset = -lo * st[cd];
-      src.ranges.push_back({cd, lo, lo + in.dims[cd]});
+      p.box.counts[cd] = p.in.dims[cd];
+      p.dst_offset = concat_lo * ost[cd];
+      concat_lo += p.in.dims[cd];
     }
-    if (in.elements == 0) {
-      if (opc == HloOpcode::kConcatenate) {
-        src.ranges[0].hi = src.ranges[0].lo;  // Contributes nothing.
-        sources.push_back(src);
-      }
-      continue;
-    }
-    src.vmem = kb.AllocVmem(in.bytes);
-    kb.DmaIn(src.vmem, in.name, in.bytes);
-    sources.push_back(std::move(src));
+    p.box.src = src.coeff;
+    p.src_offset = src.offset;
+    if (p.in.elements == 0) continue;  // An empty concatenate piece.
+    pieces.push_back(std::move(p));
   }
-  // Drop empty concatenate pieces (they only fixed the offsets above).
-  std::vector<GatherSource> live;
-  for (GatherSource& s : sources) {
-    if (s.ranges.empty() || s.ranges[0].hi > s.ranges[0].lo) {
-      live.push_back(std::move(s));
+  bool all_dma = true;
+  for (const Piece& p : pieces) all_dma &= dm::WorthDma(p.box, esz);
+  if (all_dma) {  // Row copies, HBM to HBM.
+    kb.Emit("saddr s1, " + out.name);
+    for (const Piece& p : pieces) {
+      kb.Emit("saddr s2, " + p.in.name);
+      dm::EmitBoxDma(kb, {"hbm", 1, p.dst_offset * esz},
+                     {"hbm", 2, p.src_offset * esz}, p.box, esz, 0);
     }
+    return Status::Ok();
   }
   const int64_t out_vmem = kb.AllocVmem(out.bytes);
-  EmitGather(kb, out.dims, live, out_vmem, out.dtype, lane);
+  if (opc != HloOpcode::kConcatenate) {
+    GatherSource& src = pieces[0].src;
+    src.vmem = kb.AllocVmem(pieces[0].in.bytes);
+    kb.DmaIn(src.vmem, pieces[0].in.name, pieces[0].in.bytes);
+    EmitGather(kb, out.dims, {src}, out_vmem, mem, lane);
+  } else {
+    // Each piece lands in its own range of the output: whole rows by DMA,
+    // narrow pieces staged and scattered element by element.
+    for (Piece& p : pieces) {
+      if (dm::WorthDma(p.box, esz)) {
+        kb.Emit("saddr s2, " + p.in.name);
+        dm::EmitBoxDma(kb, {"vmem", -1, out_vmem + p.dst_offset * esz},
+                       {"hbm", 2, 0}, p.box, esz, 0);
+        continue;
+      }
+      p.src.vmem = kb.AllocVmem(p.in.bytes);
+      kb.DmaIn(p.src.vmem, p.in.name, p.in.bytes);
+      dm::EmitAffineScatter(kb, p.in.dims, p.src.vmem, mem, p.dst_offset, ost,
+                            {}, out_vmem);
+    }
+  }
   kb.DmaOut(out.name, out_vmem, out.bytes);
   return Status::Ok();
 }

@@ -1,125 +1,269 @@
-// reduce: each output element (one lane) starts from the init value and
-// folds in its reduced elements one gather at a time, in row-major order of
-// the reduced dimensions, accumulating in the lane type (f32 for floats).
+// reduce: N inputs and N inits reduced over any dimensions with any
+// reducer computation (tuple result when N > 1, e.g. argmax).
+//
+// Two strategies:
+//  * Cross-lane (one input, reducer a plain add/max/min, the reduced
+//    dimensions a trailing run, so every output reduces one contiguous row
+//    of R elements): rows are loaded into registers with identity-filled
+//    ragged edges, combined elementwise, then reduced by the cross-lane unit
+//    (vlred* across lanes; for long rows also vsred* across sublanes). With
+//    R < 1024 each sublane holds one row (8 rows per step, strided vld);
+//    else one row fills whole 8x128 tiles.
+//  * Lane-parallel (everything else): each lane computes one output
+//    element, starting from the inits and folding in its reduced elements
+//    one gather per input, in row-major order of the reduced dimensions (the
+//    oracle's order, so any reducer gives the oracle's value).
+// Plain add on bf16/f16 accumulates in f32 and rounds once at the store, as
+// the oracle (f64, rounded once) and XLA do; reducers given as computations
+// are emitted with EmitVectorOp, which rounds after every op like the
+// oracle's general path.
 #include <algorithm>
 
+#include "compiler/codegen/emit_reduce_util.h"
 #include "compiler/codegen/emitters.h"
-#include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/opcode.h"
 
 namespace trench::codegen {
 namespace {
 
-// The vector instruction of a reducer `root = op(p0, p1)`, or "".
-std::string ReducerMnemonic(const HloComputation& c, const std::string& t) {
-  const HloInstruction* root = c.root_instruction();
-  if (c.num_parameters() != 2 || root->operand_count() != 2) return "";
-  const HloInstruction* a = root->operand(0);
-  const HloInstruction* b = root->operand(1);
-  if (a->opcode() != HloOpcode::kParameter ||
-      b->opcode() != HloOpcode::kParameter || a == b) {
-    return "";
+// The identity of `op` (vadd/vmax/vmin) in lane type `lane`.
+std::string Identity(const std::string& op, const std::string& lane) {
+  const bool is_float = lane == "f32" || lane == "f64";
+  if (op == "vadd") return "1";
+  if (op == "vmax") {
+    if (is_float) return "-inf";
+    if (lane == "s32") return "0x80000000";
+    if (lane == "s64") return "0x8000000000000000";
+    return "0";
   }
-  const bool is_float = LaneType(t) == "f32";
-  switch (root->opcode()) {
-    case HloOpcode::kAdd:
-      return t == "pred" ? "" : "vadd";
-    case HloOpcode::kMultiply:
-      return t == "pred" ? "" : "vmul";
-    case HloOpcode::kMaximum:
-      return t == "pred" ? "" : "vmax";
-    case HloOpcode::kMinimum:
-      return t == "pred" ? "" : "vmin";
-    case HloOpcode::kAnd:
-      return is_float ? "" : "vand";
-    case HloOpcode::kOr:
-      return is_float ? "" : "vor";
-    default:
-      return "";
+  if (is_float) return "inf";
+  if (lane == "s32") return "0x7fffffff";
+  if (lane == "s64") return "0x7fffffffffffffff";
+  if (lane == "u32") return "0xffffffff";
+  return "0xffffffffffffffff";
+}
+
+// One input, reduced dims = the trailing run [rank - k, rank).
+Status EmitCrossLaneReduce(const ArrayBuffer& in, const ArrayBuffer& init,
+                           const ArrayBuffer& out, const std::string& op,
+                           int64_t rows, int64_t r, KernelBuilder& kb) {
+  const std::string lane = LaneType(in.dtype);
+  const std::string sfx = "." + lane;
+  const std::string id = Identity(op, lane);
+  const std::string red = op == "vadd"   ? "vlredsum"
+                          : op == "vmax" ? "vlredmax"
+                                         : "vlredmin";
+  const std::string sred = "vs" + red.substr(2);
+  const int64_t esz = ElemBytes(in.dtype), osz = ElemBytes(out.dtype);
+  const int64_t in_vmem = kb.AllocVmem(in.bytes);
+  const int64_t init_vmem = kb.AllocVmem(init.bytes);
+  const int64_t out_vmem = kb.AllocVmem(out.bytes);
+  kb.DmaIn(in_vmem, in.name, in.bytes);
+  kb.DmaIn(init_vmem, init.name, init.bytes);
+  // v2 = init in every lane; v4 accumulator; v6 loaded chunk; v8 result.
+  kb.Emit("mset m4");
+  kb.Splat(0, "s32", "0");
+  kb.Emit("vgather." + init.dtype + " v2, vmem[" + std::to_string(init_vmem) +
+          "], v0 @m4");
+  kb.Emit("simm s1, 0");  // First row of this step.
+  const std::string row_loop = kb.NewLabel("rows");
+  const std::string chunk_loop = kb.NewLabel("chunks");
+  kb.PlaceLabel(row_loop);
+  kb.Splat(4, lane, id);
+  kb.Emit("simm s3, 0");  // First element of this chunk in the row.
+  if (r < 1024) {
+    // Sublane s holds row s1 + s; lanes are 128 elements of the row.
+    kb.Emit("simm s2, " + std::to_string(rows));
+    kb.Emit("ssub s2, s2, s1");
+    kb.Emit("smin s2, s2, 8");
+    kb.PlaceLabel(chunk_loop);
+    kb.Emit("simm s4, " + std::to_string(r));
+    kb.Emit("ssub s4, s4, s3");
+    kb.Emit("smin s4, s4, 128");
+    kb.Emit("mbox m4, s2, s4");
+    kb.Emit("smul s5, s1, " + std::to_string(r));
+    kb.Emit("sadd s5, s5, s3");
+    kb.Emit("smul s5, s5, " + std::to_string(esz));
+    kb.Splat(6, lane, id);
+    kb.Emit("vld." + in.dtype + " v6, vmem[s5+" + std::to_string(in_vmem) +
+            "], " + std::to_string(r * esz) + " @m4");
+    kb.Emit(op + sfx + " v4, v4, v6");
+    kb.Emit("sadd s3, s3, 128");
+    kb.Emit("scmplt s6, s3, " + std::to_string(r));
+    kb.Emit("brnz s6, " + chunk_loop);
+    kb.Emit(red + sfx + " v8, v4");
+    kb.Emit(op + sfx + " v8, v2, v8");
+    kb.Emit("simm s7, 1");
+    kb.Emit("mbox m5, s2, s7");
+    kb.Emit("smul s5, s1, " + std::to_string(osz));
+    kb.Emit("vst." + out.dtype + " vmem[s5+" + std::to_string(out_vmem) +
+            "], v8, " + std::to_string(osz) + " @m5");
+    kb.Emit("sadd s1, s1, 8");
+  } else {
+    // One row (s1) at a time, 1024 contiguous elements per chunk.
+    kb.Emit("simm s7, 128");
+    kb.PlaceLabel(chunk_loop);
+    kb.Emit("simm s4, " + std::to_string(r));
+    kb.Emit("ssub s4, s4, s3");
+    kb.Emit("smin s4, s4, 1024");
+    kb.Emit("sshrl s5, s4, 7");
+    kb.Emit("sand s6, s4, 127");
+    kb.Emit("mbox m4, s5, s7");
+    kb.Emit("sadd s5, s5, 1");
+    kb.Emit("mbox m5, s5, s6");
+    kb.Emit("mor m4, m4, m5");
+    kb.Emit("smul s5, s1, " + std::to_string(r));
+    kb.Emit("sadd s5, s5, s3");
+    kb.Emit("smul s5, s5, " + std::to_string(esz));
+    kb.Splat(6, lane, id);
+    kb.Emit("vld." + in.dtype + " v6, vmem[s5+" + std::to_string(in_vmem) +
+            "] @m4");
+    kb.Emit(op + sfx + " v4, v4, v6");
+    kb.Emit("sadd s3, s3, 1024");
+    kb.Emit("scmplt s6, s3, " + std::to_string(r));
+    kb.Emit("brnz s6, " + chunk_loop);
+    kb.Emit(red + sfx + " v8, v4");
+    kb.Emit(sred + sfx + " v8, v8");
+    kb.Emit(op + sfx + " v8, v2, v8");
+    kb.Emit("simm s7, 1");
+    kb.Emit("mbox m5, s7, s7");
+    kb.Emit("smul s5, s1, " + std::to_string(osz));
+    kb.Emit("vst." + out.dtype + " vmem[s5+" + std::to_string(out_vmem) +
+            "], v8 @m5");
+    kb.Emit("sadd s1, s1, 1");
   }
+  kb.Emit("scmplt s6, s1, " + std::to_string(rows));
+  kb.Emit("brnz s6, " + row_loop);
+  kb.DmaOut(out.name, out_vmem, out.bytes);
+  return Status::Ok();
 }
 
 }  // namespace
 
 Status EmitReduce(const HloInstruction& instr, const BufferPlan& plan,
                   KernelBuilder& kb) {
-  if (instr.operand_count() != 2 || instr.shape().IsTuple()) {
-    return CannotCompile(instr, "variadic reduce");
+  const int64_t n = instr.operand_count() / 2;
+  if (n == 0 || instr.operand_count() % 2 != 0) {
+    return CannotCompile(instr, "an odd operand count");
   }
-  ArrayBuffer in = plan.Array(instr.operand(0));
-  ArrayBuffer init = plan.Array(instr.operand(1));
-  ArrayBuffer out = plan.Array(&instr);
-  const std::string op = ReducerMnemonic(*instr.to_apply(), in.dtype);
-  if (op.empty()) {
-    return CannotCompile(
-        instr, in.dtype + " with reducer " + instr.to_apply()->name());
+  std::vector<ArrayBuffer> ins, inits;
+  for (int64_t i = 0; i < n; ++i) {
+    ins.push_back(plan.Array(instr.operand(i)));
+    inits.push_back(plan.Array(instr.operand(n + i)));
   }
-  if (in.dims.size() > 8) return CannotCompile(instr, "rank > 8");
-  if (out.elements == 0) return Status::Ok();
-  const std::string lane = LaneType(in.dtype);
-  const std::string suffix = "." + lane;
+  const std::vector<ArrayBuffer> outs = LeafBuffers(plan, &instr);
+  if (static_cast<int64_t>(outs.size()) != n) {
+    return CannotCompile(instr, "a nested tuple result");
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (LaneType(ins[i].dtype).empty() || LaneType(inits[i].dtype).empty()) {
+      return CannotCompile(instr, ins[i].dtype);
+    }
+    if (outs[i].dtype != inits[i].dtype) {
+      return CannotCompile(instr, outs[i].dtype + " result of a " +
+                                      inits[i].dtype + " reducer");
+    }
+  }
+  const std::vector<int64_t>& dims = ins[0].dims;
+  const int64_t rank = dims.size();
+  if (rank > 8) return CannotCompile(instr, "rank > 8");
+  const HloComputation& comp = *instr.to_apply();
+  const std::string simple = n == 1 && inits[0].dtype == ins[0].dtype
+                                 ? SimpleReducer(comp, ins[0].dtype)
+                                 : "";
+  // bf16/f16 multiply must round after every step: keep the computation.
+  const bool narrow_float_mul =
+      simple == "vmul" && (ins[0].dtype == "bf16" || ins[0].dtype == "f16");
+  const bool direct = !simple.empty() && !narrow_float_mul;
+  if (!direct) RETURN_IF_ERROR(CheckScalarComputation(instr, comp));
+  if (outs[0].elements == 0) return Status::Ok();
+
   std::vector<int64_t> red = instr.dimensions();
   std::sort(red.begin(), red.end());
-  std::vector<int64_t> st(in.dims.size(), 1);
-  for (int64_t d = static_cast<int64_t>(in.dims.size()) - 2; d >= 0; --d) {
-    st[d] = st[d + 1] * in.dims[d + 1];
+  std::vector<int64_t> kept, out_coeff;
+  const std::vector<int64_t> st = Strides(dims);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!std::binary_search(red.begin(), red.end(), d)) {
+      kept.push_back(d);
+      out_coeff.push_back(st[d]);
+    }
   }
-  std::vector<int64_t> kept;
-  for (int64_t d = 0; d < static_cast<int64_t>(in.dims.size()); ++d) {
-    if (!std::binary_search(red.begin(), red.end(), d)) kept.push_back(d);
+  int64_t r = 1;
+  for (int64_t d : red) r *= dims[d];
+  const bool trailing =
+      !red.empty() && red.front() == rank - static_cast<int64_t>(red.size()) &&
+      red.back() == rank - 1;
+  if (direct && trailing && r > 0 &&
+      (simple == "vadd" || simple == "vmax" || simple == "vmin")) {
+    return EmitCrossLaneReduce(ins[0], inits[0], outs[0], simple,
+                               outs[0].elements, r, kb);
   }
-  bool empty = in.elements == 0;
-  const int64_t in_vmem = kb.AllocVmem(in.bytes);
-  const int64_t init_vmem = kb.AllocVmem(init.bytes);
-  const int64_t out_vmem = kb.AllocVmem(out.bytes);
-  kb.DmaIn(in_vmem, in.name, in.bytes);
-  kb.DmaIn(init_vmem, init.name, init.bytes);
-  kb.BeginLinearTiles(out.elements);
+
+  // Lane-parallel path.
+  std::vector<int64_t> in_vmem, init_vmem, out_vmem;
+  for (int64_t i = 0; i < n; ++i) {
+    in_vmem.push_back(kb.AllocVmem(ins[i].bytes));
+    kb.DmaIn(in_vmem.back(), ins[i].name, ins[i].bytes);
+    init_vmem.push_back(kb.AllocVmem(inits[i].bytes));
+    kb.DmaIn(init_vmem.back(), inits[i].name, inits[i].bytes);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    out_vmem.push_back(kb.AllocVmem(outs[i].bytes));
+  }
+  VRegPool pool;
+  ASSIGN_OR_RETURN(int base, pool.Alloc(false));
+  ASSIGN_OR_RETURN(int idx, pool.Alloc(false));
+  ASSIGN_OR_RETURN(int tmp, pool.Alloc(false));
+  std::vector<int> acc, x;
+  for (int64_t i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(int a, pool.Alloc(IsWide(inits[i].dtype)));
+    acc.push_back(a);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(int v, pool.Alloc(IsWide(ins[i].dtype)));
+    x.push_back(v);
+  }
+  std::vector<int> params = acc;
+  params.insert(params.end(), x.begin(), x.end());
+  kb.BeginLinearTiles(outs[0].elements);
   kb.LinearIndex();
-  EmitCoordinates(kb, out.dims);
-  // v12 = linear input index of each output's first reduced element.
-  kb.Splat(12, "s32", "0");
-  for (size_t j = 0; j < kept.size(); ++j) {
-    kb.Splat(14, "s32", std::to_string(st[kept[j]]));
-    kb.Emit("vmul.s32 v13, v" + std::to_string(2 + j) + ", v14");
-    kb.Emit("vadd.s32 v12, v12, v13");
+  std::vector<int64_t> out_dims;
+  for (int64_t d : kept) out_dims.push_back(dims[d]);
+  EmitIndexFromLinear(kb, 31, out_dims, out_coeff, 0, base, tmp);
+  kb.Splat(idx, "s32", "0");
+  for (int64_t i = 0; i < n; ++i) {
+    kb.Emit("vgather." + inits[i].dtype + " " + VReg(acc[i]) + ", vmem[" +
+            std::to_string(init_vmem[i]) + "], " + VReg(idx) + " @m0");
   }
-  kb.Splat(13, "s32", "0");
-  kb.Emit("vgather." + init.dtype + " v10, vmem[" + std::to_string(init_vmem) +
-          "], v13 @m0");
-  if (!empty) {
-    // Nested scalar loops: s(1+j) counts dimension red[j], s(10+j) is the
-    // element offset of the current position at that depth.
-    std::vector<std::string> labels;
-    for (size_t j = 0; j < red.size(); ++j) {
-      const std::string cnt = "s" + std::to_string(1 + j);
-      const std::string off = "s" + std::to_string(10 + j);
-      if (j == 0) {
-        kb.Emit("simm " + off + ", 0");
-      } else {
-        kb.Emit("smov " + off + ", s" + std::to_string(9 + j));
+  if (r > 0) {
+    std::vector<LoopDim> loops;
+    for (int64_t d : red) loops.push_back({dims[d], 0, st[d]});
+    RETURN_IF_ERROR(EmitNestedLoops(kb, loops, [&]() -> Status {
+      kb.Emit("simm s0, 0");
+      for (size_t j = 0; j < red.size(); ++j) {
+        kb.Emit("sadd s0, s0, s" + std::to_string(10 + j));
       }
-      kb.Emit("simm " + cnt + ", " + std::to_string(in.dims[red[j]]));
-      labels.push_back(kb.NewLabel("red"));
-      kb.PlaceLabel(labels.back());
-    }
-    if (red.empty()) kb.Emit("simm s10, 0");  // One element per output.
-    const std::string inner =
-        "s" + std::to_string(9 + std::max<size_t>(red.size(), 1));
-    kb.Emit("vbcast.s32 v14, " + inner);
-    kb.Emit("vadd.s32 v15, v12, v14");
-    kb.Emit("vgather." + in.dtype + " v16, vmem[" + std::to_string(in_vmem) +
-            "], v15 @m0");
-    kb.Emit(op + suffix + " v10, v10, v16 @m0");
-    for (size_t j = red.size(); j-- > 0;) {
-      kb.Emit("sadd s" + std::to_string(10 + j) + ", s" +
-              std::to_string(10 + j) + ", " + std::to_string(st[red[j]]));
-      kb.Emit("sloop s" + std::to_string(1 + j) + ", " + labels[j]);
-    }
+      kb.Emit("vbcast.s32 " + VReg(idx) + ", s0");
+      kb.Emit("vadd.s32 " + VReg(idx) + ", " + VReg(idx) + ", " + VReg(base));
+      for (int64_t i = 0; i < n; ++i) {
+        kb.Emit("vgather." + ins[i].dtype + " " + VReg(x[i]) + ", vmem[" +
+                std::to_string(in_vmem[i]) + "], " + VReg(idx) + " @m0");
+      }
+      if (direct) {
+        kb.Emit(simple + "." + LaneType(ins[0].dtype) + " " + VReg(acc[0]) +
+                ", " + VReg(acc[0]) + ", " + VReg(x[0]) + " @m0");
+        return Status::Ok();
+      }
+      return EmitScalarComputation(kb, pool, instr, comp, params, acc);
+    }));
   }
-  kb.StoreTile(out.dtype, out_vmem, 10);
+  for (int64_t i = 0; i < n; ++i) {
+    kb.StoreTile(outs[i].dtype, out_vmem[i], acc[i]);
+  }
   kb.EndLinearTiles();
-  kb.DmaOut(out.name, out_vmem, out.bytes);
+  for (int64_t i = 0; i < n; ++i) {
+    kb.DmaOut(outs[i].name, out_vmem[i], outs[i].bytes);
+  }
   return Status::Ok();
 }
 

@@ -1,5 +1,7 @@
 #include "compiler/codegen/kernel_builder.h"
 
+#include <algorithm>
+
 #include "tpu/assembler.h"
 
 namespace trench::codegen {
@@ -22,7 +24,12 @@ void KernelBuilder::PlaceLabel(const std::string& label) {
 int64_t KernelBuilder::AllocVmem(int64_t bytes) {
   int64_t at = vmem_used_;
   vmem_used_ += (bytes + 511) / 512 * 512;
+  vmem_peak_ = std::max(vmem_peak_, vmem_used_);
   return at;
+}
+
+void KernelBuilder::ReleaseVmem(int64_t mark) {
+  if (mark >= 0 && mark <= vmem_used_) vmem_used_ = mark;
 }
 
 void KernelBuilder::DmaIn(int64_t vmem, const std::string& buffer,
@@ -97,15 +104,15 @@ void KernelBuilder::Splat(int vreg, const std::string& type,
 
 std::string KernelBuilder::Text() const {
   std::string t =
-      "kernel " + name_ + " {\n  .vmem " + std::to_string(vmem_used_) + "\n";
+      "kernel " + name_ + " {\n  .vmem " + std::to_string(vmem_peak_) + "\n";
   for (const std::string& l : lines_) t += l + "\n";
   return t + "}\n";
 }
 
 StatusOr<tpu::Kernel> KernelBuilder::Finish() const {
-  if (vmem_used_ > vmem_capacity_) {
+  if (vmem_peak_ > vmem_capacity_) {
     return ResourceExhausted(
-        "hloc: kernel " + name_ + " needs " + std::to_string(vmem_used_) +
+        "hloc: kernel " + name_ + " needs " + std::to_string(vmem_peak_) +
         " bytes of VMEM, capacity " + std::to_string(vmem_capacity_));
   }
   StatusOr<tpu::Kernel> k = tpu::ParseKernel(Text());

@@ -32,6 +32,17 @@ class KernelBuilder {
 
   // Reserves `bytes` of VMEM (512-byte aligned) and returns its offset.
   int64_t AllocVmem(int64_t bytes);
+  // The VMEM capacity given at construction, and the bytes reserved so far.
+  int64_t vmem_capacity() const { return vmem_capacity_; }
+  int64_t vmem_used() const { return vmem_used_; }
+  // Stack discipline for several instructions in one kernel (control
+  // flow): VmemMark() is the current allocation offset; ReleaseVmem(mark)
+  // frees everything allocated since that mark, so later AllocVmem calls
+  // reuse it. The kernel's `.vmem` is the high-water mark of all
+  // allocations. REQUIRES: `mark` came from VmemMark() of this builder and
+  // no mark taken after it is still to be released.
+  int64_t VmemMark() const { return vmem_used_; }
+  void ReleaseVmem(int64_t mark);
 
   // Copies `bytes` of HBM buffer `buffer` to VMEM `vmem` (or back) and waits.
   void DmaIn(int64_t vmem, const std::string& buffer, int64_t bytes);
@@ -62,6 +73,7 @@ class KernelBuilder {
   std::string name_;
   int64_t vmem_capacity_;
   int64_t vmem_used_ = 0;
+  int64_t vmem_peak_ = 0;  // High-water mark of vmem_used_ (`.vmem`).
   int next_label_ = 0;
   std::vector<std::string> lines_;
   std::string tile_label_;

@@ -41,17 +41,29 @@ bool IsWide(const std::string& hlo_type);
 // Emits code computing register `dst` = instr(srcs) lane-wise, for one
 // elementwise HLO instruction (IsElementwise*, compare of every direction
 // and comparison type, select, clamp, convert, bitcast-convert, is-finite,
-// reduce-precision). `srcs[i]` holds operand i in its lane form; `dst`
-// receives the lane form of instr's type. Work is predicated on m0 where
-// the machine could fault on garbage lanes. Scratch registers come from
-// `pool` and are freed before returning; m1..m3 may be clobbered.
-// `dst` may equal a source. Unimplemented via CannotCompile for an
-// op/type pair the target does not support.
+// reduce-precision, copy, and map, whose to_apply computation is emitted
+// instruction by instruction). `srcs[i]` holds operand i in its lane form
+// (clamp's scalar lo/hi too: the caller splats them); `dst` receives the
+// lane form of instr's type. Every lane is computed (no vector instruction
+// faults, so garbage lanes are harmless and m0 is left alone). Scratch
+// registers come from `pool` and are freed before returning; m1..m3 may be
+// clobbered; sources are not modified unless `dst` is one of them.
+// Semantics are the oracle's (oracle/elementwise*.cc, XLA's evaluator):
+// integer x/0 = -1, x%0 = x, shifts >= width, saturating float->int with
+// NaN -> 0, one correct rounding for every convert, max/min returning the
+// lhs on equal operands (so max(-0, +0) = -0), NaN propagation.
+// Unimplemented via CannotCompile for an op/type pair the target does not
+// support (e.g. bitcast-convert between different widths).
 Status EmitVectorOp(KernelBuilder& kb, VRegPool& pool,
                     const HloInstruction& instr, int dst,
                     const std::vector<int>& srcs);
 
-// True if EmitVectorOp handles `instr` (same test, nothing emitted).
+// True if EmitVectorOp handles `instr`'s opcode (for map: every
+// instruction of its computation). Types are checked by EmitVectorOp.
 bool IsVectorOp(const HloInstruction& instr);
+
+// vD = the scalar `value` (any rank-0 array literal of a supported type) in
+// its lane form. Unimplemented for unsupported types.
+Status EmitSplatScalar(KernelBuilder& kb, const Literal& value, int dst);
 
 }  // namespace trench::codegen

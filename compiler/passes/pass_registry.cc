@@ -1,10 +1,13 @@
 #include "compiler/passes/pass_registry.h"
 
 #include "compiler/passes/algsimp.h"
+#include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/constant_folding.h"
+#include "compiler/passes/convolution_expander.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dce.h"
 #include "compiler/passes/dot_decomposer.h"
+#include "compiler/passes/fusion.h"
 #include "compiler/passes/layout_assignment.h"
 
 namespace trench {

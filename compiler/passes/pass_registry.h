@@ -16,8 +16,10 @@ namespace trench {
 // kRequired: runs once and always (expanders of ops the code generator
 // does not emit): it cannot be disabled, does not count toward
 // --pass-limit and its rewrites do not count toward --rewrite-limit, as
-// LLVM's required passes ignore -opt-bisect-limit.
-enum class PassStage { kSimplify, kOnce, kRequired };
+// LLVM's required passes ignore -opt-bisect-limit. kCodegen: run by the
+// code generator, not by the pipeline (CreateDefault skips it); its name is
+// still valid in --disable-passes (buffer-assignment).
+enum class PassStage { kSimplify, kOnce, kRequired, kCodegen };
 
 struct PassInfo {
   std::string_view name;

@@ -96,6 +96,7 @@ std::unique_ptr<PassPipeline> PassPipeline::CreateDefault(
     }
   };
   for (const PassInfo& info : RegisteredPasses()) {
+    if (info.stage == PassStage::kCodegen) continue;  // The codegen runs it.
     if (info.stage == PassStage::kSimplify) {
       simplify.push_back(info.create());
     } else {
@@ -179,7 +180,9 @@ Status PassPipeline::RunOne(HloPass* pass, bool required, HloModule* module,
     char prefix[32];
     std::snprintf(prefix, sizeof(prefix), "%02lld.",
                   static_cast<long long>(st.execution));
-    RETURN_IF_ERROR(Dump(*module, prefix + st.pass + ".hlo"));
+    RETURN_IF_ERROR(Dump(
+        *module,
+        prefix + std::string(required ? "required." : "") + st.pass + ".hlo"));
   }
   *changed = st.changed;
   return Status::Ok();

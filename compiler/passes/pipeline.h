@@ -11,7 +11,8 @@
 //                         across all passes (PassContext::ShouldRewrite);
 //   --dump-dir=D          writes D/00.input.hlo and, after each executed
 //                         pass, D/NN.<pass>.hlo (NN = execution number,
-//                         two digits at least).
+//                         two digits at least; a required pass writes
+//                         D/NN.required.<pass>.hlo, NN = executions so far).
 // Checks after every pass execution: the module's printed text is hashed
 // before and after, and a pass whose "changed" answer disagrees with the
 // hashes fails the pipeline with Internal("pass 'x' ..."); a pass that

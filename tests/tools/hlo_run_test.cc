@@ -127,11 +127,11 @@ TEST_F(HloRunTest, ExitCodes) {
                     (dir_ / "o").string()}),
             1);
   EXPECT_NE(err_.str().find("bad_input"), std::string::npos);
-  std::string f64 = (dir_ / "f64.hlo").string();
-  std::ofstream(f64) << "HloModule f\nENTRY e {\n  a = f64[2] parameter(0)\n"
-                        "  ROOT n = f64[2] negate(a)\n}\n";
+  std::string c64 = (dir_ / "c64.hlo").string();
+  std::ofstream(c64) << "HloModule f\nENTRY e {\n  a = c64[2] parameter(0)\n"
+                        "  ROOT n = c64[2] negate(a)\n}\n";
   EXPECT_EQ(
-      HloRun({f64, "--random-inputs", "--output-dir", (dir_ / "o2").string()}),
+      HloRun({c64, "--random-inputs", "--output-dir", (dir_ / "o2").string()}),
       3);
   EXPECT_NE(err_.str().find("compile_error"), std::string::npos);
   EXPECT_NE(Slurp(dir_ / "o2" / "report.json").find("compile_error"),
@@ -159,8 +159,8 @@ TEST_F(HloRunTest, ServeAnswersEveryRequest) {
       d + "4\"}\n" + "{\"id\": 5, \"module\": \"" +
       (dir_ / "none.hlo").string() + "\", \"seed\": 1, \"output_dir\": \"" + d +
       "5\"}\n" +
-      "{\"id\": 6, \"module\": \"HloModule f\\nENTRY e {\\n  a = f64[2] "
-      "parameter(0)\\n  ROOT n = f64[2] negate(a)\\n}\\n\", \"seed\": 1, "
+      "{\"id\": 6, \"module\": \"HloModule f\\nENTRY e {\\n  a = c64[2] "
+      "parameter(0)\\n  ROOT n = c64[2] negate(a)\\n}\\n\", \"seed\": 1, "
       "\"output_dir\": \"" +
       d + "6\"}\n" + "{\"id\": 7, \"module\": \"" + module_ +
       "\", \"inputs\": [\"" + d + "1/inputs/0.npy\", \"" + d +

@@ -75,6 +75,42 @@ TEST_F(HlocTest, CompilesAndDumps) {
   ASSERT_TRUE(j.ok());
   EXPECT_EQ(*j->Find("pass_limit"), Json(3));
   EXPECT_EQ(j->Find("disable_passes")->size(), 2u);
+  // The pipeline's dumps, the optimized module and the decisions.
+  EXPECT_TRUE(fs::exists(dir_ / "d" / "passes" / "00.input.hlo"));
+  EXPECT_TRUE(fs::exists(dir_ / "d" / "optimized.hlo"));
+  EXPECT_TRUE(fs::exists(dir_ / "d" / "rewrites.log"));
+  EXPECT_TRUE(fs::exists(dir_ / "d" / "compile.json"));
+  // The compile report on stdout.
+  auto report = ParseJson(out_.str());
+  ASSERT_TRUE(report.ok()) << out_.str();
+  EXPECT_EQ(*report->Find("status"), Json("ok"));
+  EXPECT_EQ(*report->Find("pass_executions"), Json(3));
+  for (const Json& p : report->Find("passes")->array()) {
+    if (*p.Find("pass") == Json("cse") || *p.Find("pass") == Json("dce")) {
+      EXPECT_EQ(*p.Find("skipped"), Json(true));
+    }
+  }
+}
+
+TEST_F(HlocTest, RewriteLimitNamesTheLastRewrite) {
+  std::string m = Write("m.hlo", kModule);
+  std::string prog = (dir_ / "p.tpux").string();
+  ASSERT_EQ(Run({"compile", m, "-o", prog, "--rewrite-limit=0"}), 0)
+      << err_.str();
+  auto none = ParseJson(out_.str());
+  ASSERT_TRUE(none.ok()) << out_.str();
+  EXPECT_EQ(*none->Find("rewrites_allowed"), Json(0));
+  EXPECT_TRUE(none->Find("last_rewrite")->is_null());
+  ASSERT_EQ(Run({"compile", m, "-o", prog, "--rewrite-limit=1"}), 0)
+      << err_.str();
+  auto one = ParseJson(out_.str());
+  ASSERT_TRUE(one.ok()) << out_.str();
+  EXPECT_EQ(*one->Find("rewrites_allowed"), Json(1));
+  const Json* last = one->Find("last_rewrite");
+  ASSERT_TRUE(last != nullptr && last->is_object()) << out_.str();
+  EXPECT_EQ(*last->Find("index"), Json(0)) << out_.str();
+  EXPECT_FALSE(last->Find("pass")->string_value().empty());
+  EXPECT_FALSE(last->Find("site")->string_value().empty());
 }
 
 TEST_F(HlocTest, Capabilities) {
@@ -85,6 +121,11 @@ TEST_F(HlocTest, Capabilities) {
   for (const Json& op : j->Find("ops")->array()) has_dot |= op == Json("dot");
   EXPECT_TRUE(has_dot);
   EXPECT_EQ(j->Find("flags")->size(), 5u);
+  bool has_algsimp = false;
+  for (const Json& p : j->Find("passes")->array()) {
+    has_algsimp |= *p.Find("name") == Json("algsimp");
+  }
+  EXPECT_TRUE(has_algsimp);
   EXPECT_EQ(*j->Find("exit_codes")->Find("compile_error"), Json(3));
 }
 
@@ -92,6 +133,9 @@ TEST_F(HlocTest, ExitCodesDistinguishFailures) {
   EXPECT_EQ(Run({"--help"}), 0);
   EXPECT_NE(out_.str().find("usage: hloc"), std::string::npos);
   EXPECT_EQ(Run({"compile"}), 2);
+  EXPECT_EQ(Run({"compile", "x.hlo", "-o", "y", "--disable-passes=nope"}), 2);
+  EXPECT_NE(err_.str().find("unknown pass 'nope'"), std::string::npos)
+      << err_.str();
   EXPECT_EQ(Run({"compile", "x.hlo", "-o", "y", "--bogus=1"}), 2);
   EXPECT_EQ(Run({"compile", "x.hlo", "-o", "y", "--pass-limit=abc"}), 2);
   EXPECT_EQ(Run({"compile", (dir_ / "missing.hlo").string(), "-o", "y"}), 1);

@@ -94,25 +94,23 @@ Outcome Execute(const Request& r) {
     WriteStopReport(r.output_dir, &o, "load");
     return o;
   }
-  auto exe = codegen::CompileModule(**module, r.compile.options);
-  if (!exe.ok()) {
-    Outcome o =
-        Fail(hloc::kExitCompileError, "compile_error", exe.status().ToString());
+  auto compiled = hloc::CompileWithFlags(**module, r.compile);
+  if (!compiled.ok()) {
+    const bool io = compiled.status().code() == StatusCode::kIoError;
+    Outcome o = Fail(io ? hloc::kExitBadInput : hloc::kExitCompileError,
+                     io ? "bad_input" : "compile_error",
+                     compiled.status().ToString());
     WriteStopReport(r.output_dir, &o, "compile");
     return o;
   }
-  if (!r.compile.dump_dir.empty()) {
-    Status s = hloc::DumpArtifacts(r.compile.dump_dir, **module, *exe,
-                                   r.compile.options);
-    if (!s.ok()) return Fail(hloc::kExitBadInput, "bad_input", s.message());
-  }
+  const tpu::Executable* exe = &compiled->executable;
   auto run = tpusim::RunWithInputs(*exe, *inputs);
   if (!run.ok()) {
     Outcome o = Fail(hloc::kExitBadInput, "bad_input", run.status().message());
     WriteStopReport(r.output_dir, &o, "run");
     return o;
   }
-  auto report = tpusim::WriteResults(r.output_dir, *run);
+  auto report = tpusim::WriteResults(r.output_dir, *run, hloc::CompileReport(*compiled));
   if (!report.ok()) {
     return Fail(hloc::kExitBadInput, "bad_input", report.status().message());
   }

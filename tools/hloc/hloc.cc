@@ -14,7 +14,8 @@ const char* Usage() {
   return "usage: hloc compile MODULE.hlo -o PROG.tpux [flags]\n"
          "       hloc --capabilities\n"
          "       hloc --help\n"
-         "Compiles an HLO module for the simulated TPU.\n"
+         "Compiles an HLO module for the simulated TPU: the pass pipeline,\n"
+         "then code generation. Prints the compile report (JSON) on stdout.\n"
          "flags:\n";
 }
 
@@ -94,24 +95,19 @@ int RunHloc(int argc, char** argv, std::ostream& out, std::ostream& err) {
     err << "hloc: " << module.status().message() << "\n";
     return kExitBadInput;
   }
-  auto exe = codegen::CompileModule(**module, args->compile.options);
-  if (!exe.ok()) {
-    err << exe.status().ToString() << "\n";
-    return kExitCompileError;
+  auto c = CompileWithFlags(**module, args->compile);
+  if (!c.ok()) {
+    err << c.status().ToString() << "\n";
+    out << CompileErrorReport(c.status().ToString()).Dump() << "\n";
+    return c.status().code() == StatusCode::kIoError ? kExitBadInput
+                                                     : kExitCompileError;
   }
-  if (!args->compile.dump_dir.empty()) {
-    Status s = DumpArtifacts(args->compile.dump_dir, **module, *exe,
-                             args->compile.options);
-    if (!s.ok()) {
-      err << "hloc: " << s.message() << "\n";
-      return kExitBadInput;
-    }
-  }
-  Status w = tpu::WriteExecutableFile(*exe, args->output);
+  Status w = tpu::WriteExecutableFile(c->executable, args->output);
   if (!w.ok()) {
     err << "hloc: " << w.message() << "\n";
     return kExitBadInput;
   }
+  out << CompileReport(*c).Dump() << "\n";
   return kExitOk;
 }
 

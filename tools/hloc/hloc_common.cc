@@ -8,6 +8,7 @@
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/hlo_printer.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/passes/pass_registry.h"
 #include "tpu/assembler.h"
 
 namespace trench::hloc {
@@ -73,6 +74,11 @@ StatusOr<bool> ApplyCompileFlag(const std::string& name,
   codegen::CompileOptions& o = flags->options;
   if (name == "disable-passes") {
     o.disabled_passes = SplitList(value);
+    for (const std::string& p : o.disabled_passes) {
+      if (FindPass(p) == nullptr && p != "buffer-assignment") {
+        RETURN_IF_ERROR(ParsePassList(p).status());
+      }
+    }
   } else if (name == "pass-limit") {
     ASSIGN_OR_RETURN(o.pass_limit, number());
   } else if (name == "rewrite-limit") {
@@ -93,13 +99,15 @@ StatusOr<bool> ApplyCompileFlag(const std::string& name,
 }
 
 const char* CompileFlagsUsage() {
-  return "  --disable-passes=a,b   passes not to run (recorded for the pass "
-         "pipeline)\n"
+  return "  --disable-passes=a,b   passes not to run (names as in "
+         "--capabilities \"passes\")\n"
          "  --pass-limit=N         run only the first N pass executions\n"
          "  --rewrite-limit=N      allow only the first N rewrites\n"
          "  --taps=all|name,...    expose instruction values as tap outputs\n"
-         "  --dump-dir=D           write module.hlo, prog.tpux, kernels/*.s "
-         "to D\n";
+         "  --dump-dir=D           write module.hlo, passes/NN.<pass>.hlo, "
+         "optimized.hlo,\n"
+         "                         prog.tpux, kernels/*.s, rewrites.log, "
+         "compile.json to D\n";
 }
 
 Json Capabilities() {
@@ -119,6 +127,15 @@ Json Capabilities() {
     flags.push_back(f);
   }
   j["flags"] = std::move(flags);
+  Json passes = Json::MakeArray();
+  for (const PassInfo& p : RegisteredPasses()) {
+    Json e = Json::MakeObject();
+    e["name"] = std::string(p.name);
+    e["description"] = std::string(p.description);
+    e["required"] = p.stage == PassStage::kRequired;
+    passes.push_back(std::move(e));
+  }
+  j["passes"] = std::move(passes);
   j["taps"] = true;
   j["serve"] = true;
   Json codes = Json::MakeObject();
@@ -133,20 +150,95 @@ Json Capabilities() {
   return j;
 }
 
+StatusOr<codegen::Compilation> CompileWithFlags(const HloModule& module,
+                                                const CompileFlags& flags) {
+  codegen::CompileOptions options = flags.options;
+  if (!flags.dump_dir.empty()) {
+    options.pass_dump_dir = (fs::path(flags.dump_dir) / "passes").string();
+  }
+  ASSIGN_OR_RETURN(codegen::Compilation c, codegen::Compile(module, options));
+  if (!flags.dump_dir.empty()) {
+    RETURN_IF_ERROR(DumpArtifacts(flags.dump_dir, module, c, flags.options));
+  }
+  return c;
+}
+
+Json CompileReport(const codegen::Compilation& c) {
+  Json j = Json::MakeObject();
+  j["status"] = "ok";
+  Json passes = Json::MakeArray();
+  for (const PassRunStats& st : c.passes) {
+    Json p = Json::MakeObject();
+    p["pass"] = st.pass;
+    p["execution"] = st.execution;
+    p["skipped"] = st.skipped;
+    p["required"] = st.required;
+    p["changed"] = st.changed;
+    p["rewrites"] = st.rewrites;
+    p["seconds"] = st.seconds;
+    passes.push_back(std::move(p));
+  }
+  j["passes"] = std::move(passes);
+  j["pass_executions"] = c.pass_executions;
+  j["rewrites_allowed"] = c.rewrites_allowed;
+  j["rewrite_decisions"] = static_cast<int64_t>(c.decisions.size());
+  const RewriteDecision* last = nullptr;
+  for (const RewriteDecision& d : c.decisions) {
+    if (d.allowed) last = &d;
+  }
+  if (last != nullptr) {
+    Json l = Json::MakeObject();
+    l["pass"] = last->pass;
+    l["site"] = last->site;
+    l["instruction"] = last->instruction;
+    l["index"] = last->index;
+    j["last_rewrite"] = std::move(l);
+  } else {
+    j["last_rewrite"] = Json();
+  }
+  j["buffer_assignment"] = c.buffer_assignment;
+  j["kernels"] = static_cast<int64_t>(c.executable.kernels.size());
+  j["buffers"] = static_cast<int64_t>(c.executable.buffers.size());
+  int64_t hbm = 0;
+  for (const tpu::BufferDecl& b : c.executable.buffers) hbm += b.bytes;
+  j["hbm_bytes"] = hbm;
+  Json gone = Json::MakeArray();
+  for (const std::string& t : c.taps_unavailable) gone.push_back(t);
+  j["taps_unavailable"] = std::move(gone);
+  return j;
+}
+
+Json CompileErrorReport(const std::string& message) {
+  Json j = Json::MakeObject();
+  j["status"] = "compile_error";
+  j["message"] = message;
+  return j;
+}
+
 Status DumpArtifacts(const std::string& dir, const HloModule& module,
-                     const tpu::Executable& exe,
+                     const codegen::Compilation& c,
                      const codegen::CompileOptions& options) {
   std::error_code ec;
   fs::create_directories(fs::path(dir) / "kernels", ec);
   if (ec) return IoError(dir + ": cannot create: " + ec.message());
   RETURN_IF_ERROR(
       WriteText(fs::path(dir) / "module.hlo", PrintHloModule(module)));
-  RETURN_IF_ERROR(
-      WriteText(fs::path(dir) / "prog.tpux", tpu::WriteExecutable(exe)));
-  for (const tpu::Kernel& k : exe.kernels) {
+  RETURN_IF_ERROR(WriteText(fs::path(dir) / "optimized.hlo",
+                            PrintHloModule(*c.optimized)));
+  RETURN_IF_ERROR(WriteText(fs::path(dir) / "prog.tpux",
+                            tpu::WriteExecutable(c.executable)));
+  for (const tpu::Kernel& k : c.executable.kernels) {
     RETURN_IF_ERROR(WriteText(fs::path(dir) / "kernels" / (k.name + ".s"),
                               tpu::PrintKernel(k)));
   }
+  std::string log;
+  for (const RewriteDecision& d : c.decisions) {
+    log += std::to_string(d.index) + (d.allowed ? " allowed " : " denied ") +
+           d.pass + " " + d.site + " " + d.instruction + "\n";
+  }
+  RETURN_IF_ERROR(WriteText(fs::path(dir) / "rewrites.log", log));
+  RETURN_IF_ERROR(WriteText(fs::path(dir) / "compile.json",
+                            CompileReport(c).DumpPretty() + "\n"));
   Json o = Json::MakeObject();
   Json disabled = Json::MakeArray();
   for (const std::string& p : options.disabled_passes) disabled.push_back(p);

@@ -51,10 +51,28 @@ const char* CompileFlagsUsage();
 //  "flags": [...], "tpux_version", "exit_codes": {...}}.
 Json Capabilities();
 
-// Writes module.hlo (the input as printed), prog.tpux and one
-// kernels/<name>.s per kernel into `dir` (created). IoError on failure.
+// Compiles `module` with codegen::Compile under `flags`. With a dump
+// directory D it also writes D/passes/NN.<pass>.hlo (the pipeline's dumps)
+// and the artifacts of DumpArtifacts.
+StatusOr<codegen::Compilation> CompileWithFlags(const HloModule& module,
+                                                const CompileFlags& flags);
+
+// The compile report: {"status": "ok", "passes": [{"pass", "execution",
+// "skipped", "required", "changed", "rewrites", "seconds"}...],
+// "pass_executions", "rewrites_allowed", "rewrite_decisions",
+// "last_rewrite": {"pass", "site", "instruction", "index"} | null,
+// "buffer_assignment", "kernels", "buffers", "hbm_bytes",
+// "taps_unavailable": [...]}.
+Json CompileReport(const codegen::Compilation& c);
+// {"status": "compile_error", "message": m}.
+Json CompileErrorReport(const std::string& message);
+
+// Writes into `dir` (created): module.hlo (the input as printed),
+// optimized.hlo, prog.tpux, kernels/<name>.s per kernel, rewrites.log (one
+// line per rewrite decision: index, allowed, pass, site, instruction),
+// compile.json (CompileReport) and options.json. IoError on failure.
 Status DumpArtifacts(const std::string& dir, const HloModule& module,
-                     const tpu::Executable& exe,
+                     const codegen::Compilation& c,
                      const codegen::CompileOptions& options);
 
 }  // namespace trench::hloc

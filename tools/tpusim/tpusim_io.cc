@@ -123,7 +123,8 @@ int ExitCode(tpu::RunStatus s) {
   return 4;
 }
 
-StatusOr<Json> WriteResults(const std::string& dir, const tpu::RunResult& r) {
+StatusOr<Json> WriteResults(const std::string& dir, const tpu::RunResult& r,
+                            const Json& compile) {
   const tpu::RunReport& rep = r.report;
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -177,6 +178,7 @@ StatusOr<Json> WriteResults(const std::string& dir, const tpu::RunResult& r) {
   }
   j["outputs"] = std::move(outputs);
   j["taps"] = std::move(taps);
+  if (!compile.is_null()) j["compile"] = compile;
   std::string text = j.DumpPretty() + "\n";
   std::FILE* f = std::fopen((fs::path(dir) / "report.json").c_str(), "wb");
   if (f == nullptr) return IoError(dir + "/report.json: cannot write");

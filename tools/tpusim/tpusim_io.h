@@ -42,7 +42,9 @@ int ExitCode(tpu::RunStatus s);
 // "instruction_index", "instruction", "space", "address", "message"}],
 // "outputs": [{"index", "file", "dtype", "shape"}], "taps": [{"index",
 // "label", "file", "dtype", "shape"}]}. Outputs of a failed run are not
-// written. IoError when a file cannot be written.
-StatusOr<Json> WriteResults(const std::string& dir, const tpu::RunResult& r);
+// written. `compile` (hlo-run: the compile report), when not null, is
+// added as "compile". IoError when a file cannot be written.
+StatusOr<Json> WriteResults(const std::string& dir, const tpu::RunResult& r,
+                            const Json& compile = Json());
 
 }  // namespace trench::tpusim

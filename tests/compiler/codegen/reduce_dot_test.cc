@@ -47,13 +47,20 @@ TEST(ReduceTest, SumMaxMinOverAnyDims) {
 }
 
 TEST(ReduceTest, UnsupportedReducerIsAClearError) {
-  std::string text = Reduce("f32", "[4]", "[]", "0", "divide", "1");
+  // Reducers are emitted op by op; a call inside one is not (yet).
+  std::string text =
+      "HloModule m\ninner {\n  p = f32[] parameter(0)\n"
+      "  q = f32[] parameter(1)\n  ROOT s = f32[] add(p, q)\n}\n"
+      "r {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+      "  ROOT z = f32[] call(x, y), to_apply=inner\n}\n"
+      "ENTRY e {\n  a = f32[4] parameter(0)\n  i = f32[] constant(1)\n"
+      "  ROOT r = f32[] reduce(a, i), dimensions={0}, to_apply=r\n}\n";
   auto m = testing::Parse(text);
   ASSERT_NE(m, nullptr);
   auto exe = CompileModule(*m, CompileOptions());
   ASSERT_FALSE(exe.ok());
   EXPECT_EQ(exe.status().message(),
-            "hloc: cannot compile reduce for f32 with reducer r");
+            "hloc: cannot compile reduce for computation r with call f32");
 }
 
 std::string Dot(const std::string& t, int64_t m, int64_t k, int64_t n,

@@ -120,19 +120,29 @@ TEST(PipelineTest, DefaultPipelineSimplifiesAndRecordsStats) {
       << PrintHloModule(*m);
   testing::ExpectEquivalent(*before, *m);
   // Two rounds at least: the second one finds nothing and ends the group.
-  const auto& stats = pipeline->stats();
+  // (Required passes run first and are no executions.)
+  std::vector<PassRunStats> stats;
+  for (const PassRunStats& st : pipeline->stats()) {
+    if (!st.required) stats.push_back(st);
+  }
   ASSERT_GE(stats.size(), 8u);
   EXPECT_EQ(stats[0].pass, "algsimp");
   EXPECT_EQ(stats[0].execution, 1);
   EXPECT_TRUE(stats[0].changed);
   EXPECT_GT(stats[0].rewrites, 0);
   // The group's last round and dot-decomposer changed nothing; layout
-  // assignment ran last.
-  for (size_t i = stats.size() - 6; i + 1 < stats.size(); ++i) {
+  // assignment changed the module, fusion (a lone multiply) did not.
+  size_t layout = 0;
+  while (layout < stats.size() && stats[layout].pass != "layout-assignment") {
+    ++layout;
+  }
+  ASSERT_LT(layout, stats.size());
+  ASSERT_GE(layout, 5u);
+  for (size_t i = layout - 5; i < layout; ++i) {
     EXPECT_FALSE(stats[i].changed) << stats[i].pass;
   }
-  EXPECT_EQ(stats.back().pass, "layout-assignment");
-  EXPECT_TRUE(stats.back().changed);
+  EXPECT_TRUE(stats[layout].changed);
+  EXPECT_EQ(stats.back().pass, "fusion");
   EXPECT_TRUE(Root(*m)->shape().has_layout());
   EXPECT_EQ(pipeline->executions(), static_cast<int64_t>(stats.size()));
 }
@@ -148,7 +158,9 @@ TEST(PipelineTest, PassLimitCountsExecutionsAcrossFixpointRounds) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_LE(pipeline->executions(), limit);
     int64_t ran = 0;
-    for (const PassRunStats& s : pipeline->stats()) ran += !s.skipped;
+    for (const PassRunStats& s : pipeline->stats()) {
+      ran += !s.skipped && !s.required;
+    }
     EXPECT_EQ(ran, pipeline->executions());
     if (limit == 0) {
       EXPECT_FALSE(*r);
@@ -162,15 +174,51 @@ TEST(PipelineTest, PassLimitCountsExecutionsAcrossFixpointRounds) {
   PassContext ctx = pipeline->MakeContext();
   ASSERT_TRUE(pipeline->Run(m.get(), &ctx).ok());
   ASSERT_EQ(pipeline->executions(), 5);
-  EXPECT_EQ(pipeline->stats()[4].pass, "algsimp");
-  EXPECT_EQ(pipeline->stats()[4].execution, 5);
+  std::vector<PassRunStats> optional;
+  for (const PassRunStats& st : pipeline->stats()) {
+    if (!st.required) optional.push_back(st);
+  }
+  EXPECT_EQ(optional[4].pass, "algsimp");
+  EXPECT_EQ(optional[4].execution, 5);
+}
+
+TEST(PipelineTest, RequiredPassesAlwaysRunAndCannotBeDisabled) {
+  std::vector<std::string> required;
+  for (const PassInfo& info : RegisteredPasses()) {
+    if (info.stage == PassStage::kRequired) required.emplace_back(info.name);
+  }
+  ASSERT_FALSE(required.empty());
+  auto m = Parse(kModule);
+  PipelineOptions o;
+  o.pass_limit = 0;
+  o.rewrite_limit = 0;
+  auto pipeline = PassPipeline::CreateDefault(o);
+  PassContext ctx = pipeline->MakeContext();
+  ASSERT_TRUE(pipeline->Run(m.get(), &ctx).ok());
+  EXPECT_EQ(pipeline->executions(), 0);
+  std::vector<std::string> ran;
+  for (const PassRunStats& st : pipeline->stats()) {
+    if (!st.skipped) ran.push_back(st.pass);
+    EXPECT_EQ(st.required, !st.skipped) << st.pass;
+  }
+  EXPECT_EQ(ran, required);
+  PipelineOptions d;
+  d.disabled_passes = {required[0]};
+  auto p2 = PassPipeline::CreateDefault(d);
+  PassContext ctx2 = p2->MakeContext();
+  auto r = p2->Run(m.get(), &ctx2);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("required"), std::string::npos);
 }
 
 TEST(PipelineTest, DisabledPassesAreSkipped) {
   auto m = Parse(kModule);
   PipelineOptions o;
   for (const PassInfo& info : RegisteredPasses()) {
-    if (info.name != "dce") o.disabled_passes.emplace_back(info.name);
+    if (info.name != "dce" && info.stage != PassStage::kRequired) {
+      o.disabled_passes.emplace_back(info.name);
+    }
   }
   auto pipeline = PassPipeline::CreateDefault(o);
   PassContext ctx = pipeline->MakeContext();
@@ -180,7 +228,7 @@ TEST(PipelineTest, DisabledPassesAreSkipped) {
   EXPECT_EQ(testing::Find(*m, "dead"), nullptr);
   EXPECT_NE(testing::Find(*m, "a"), nullptr);  // algsimp disabled.
   for (const PassRunStats& s : pipeline->stats()) {
-    EXPECT_EQ(s.skipped, s.pass != "dce") << s.pass;
+    EXPECT_EQ(s.skipped, s.pass != "dce" && !s.required) << s.pass;
   }
 }
 

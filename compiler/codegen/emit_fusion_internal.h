@@ -1,0 +1,120 @@
+// Internals of the fused-kernel emitter (emit_fusion*.cc): the per-tile
+// evaluator of a fused computation.
+//
+// Values are evaluated at "positions": registers of s32 linear element
+// indices (row-major; every buffer is dense row-major, so a reshape keeps
+// the position). Elementwise ops evaluate their operands at their own
+// position; broadcast / transpose / slice map the position (index math on
+// the coordinates); iota reads its coordinate; staged arrays (fusion
+// parameters, the dot's result) are loaded (contiguous at the tile
+// position) or gathered. Each body is emitted twice over the same
+// traversal: a dry run counts the uses of every (value, position), the
+// real run emits and frees each register after its last use.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "compiler/codegen/emitters.h"
+#include "compiler/codegen/vector_ops.h"
+#include "compiler/passes/fusion_support.h"
+
+namespace trench::codegen::fusion_internal {
+
+// An array staged whole in VMEM (dense row-major, memory type `mem`).
+struct Staged {
+  int64_t vmem = 0;
+  std::string mem;
+};
+
+// Where a tapped fused instruction's value goes (VMEM, then DMA'd out).
+struct TapRegion {
+  int64_t vmem = 0;
+  std::string mem;
+};
+
+class TileEvaluator {
+ public:
+  // `staged`: values read from VMEM (fused parameters, the dot). `taps`:
+  // in-loop tap stores for these instructions (only those in `covered`).
+  // The body's own position is the current linear tile (contiguous, s20
+  // and m0 from KernelBuilder::BeginLinearTiles) when `tile_reg` < 0, else
+  // the indices in register `tile_reg` (lanes under m0).
+  TileEvaluator(
+      KernelBuilder& kb, VRegPool& pool,
+      const std::unordered_map<const HloInstruction*, Staged>& staged,
+      const std::unordered_map<const HloInstruction*, TapRegion>& taps,
+      int tile_reg);
+
+  // Dry run on/off: while dry, Get/Release count uses and emit nothing.
+  void SetDry(bool dry) { dry_ = dry; }
+  bool dry() const { return dry_; }
+  // The register holding `instr`'s value at the body's position (lane
+  // form). Every Get must be matched by a Release (same order in the dry
+  // and real runs).
+  StatusOr<int> Get(const HloInstruction* instr);
+  void Release(const HloInstruction* instr);
+  // Frees the registers the body still holds and forgets the counts (the
+  // evaluator can then run another body).
+  void End();
+
+ private:
+  using Key = std::pair<const HloInstruction*, int>;  // (value, position)
+
+  // Follows position-preserving and position-mapping ops down to the
+  // instruction that produces a value; updates `pos`.
+  StatusOr<const HloInstruction*> Resolve(const HloInstruction* instr,
+                                          int* pos);
+  StatusOr<int> Eval(const HloInstruction* instr, int pos);
+  void ReleaseKey(const HloInstruction* instr, int pos);
+  StatusOr<int> Compute(const HloInstruction* instr, int pos);
+  // The register of position `pos`'s linear indices.
+  StatusOr<int> PositionReg(int pos);
+  StatusOr<int> MapPosition(const HloInstruction* index_op, int pos);
+  void ReleasePosition(int pos);
+  StatusOr<int> Alloc(bool wide);
+
+  KernelBuilder& kb_;
+  VRegPool& pool_;
+  const std::unordered_map<const HloInstruction*, Staged>& staged_;
+  const std::unordered_map<const HloInstruction*, TapRegion>& taps_;
+  bool dry_ = true;
+  // Positions: 0 is the body's own. Derived ones: (index op, parent).
+  struct Position {
+    const HloInstruction* op = nullptr;
+    int parent = -1;
+    int reg = -1;
+    int uses = 0;  // Dry: counted; real: remaining.
+  };
+  std::vector<Position> positions_;
+  std::map<std::pair<const HloInstruction*, int>, int> position_ids_;
+  struct Value {
+    int reg = -1;
+    bool wide = false;
+    int uses = 0;
+  };
+  std::map<Key, Value> values_;
+  int tile_reg_;  // < 0: the body's position is the linear tile.
+};
+
+// The tile loop of a reduce fusion (kInput, see emit_fusion.cc): over the
+// reduce output's tiles, accumulating every reduce root and scattering the
+// other roots (shaped like the reduce input) to `outs` (one per root).
+Status EmitFusedReduceLoop(
+    KernelBuilder& kb, VRegPool& pool, const FusionSpec& spec,
+    const std::vector<const HloInstruction*>& roots,
+    const std::vector<Staged>& outs,
+    const std::unordered_map<const HloInstruction*, Staged>& staged,
+    const std::unordered_map<const HloInstruction*, TapRegion>& taps);
+
+// Emits C = dot(lhs, rhs) of the fused `dot` (operands staged in VMEM) and
+// leaves the result dense row-major in its element type at a new VMEM
+// region (returned). REQUIRES: AnalyzeFusion accepted the dot.
+StatusOr<int64_t> EmitFusedDot(KernelBuilder& kb, const HloInstruction& dot,
+                               const Staged& lhs, const Staged& rhs);
+
+}  // namespace trench::codegen::fusion_internal

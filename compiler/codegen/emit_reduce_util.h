@@ -1,0 +1,107 @@
+// Shared pieces of the reduction-family emitters (reduce, reduce-window,
+// select-and-scatter, sort): lane-wise emission of their called scalar
+// computations (reducers, comparators, select/scatter functions) with
+// EmitVectorOp, index arithmetic on lanes, and nested scalar loops.
+//
+// Register conventions on top of kernel_builder.h: these helpers use
+// scalar registers s1..s8 (loop counters) and s10..s17 (loop positions),
+// the vector scratch v28/v29 (splatted constants) and masks m1..m3 (through
+// EmitVectorOp). Emitters keep their own masks in m4..m7.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/codegen/buffer_plan.h"
+#include "compiler/codegen/kernel_builder.h"
+#include "compiler/codegen/vector_ops.h"
+#include "compiler/ir/hlo_computation.h"
+#include "compiler/ir/hlo_instruction.h"
+
+namespace trench::codegen {
+
+// "vN".
+std::string VReg(int r);
+
+// The array leaves of `instr`'s value (one for an array, one per element of
+// a flat tuple), in flattened order.
+std::vector<ArrayBuffer> LeafBuffers(const BufferPlan& plan,
+                                     const HloInstruction* instr);
+
+// Element type name of a scalar instruction ("f32", "pred", ...).
+std::string ScalarType(const HloInstruction& instr);
+
+// OK if every instruction of `comp` can be emitted lane-wise: parameters,
+// scalar constants, a tuple root, scalar reshape/bitcast/copy/broadcast, and
+// ops EmitVectorOp handles (IsVectorOp). CannotCompile(instr, ...) naming
+// the offending op otherwise. Nothing is emitted.
+Status CheckScalarComputation(const HloInstruction& instr,
+                              const HloComputation& comp);
+
+// Emits `comp` lane-wise: params[i] holds parameter i in its lane form;
+// outs[k] receives leaf k of the root (the root itself, or each operand of
+// a tuple root). `outs` may alias `params` (results are formed in scratch
+// registers first). Scratch comes from `pool`; `params` and `outs` must be
+// reserved there by the caller. REQUIRES: CheckScalarComputation ok.
+Status EmitScalarComputation(KernelBuilder& kb, VRegPool& pool,
+                             const HloInstruction& instr,
+                             const HloComputation& comp,
+                             const std::vector<int>& params,
+                             const std::vector<int>& outs);
+
+// vD = vS (both registers of a pair when `wide`).
+void EmitMove(KernelBuilder& kb, int dst, int src, bool wide);
+// vD = mK ? vA : vB in lane type `lane` (pairs handled by the machine).
+void EmitSelect(KernelBuilder& kb, const std::string& lane, int dst, int mask,
+                int a, int b);
+
+// The single-op reducer mnemonic ("vadd", "vmax", "vmin", "vmul", "vand",
+// "vor") when `comp` is `op(p0, p1)` (either order) on type `t`, else "".
+// pred takes only and/or.
+std::string SimpleReducer(const HloComputation& comp, const std::string& t);
+
+// Emits dst = sum_d ((lin / stride_d) % dims_d) * coeff_d + offset (s32)
+// for the row-major array `dims`, lin in `lin` (s32). Uses `tmp` and v29.
+// dst must differ from lin and tmp.
+void EmitIndexFromLinear(KernelBuilder& kb, int lin,
+                         const std::vector<int64_t>& dims,
+                         const std::vector<int64_t>& coeff, int64_t offset,
+                         int dst, int tmp);
+// dst = coordinate d of linear index `lin` in the row-major array `dims`.
+void EmitCoordinate(KernelBuilder& kb, int lin,
+                    const std::vector<int64_t>& dims, size_t d, int dst);
+
+// One nested scalar loop dimension: position = start + i * step for
+// i = 0 .. count-1.
+struct LoopDim {
+  int64_t count = 1, start = 0, step = 1;
+};
+// Emits loops over `dims` (outermost first; REQUIRES <= 8 dims, counts > 0)
+// around body(); inside, s(10+d) is the position of dim d.
+Status EmitNestedLoops(KernelBuilder& kb, const std::vector<LoopDim>& dims,
+                       const std::function<Status()>& body);
+
+// Window helpers (reduce-window, select-and-scatter). Per tile:
+// bases[d] = o_d * stride_d - pad_lo_d, o the coordinates of `lin` in
+// `out_dims`. Per window position (positions k_d * window_dilation_d in
+// s(10+d), EmitNestedLoops): m4 = m0 and the position is inside the
+// (dilated) input, idx = its row-major input offset. Clobber u, v28, v29,
+// m5.
+void EmitWindowBases(KernelBuilder& kb, int lin,
+                     const std::vector<int64_t>& out_dims,
+                     const std::vector<WindowDim>& window,
+                     const std::vector<int>& bases, int tmp);
+void EmitWindowIndex(KernelBuilder& kb, const std::vector<WindowDim>& window,
+                     const std::vector<int64_t>& in_dims,
+                     const std::vector<int>& bases, int idx, int u);
+
+// Row-major strides.
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
+int64_t Product(const std::vector<int64_t>& dims);
+// Bytes per element of a memory type.
+int64_t ElemBytes(const std::string& dtype);
+
+}  // namespace trench::codegen

@@ -1,0 +1,385 @@
+// EmitVectorOp: register pool, emission context, dispatch, and the
+// structural ops (compare, select, clamp, is-finite, copy, map).
+#include "compiler/codegen/vector_ops.h"
+
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+
+#include "compiler/codegen/emitters.h"
+#include "compiler/codegen/vector_ops_internal.h"
+#include "compiler/ir/hlo_computation.h"
+
+namespace trench::codegen {
+
+using vops::Ctx;
+using vops::Info;
+using vops::Kind;
+using vops::TypeInfo;
+using vops::V;
+
+StatusOr<int> VRegPool::Alloc(bool wide) {
+  for (int r = 0; r < 28; r += wide ? 2 : 1) {
+    unsigned bits = (wide ? 3u : 1u) << r;
+    if ((used_ & bits) == 0) {
+      used_ |= bits;
+      return r;
+    }
+  }
+  return ResourceExhausted("hloc: out of vector registers (v0..v27)");
+}
+
+void VRegPool::Free(int v, bool wide) { used_ &= ~((wide ? 3u : 1u) << v); }
+
+void VRegPool::Reserve(int v, bool wide) { used_ |= (wide ? 3u : 1u) << v; }
+
+bool IsWide(const std::string& hlo_type) {
+  return hlo_type == "f64" || hlo_type == "s64" || hlo_type == "u64";
+}
+
+namespace vops {
+
+TypeInfo Info(PrimitiveType t) {
+  TypeInfo i;
+  i.name = std::string(PrimitiveTypeName(t));
+  i.lane = LaneType(i.name);
+  if (i.lane.empty()) return i;
+  i.bits = BitWidth(t);
+  i.wide = IsWide(i.name);
+  i.narrow = i.bits < 32 && t != PrimitiveType::PRED;
+  switch (KindOf(t)) {
+    case TypeKind::kFloat:
+      i.kind = Kind::kFloat;
+      break;
+    case TypeKind::kSigned:
+      i.kind = Kind::kSigned;
+      break;
+    case TypeKind::kUnsigned:
+      i.kind = Kind::kUnsigned;
+      break;
+    case TypeKind::kPred:
+      i.kind = Kind::kPred;
+      break;
+    default:
+      i.lane.clear();
+      break;
+  }
+  return i;
+}
+
+std::string V(int n) { return "v" + std::to_string(n); }
+
+Ctx::~Ctx() {
+  for (const auto& [v, wide] : temps_) pool_.Free(v, wide);
+}
+
+StatusOr<int> Ctx::Tmp(bool wide) {
+  ASSIGN_OR_RETURN(int v, pool_.Alloc(wide));
+  temps_.push_back({v, wide});
+  return v;
+}
+
+void Ctx::Imm(int v, const std::string& type, uint64_t bits) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "0x%llx",
+                static_cast<unsigned long long>(bits));
+  E("vimm." + type + " " + V(v) + ", " + buf);
+}
+
+void Ctx::Mov(int d, int s, bool wide) {
+  if (d == s) return;
+  E("vmov " + V(d) + ", " + V(s));
+  if (wide) E("vmov " + V(d + 1) + ", " + V(s + 1));
+}
+
+void Ctx::Fix(int r, const TypeInfo& t) {
+  if (!t.narrow) return;
+  E("vpack." + t.name + " " + V(r) + ", " + V(r));
+  E("vunpack." + t.name + " " + V(r) + ", " + V(r));
+}
+
+Status Ctx::Cannot(const std::string& what) const {
+  return CannotCompile(instr_, what);
+}
+
+}  // namespace vops
+
+namespace {
+
+const char* CompareMnemonic(ComparisonDirection d) {
+  switch (d) {
+    case ComparisonDirection::kEq:
+      return "vcmpeq";
+    case ComparisonDirection::kNe:
+      return "vcmpne";
+    case ComparisonDirection::kLt:
+      return "vcmplt";
+    case ComparisonDirection::kLe:
+      return "vcmple";
+    case ComparisonDirection::kGt:
+      return "vcmpgt";
+    case ComparisonDirection::kGe:
+      return "vcmpge";
+  }
+  return "vcmpeq";
+}
+
+// The total-order key of a float's bits as a signed integer (oracle
+// SignMagnitudeKey): key = x ^ ((x >>a (w-1)) >>l 1), so negative values
+// get their magnitude bits flipped. bf16/f16 lanes hold exact f32 values,
+// whose f32 bit order is the narrow type's bit order.
+Status TotalOrderKey(Ctx& c, const TypeInfo& t, int dst, int x) {
+  const std::string it = t.wide ? "s64" : "s32";
+  ASSIGN_OR_RETURN(int sh, c.Tmp(t.wide));
+  ASSIGN_OR_RETURN(int one, c.Tmp(t.wide));
+  ASSIGN_OR_RETURN(int s, c.Tmp(t.wide));
+  c.Imm(sh, it, t.wide ? 63 : 31);
+  c.Imm(one, it, 1);
+  c.E("vshra." + it + " " + V(s) + ", " + V(x) + ", " + V(sh));
+  c.E("vshrl." + it + " " + V(s) + ", " + V(s) + ", " + V(one));
+  c.E("vxor." + it + " " + V(dst) + ", " + V(x) + ", " + V(s));
+  return Status::Ok();
+}
+
+Status EmitCompare(Ctx& c, int dst, const std::vector<int>& s) {
+  const TypeInfo t = Info(c.instr().operand(0)->shape().element_type());
+  if (t.lane.empty()) return c.Cannot(t.name);
+  const std::string m = CompareMnemonic(c.instr().attrs().comparison_direction);
+  std::string lane = t.lane;
+  int a = s[0], b = s[1];
+  if (t.kind == Kind::kFloat &&
+      c.instr().attrs().comparison_type == ComparisonType::kTotalOrder) {
+    ASSIGN_OR_RETURN(a, c.Tmp(t.wide));
+    ASSIGN_OR_RETURN(b, c.Tmp(t.wide));
+    RETURN_IF_ERROR(TotalOrderKey(c, t, a, s[0]));
+    RETURN_IF_ERROR(TotalOrderKey(c, t, b, s[1]));
+    lane = t.wide ? "s64" : "s32";
+  }
+  c.E(m + "." + lane + " m1, " + V(a) + ", " + V(b));
+  c.E("vmtov " + V(dst) + ", m1");
+  return Status::Ok();
+}
+
+Status EmitSelect(Ctx& c, int dst, const std::vector<int>& s) {
+  const TypeInfo t = Info(c.instr().shape().element_type());
+  if (t.lane.empty()) return c.Cannot(t.name);
+  c.E("vvtom m1, " + V(s[0]));
+  c.E("vsel." + t.lane + " " + V(dst) + ", m1, " + V(s[1]) + ", " + V(s[2]));
+  return Status::Ok();
+}
+
+// clamp(lo, x, hi) = min(hi, max(x, lo)) as std::min/std::max (oracle):
+// max returns x and min returns hi on equal operands (signed zeros), and
+// any NaN operand gives NaN (the machine's min/max propagate NaN).
+Status EmitClamp(Ctx& c, int dst, const std::vector<int>& s) {
+  const TypeInfo t = Info(c.instr().shape().element_type());
+  if (t.lane.empty()) return c.Cannot(t.name);
+  const int lo = s[0], x = s[1], hi = s[2];
+  ASSIGN_OR_RETURN(int r, c.Tmp(t.wide));
+  if (t.kind == Kind::kPred) {
+    c.E("vor.s32 " + V(r) + ", " + V(x) + ", " + V(lo));
+    c.E("vand.s32 " + V(dst) + ", " + V(r) + ", " + V(hi));
+    return Status::Ok();
+  }
+  const std::string L = "." + t.lane + " ";
+  c.E("vmax" + L + V(r) + ", " + V(x) + ", " + V(lo));
+  if (t.kind == Kind::kFloat) {
+    c.E("vcmpeq" + L + "m1, " + V(x) + ", " + V(lo));
+    c.E("vsel" + L + V(r) + ", m1, " + V(x) + ", " + V(r));
+    c.E("vcmpeq" + L + "m1, " + V(hi) + ", " + V(r));
+    c.E("vmin" + L + V(r) + ", " + V(hi) + ", " + V(r));
+    c.E("vsel" + L + V(dst) + ", m1, " + V(hi) + ", " + V(r));
+  } else {
+    c.E("vmin" + L + V(dst) + ", " + V(hi) + ", " + V(r));
+  }
+  return Status::Ok();
+}
+
+// is-finite: the exponent field is not all ones (f64: in the high word).
+Status EmitIsFinite(Ctx& c, int dst, int x) {
+  const TypeInfo t = Info(c.instr().operand(0)->shape().element_type());
+  if (t.kind != Kind::kFloat) return c.Cannot(t.name);
+  ASSIGN_OR_RETURN(int k, c.Tmp(false));
+  ASSIGN_OR_RETURN(int e, c.Tmp(false));
+  c.Imm(k, "u32", t.wide ? 0x7ff00000u : 0x7f800000u);
+  c.E("vand.u32 " + V(e) + ", " + V(t.wide ? x + 1 : x) + ", " + V(k));
+  c.E("vcmpne.u32 m1, " + V(e) + ", " + V(k));
+  c.E("vmtov " + V(dst) + ", m1");
+  return Status::Ok();
+}
+
+// The lane-form bits of element 0 of a scalar literal.
+StatusOr<uint64_t> LaneBits(const Literal& l) {
+  const PrimitiveType t = l.element_type();
+  const uint8_t* p = l.bytes().data();
+  if (l.bytes().size() < static_cast<size_t>(ByteWidth(t)) ||
+      ByteWidth(t) == 0) {
+    return InvalidArgument("not a scalar array literal");
+  }
+  auto load = [p]<typename T>(T) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+  };
+  float f;
+  switch (t) {
+    case PrimitiveType::PRED:
+      return uint64_t{p[0] != 0};
+    case PrimitiveType::S8:
+      return static_cast<uint32_t>(int32_t{load(int8_t{})});
+    case PrimitiveType::U8:
+      return uint64_t{p[0]};
+    case PrimitiveType::S16:
+      return static_cast<uint32_t>(int32_t{load(int16_t{})});
+    case PrimitiveType::U16:
+      return uint64_t{load(uint16_t{})};
+    case PrimitiveType::S32:
+    case PrimitiveType::U32:
+    case PrimitiveType::F32:
+      return uint64_t{load(uint32_t{})};
+    case PrimitiveType::S64:
+    case PrimitiveType::U64:
+    case PrimitiveType::F64:
+      return load(uint64_t{});
+    case PrimitiveType::BF16:
+      f = Bf16BitsToF32(load(uint16_t{}));
+      break;
+    case PrimitiveType::F16:
+      f = F16BitsToF32(load(uint16_t{}));
+      break;
+    default:
+      return Unimplemented("hloc: cannot compile constant of type " +
+                           std::string(PrimitiveTypeName(t)));
+  }
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return uint64_t{b};
+}
+
+// map: the to_apply computation's instructions in post order, parameters
+// bound to the operands' registers, scalar constants splatted.
+Status EmitMap(Ctx& c, int dst, const std::vector<int>& s) {
+  const HloComputation* comp = c.instr().to_apply();
+  std::unordered_map<const HloInstruction*, int> reg;
+  for (const HloInstruction* i : comp->MakeInstructionPostOrder()) {
+    const TypeInfo t = Info(i->shape().element_type());
+    if (!i->shape().IsArray() || i->shape().rank() != 0 || t.lane.empty()) {
+      return c.Cannot("to_apply instruction " + i->ShortString());
+    }
+    if (i->opcode() == HloOpcode::kParameter) {
+      if (i->parameter_number() >= static_cast<int64_t>(s.size())) {
+        return c.Cannot("to_apply parameter " + i->ShortString());
+      }
+      reg[i] = s[i->parameter_number()];
+      continue;
+    }
+    int r = dst;
+    if (i != comp->root_instruction()) {
+      ASSIGN_OR_RETURN(r, c.Tmp(t.wide));
+    }
+    if (i->opcode() == HloOpcode::kConstant) {
+      if (!i->has_literal()) return c.Cannot("constant without a value");
+      RETURN_IF_ERROR(EmitSplatScalar(c.kb(), i->literal(), r));
+    } else {
+      if (!IsVectorOp(*i)) {
+        return c.Cannot("to_apply instruction " + i->ShortString());
+      }
+      std::vector<int> ops;
+      for (const HloInstruction* o : i->operands()) ops.push_back(reg.at(o));
+      RETURN_IF_ERROR(EmitVectorOp(c.kb(), c.pool(), *i, r, ops));
+    }
+    reg[i] = r;
+  }
+  const HloInstruction* root = comp->root_instruction();
+  if (reg.at(root) != dst) {
+    c.Mov(dst, reg.at(root), Info(root->shape().element_type()).wide);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status EmitSplatScalar(KernelBuilder& kb, const Literal& value, int dst) {
+  const TypeInfo t = Info(value.element_type());
+  if (t.lane.empty() || !value.shape().IsArray()) {
+    return Unimplemented("hloc: cannot compile constant of type " + t.name);
+  }
+  ASSIGN_OR_RETURN(uint64_t bits, LaneBits(value));
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "0x%llx",
+                static_cast<unsigned long long>(bits));
+  kb.Emit("vimm." + t.lane + " " + V(dst) + ", " + buf);
+  return Status::Ok();
+}
+
+bool IsVectorOp(const HloInstruction& instr) {
+  switch (instr.opcode()) {
+    case HloOpcode::kCompare:
+    case HloOpcode::kSelect:
+    case HloOpcode::kClamp:
+    case HloOpcode::kConvert:
+    case HloOpcode::kBitcastConvert:
+    case HloOpcode::kReducePrecision:
+    case HloOpcode::kIsFinite:
+    case HloOpcode::kCopy:
+      return true;
+    case HloOpcode::kMap: {
+      if (instr.called_computations().empty()) return false;
+      for (const HloInstruction* i : instr.to_apply()->instructions()) {
+        if (i->opcode() != HloOpcode::kParameter &&
+            i->opcode() != HloOpcode::kConstant && !IsVectorOp(*i)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    default:
+      return vops::IsArithmeticOp(instr.opcode());
+  }
+}
+
+Status EmitVectorOp(KernelBuilder& kb, VRegPool& pool,
+                    const HloInstruction& instr, int dst,
+                    const std::vector<int>& srcs) {
+  Ctx c(kb, pool, instr);
+  if (instr.opcode() != HloOpcode::kMap &&
+      static_cast<int64_t>(srcs.size()) != instr.operand_count()) {
+    return Internal("hloc: EmitVectorOp: " + instr.ShortString() + " got " +
+                    std::to_string(srcs.size()) + " source registers");
+  }
+  if (!IsVectorOp(instr)) {
+    return c.Cannot(std::string(
+        PrimitiveTypeName(instr.shape().IsArray() ? instr.shape().element_type()
+                                                  : PrimitiveType::TUPLE)));
+  }
+  const TypeInfo out = Info(instr.shape().element_type());
+  if (out.lane.empty()) return c.Cannot(out.name);
+  switch (instr.opcode()) {
+    case HloOpcode::kCompare:
+      return EmitCompare(c, dst, srcs);
+    case HloOpcode::kSelect:
+      return EmitSelect(c, dst, srcs);
+    case HloOpcode::kClamp:
+      return EmitClamp(c, dst, srcs);
+    case HloOpcode::kIsFinite:
+      return EmitIsFinite(c, dst, srcs[0]);
+    case HloOpcode::kCopy:
+      c.Mov(dst, srcs[0], out.wide);
+      return Status::Ok();
+    case HloOpcode::kConvert:
+      return vops::EmitConvert(c, dst, srcs[0]);
+    case HloOpcode::kBitcastConvert:
+      return vops::EmitBitcastConvert(c, dst, srcs[0]);
+    case HloOpcode::kReducePrecision:
+      return vops::EmitReducePrecision(c, dst, srcs[0]);
+    case HloOpcode::kMap:
+      if (srcs.size() != instr.to_apply()->parameters().size()) {
+        return Internal("hloc: EmitVectorOp: map arity mismatch");
+      }
+      return EmitMap(c, dst, srcs);
+    default:
+      return vops::EmitArithmetic(c, dst, srcs);
+  }
+}
+
+}  // namespace trench::codegen

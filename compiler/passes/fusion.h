@@ -1,0 +1,34 @@
+// Fusion: groups instructions of the entry computation into XLA-style
+// fusion instructions (`fusion(...), kind=kLoop|kInput|kOutput,
+// calls=%fused_computation`), each compiled to one kernel.
+#pragma once
+
+#include "compiler/passes/pass.h"
+
+namespace trench {
+
+// Forms, consumer first (from the root backwards):
+//   - loop fusions (kLoop): elementwise chains with the broadcasts, iota,
+//     scalar constants, reshapes and converts feeding them;
+//   - input fusions (kInput): a reduce with its elementwise producers;
+//   - output fusions (kOutput): a dot with its epilogue (bias add,
+//     activation, convert) consuming it;
+// then multi-output fusions: fusions (or single fusible ops) that read a
+// common operand, e.g. sibling elementwise consumers or a reduce and an
+// elementwise op sharing a producer, merge into one fusion whose fused
+// computation returns a tuple; users read it via get-tuple-element.
+// A producer joins a fusion only when all its users are in it (no work is
+// duplicated), except cheap ones (one-element constants, iota,
+// broadcasts) which are copied into the fusion and kept for other users.
+// Every fusion must pass AnalyzeFusion (fusion_support.h), the predicate
+// the fused-kernel emitter compiles by. Only the entry computation is
+// fused; instructions with control edges are left alone.
+// Rewrite sites, one decision per fusion formed, named by the fusion's
+// first consumer: "loop", "input", "output", "multi-output".
+class FusionPass : public HloPass {
+ public:
+  std::string_view name() const override { return "fusion"; }
+  StatusOr<bool> Run(HloModule* module, PassContext* ctx) override;
+};
+
+}  // namespace trench

@@ -1,0 +1,96 @@
+// sort on the simulator against the oracle: every dtype, any sort
+// dimension, multi-operand (key + payload, stability visible through the
+// payload on the many equal keys of random integers), computed
+// comparators.
+#include <string>
+#include <vector>
+
+#include "tests/compiler/codegen/codegen_test_util.h"
+
+namespace trench::codegen {
+namespace {
+
+using testing::ExpectMatchesOracle;
+
+const std::vector<std::string> kAllTypes = {"pred", "s8",  "s16", "s32", "s64",
+                                            "u8",   "u16", "u32", "u64", "f16",
+                                            "bf16", "f32", "f64"};
+
+// Sorts t`dims` along `dim` by compare(lhs, rhs, `dir`) of operand 0,
+// carrying an s32 iota payload (its position) when `payload`.
+std::string Sort(const std::string& t, const std::string& dims, int dim,
+                 const std::string& dir, bool payload) {
+  std::string s = "HloModule m\nless {\n  a = " + t +
+                  "[] parameter(0)\n  b = " + t + "[] parameter(1)\n";
+  if (payload) s += "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n";
+  s += "  ROOT r = pred[] compare(a, b), direction=" + dir + "\n}\n";
+  s += "ENTRY e {\n  k = " + t + dims + " parameter(0)\n";
+  if (payload) {
+    s += "  v = s32" + dims + " iota(), iota_dimension=" +
+         std::to_string(dim) + "\n  ROOT r = (" + t + dims + ", s32" + dims +
+         ") sort(k, v), dimensions={" + std::to_string(dim) +
+         "}, is_stable=true, to_apply=less\n}\n";
+  } else {
+    s += "  ROOT r = " + t + dims + " sort(k), dimensions={" +
+         std::to_string(dim) + "}, to_apply=less\n}\n";
+  }
+  return s;
+}
+
+TEST(SortTest, EveryTypeStableWithPayload) {
+  for (const std::string& t : kAllTypes) {
+    SCOPED_TRACE(t);
+    ExpectMatchesOracle(Sort(t, "[37]", 0, "LT", true), 1,
+                        ComparisonOptions::Exact());
+    ExpectMatchesOracle(Sort(t, "[5,13]", 1, "GT", true), 2,
+                        ComparisonOptions::Exact());
+    ExpectMatchesOracle(Sort(t, "[6,3,4]", 0, "LT", false), 3,
+                        ComparisonOptions::Exact());
+    ExpectMatchesOracle(Sort(t, "[2,9,3]", 1, "GT", false), 4,
+                        ComparisonOptions::Exact());
+  }
+}
+
+TEST(SortTest, EdgeLengths) {
+  ExpectMatchesOracle(Sort("f32", "[1]", 0, "LT", true), 5,
+                      ComparisonOptions::Exact());
+  ExpectMatchesOracle(Sort("s32", "[4,1]", 1, "LT", true), 5,
+                      ComparisonOptions::Exact());
+  ExpectMatchesOracle(Sort("s32", "[0,3]", 1, "LT", true), 5,
+                      ComparisonOptions::Exact());
+  ExpectMatchesOracle(Sort("s8", "[1100,2]", 0, "LT", true), 5,
+                      ComparisonOptions::Exact());
+  // More rows than one tile: 1030 rows of 3.
+  ExpectMatchesOracle(Sort("f32", "[1030,3]", 1, "GT", true), 5,
+                      ComparisonOptions::Exact());
+}
+
+TEST(SortTest, ComputedComparatorOverTwoKeys) {
+  // Lexicographic: by |a| descending... then by the second key ascending,
+  // the payload of each rides along. Ties remain (stable).
+  for (const std::string& t : {"f32", "bf16", "s16", "u8", "s64", "f64"}) {
+    SCOPED_TRACE(t);
+    const bool is_unsigned = t[0] == 'u';
+    const std::string abs_a = is_unsigned ? "a" : "aa";
+    const std::string abs_b = is_unsigned ? "b" : "ab";
+    std::string text = "HloModule m\ncmp {\n  a = " + std::string(t) +
+                       "[] parameter(0)\n  b = " + t +
+                       "[] parameter(1)\n  c = s32[] parameter(2)\n"
+                       "  d = s32[] parameter(3)\n";
+    if (!is_unsigned) {
+      text += "  aa = " + std::string(t) + "[] abs(a)\n  ab = " + t +
+              "[] abs(b)\n";
+    }
+    text += "  gt = pred[] compare(" + abs_a + ", " + abs_b +
+            "), direction=GT\n  eq = pred[] compare(" + abs_a + ", " + abs_b +
+            "), direction=EQ\n  lt = pred[] compare(c, d), direction=LT\n"
+            "  tie = pred[] and(eq, lt)\n  ROOT r = pred[] or(gt, tie)\n}\n"
+            "ENTRY e {\n  k = " + t + "[4,21] parameter(0)\n"
+            "  v = s32[4,21] parameter(1)\n  ROOT r = (" + t +
+            "[4,21], s32[4,21]) sort(k, v), dimensions={1}, to_apply=cmp\n}\n";
+    ExpectMatchesOracle(text, 6, ComparisonOptions::Exact());
+  }
+}
+
+}  // namespace
+}  // namespace trench::codegen

@@ -1,0 +1,312 @@
+// Production traces through the target: every module of shared/traces/
+// (see its README) is cut into subgraphs the code generator can compile
+// (compiler/ir/subgraph.h), and each subgraph is compiled, run on the
+// simulator on random inputs and compared with the oracle. Shared by
+// tests/compiler/codegen/traces_compile_test.cc (fails on any crash or
+// disagreement) and bench/trace_compile.cc (prints the table).
+//
+// The predicate "can the target run this instruction": not a parameter;
+// every array leaf of its result and operands has at most kMaxElements
+// elements (subgraphs keep the traces' shapes: no scaling, so production
+// sized arrays are left out rather than simulated for minutes); its opcode
+// is in codegen::SupportedOps(); and a trial compile of the instruction
+// alone (IsolateInstruction) succeeds.
+//
+// Agreement: the oracle runs a reference copy of the subgraph in which
+// every f32/f16 operand of a dot or convolution at precision DEFAULT is
+// rounded to bf16 first (convert to bf16 and back): that is what DEFAULT
+// means on the target (one bf16 MXU pass; products of bf16 values are
+// exact). What remains is the order of f32 accumulation: with K the
+// longest accumulation in the subgraph (reduced elements of a reduce,
+// window size of a reduce-window, contraction size of a dot or
+// convolution, fused computations included), floats compare with the
+// comparator's default relative tolerance and an absolute one of
+// max(default, M * K^1.5 * 2^-23) (f64: 2^-52), M = 4 (random inputs are
+// in [-4, 4)) or 16 with a dot/convolution (products): K roundings of
+// partial sums of typical size M * sqrt(K).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/compile.h"
+#include "compiler/ir/hlo_parser.h"
+#include "compiler/ir/hlo_text_file.h"
+#include "compiler/ir/random_inputs.h"
+#include "compiler/ir/subgraph.h"
+#include "compiler/ir/verifier.h"
+#include "oracle/comparator.h"
+#include "oracle/evaluator.h"
+#include "tpu/simulator.h"
+
+namespace trench::traces {
+
+inline constexpr int64_t kMaxElements = int64_t{1} << 16;
+inline constexpr int64_t kMaxSubgraphInstructions = 200;
+
+// One module of a trace file and what became of it.
+struct TraceResult {
+  std::string where;    // "<path under traces>:<first line>".
+  std::string skipped;  // Non-empty: why the module was not cut at all.
+  int64_t instructions = 0, compiled = 0;  // Judged / accepted.
+  int64_t subgraphs = 0, subgraphs_compiled = 0, subgraphs_run = 0,
+          subgraphs_agree = 0;
+  int64_t oracle_skipped = 0;  // Oracle could not evaluate (unsupported).
+  // Failures: compile errors other than "cannot compile", run errors
+  // (memory error, trap, timeout) and disagreements, one line each.
+  std::vector<std::string> failures;
+  // Subgraph compile refusals (Unimplemented/ResourceExhausted), counted
+  // but not failures: each instruction compiled alone.
+  std::vector<std::string> refusals;
+};
+
+inline std::filesystem::path TracesDir() {
+  return std::filesystem::path(TRENCH_SHARED_DIR) / "traces";
+}
+
+inline std::vector<std::filesystem::path> TraceFiles() {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  if (!std::filesystem::exists(TracesDir(), ec)) return files;
+  for (const auto& e :
+       std::filesystem::recursive_directory_iterator(TracesDir(), ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".hlo") {
+      files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+inline std::string ReadFile(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The predicate described in the file comment.
+inline bool CodegenCanRun(const HloInstruction& instr) {
+  static const std::set<std::string>* ops = [] {
+    auto v = codegen::SupportedOps();
+    return new std::set<std::string>(v.begin(), v.end());
+  }();
+  if (instr.opcode() == HloOpcode::kParameter) return false;
+  if (!MaxElementsWithin(instr, kMaxElements)) return false;
+  if (!ops->count(std::string(OpcodeName(instr.opcode())))) return false;
+  std::unique_ptr<HloModule> alone = IsolateInstruction(instr);
+  if (!VerifyModule(*alone).ok()) return false;
+  return codegen::CompileModule(*alone, codegen::CompileOptions()).ok();
+}
+
+inline bool HasContraction(const HloModule& m) {
+  for (const HloComputation* c : m.computations()) {
+    for (const HloInstruction* i : c->instructions()) {
+      if (i->opcode() == HloOpcode::kDot ||
+          i->opcode() == HloOpcode::kConvolution) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// The longest accumulation (terms per output element) in `m`.
+inline int64_t AccumulationTerms(const HloModule& m) {
+  int64_t k = 1;
+  for (const HloComputation* c : m.computations()) {
+    for (const HloInstruction* i : c->instructions()) {
+      int64_t n = 1;
+      const auto& a = i->attrs();
+      if (i->opcode() == HloOpcode::kReduce && i->operand_count() > 0 &&
+          i->operand(0)->shape().IsArray()) {
+        for (int64_t d : i->dimensions()) {
+          if (d >= 0 && d < i->operand(0)->shape().rank()) {
+            n *= i->operand(0)->shape().dims()[d];
+          }
+        }
+      } else if (i->opcode() == HloOpcode::kReduceWindow && a.window) {
+        for (const WindowDim& w : *a.window) n *= w.size;
+      } else if (i->opcode() == HloOpcode::kDot && a.dot_dnums &&
+                 i->operand_count() > 0) {
+        for (int64_t d : a.dot_dnums->lhs_contracting) {
+          if (d >= 0 && d < i->operand(0)->shape().rank()) {
+            n *= i->operand(0)->shape().dims()[d];
+          }
+        }
+      } else if (i->opcode() == HloOpcode::kConvolution && a.conv_dnums &&
+                 i->operand_count() > 1) {
+        const Shape& kernel = i->operand(1)->shape();
+        const int64_t of = a.conv_dnums->kernel_output_feature;
+        if (of >= 0 && of < kernel.rank() && kernel.dims()[of] > 0) {
+          n = kernel.element_count() / kernel.dims()[of];
+        }
+      }
+      k = std::max(k, n);
+    }
+  }
+  return k;
+}
+
+// The reference copy: f32/f16 operands of DEFAULT-precision dots and
+// convolutions rounded to bf16 (see the file comment).
+inline std::unique_ptr<HloModule> DefaultPrecisionReference(
+    const HloModule& m) {
+  std::unique_ptr<HloModule> r = m.Clone();
+  for (HloComputation* c : r->computations()) {
+    for (HloInstruction* i : c->instructions()) {
+      if (i->opcode() != HloOpcode::kDot &&
+          i->opcode() != HloOpcode::kConvolution) {
+        continue;
+      }
+      const auto& precision = i->attrs().operand_precision;
+      for (int64_t k = 0; k < std::min<int64_t>(2, i->operand_count()); ++k) {
+        if (k < static_cast<int64_t>(precision.size()) &&
+            precision[k] != Precision::kDefault) {
+          continue;
+        }
+        HloInstruction* op = i->operand(k);
+        const PrimitiveType t = op->shape().element_type();
+        if (t != PrimitiveType::F32 && t != PrimitiveType::F16) continue;
+        HloInstruction* down = c->AddInstruction(HloInstruction::Create(
+            HloOpcode::kConvert, Shape(PrimitiveType::BF16, op->shape().dims()),
+            {op}, op->name() + ".to_bf16"));
+        HloInstruction* up = c->AddInstruction(HloInstruction::Create(
+            HloOpcode::kConvert, Shape(t, op->shape().dims()), {down},
+            op->name() + ".from_bf16"));
+        i->ReplaceOperandWith(k, up);
+      }
+    }
+  }
+  return r;
+}
+
+// The comparison options for `m` (see the file comment).
+inline ComparisonOptions TraceTolerance(const HloModule& m) {
+  ComparisonOptions o;
+  const double k = static_cast<double>(AccumulationTerms(m));
+  if (k <= 1) return o;
+  const double growth = (HasContraction(m) ? 16.0 : 4.0) * std::pow(k, 1.5);
+  o.f16.abs = std::max(o.f16.abs, growth * 0x1p-23);
+  o.bf16.abs = std::max(o.bf16.abs, growth * 0x1p-23);
+  o.f32.abs = std::max(o.f32.abs, growth * 0x1p-23);
+  o.f64.abs = std::max(o.f64.abs, growth * 0x1p-52);
+  return o;
+}
+
+// Compiles, runs and compares one subgraph; updates `r`.
+inline void RunSubgraph(const Subgraph& sg, uint64_t seed, TraceResult& r) {
+  const std::string id = r.where + " [" + sg.computation + ": " +
+                         (sg.instructions.empty() ? "" : sg.instructions[0]) +
+                         "...]";
+  if (!sg.verified.ok()) {
+    r.failures.push_back(id +
+                         " subgraph does not verify: " + sg.verified.message());
+    return;
+  }
+  const HloModule& m = *sg.module;
+  auto exe = codegen::CompileModule(m, codegen::CompileOptions());
+  if (!exe.ok()) {
+    const StatusCode code = exe.status().code();
+    (code == StatusCode::kUnimplemented ||
+             code == StatusCode::kResourceExhausted
+         ? r.refusals
+         : r.failures)
+        .push_back(id + " compile: " + exe.status().message());
+    return;
+  }
+  ++r.subgraphs_compiled;
+  std::vector<Literal> args = RandomArguments(*m.entry_computation(), seed);
+  EvaluatorOptions eo;
+  eo.max_while_iterations = 100000;
+  eo.threads = 1;
+  auto expected = Evaluate(*DefaultPrecisionReference(m), args, eo);
+  std::vector<std::vector<uint8_t>> bytes;
+  for (const Literal& a : args) {
+    for (const Literal* leaf : a.Leaves()) {
+      bytes.emplace_back(leaf->bytes().begin(), leaf->bytes().end());
+    }
+  }
+  auto run = tpu::RunExecutable(*exe, bytes);
+  if (!run.ok()) {
+    r.failures.push_back(id + " run: " + run.status().ToString());
+    return;
+  }
+  if (run->report.status != tpu::RunStatus::kOk) {
+    r.failures.push_back(
+        id + " run: " + std::string(tpu::RunStatusName(run->report.status)) +
+        ": " + run->report.message + " at " + run->report.kernel + ": " +
+        run->report.instruction);
+    return;
+  }
+  ++r.subgraphs_run;
+  if (!expected.ok()) {
+    ++r.oracle_skipped;
+    return;
+  }
+  std::vector<Literal> leaves;
+  for (const tpu::OutputBuffer& b : run->outputs) {
+    Literal l(Shape(*PrimitiveTypeFromName(b.dtype), b.dims));
+    if (!b.bytes.empty() && b.bytes.size() == l.mutable_bytes().size()) {
+      std::copy(b.bytes.begin(), b.bytes.end(), l.mutable_bytes().begin());
+    }
+    leaves.push_back(std::move(l));
+  }
+  Literal actual = expected->shape().IsTuple()
+                       ? Literal::Tuple(std::move(leaves))
+                       : (leaves.empty() ? Literal() : std::move(leaves[0]));
+  ComparisonResult c = CompareLiterals(actual, *expected, TraceTolerance(m));
+  if (c.ok()) {
+    ++r.subgraphs_agree;
+  } else {
+    r.failures.push_back(id + " disagrees: " + c.ToText());
+  }
+}
+
+// Cuts and runs one parsed, verified module.
+inline void RunModule(const HloModule& m, TraceResult& r) {
+  auto cut =
+      CutSubgraphs(m, CodegenCanRun, SubgraphOptions{kMaxSubgraphInstructions});
+  if (!cut.ok()) {
+    r.skipped = "cut: " + cut.status().message();
+    return;
+  }
+  r.instructions = cut->instructions;
+  r.compiled = cut->accepted;
+  r.subgraphs = cut->subgraphs.size();
+  uint64_t seed = 1;
+  for (const Subgraph& sg : cut->subgraphs) RunSubgraph(sg, seed++, r);
+}
+
+// Every module of every trace file, in file order.
+inline std::vector<TraceResult> RunAllTraces() {
+  std::vector<TraceResult> out;
+  for (const std::filesystem::path& file : TraceFiles()) {
+    const std::string rel =
+        std::filesystem::relative(file, TracesDir()).string();
+    for (const HloTextPiece& piece : SplitHloTextFile(ReadFile(file))) {
+      TraceResult r;
+      r.where = rel + ":" + std::to_string(piece.first_line);
+      auto m = ParseHloModule(piece.text, piece.first_line);
+      if (!m.ok()) {
+        r.skipped = "parser refuses: " + m.status().message();
+      } else if (Status v = VerifyModule(**m); !v.ok()) {
+        r.skipped = "verifier rejects: " + v.message();
+      } else {
+        RunModule(**m, r);
+      }
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+}  // namespace trench::traces
