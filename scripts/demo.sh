@@ -2,7 +2,8 @@
 # The main job on the embedded default target. Installs missing Debian
 # packages, builds, then runs. For now (until `trench demo` exists) it
 # evaluates the bundled sample module with the reference oracle on seeded
-# random inputs and prints the outputs.
+# random inputs, compiles and runs it on the simulated TPU with the same
+# inputs, and prints both results and their difference.
 #   scripts/demo.sh [MODULE.hlo] [SEED]
 set -euo pipefail
 source "$(dirname "$0")/deps.sh"
@@ -10,25 +11,44 @@ trench_install_deps
 
 cd "$TRENCH_ROOT"
 trench_configure build
-cmake --build build -j "$TRENCH_JOBS" --target hlo-eval hlo-fmt
+cmake --build build -j "$TRENCH_JOBS" --target hlo-eval hlo-fmt hlo-run
 
 module="${1:-config/demo/mlp.hlo}"
 seed="${2:-1}"
 out="$(mktemp -d)"
+tpu="$(mktemp -d)"
+trap 'rm -rf "$out" "$tpu"' EXIT
 echo "== module ($module), as parsed and verified by hlo-fmt"
 build/hlo-fmt "$module"
 echo
 echo "== hlo-eval --random-inputs --seed $seed --output-dir $out"
 build/hlo-eval "$module" --random-inputs --seed "$seed" --output-dir "$out"
 echo
+echo "== hlo-run (hloc's pass pipeline + codegen, then the TPU simulator)"
+build/hlo-run "$module" --random-inputs --seed "$seed" --output-dir "$tpu" \
+  --dump-dir "$tpu/dump"
+echo
 echo "== outputs (read back with numpy, as a user would)"
-/usr/bin/python3 - "$out" <<'PY'
+/usr/bin/python3 - "$out" "$tpu" <<'PY'
 import json, os, sys
 import numpy as np
-out = sys.argv[1]
+oracle, tpu = sys.argv[1], sys.argv[2]
 np.set_printoptions(precision=4, suppress=True, linewidth=100)
-for name in sorted(f for f in os.listdir(out) if f.endswith(".npy")):
-    a = np.load(os.path.join(out, name))
-    print(f"{name}: {a.dtype}{list(a.shape)}")
-    print(a)
+report = json.load(open(os.path.join(tpu, "report.json")))
+comp = report["compile"]
+ran = [p["pass"] for p in comp["passes"] if not p["skipped"] and p["changed"]]
+print(f"compile: {comp['kernels']} kernels, {comp['rewrites_allowed']} rewrites,"
+      f" passes that changed the module: {', '.join(ran)}")
+print(f"run: {report['status']}, {report['cycles']} cycles,"
+      f" {report['matmul_passes']} matrix-unit passes")
+for name in sorted(f for f in os.listdir(oracle) if f.endswith(".npy")):
+    want = np.load(os.path.join(oracle, name))
+    got = np.load(os.path.join(tpu, name))
+    print(f"{name}: {want.dtype}{list(want.shape)}")
+    print("oracle:")
+    print(want)
+    print("tpu:")
+    print(got)
+    err = np.max(np.abs(want.astype(np.float64) - got.astype(np.float64)))
+    print(f"max |oracle - tpu| = {err:.3g}")
 PY

@@ -29,7 +29,7 @@ namespace {
 // The identity of `op` (vadd/vmax/vmin) in lane type `lane`.
 std::string Identity(const std::string& op, const std::string& lane) {
   const bool is_float = lane == "f32" || lane == "f64";
-  if (op == "vadd") return "1";
+  if (op == "vadd") return "0";
   if (op == "vmax") {
     if (is_float) return "-inf";
     if (lane == "s32") return "0x80000000";
@@ -160,8 +160,8 @@ Status EmitReduce(const HloInstruction& instr, const BufferPlan& plan,
       return CannotCompile(instr, ins[i].dtype);
     }
     if (outs[i].dtype != inits[i].dtype) {
-      return CannotCompile(instr, outs[i].dtype + " result of a " +
-                                      inits[i].dtype + " reducer");
+      return CannotCompile(
+          instr, outs[i].dtype + " result of a " + inits[i].dtype + " reducer");
     }
   }
   const std::vector<int64_t>& dims = ins[0].dims;

@@ -110,8 +110,7 @@ Status CheckScalarComputation(const HloInstruction& instr,
       continue;
     }
     if (op == HloOpcode::kTuple && i == comp.root_instruction()) continue;
-    if (!IsScalarArray(i->shape()) ||
-        LaneType(ScalarType(*i)).empty()) {
+    if (!IsScalarArray(i->shape()) || LaneType(ScalarType(*i)).empty()) {
       return CannotCompile(instr, "computation " + comp.name() + " with " +
                                       i->shape().ToString(false) + " value");
     }
@@ -151,9 +150,9 @@ Status EmitScalarComputation(KernelBuilder& kb, VRegPool& pool,
                              const std::vector<int>& params,
                              const std::vector<int>& outs) {
   const std::vector<HloInstruction*> order = comp.MakeInstructionPostOrder();
-  std::map<const HloInstruction*, int> reg;     // Value register.
-  std::map<const HloInstruction*, int> uses;    // Remaining readers.
-  std::map<int, bool> owned;                    // Scratch reg -> wide.
+  std::map<const HloInstruction*, int> reg;   // Value register.
+  std::map<const HloInstruction*, int> uses;  // Remaining readers.
+  std::map<int, bool> owned;                  // Scratch reg -> wide.
   const HloInstruction* root = comp.root_instruction();
   for (const HloInstruction* i : order) {
     for (const HloInstruction* o : i->operands()) ++uses[o];
@@ -305,8 +304,8 @@ Status EmitNestedLoops(KernelBuilder& kb, const std::vector<LoopDim>& dims,
   }
   RETURN_IF_ERROR(body());
   for (size_t j = dims.size(); j-- > 0;) {
-    kb.Emit("sadd s" + std::to_string(10 + j) + ", s" +
-            std::to_string(10 + j) + ", " + std::to_string(dims[j].step));
+    kb.Emit("sadd s" + std::to_string(10 + j) + ", s" + std::to_string(10 + j) +
+            ", " + std::to_string(dims[j].step));
     kb.Emit("sloop s" + std::to_string(1 + j) + ", " + labels[j]);
   }
   return Status::Ok();

@@ -93,7 +93,7 @@ Status EmitNestedLoops(KernelBuilder& kb, const std::vector<LoopDim>& dims,
 void EmitWindowBases(KernelBuilder& kb, int lin,
                      const std::vector<int64_t>& out_dims,
                      const std::vector<WindowDim>& window,
-                     const std::vector<int>& bases, int tmp);
+                     const std::vector<int>& bases);
 void EmitWindowIndex(KernelBuilder& kb, const std::vector<WindowDim>& window,
                      const std::vector<int64_t>& in_dims,
                      const std::vector<int>& bases, int idx, int u);

@@ -18,7 +18,7 @@ namespace trench::codegen {
 void EmitWindowBases(KernelBuilder& kb, int lin,
                      const std::vector<int64_t>& out_dims,
                      const std::vector<WindowDim>& window,
-                     const std::vector<int>& bases, int tmp) {
+                     const std::vector<int>& bases) {
   for (size_t d = 0; d < out_dims.size(); ++d) {
     EmitCoordinate(kb, lin, out_dims, d, bases[d]);
     if (window[d].stride != 1) {
@@ -30,7 +30,6 @@ void EmitWindowBases(KernelBuilder& kb, int lin,
       kb.Emit("vadd.s32 " + VReg(bases[d]) + ", " + VReg(bases[d]) + ", v29");
     }
   }
-  (void)tmp;
 }
 
 void EmitWindowIndex(KernelBuilder& kb, const std::vector<WindowDim>& window,
@@ -51,6 +50,7 @@ void EmitWindowIndex(KernelBuilder& kb, const std::vector<WindowDim>& window,
       kb.Emit("vrem.s32 v29, " + VReg(u) + ", v28");
       kb.Splat(28, "s32", "0");
       kb.Emit("vcmpeq.s32 m5, v29, v28");
+      kb.Emit("mand m4, m4, m5");
       kb.Splat(28, "s32", std::to_string(bdil));
       kb.Emit("vdiv.s32 " + VReg(u) + ", " + VReg(u) + ", v28");
     }
@@ -89,8 +89,8 @@ Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
       return CannotCompile(instr, ins[i].dtype);
     }
     if (outs[i].dtype != inits[i].dtype) {
-      return CannotCompile(instr, outs[i].dtype + " result of a " +
-                                      inits[i].dtype + " reducer");
+      return CannotCompile(
+          instr, outs[i].dtype + " result of a " + inits[i].dtype + " reducer");
     }
   }
   const std::vector<int64_t>& in_dims = ins[0].dims;
@@ -109,9 +109,9 @@ Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
   const std::string simple = n == 1 && inits[0].dtype == ins[0].dtype
                                  ? SimpleReducer(comp, ins[0].dtype)
                                  : "";
-  const bool direct = !simple.empty() &&
-                      !(simple == "vmul" &&
-                        (ins[0].dtype == "bf16" || ins[0].dtype == "f16"));
+  const bool direct =
+      !simple.empty() &&
+      !(simple == "vmul" && (ins[0].dtype == "bf16" || ins[0].dtype == "f16"));
   if (!direct) RETURN_IF_ERROR(CheckScalarComputation(instr, comp));
   const std::vector<int64_t>& out_dims = outs[0].dims;
   if (outs[0].elements == 0) return Status::Ok();
@@ -151,7 +151,7 @@ Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
 
   kb.BeginLinearTiles(outs[0].elements);
   kb.LinearIndex();
-  EmitWindowBases(kb, 31, out_dims, window, bases, u);
+  EmitWindowBases(kb, 31, out_dims, window, bases);
   kb.Splat(idx, "s32", "0");
   for (int64_t i = 0; i < n; ++i) {
     kb.Emit("vgather." + inits[i].dtype + " " + VReg(acc[i]) + ", vmem[" +
@@ -173,7 +173,8 @@ Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
                 ", " + VReg(acc[0]) + ", " + VReg(x[0]) + " @m4");
         return Status::Ok();
       }
-      RETURN_IF_ERROR(EmitScalarComputation(kb, pool, instr, comp, params, res));
+      RETURN_IF_ERROR(
+          EmitScalarComputation(kb, pool, instr, comp, params, res));
       for (int64_t i = 0; i < n; ++i) {
         EmitSelect(kb, LaneType(inits[i].dtype), acc[i], 4, res[i], acc[i]);
       }

@@ -24,8 +24,8 @@
 
 namespace trench::codegen {
 
-Status EmitSelectAndScatter(const HloInstruction& instr,
-                            const BufferPlan& plan, KernelBuilder& kb) {
+Status EmitSelectAndScatter(const HloInstruction& instr, const BufferPlan& plan,
+                            KernelBuilder& kb) {
   if (instr.operand_count() != 3 || instr.called_computations().size() != 2 ||
       !instr.attrs().window.has_value()) {
     return CannotCompile(instr, "a malformed instruction");
@@ -37,8 +37,7 @@ Status EmitSelectAndScatter(const HloInstruction& instr,
   const ArrayBuffer out = plan.Array(&instr);
   const std::string t = operand.dtype;
   const std::string lane = LaneType(t);
-  if (lane.empty() || source.dtype != t || init.dtype != t ||
-      out.dtype != t) {
+  if (lane.empty() || source.dtype != t || init.dtype != t || out.dtype != t) {
     return CannotCompile(instr, t);
   }
   const int64_t rank = operand.dims.size();
@@ -89,7 +88,7 @@ Status EmitSelectAndScatter(const HloInstruction& instr,
   if (any) {
     kb.BeginLinearTiles(source.elements);
     kb.LinearIndex();
-    EmitWindowBases(kb, 31, source.dims, window, bases, u);
+    EmitWindowBases(kb, 31, source.dims, window, bases);
     kb.Emit("mclr m6");  // m6: the lane has chosen an element.
     std::vector<LoopDim> loops;
     for (const WindowDim& w : window) {
@@ -139,7 +138,7 @@ Status EmitSelectAndScatter(const HloInstruction& instr,
     std::vector<LoopDim> loops;
     for (const WindowDim& w : window) {
       loops.push_back(
-          {w.size, 0, w.window_dilation});
+          {w.size, (w.size - 1) * w.window_dilation, -w.window_dilation});
     }
     RETURN_IF_ERROR(EmitNestedLoops(kb, loops, [&]() -> Status {
       kb.Emit("mand m4, m0, m0");

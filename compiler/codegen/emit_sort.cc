@@ -63,7 +63,8 @@ Status EmitSort(const HloInstruction& instr, const BufferPlan& plan,
   for (int64_t d = sd + 1; d < rank; ++d) inner *= dims[d];
   const int64_t rows = total / len;
   const int64_t outer = rows / inner;
-  if (total > (int64_t{1} << 30)) return CannotCompile(instr, "> 2^30 elements");
+  if (total > (int64_t{1} << 30))
+    return CannotCompile(instr, "> 2^30 elements");
 
   std::vector<int64_t> in_vmem, out_vmem;
   for (int64_t i = 0; i < n; ++i) {
@@ -142,7 +143,7 @@ Status EmitSort(const HloInstruction& instr, const BufferPlan& plan,
     kb.Emit("smin s13, s13, " + std::to_string(len));
     kb.Emit("vbcast.s32 " + VReg(vi) + ", s11");
     kb.Emit("vbcast.s32 " + VReg(vj) + ", s12");
-    kb.Emit("smov s14, s11");     // k: output position.
+    kb.Emit("smov s14, s11");      // k: output position.
     kb.Emit("ssub s3, s13, s11");  // Merge steps left (> 0).
     kb.PlaceLabel(merge_loop);
     // m4: i < mid (left not exhausted), m5: j < hi; both within m0.

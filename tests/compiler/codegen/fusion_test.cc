@@ -345,6 +345,7 @@ ENTRY e {
   auto expected = Evaluate(*m, args);
   ASSERT_TRUE(expected.ok());
   for (int64_t limit : {-1, 0}) {
+    SCOPED_TRACE(limit);
     CompileOptions options;
     if (limit >= 0) options.rewrite_limit = limit;
     auto c = Compile(*m, options);

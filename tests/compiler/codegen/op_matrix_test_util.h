@@ -91,6 +91,9 @@ struct OpSpec {
   double ulps = 0;             // kUlps, f32.
   std::vector<int64_t> terms;  // kContraction: K per program.
   bool bf16_operands = false;  // kContraction: DEFAULT-precision MXU.
+  // kContraction: each step rounds to the result type (scatter-like ops
+  // combine with the to_apply computation, one rounding per add).
+  bool result_type_steps = false;
   // Restricts the dtypes tried (empty: all of AllDtypes()).
   std::vector<std::string> dtypes;
 };

@@ -42,10 +42,10 @@ struct Case {
 // Cross-lane (trailing reduced dims: one row per sublane, or whole tiles
 // for rows >= 1024) and lane-parallel shapes, ragged everywhere.
 const std::vector<Case> kCases = {
-    {"[1]", "[]", "0"},          {"[300]", "[]", "0"},
-    {"[3,1100]", "[3]", "1"},    {"[9,129]", "[9]", "1"},
-    {"[3,4,5]", "[3]", "1,2"},   {"[9,129]", "[129]", "0"},
-    {"[2,7,30]", "[7]", "0,2"},  {"[3,1,8]", "[3,1,8]", ""},
+    {"[1]", "[]", "0"},         {"[300]", "[]", "0"},
+    {"[3,1100]", "[3]", "1"},   {"[9,129]", "[9]", "1"},
+    {"[3,4,5]", "[3]", "1,2"},  {"[9,129]", "[129]", "0"},
+    {"[2,7,30]", "[7]", "0,2"}, {"[3,1,8]", "[3,1,8]", ""},
     {"[2,0,3]", "[2,3]", "1"},
 };
 
@@ -64,10 +64,10 @@ TEST(ReduceTest, AddMaxMinEveryType) {
           Reduce(t, c.in, c.out, c.dims, Op(t, pred ? "or" : "add"),
                  pred ? "false" : "1"),
           1, SumTolerance());
-      ExpectMatchesOracle(Reduce(t, c.in, c.out, c.dims,
-                                 Op(t, pred ? "and" : "maximum"),
-                                 pred ? "true" : "3"),
-                          2, ComparisonOptions::Exact());
+      ExpectMatchesOracle(
+          Reduce(t, c.in, c.out, c.dims, Op(t, pred ? "and" : "maximum"),
+                 pred ? "true" : "3"),
+          2, ComparisonOptions::Exact());
     }
     for (size_t k : {1, 3, 5, 6}) {
       const Case& c = kCases[k];
@@ -96,9 +96,9 @@ TEST(ReduceTest, ComputedReducersEveryType) {
     }
     if (t != "pred") {
       // Product: per-step rounding for bf16/f16 (a plain multiply).
-      ExpectMatchesOracle(Reduce(t, "[5,6]", "[5]", "1", Op(t, "multiply"),
-                                 "1"),
-                          5, ComparisonOptions::Exact());
+      ExpectMatchesOracle(
+          Reduce(t, "[5,6]", "[5]", "1", Op(t, "multiply"), "1"), 5,
+          ComparisonOptions::Exact());
     }
   }
 }
@@ -106,18 +106,31 @@ TEST(ReduceTest, ComputedReducersEveryType) {
 // argmax over dimension 1: (value, index) pairs, first index on ties.
 std::string ArgMax(const std::string& t, const std::string& dims_in,
                    const std::string& dims_out) {
-  return "HloModule m\nargmax {\n  a = " + t + "[] parameter(0)\n"
-         "  b = s32[] parameter(1)\n  c = " + t + "[] parameter(2)\n"
+  return "HloModule m\nargmax {\n  a = " + t +
+         "[] parameter(0)\n"
+         "  b = s32[] parameter(1)\n  c = " +
+         t +
+         "[] parameter(2)\n"
          "  d = s32[] parameter(3)\n"
          "  keep = pred[] compare(a, c), direction=GE\n"
-         "  v = " + t + "[] select(keep, a, c)\n"
+         "  v = " +
+         t +
+         "[] select(keep, a, c)\n"
          "  i = s32[] select(keep, b, d)\n"
-         "  ROOT r = (" + t + "[], s32[]) tuple(v, i)\n}\n"
-         "ENTRY e {\n  x = " + t + dims_in + " parameter(0)\n"
-         "  n = s32" + dims_in + " iota(), iota_dimension=1\n"
-         "  lo = " + t + "[] constant(" + (IsFloatType(t) ? "-inf" : "0") +
+         "  ROOT r = (" +
+         t +
+         "[], s32[]) tuple(v, i)\n}\n"
+         "ENTRY e {\n  x = " +
+         t + dims_in +
+         " parameter(0)\n"
+         "  n = s32" +
+         dims_in +
+         " iota(), iota_dimension=1\n"
+         "  lo = " +
+         t + "[] constant(" + (IsFloatType(t) ? "-inf" : "0") +
          ")\n  z = s32[] constant(-1)\n"
-         "  ROOT r = (" + t + dims_out + ", s32" + dims_out +
+         "  ROOT r = (" +
+         t + dims_out + ", s32" + dims_out +
          ") reduce(x, n, lo, z), dimensions={1}, to_apply=argmax\n}\n";
 }
 

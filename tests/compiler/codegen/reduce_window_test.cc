@@ -39,8 +39,9 @@ const std::vector<Case> kCases = {
     {"[7,9]", "[4,5]", "size=2x3 stride=2x2 pad=1_0x1_1"},
     {"[5,6]", "[8,6]", "size=2x2 pad=0_0x1_0 lhs_dilate=2x1"},
     {"[6,7]", "[3,3]", "size=2x2 stride=1x2 rhs_dilate=3x2"},
-    {"[4,5,3]", "[5,4,3]", "size=2x3x1 stride=1x2x1 pad=1_1x1_1x0_0 "
-                           "lhs_dilate=1x2x1 rhs_dilate=1x2x1"},
+    {"[4,5,3]", "[5,4,3]",
+     "size=2x3x1 stride=1x2x1 pad=1_1x1_1x0_0 "
+     "lhs_dilate=1x2x1 rhs_dilate=1x2x1"},
     {"[3,150]", "[3,150]", "size=1x3 pad=0_0x1_1"},
     {"[3,4]", "[5,4]", "size=2x1 pad=3_0x0_0"},
 };
@@ -79,8 +80,7 @@ TEST(ReduceWindowTest, ComputedReducersEveryType) {
     }
     if (t != "pred") {
       ExpectMatchesOracle(ReduceWindow(t, kCases[2].in, kCases[2].out,
-                                       kCases[2].window, Op(t, "minimum"),
-                                       "3"),
+                                       kCases[2].window, Op(t, "minimum"), "3"),
                           4, ComparisonOptions::Exact());
     }
   }
@@ -92,12 +92,17 @@ TEST(ReduceWindowTest, VariadicArgMaxInWindows) {
         std::string("HloModule m\nargmax {\n  a = ") + t +
         "[] parameter(0)\n  b = s32[] parameter(1)\n  c = " + t +
         "[] parameter(2)\n  d = s32[] parameter(3)\n"
-        "  keep = pred[] compare(a, c), direction=GE\n  v = " + t +
+        "  keep = pred[] compare(a, c), direction=GE\n  v = " +
+        t +
         "[] select(keep, a, c)\n  i = s32[] select(keep, b, d)\n"
-        "  ROOT r = (" + t + "[], s32[]) tuple(v, i)\n}\n"
-        "ENTRY e {\n  x = " + t + "[6,9] parameter(0)\n"
-        "  n = s32[6,9] iota(), iota_dimension=1\n  lo = " + t +
-        "[] constant(0)\n  z = s32[] constant(-1)\n  ROOT r = (" + t +
+        "  ROOT r = (" +
+        t +
+        "[], s32[]) tuple(v, i)\n}\n"
+        "ENTRY e {\n  x = " +
+        t +
+        "[6,9] parameter(0)\n"
+        "  n = s32[6,9] iota(), iota_dimension=1\n  lo = " +
+        t + "[] constant(0)\n  z = s32[] constant(-1)\n  ROOT r = (" + t +
         "[3,5], s32[3,5]) reduce-window(x, n, lo, z), "
         "window={size=2x3 stride=2x2 pad=0_0x1_1}, to_apply=argmax\n}\n";
     SCOPED_TRACE(t);

@@ -50,14 +50,14 @@ TEST(SelectAndScatterTest, GeAddEveryType) {
     const std::string body =
         "  ROOT z = " + t + "[] " + (pred ? "or" : "add") + "(x, y)\n";
     for (const Case& c : kCases) {
-      ExpectMatchesOracle(SelectAndScatter(t, c.op, c.src, c.window, "GE",
-                                           body, pred ? "false" : "0"),
+      ExpectMatchesOracle(SelectAndScatter(t, c.op, c.src, c.window, "GE", body,
+                                           pred ? "false" : "0"),
                           1, ComparisonOptions::Exact());
     }
-    ExpectMatchesOracle(SelectAndScatter(t, kCases[3].op, kCases[3].src,
-                                         kCases[3].window, "LE", body,
-                                         pred ? "false" : "1"),
-                        2, ComparisonOptions::Exact());
+    ExpectMatchesOracle(
+        SelectAndScatter(t, kCases[3].op, kCases[3].src, kCases[3].window, "LE",
+                         body, pred ? "false" : "1"),
+        2, ComparisonOptions::Exact());
   }
 }
 
@@ -66,13 +66,12 @@ TEST(SelectAndScatterTest, NonCommutativeScatterKeepsSourceOrder) {
   // matters; the result must follow row-major source order exactly.
   for (const std::string& t : {"s32", "f32", "s64", "f64", "bf16"}) {
     SCOPED_TRACE(t);
-    const std::string body = "  two = " + std::string(t) +
-                             "[] constant(2)\n  m = " + t +
-                             "[] multiply(y, two)\n  ROOT z = " + t +
-                             "[] subtract(m, x)\n";
-    ExpectMatchesOracle(SelectAndScatter(t, "[9]", "[4]", "size=3 stride=2",
-                                         "GE", body, "1"),
-                        3, ComparisonOptions::Exact());
+    const std::string body =
+        "  two = " + std::string(t) + "[] constant(2)\n  m = " + t +
+        "[] multiply(y, two)\n  ROOT z = " + t + "[] subtract(m, x)\n";
+    ExpectMatchesOracle(
+        SelectAndScatter(t, "[9]", "[4]", "size=3 stride=2", "GE", body, "1"),
+        3, ComparisonOptions::Exact());
     ExpectMatchesOracle(SelectAndScatter(t, kCases[3].op, kCases[3].src,
                                          kCases[3].window, "GT", body, "0"),
                         4, ComparisonOptions::Exact());

@@ -26,8 +26,8 @@ std::string Sort(const std::string& t, const std::string& dims, int dim,
   s += "  ROOT r = pred[] compare(a, b), direction=" + dir + "\n}\n";
   s += "ENTRY e {\n  k = " + t + dims + " parameter(0)\n";
   if (payload) {
-    s += "  v = s32" + dims + " iota(), iota_dimension=" +
-         std::to_string(dim) + "\n  ROOT r = (" + t + dims + ", s32" + dims +
+    s += "  v = s32" + dims + " iota(), iota_dimension=" + std::to_string(dim) +
+         "\n  ROOT r = (" + t + dims + ", s32" + dims +
          ") sort(k, v), dimensions={" + std::to_string(dim) +
          "}, is_stable=true, to_apply=less\n}\n";
   } else {
@@ -78,15 +78,18 @@ TEST(SortTest, ComputedComparatorOverTwoKeys) {
                        "[] parameter(1)\n  c = s32[] parameter(2)\n"
                        "  d = s32[] parameter(3)\n";
     if (!is_unsigned) {
-      text += "  aa = " + std::string(t) + "[] abs(a)\n  ab = " + t +
-              "[] abs(b)\n";
+      text +=
+          "  aa = " + std::string(t) + "[] abs(a)\n  ab = " + t + "[] abs(b)\n";
     }
     text += "  gt = pred[] compare(" + abs_a + ", " + abs_b +
             "), direction=GT\n  eq = pred[] compare(" + abs_a + ", " + abs_b +
             "), direction=EQ\n  lt = pred[] compare(c, d), direction=LT\n"
             "  tie = pred[] and(eq, lt)\n  ROOT r = pred[] or(gt, tie)\n}\n"
-            "ENTRY e {\n  k = " + t + "[4,21] parameter(0)\n"
-            "  v = s32[4,21] parameter(1)\n  ROOT r = (" + t +
+            "ENTRY e {\n  k = " +
+            t +
+            "[4,21] parameter(0)\n"
+            "  v = s32[4,21] parameter(1)\n  ROOT r = (" +
+            t +
             "[4,21], s32[4,21]) sort(k, v), dimensions={1}, to_apply=cmp\n}\n";
     ExpectMatchesOracle(text, 6, ComparisonOptions::Exact());
   }
