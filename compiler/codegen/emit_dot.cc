@@ -21,9 +21,10 @@
 //    the low bits at the final store), so they match the oracle exactly.
 // Operand conversion f64/s64 -> bf16/f16 goes through f32 (a double
 // rounding only at exact f32 ties).
-// When the whole dot does not fit in the VMEM left, a rank-2 dot without
-// batch dims is tiled over M and N (emit_dot_tiled.cc); K is not tiled, and
-// other dots report ResourceExhausted.
+// When the whole dot does not fit in the VMEM left, a dot whose operands
+// have at most one free and one contracting dim each (any batch dims) is
+// tiled over batch, M, N and K (emit_dot_tiled.cc); other dots (several
+// free or contracting dims in one operand) report ResourceExhausted.
 #include <algorithm>
 
 #include "compiler/codegen/emit_dot_internal.h"
@@ -204,10 +205,9 @@ Status EmitDot(const HloInstruction& instr, const BufferPlan& plan,
       r(a.bytes) + r(b.bytes) + (direct ? 0 : r(a.bytes) + r(b.bytes)) +
       r(s.batch * s.mp * s.kp * esz) + r(s.batch * s.kp * s.np * esz) +
       r(s.batch * s.mp * s.np * ce) + r(out.bytes);
-  if (kb.vmem_used() + need > kb.vmem_capacity() && la == 2 && lb == 2 &&
-      dn.lhs_batch.empty() && dn.lhs_contracting.size() == 1) {
-    return dot_internal::EmitTiledMatMul(
-        instr, a, b, out, dn.lhs_contracting[0], dn.rhs_contracting[0], t, kb);
+  if (kb.vmem_used() + need > kb.vmem_capacity() &&
+      dot_internal::TiledDotSupported(instr, la, lb)) {
+    return dot_internal::EmitTiledDot(instr, a, b, out, t, kb);
   }
 
   const int64_t va = kb.AllocVmem(a.bytes), vb = kb.AllocVmem(b.bytes);

@@ -32,15 +32,22 @@ struct DotTypes {
 DotTypes ChooseTypes(const HloInstruction& instr, const std::string& a,
                      const std::string& b, const std::string& out);
 
-// Emits a matrix product of rank-2 operands (lhs contracting dim `lc`, rhs
-// `rc`, no batch) as a loop over output tiles: each tile DMAs its rows of
-// lhs and columns of rhs (strided DMA), stages, multiplies and DMAs its
-// block of the result back, so operands larger than VMEM compile.
-// ResourceExhausted when not even an 8 x 128 output tile (with all of K)
-// fits in the VMEM left.
-Status EmitTiledMatMul(const HloInstruction& instr, const ArrayBuffer& a,
-                       const ArrayBuffer& b, const ArrayBuffer& out, int64_t lc,
-                       int64_t rc, const DotTypes& t, KernelBuilder& kb);
+// Emits a dot too large for VMEM as a loop over tiles: every batch index,
+// every [m0, m0+tm) x [n0, n0+tn) block of the result, and for each block
+// every [k0, k0+tk) slice of the contracting dim (emit_dot_tiled.cc). Each
+// operand tile is a box of the operand DMA'd with strides, staged like the
+// untiled path; partial products accumulate in the block's accumulator (f32
+// on the matrix unit with the precision passes of `t`, the lane type on the
+// vector unit) across K tiles, which is rounded and DMA'd back once.
+// REQUIRES: each operand has at most one free and one contracting dim
+// (TiledDotSupported). Errors: ResourceExhausted when not even an 8 x 128
+// x 128 tile fits in the VMEM left; CannotCompile for a tile box needing
+// more than 3 DMA strides.
+bool TiledDotSupported(const HloInstruction& instr, int64_t lhs_rank,
+                       int64_t rhs_rank);
+Status EmitTiledDot(const HloInstruction& instr, const ArrayBuffer& a,
+                    const ArrayBuffer& b, const ArrayBuffer& out,
+                    const DotTypes& t, KernelBuilder& kb);
 
 struct DotShape {
   int64_t batch = 1, m = 1, k = 1, n = 1;
@@ -72,9 +79,11 @@ void EmitMatrixUnitDot(KernelBuilder& kb, const DotShape& s,
 // Emits C = A x B on the vector unit, exactly in lane type `lane` (s32,
 // u32, s64, u64 wrap; f64 sums products in k order, no FMA): A
 // [batch][mp][k], B [batch][k][np], C [batch][mp][np], all of memory type
-// `lane`. Writes every element of C. REQUIRES: mp % 8 == 0, np % 128 == 0.
+// `lane`. Writes every element of C; with `accumulate` the sums start from
+// C's values (K tiling: products still added in k order, so f64 stays
+// exact), else from zero. REQUIRES: mp % 8 == 0, np % 128 == 0.
 void EmitVectorUnitDot(KernelBuilder& kb, const DotShape& s,
                        const std::string& lane, int64_t a_vmem, int64_t b_vmem,
-                       int64_t c_vmem);
+                       int64_t c_vmem, bool accumulate = false);
 
 }  // namespace trench::codegen::dot_internal

@@ -140,7 +140,7 @@ void EmitMatrixUnitDot(KernelBuilder& kb, const DotShape& s,
 
 void EmitVectorUnitDot(KernelBuilder& kb, const DotShape& s,
                        const std::string& lane, int64_t a_vmem, int64_t b_vmem,
-                       int64_t c_vmem) {
+                       int64_t c_vmem, bool accumulate) {
   const int64_t e = Bytes(lane);
   // Registers: v18 accumulator, v20 gather indices of A's column k (s32),
   // v21 = 1, v22 A values, v24 B row k, v26 products (pairs when 64-bit).
@@ -161,7 +161,18 @@ void EmitVectorUnitDot(KernelBuilder& kb, const DotShape& s,
   kb.Emit("simm s18, " + I(s.np / 128));
   kb.Emit("simm s19, 0");
   kb.PlaceLabel(col_loop);
-  kb.Splat(18, lane, "0");
+  if (accumulate) {
+    // v18 = C[batch][r][j0..] (the partial sums of earlier K tiles).
+    kb.Emit("smul s12, s15, " + I(s.mp));
+    kb.Emit("sadd s12, s12, s17");
+    kb.Emit("smul s12, s12, " + I(s.np));
+    kb.Emit("sadd s12, s12, s19");
+    kb.Emit("smul s12, s12, " + I(e));
+    kb.Emit("vld." + lane + " v18, vmem[s12+" + I(c_vmem) + "], " +
+            I(s.np * e));
+  } else {
+    kb.Splat(18, lane, "0");
+  }
   if (s.k > 0) {
     // v20 = (batch * mp + r + sublane) * k: A[batch][r + sublane][0].
     kb.Emit("smul s12, s15, " + I(s.mp));

@@ -4,8 +4,18 @@
 // op with EmitVectorOp and stores the tile with a converting vst.
 // Scalar clamp bounds are splatted once before the loop (vgather of
 // element 0). bitcast-convert between different widths moves bytes only:
-// the row-major bytes are the same, so it is a VMEM-staged copy.
+// the row-major bytes are the same, so it is a VMEM-staged copy (or one
+// HBM-to-HBM DMA when it does not fit in VMEM).
+//
+// Streaming (streaming.h): when StreamingPays (the operands do not fit in
+// the VMEM left, or there are at least two default chunks of 32768
+// elements), the array operands and the result flow through double
+// buffered VMEM chunks instead of being staged whole, so DMA overlaps
+// compute; scalar clamp bounds are still staged and splatted first. The
+// result may be written in place over an operand (buffer assignment's
+// in-place rule): the stream reads every chunk before writing it back.
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/streaming.h"
 #include "compiler/codegen/vector_ops.h"
 #include "compiler/ir/opcode.h"
 
@@ -19,6 +29,14 @@ Status EmitByteCopy(const HloInstruction& instr, const ArrayBuffer& in,
     return CannotCompile(instr, in.dtype + " -> " + out.dtype);
   }
   if (out.bytes == 0) return Status::Ok();
+  if (kb.vmem_used() + out.bytes > kb.vmem_capacity()) {
+    kb.Emit("saddr s28, " + in.name);
+    kb.Emit("saddr s29, " + out.name);
+    kb.Emit("dmastart hbm[s29], hbm[s28], " + std::to_string(out.bytes) +
+            ", 0");
+    kb.Emit("dmawait 0");
+    return Status::Ok();
+  }
   const int64_t region = kb.AllocVmem(out.bytes);
   kb.DmaIn(region, in.name, in.bytes);
   kb.DmaOut(out.name, region, out.bytes);
@@ -67,12 +85,29 @@ Status EmitElementwise(const HloInstruction& instr, const BufferPlan& plan,
     RETURN_IF_ERROR(EmitVectorOp(dry, dry_pool, instr, dst, srcs));
   }
   if (out.elements == 0) return Status::Ok();
-  std::vector<int64_t> regions;
-  for (const ArrayBuffer& in : ins) {
-    regions.push_back(kb.AllocVmem(in.bytes));
-    kb.DmaIn(regions.back(), in.name, in.bytes);
+  auto aligned = [](int64_t b) { return (b + 511) / 512 * 512; };
+  int64_t whole = aligned(out.bytes), scalars = 0;
+  std::vector<StreamArray> streamed;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    whole += aligned(ins[i].bytes);
+    if (scalar[i]) {
+      scalars += aligned(ins[i].bytes);
+    } else {
+      streamed.push_back({ins[i].name, ins[i].dtype});
+    }
   }
-  const int64_t out_region = kb.AllocVmem(out.bytes);
+  const int64_t avail = kb.vmem_capacity() - kb.vmem_used();
+  const bool stream = StreamingPays(out.elements, whole, avail);
+  std::vector<int64_t> regions;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (stream && !scalar[i]) {
+      regions.push_back(-1);
+      continue;
+    }
+    regions.push_back(kb.AllocVmem(ins[i].bytes));
+    kb.DmaIn(regions.back(), ins[i].name, ins[i].bytes);
+  }
+  const int64_t out_region = stream ? -1 : kb.AllocVmem(out.bytes);
   bool any_scalar = false;
   for (bool s : scalar) any_scalar |= s;
   if (any_scalar) {
@@ -85,6 +120,28 @@ Status EmitElementwise(const HloInstruction& instr, const BufferPlan& plan,
               std::to_string(zero));
     }
     pool.Free(zero, false);
+  }
+  if (stream) {
+    std::vector<StreamArray> all = streamed;
+    all.push_back({out.name, out.dtype});
+    const int64_t chunk =
+        ChooseStreamChunk(out.elements, all, avail - scalars);
+    if (chunk == 0) {
+      return ResourceExhausted("hloc: " + instr.name() +
+                               ": not even a 1024-element stream chunk of "
+                               "its operands fits in VMEM");
+    }
+    ASSIGN_OR_RETURN(StreamLoop loop,
+                     StreamLoop::Create(kb, out.elements, streamed,
+                                        {{out.name, out.dtype}}, chunk));
+    loop.Begin();
+    for (size_t i = 0, j = 0; i < ins.size(); ++i) {
+      if (!scalar[i]) loop.Load(srcs[i], static_cast<int>(j++));
+    }
+    RETURN_IF_ERROR(EmitVectorOp(kb, pool, instr, dst, srcs));
+    loop.Store(0, dst);
+    loop.End();
+    return Status::Ok();
   }
   kb.BeginLinearTiles(out.elements);
   for (size_t i = 0; i < ins.size(); ++i) {
