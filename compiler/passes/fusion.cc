@@ -117,6 +117,8 @@ class Fuser {
           for (const HloInstruction* u : p->users()) {
             all_inside &= Owner(u) == gi;
           }
+          // A value another group copies stays for it: copy, never own.
+          if (all_inside && CopiedByOther(p, gi)) all_inside = false;
           if (!all_inside && !Cheap(p)) continue;
           (all_inside ? g.owned : g.copied).insert(p);
           if (!Analyze(g).ok()) {
@@ -168,27 +170,89 @@ class Fuser {
     }
   }
 
-  // True if some path leaves the union of groups a and b and re-enters it
-  // (merging would create a cycle).
-  bool PathThroughOutside(const Group& a, const Group& b) const {
-    auto in = [&](const HloInstruction* i) { return a.Has(i) || b.Has(i); };
-    std::vector<const HloInstruction*> stack;
-    std::unordered_set<const HloInstruction*> seen;
-    for (const Group* g : {&a, &b}) {
-      for (const HloInstruction* m : g->owned) {
-        for (const HloInstruction* u : m->users()) {
-          if (!in(u)) stack.push_back(u);
-        }
+  // True if some alive group other than `gi` copies `i`.
+  bool CopiedByOther(const HloInstruction* i, int gi) const {
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      if (static_cast<int>(g) != gi && groups_[g].alive &&
+          groups_[g].copied.count(const_cast<HloInstruction*>(i))) {
+        return true;
       }
     }
-    while (!stack.empty()) {
-      const HloInstruction* x = stack.back();
-      stack.pop_back();
-      if (!seen.insert(x).second) continue;
-      for (const HloInstruction* u : x->users()) {
-        if (in(u)) return true;
-        stack.push_back(u);
+    return false;
+  }
+
+  // Cycle check. The graph the module will have once every alive group is
+  // a fusion: each alive group is one node; every other instruction
+  // (including the originals of copied members, which stay for their
+  // outside users) is its own node. Edges: operand -> user, where a user
+  // owned by group H is node H, and a member copied into H also makes its
+  // operands feed H; an edge whose operand is a member of the same group
+  // is internal (no edge). Returns true if group `gi` lies on a cycle,
+  // i.e. forming it would make the module fail verification ("fusion is
+  // part of a cycle"): some path leaves the group and comes back through
+  // an instruction outside it. This is the XLA condition checked before
+  // (multi-output) fusion, applied to the contracted graph so that paths
+  // through other fusions and through copied cheap ops count too.
+  // Complexity: one DFS, O(V + E) of the module (each node and edge is
+  // visited at most once), plus O(sum of copied-set sizes) to index the
+  // copies; it runs once per merge candidate that passed AnalyzeFusion.
+  bool OnCycle(int gi) const {
+    const size_t ng = groups_.size();
+    std::unordered_map<const HloInstruction*, std::vector<int>> copiers;
+    for (size_t g = 0; g < ng; ++g) {
+      if (!groups_[g].alive) continue;
+      for (const HloInstruction* c : groups_[g].copied) {
+        copiers[c].push_back(static_cast<int>(g));
       }
+    }
+    auto alive_owner = [&](const HloInstruction* x) {
+      const int o = Owner(x);
+      return o >= 0 && groups_[o].alive ? o : -1;
+    };
+    std::vector<char> seen(ng + order_.size(), 0);
+    std::vector<size_t> stack;
+    // Pushes the nodes that value `x` (an instruction) feeds.
+    auto push_users = [&](const HloInstruction* x) {
+      for (const HloInstruction* u : x->users()) {
+        const int o = alive_owner(u);
+        if (o >= 0) {
+          if (!groups_[o].Has(x)) stack.push_back(static_cast<size_t>(o));
+        } else {
+          stack.push_back(ng + index_.at(u));
+        }
+        auto it = copiers.find(u);
+        if (it == copiers.end()) continue;
+        for (int h : it->second) {
+          if (!groups_[h].Has(x)) stack.push_back(static_cast<size_t>(h));
+        }
+      }
+    };
+    for (const HloInstruction* m : groups_[gi].owned) push_users(m);
+    while (!stack.empty()) {
+      const size_t n = stack.back();
+      stack.pop_back();
+      if (n == static_cast<size_t>(gi)) return true;
+      if (seen[n]) continue;
+      seen[n] = 1;
+      if (n < ng) {
+        for (const HloInstruction* m : groups_[n].owned) push_users(m);
+      } else {
+        push_users(order_[n - ng]);
+      }
+    }
+    return false;
+  }
+
+  // Whether the original of `c`, a member copied into `g`, stays after `g`
+  // becomes a fusion: it is the entry root or has a user other than an
+  // owned member or a copied member whose original goes.
+  bool OriginalSurvives(const Group& g, const HloInstruction* c) const {
+    if (c == entry_->root_instruction()) return true;
+    for (const HloInstruction* u : c->users()) {
+      HloInstruction* uu = const_cast<HloInstruction*>(u);
+      if (g.owned.count(uu)) continue;
+      if (g.copied.count(uu) && !OriginalSurvives(g, u)) continue;
+      return true;
     }
     return false;
   }
@@ -200,33 +264,46 @@ class Fuser {
       HloInstruction* mm = const_cast<HloInstruction*>(m);
       if (!g.owned.count(mm)) continue;
       bool outside = mm == entry_->root_instruction();
-      for (const HloInstruction* u : mm->users()) outside |= !g.Has(u);
+      for (const HloInstruction* u : mm->users()) {
+        // A copied original that stays still reads this value.
+        HloInstruction* uu = const_cast<HloInstruction*>(u);
+        outside |= !g.owned.count(uu) &&
+                   (!g.copied.count(uu) || OriginalSurvives(g, u));
+      }
       if (outside) roots.push_back(mm);
     }
     return roots;
   }
 
+  // Merges group `bi` into `ai` (a multi-output fusion reading `shared`)
+  // if the result is a fusion AnalyzeFusion accepts, creates no cycle
+  // (OnCycle) and the rewrite decision allows it.
   bool TryMerge(int ai, int bi, const HloInstruction* shared) {
-    Group& a = groups_[ai];
-    Group& b = groups_[bi];
-    if (PathThroughOutside(a, b)) return false;
     Group m;
-    m.owned = a.owned;
-    m.owned.insert(b.owned.begin(), b.owned.end());
-    for (const Group* g : {&a, &b}) {
+    m.owned = groups_[ai].owned;
+    m.owned.insert(groups_[bi].owned.begin(), groups_[bi].owned.end());
+    for (const Group* g : {&groups_[ai], &groups_[bi]}) {
       for (HloInstruction* c : g->copied) {
         if (!m.owned.count(c)) m.copied.insert(c);
       }
     }
     m.roots = RootsOf(m);
     if (m.roots.size() < 2 || !Analyze(m).ok()) return false;
-    if (!ctx_->ShouldRewrite(kPass, "multi-output", shared->name())) {
+    // Install the merged group tentatively to check for cycles.
+    Group saved_a = std::move(groups_[ai]);
+    groups_[ai] = std::move(m);
+    groups_[bi].alive = false;
+    for (HloInstruction* x : groups_[bi].owned) owner_[x] = ai;
+    if (OnCycle(ai) ||
+        !ctx_->ShouldRewrite(kPass, "multi-output", shared->name())) {
+      groups_[ai] = std::move(saved_a);
+      groups_[bi].alive = true;
+      for (HloInstruction* x : groups_[bi].owned) owner_[x] = bi;
       return false;
     }
-    m.formed = true;
-    for (HloInstruction* x : m.owned) owner_[x] = ai;
-    b.alive = false;
-    a = std::move(m);
+    groups_[ai].formed = true;
+    groups_[bi].owned.clear();
+    groups_[bi].copied.clear();
     Grow(ai);
     groups_[ai].roots = RootsOf(groups_[ai]);
     return true;
