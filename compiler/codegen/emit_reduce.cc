@@ -142,46 +142,24 @@ Status EmitCrossLaneReduce(const ArrayBuffer& in, const ArrayBuffer& init,
 
 Status EmitReduce(const HloInstruction& instr, const BufferPlan& plan,
                   KernelBuilder& kb) {
-  const int64_t n = instr.operand_count() / 2;
-  if (n == 0 || instr.operand_count() % 2 != 0) {
-    return CannotCompile(instr, "an odd operand count");
-  }
-  std::vector<ArrayBuffer> ins, inits;
-  for (int64_t i = 0; i < n; ++i) {
-    ins.push_back(plan.Array(instr.operand(i)));
-    inits.push_back(plan.Array(instr.operand(n + i)));
-  }
-  const std::vector<ArrayBuffer> outs = LeafBuffers(plan, &instr);
-  if (static_cast<int64_t>(outs.size()) != n) {
-    return CannotCompile(instr, "a nested tuple result");
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    if (LaneType(ins[i].dtype).empty() || LaneType(inits[i].dtype).empty()) {
-      return CannotCompile(instr, ins[i].dtype);
-    }
-    if (outs[i].dtype != inits[i].dtype) {
-      return CannotCompile(
-          instr, outs[i].dtype + " result of a " + inits[i].dtype + " reducer");
-    }
-  }
+  ASSIGN_OR_RETURN(ReductionOperands ops, GetReductionOperands(instr, plan));
+  const int64_t n = ops.n;
+  const std::vector<ArrayBuffer>& ins = ops.ins;
+  const std::vector<ArrayBuffer>& inits = ops.inits;
+  const std::vector<ArrayBuffer>& outs = ops.outs;
   const std::vector<int64_t>& dims = ins[0].dims;
   const int64_t rank = dims.size();
   if (rank > 8) return CannotCompile(instr, "rank > 8");
   const HloComputation& comp = *instr.to_apply();
-  const std::string simple = n == 1 && inits[0].dtype == ins[0].dtype
-                                 ? SimpleReducer(comp, ins[0].dtype)
-                                 : "";
-  // bf16/f16 multiply must round after every step: keep the computation.
-  const bool narrow_float_mul =
-      simple == "vmul" && (ins[0].dtype == "bf16" || ins[0].dtype == "f16");
-  const bool direct = !simple.empty() && !narrow_float_mul;
-  if (!direct) RETURN_IF_ERROR(CheckScalarComputation(instr, comp));
+  ASSIGN_OR_RETURN(Reducer reducer, ChooseReducer(instr, ops));
+  const std::string& simple = reducer.simple;
+  const bool direct = reducer.direct;
   if (outs[0].elements == 0) return Status::Ok();
 
   std::vector<int64_t> red = instr.dimensions();
   std::sort(red.begin(), red.end());
   std::vector<int64_t> kept, out_coeff;
-  const std::vector<int64_t> st = Strides(dims);
+  const std::vector<int64_t> st = RowMajorStrides(dims);
   for (int64_t d = 0; d < rank; ++d) {
     if (!std::binary_search(red.begin(), red.end(), d)) {
       kept.push_back(d);
@@ -200,16 +178,7 @@ Status EmitReduce(const HloInstruction& instr, const BufferPlan& plan,
   }
 
   // Lane-parallel path.
-  std::vector<int64_t> in_vmem, init_vmem, out_vmem;
-  for (int64_t i = 0; i < n; ++i) {
-    in_vmem.push_back(kb.AllocVmem(ins[i].bytes));
-    kb.DmaIn(in_vmem.back(), ins[i].name, ins[i].bytes);
-    init_vmem.push_back(kb.AllocVmem(inits[i].bytes));
-    kb.DmaIn(init_vmem.back(), inits[i].name, inits[i].bytes);
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    out_vmem.push_back(kb.AllocVmem(outs[i].bytes));
-  }
+  const ReductionVmem vmem = StageReduction(kb, ops);
   VRegPool pool;
   ASSIGN_OR_RETURN(int base, pool.Alloc(false));
   ASSIGN_OR_RETURN(int idx, pool.Alloc(false));
@@ -230,11 +199,7 @@ Status EmitReduce(const HloInstruction& instr, const BufferPlan& plan,
   std::vector<int64_t> out_dims;
   for (int64_t d : kept) out_dims.push_back(dims[d]);
   EmitIndexFromLinear(kb, 31, out_dims, out_coeff, 0, base, tmp);
-  kb.Splat(idx, "s32", "0");
-  for (int64_t i = 0; i < n; ++i) {
-    kb.Emit("vgather." + inits[i].dtype + " " + VReg(acc[i]) + ", vmem[" +
-            std::to_string(init_vmem[i]) + "], " + VReg(idx) + " @m0");
-  }
+  EmitLoadInits(kb, ops, vmem, acc, idx);
   if (r > 0) {
     std::vector<LoopDim> loops;
     for (int64_t d : red) loops.push_back({dims[d], 0, st[d]});
@@ -245,10 +210,7 @@ Status EmitReduce(const HloInstruction& instr, const BufferPlan& plan,
       }
       kb.Emit("vbcast.s32 " + VReg(idx) + ", s0");
       kb.Emit("vadd.s32 " + VReg(idx) + ", " + VReg(idx) + ", " + VReg(base));
-      for (int64_t i = 0; i < n; ++i) {
-        kb.Emit("vgather." + ins[i].dtype + " " + VReg(x[i]) + ", vmem[" +
-                std::to_string(in_vmem[i]) + "], " + VReg(idx) + " @m0");
-      }
+      EmitGatherInputs(kb, ops, vmem, x, idx, 0);
       if (direct) {
         kb.Emit(simple + "." + LaneType(ins[0].dtype) + " " + VReg(acc[0]) +
                 ", " + VReg(acc[0]) + ", " + VReg(x[0]) + " @m0");
@@ -257,13 +219,7 @@ Status EmitReduce(const HloInstruction& instr, const BufferPlan& plan,
       return EmitScalarComputation(kb, pool, instr, comp, params, acc);
     }));
   }
-  for (int64_t i = 0; i < n; ++i) {
-    kb.StoreTile(outs[i].dtype, out_vmem[i], acc[i]);
-  }
-  kb.EndLinearTiles();
-  for (int64_t i = 0; i < n; ++i) {
-    kb.DmaOut(outs[i].name, out_vmem[i], outs[i].bytes);
-  }
+  EmitStoreResults(kb, ops, vmem, acc);
   return Status::Ok();
 }
 

@@ -12,25 +12,6 @@ namespace trench::codegen {
 
 std::string VReg(int r) { return "v" + std::to_string(r); }
 
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d) {
-    s[d] = s[d + 1] * dims[d + 1];
-  }
-  return s;
-}
-
-int64_t Product(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
-
-int64_t ElemBytes(const std::string& dtype) {
-  auto t = tpu::DTypeFromName(dtype);
-  return t ? tpu::DTypeBytes(*t) : 4;
-}
-
 std::vector<ArrayBuffer> LeafBuffers(const BufferPlan& plan,
                                      const HloInstruction* instr) {
   // The value's shape, not the buffer's (a buffer may be shared by values
@@ -262,7 +243,7 @@ std::string SimpleReducer(const HloComputation& c, const std::string& t) {
 
 void EmitCoordinate(KernelBuilder& kb, int lin,
                     const std::vector<int64_t>& dims, size_t d, int dst) {
-  const std::vector<int64_t> st = Strides(dims);
+  const std::vector<int64_t> st = RowMajorStrides(dims);
   if (st[d] == 1) {
     EmitMove(kb, dst, lin, false);
   } else {
@@ -309,6 +290,95 @@ Status EmitNestedLoops(KernelBuilder& kb, const std::vector<LoopDim>& dims,
     kb.Emit("sloop s" + std::to_string(1 + j) + ", " + labels[j]);
   }
   return Status::Ok();
+}
+
+}  // namespace trench::codegen
+
+namespace trench::codegen {
+
+StatusOr<ReductionOperands> GetReductionOperands(const HloInstruction& instr,
+                                                 const BufferPlan& plan) {
+  ReductionOperands r;
+  r.n = instr.operand_count() / 2;
+  if (r.n == 0 || instr.operand_count() % 2 != 0) {
+    return CannotCompile(instr, "an odd operand count");
+  }
+  for (int64_t i = 0; i < r.n; ++i) {
+    r.ins.push_back(plan.Array(instr.operand(i)));
+    r.inits.push_back(plan.Array(instr.operand(r.n + i)));
+  }
+  r.outs = LeafBuffers(plan, &instr);
+  if (static_cast<int64_t>(r.outs.size()) != r.n) {
+    return CannotCompile(instr, "a nested tuple result");
+  }
+  for (int64_t i = 0; i < r.n; ++i) {
+    if (LaneType(r.ins[i].dtype).empty() ||
+        LaneType(r.inits[i].dtype).empty()) {
+      return CannotCompile(instr, r.ins[i].dtype);
+    }
+    if (r.outs[i].dtype != r.inits[i].dtype) {
+      return CannotCompile(instr, r.outs[i].dtype + " result of a " +
+                                      r.inits[i].dtype + " reducer");
+    }
+  }
+  return r;
+}
+
+StatusOr<Reducer> ChooseReducer(const HloInstruction& instr,
+                                const ReductionOperands& ops) {
+  const HloComputation& comp = *instr.to_apply();
+  const std::string& t = ops.ins[0].dtype;
+  Reducer r;
+  if (ops.n == 1 && ops.inits[0].dtype == t) r.simple = SimpleReducer(comp, t);
+  r.direct =
+      !r.simple.empty() && !(r.simple == "vmul" && (t == "bf16" || t == "f16"));
+  if (!r.direct) RETURN_IF_ERROR(CheckScalarComputation(instr, comp));
+  return r;
+}
+
+ReductionVmem StageReduction(KernelBuilder& kb, const ReductionOperands& ops) {
+  ReductionVmem v;
+  for (int64_t i = 0; i < ops.n; ++i) {
+    v.ins.push_back(kb.AllocVmem(ops.ins[i].bytes));
+    kb.DmaIn(v.ins.back(), ops.ins[i].name, ops.ins[i].bytes);
+    v.inits.push_back(kb.AllocVmem(ops.inits[i].bytes));
+    kb.DmaIn(v.inits.back(), ops.inits[i].name, ops.inits[i].bytes);
+  }
+  for (int64_t i = 0; i < ops.n; ++i) {
+    v.outs.push_back(kb.AllocVmem(ops.outs[i].bytes));
+  }
+  return v;
+}
+
+void EmitLoadInits(KernelBuilder& kb, const ReductionOperands& ops,
+                   const ReductionVmem& vmem, const std::vector<int>& acc,
+                   int idx) {
+  kb.Splat(idx, "s32", "0");
+  for (int64_t i = 0; i < ops.n; ++i) {
+    kb.Emit("vgather." + ops.inits[i].dtype + " " + VReg(acc[i]) + ", vmem[" +
+            std::to_string(vmem.inits[i]) + "], " + VReg(idx) + " @m0");
+  }
+}
+
+void EmitGatherInputs(KernelBuilder& kb, const ReductionOperands& ops,
+                      const ReductionVmem& vmem, const std::vector<int>& x,
+                      int idx, int mask) {
+  for (int64_t i = 0; i < ops.n; ++i) {
+    kb.Emit("vgather." + ops.ins[i].dtype + " " + VReg(x[i]) + ", vmem[" +
+            std::to_string(vmem.ins[i]) + "], " + VReg(idx) + " @m" +
+            std::to_string(mask));
+  }
+}
+
+void EmitStoreResults(KernelBuilder& kb, const ReductionOperands& ops,
+                      const ReductionVmem& vmem, const std::vector<int>& acc) {
+  for (int64_t i = 0; i < ops.n; ++i) {
+    kb.StoreTile(ops.outs[i].dtype, vmem.outs[i], acc[i]);
+  }
+  kb.EndLinearTiles();
+  for (int64_t i = 0; i < ops.n; ++i) {
+    kb.DmaOut(ops.outs[i].name, vmem.outs[i], ops.outs[i].bytes);
+  }
 }
 
 }  // namespace trench::codegen

@@ -16,12 +16,19 @@
 
 #include "base/status.h"
 #include "compiler/codegen/buffer_plan.h"
+#include "compiler/codegen/emit_data_movement_util.h"
 #include "compiler/codegen/kernel_builder.h"
 #include "compiler/codegen/vector_ops.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_instruction.h"
 
 namespace trench::codegen {
+
+// One nested scalar loop dimension: position = start + i * step for
+// i = 0 .. count-1.
+struct LoopDim {
+  int64_t count = 1, start = 0, step = 1;
+};
 
 // "vN".
 std::string VReg(int r);
@@ -74,11 +81,6 @@ void EmitIndexFromLinear(KernelBuilder& kb, int lin,
 void EmitCoordinate(KernelBuilder& kb, int lin,
                     const std::vector<int64_t>& dims, size_t d, int dst);
 
-// One nested scalar loop dimension: position = start + i * step for
-// i = 0 .. count-1.
-struct LoopDim {
-  int64_t count = 1, start = 0, step = 1;
-};
 // Emits loops over `dims` (outermost first; REQUIRES <= 8 dims, counts > 0)
 // around body(); inside, s(10+d) is the position of dim d.
 Status EmitNestedLoops(KernelBuilder& kb, const std::vector<LoopDim>& dims,
@@ -97,11 +99,77 @@ void EmitWindowBases(KernelBuilder& kb, int lin,
 void EmitWindowIndex(KernelBuilder& kb, const std::vector<WindowDim>& window,
                      const std::vector<int64_t>& in_dims,
                      const std::vector<int>& bases, int idx, int u);
+// The general form of both: per tile, bases[d] = c_d * scale[d] + offset[d]
+// with c the coordinates of `lin` in `dims` (clobbers v29). Per position
+// (s(10+d)): u_d = bases[d] + s(10+d) (minus when `subtract`); m4 = m0 and
+// every u_d >= 0, divisible by divisor[d], u_d / divisor[d] < to_dims[d];
+// idx = the row-major offset of (u_d / divisor[d]) in `to_dims`. Clobbers
+// u, v28, v29, m5.
+void EmitScaledCoordinates(KernelBuilder& kb, int lin,
+                           const std::vector<int64_t>& dims,
+                           const std::vector<int64_t>& scale,
+                           const std::vector<int64_t>& offset,
+                           const std::vector<int>& bases);
+void EmitDividedIndex(KernelBuilder& kb, const std::vector<int>& bases,
+                      bool subtract, const std::vector<int64_t>& divisor,
+                      const std::vector<int64_t>& to_dims, int idx, int u);
 
-// Row-major strides.
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
-int64_t Product(const std::vector<int64_t>& dims);
-// Bytes per element of a memory type.
-int64_t ElemBytes(const std::string& dtype);
+// The operands of a variadic reduction (reduce, reduce-window): N inputs,
+// N inits and the N leaves of the result.
+struct ReductionOperands {
+  int64_t n = 0;
+  std::vector<ArrayBuffer> ins, inits, outs;
+};
+// Reads them from `plan`. CannotCompile for an odd operand count, a nested
+// tuple result, a dtype without a lane type, or a result typed unlike its
+// init.
+StatusOr<ReductionOperands> GetReductionOperands(const HloInstruction& instr,
+                                                 const BufferPlan& plan);
+
+// How the reducer is emitted: `simple` is SimpleReducer's mnemonic (one
+// input of its init's type only, else ""); `direct` when that one op is
+// applied as is (bf16/f16 multiply must round after every step, so it keeps
+// the computation). Not direct: the error of CheckScalarComputation, if any.
+struct Reducer {
+  std::string simple;
+  bool direct = false;
+};
+StatusOr<Reducer> ChooseReducer(const HloInstruction& instr,
+                                const ReductionOperands& ops);
+
+// VMEM staging of a reduction: every input and init is DMAed in, and room
+// for every result leaf is allocated.
+struct ReductionVmem {
+  std::vector<int64_t> ins, inits, outs;
+};
+ReductionVmem StageReduction(KernelBuilder& kb, const ReductionOperands& ops);
+// acc[i] = init i in every lane (idx is set to 0 and used as the index).
+void EmitLoadInits(KernelBuilder& kb, const ReductionOperands& ops,
+                   const ReductionVmem& vmem, const std::vector<int>& acc,
+                   int idx);
+// x[i] = input i at the offsets in vIDX, lanes of mask m<mask>.
+void EmitGatherInputs(KernelBuilder& kb, const ReductionOperands& ops,
+                      const ReductionVmem& vmem, const std::vector<int>& x,
+                      int idx, int mask);
+// Stores acc[i] to result i's tile, ends the linear tile loop and DMAs the
+// results out.
+void EmitStoreResults(KernelBuilder& kb, const ReductionOperands& ops,
+                      const ReductionVmem& vmem, const std::vector<int>& acc);
+
+// OK if `window` fits an operand of rank `rank` (<= 8): one entry per dim,
+// no reversal, positive strides and dilations, sizes >= 0. CannotCompile
+// otherwise.
+Status CheckWindow(const HloInstruction& instr,
+                   const std::vector<WindowDim>& window, int64_t rank);
+// Window positions: the product of the sizes.
+int64_t WindowPositions(const std::vector<WindowDim>& window);
+// The loops visiting the window positions in row-major order: position
+// k_d * window_dilation_d in s(10+d).
+std::vector<LoopDim> WindowLoops(const std::vector<WindowDim>& window);
+
+// Shape arithmetic has one home, emit_data_movement_util.h.
+using dm::ElemBytes;
+using dm::Product;
+using dm::RowMajorStrides;
 
 }  // namespace trench::codegen

@@ -15,86 +15,8 @@
 
 namespace trench::codegen {
 
-void EmitWindowBases(KernelBuilder& kb, int lin,
-                     const std::vector<int64_t>& out_dims,
-                     const std::vector<WindowDim>& window,
-                     const std::vector<int>& bases) {
-  for (size_t d = 0; d < out_dims.size(); ++d) {
-    EmitCoordinate(kb, lin, out_dims, d, bases[d]);
-    if (window[d].stride != 1) {
-      kb.Splat(29, "s32", std::to_string(window[d].stride));
-      kb.Emit("vmul.s32 " + VReg(bases[d]) + ", " + VReg(bases[d]) + ", v29");
-    }
-    if (window[d].pad_lo != 0) {
-      kb.Splat(29, "s32", std::to_string(-window[d].pad_lo));
-      kb.Emit("vadd.s32 " + VReg(bases[d]) + ", " + VReg(bases[d]) + ", v29");
-    }
-  }
-}
-
-void EmitWindowIndex(KernelBuilder& kb, const std::vector<WindowDim>& window,
-                     const std::vector<int64_t>& in_dims,
-                     const std::vector<int>& bases, int idx, int u) {
-  const std::vector<int64_t> st = Strides(in_dims);
-  kb.Emit("mand m4, m0, m0");
-  kb.Splat(idx, "s32", "0");
-  for (size_t d = 0; d < in_dims.size(); ++d) {
-    const int64_t bdil = window[d].base_dilation;
-    kb.Emit("vbcast.s32 v28, s" + std::to_string(10 + d));
-    kb.Emit("vadd.s32 " + VReg(u) + ", " + VReg(bases[d]) + ", v28");
-    kb.Splat(28, "s32", "0");
-    kb.Emit("vcmpge.s32 m5, " + VReg(u) + ", v28");
-    kb.Emit("mand m4, m4, m5");
-    if (bdil != 1) {
-      kb.Splat(28, "s32", std::to_string(bdil));
-      kb.Emit("vrem.s32 v29, " + VReg(u) + ", v28");
-      kb.Splat(28, "s32", "0");
-      kb.Emit("vcmpeq.s32 m5, v29, v28");
-      kb.Emit("mand m4, m4, m5");
-      kb.Splat(28, "s32", std::to_string(bdil));
-      kb.Emit("vdiv.s32 " + VReg(u) + ", " + VReg(u) + ", v28");
-    }
-    kb.Splat(28, "s32", std::to_string(in_dims[d]));
-    kb.Emit("vcmplt.s32 m5, " + VReg(u) + ", v28");
-    kb.Emit("mand m4, m4, m5");
-    if (st[d] != 1) {
-      kb.Splat(28, "s32", std::to_string(st[d]));
-      kb.Emit("vmul.s32 " + VReg(u) + ", " + VReg(u) + ", v28");
-    }
-    kb.Emit("vadd.s32 " + VReg(idx) + ", " + VReg(idx) + ", " + VReg(u));
-  }
-}
-
-Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
-                        KernelBuilder& kb) {
-  const int64_t n = instr.operand_count() / 2;
-  if (n == 0 || instr.operand_count() % 2 != 0) {
-    return CannotCompile(instr, "an odd operand count");
-  }
-  if (!instr.attrs().window.has_value()) {
-    return CannotCompile(instr, "a missing window");
-  }
-  const std::vector<WindowDim>& window = *instr.attrs().window;
-  std::vector<ArrayBuffer> ins, inits;
-  for (int64_t i = 0; i < n; ++i) {
-    ins.push_back(plan.Array(instr.operand(i)));
-    inits.push_back(plan.Array(instr.operand(n + i)));
-  }
-  const std::vector<ArrayBuffer> outs = LeafBuffers(plan, &instr);
-  if (static_cast<int64_t>(outs.size()) != n) {
-    return CannotCompile(instr, "a nested tuple result");
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    if (LaneType(ins[i].dtype).empty() || LaneType(inits[i].dtype).empty()) {
-      return CannotCompile(instr, ins[i].dtype);
-    }
-    if (outs[i].dtype != inits[i].dtype) {
-      return CannotCompile(
-          instr, outs[i].dtype + " result of a " + inits[i].dtype + " reducer");
-    }
-  }
-  const std::vector<int64_t>& in_dims = ins[0].dims;
-  const int64_t rank = in_dims.size();
+Status CheckWindow(const HloInstruction& instr,
+                   const std::vector<WindowDim>& window, int64_t rank) {
   if (rank > 8) return CannotCompile(instr, "rank > 8");
   if (static_cast<int64_t>(window.size()) != rank) {
     return CannotCompile(instr, "a window of another rank");
@@ -105,29 +27,113 @@ Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
       return CannotCompile(instr, "a reversed or invalid window");
     }
   }
-  const HloComputation& comp = *instr.to_apply();
-  const std::string simple = n == 1 && inits[0].dtype == ins[0].dtype
-                                 ? SimpleReducer(comp, ins[0].dtype)
-                                 : "";
-  const bool direct =
-      !simple.empty() &&
-      !(simple == "vmul" && (ins[0].dtype == "bf16" || ins[0].dtype == "f16"));
-  if (!direct) RETURN_IF_ERROR(CheckScalarComputation(instr, comp));
-  const std::vector<int64_t>& out_dims = outs[0].dims;
-  if (outs[0].elements == 0) return Status::Ok();
+  return Status::Ok();
+}
+
+int64_t WindowPositions(const std::vector<WindowDim>& window) {
   int64_t positions = 1;
   for (const WindowDim& w : window) positions *= w.size;
+  return positions;
+}
 
-  std::vector<int64_t> in_vmem, init_vmem, out_vmem;
-  for (int64_t i = 0; i < n; ++i) {
-    in_vmem.push_back(kb.AllocVmem(ins[i].bytes));
-    kb.DmaIn(in_vmem.back(), ins[i].name, ins[i].bytes);
-    init_vmem.push_back(kb.AllocVmem(inits[i].bytes));
-    kb.DmaIn(init_vmem.back(), inits[i].name, inits[i].bytes);
+std::vector<LoopDim> WindowLoops(const std::vector<WindowDim>& window) {
+  std::vector<LoopDim> loops;
+  for (const WindowDim& w : window) {
+    loops.push_back({w.size, 0, w.window_dilation});
   }
-  for (int64_t i = 0; i < n; ++i) {
-    out_vmem.push_back(kb.AllocVmem(outs[i].bytes));
+  return loops;
+}
+
+void EmitScaledCoordinates(KernelBuilder& kb, int lin,
+                           const std::vector<int64_t>& dims,
+                           const std::vector<int64_t>& scale,
+                           const std::vector<int64_t>& offset,
+                           const std::vector<int>& bases) {
+  for (size_t d = 0; d < dims.size(); ++d) {
+    EmitCoordinate(kb, lin, dims, d, bases[d]);
+    if (scale[d] != 1) {
+      kb.Splat(29, "s32", std::to_string(scale[d]));
+      kb.Emit("vmul.s32 " + VReg(bases[d]) + ", " + VReg(bases[d]) + ", v29");
+    }
+    if (offset[d] != 0) {
+      kb.Splat(29, "s32", std::to_string(offset[d]));
+      kb.Emit("vadd.s32 " + VReg(bases[d]) + ", " + VReg(bases[d]) + ", v29");
+    }
   }
+}
+
+void EmitDividedIndex(KernelBuilder& kb, const std::vector<int>& bases,
+                      bool subtract, const std::vector<int64_t>& divisor,
+                      const std::vector<int64_t>& to_dims, int idx, int u) {
+  const std::vector<int64_t> st = RowMajorStrides(to_dims);
+  const std::string op = subtract ? "vsub.s32 " : "vadd.s32 ";
+  kb.Emit("mand m4, m0, m0");
+  kb.Splat(idx, "s32", "0");
+  for (size_t d = 0; d < to_dims.size(); ++d) {
+    kb.Emit("vbcast.s32 v28, s" + std::to_string(10 + d));
+    kb.Emit(op + VReg(u) + ", " + VReg(bases[d]) + ", v28");
+    kb.Splat(28, "s32", "0");
+    kb.Emit("vcmpge.s32 m5, " + VReg(u) + ", v28");
+    kb.Emit("mand m4, m4, m5");
+    if (divisor[d] != 1) {
+      kb.Splat(28, "s32", std::to_string(divisor[d]));
+      kb.Emit("vrem.s32 v29, " + VReg(u) + ", v28");
+      kb.Splat(28, "s32", "0");
+      kb.Emit("vcmpeq.s32 m5, v29, v28");
+      kb.Emit("mand m4, m4, m5");
+      kb.Splat(28, "s32", std::to_string(divisor[d]));
+      kb.Emit("vdiv.s32 " + VReg(u) + ", " + VReg(u) + ", v28");
+    }
+    kb.Splat(28, "s32", std::to_string(to_dims[d]));
+    kb.Emit("vcmplt.s32 m5, " + VReg(u) + ", v28");
+    kb.Emit("mand m4, m4, m5");
+    if (st[d] != 1) {
+      kb.Splat(28, "s32", std::to_string(st[d]));
+      kb.Emit("vmul.s32 " + VReg(u) + ", " + VReg(u) + ", v28");
+    }
+    kb.Emit("vadd.s32 " + VReg(idx) + ", " + VReg(idx) + ", " + VReg(u));
+  }
+}
+
+void EmitWindowBases(KernelBuilder& kb, int lin,
+                     const std::vector<int64_t>& out_dims,
+                     const std::vector<WindowDim>& window,
+                     const std::vector<int>& bases) {
+  std::vector<int64_t> scale, offset;
+  for (const WindowDim& w : window) {
+    scale.push_back(w.stride);
+    offset.push_back(-w.pad_lo);
+  }
+  EmitScaledCoordinates(kb, lin, out_dims, scale, offset, bases);
+}
+
+void EmitWindowIndex(KernelBuilder& kb, const std::vector<WindowDim>& window,
+                     const std::vector<int64_t>& in_dims,
+                     const std::vector<int>& bases, int idx, int u) {
+  std::vector<int64_t> divisor;
+  for (const WindowDim& w : window) divisor.push_back(w.base_dilation);
+  EmitDividedIndex(kb, bases, /*subtract=*/false, divisor, in_dims, idx, u);
+}
+
+Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
+                        KernelBuilder& kb) {
+  ASSIGN_OR_RETURN(ReductionOperands ops, GetReductionOperands(instr, plan));
+  if (!instr.attrs().window.has_value()) {
+    return CannotCompile(instr, "a missing window");
+  }
+  const std::vector<WindowDim>& window = *instr.attrs().window;
+  const int64_t n = ops.n;
+  const std::vector<ArrayBuffer>& ins = ops.ins;
+  const std::vector<ArrayBuffer>& inits = ops.inits;
+  const std::vector<int64_t>& in_dims = ins[0].dims;
+  const int64_t rank = in_dims.size();
+  RETURN_IF_ERROR(CheckWindow(instr, window, rank));
+  const HloComputation& comp = *instr.to_apply();
+  ASSIGN_OR_RETURN(Reducer reducer, ChooseReducer(instr, ops));
+  const std::vector<int64_t>& out_dims = ops.outs[0].dims;
+  if (ops.outs[0].elements == 0) return Status::Ok();
+
+  const ReductionVmem vmem = StageReduction(kb, ops);
   VRegPool pool;
   std::vector<int> bases, acc, x, res;
   for (int64_t d = 0; d < rank; ++d) {
@@ -141,7 +147,7 @@ Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
     acc.push_back(a);
     ASSIGN_OR_RETURN(int v, pool.Alloc(IsWide(ins[i].dtype)));
     x.push_back(v);
-    if (!direct) {
+    if (!reducer.direct) {
       ASSIGN_OR_RETURN(int o, pool.Alloc(IsWide(inits[i].dtype)));
       res.push_back(o);
     }
@@ -149,28 +155,18 @@ Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
   std::vector<int> params = acc;
   params.insert(params.end(), x.begin(), x.end());
 
-  kb.BeginLinearTiles(outs[0].elements);
+  kb.BeginLinearTiles(ops.outs[0].elements);
   kb.LinearIndex();
   EmitWindowBases(kb, 31, out_dims, window, bases);
-  kb.Splat(idx, "s32", "0");
-  for (int64_t i = 0; i < n; ++i) {
-    kb.Emit("vgather." + inits[i].dtype + " " + VReg(acc[i]) + ", vmem[" +
-            std::to_string(init_vmem[i]) + "], " + VReg(idx) + " @m0");
-  }
-  if (positions > 0 && ins[0].elements > 0) {
-    std::vector<LoopDim> loops;
-    for (const WindowDim& w : window) {
-      loops.push_back({w.size, 0, w.window_dilation});
-    }
-    RETURN_IF_ERROR(EmitNestedLoops(kb, loops, [&]() -> Status {
+  EmitLoadInits(kb, ops, vmem, acc, idx);
+  if (WindowPositions(window) > 0 && ins[0].elements > 0) {
+    RETURN_IF_ERROR(EmitNestedLoops(kb, WindowLoops(window), [&]() -> Status {
       EmitWindowIndex(kb, window, in_dims, bases, idx, u);
-      for (int64_t i = 0; i < n; ++i) {
-        kb.Emit("vgather." + ins[i].dtype + " " + VReg(x[i]) + ", vmem[" +
-                std::to_string(in_vmem[i]) + "], " + VReg(idx) + " @m4");
-      }
-      if (direct) {
-        kb.Emit(simple + "." + LaneType(ins[0].dtype) + " " + VReg(acc[0]) +
-                ", " + VReg(acc[0]) + ", " + VReg(x[0]) + " @m4");
+      EmitGatherInputs(kb, ops, vmem, x, idx, 4);
+      if (reducer.direct) {
+        kb.Emit(reducer.simple + "." + LaneType(ins[0].dtype) + " " +
+                VReg(acc[0]) + ", " + VReg(acc[0]) + ", " + VReg(x[0]) +
+                " @m4");
         return Status::Ok();
       }
       RETURN_IF_ERROR(
@@ -181,13 +177,7 @@ Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
       return Status::Ok();
     }));
   }
-  for (int64_t i = 0; i < n; ++i) {
-    kb.StoreTile(outs[i].dtype, out_vmem[i], acc[i]);
-  }
-  kb.EndLinearTiles();
-  for (int64_t i = 0; i < n; ++i) {
-    kb.DmaOut(outs[i].name, out_vmem[i], outs[i].bytes);
-  }
+  EmitStoreResults(kb, ops, vmem, acc);
   return Status::Ok();
 }
 

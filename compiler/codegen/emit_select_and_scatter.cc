@@ -41,25 +41,14 @@ Status EmitSelectAndScatter(const HloInstruction& instr, const BufferPlan& plan,
     return CannotCompile(instr, t);
   }
   const int64_t rank = operand.dims.size();
-  if (rank > 8) return CannotCompile(instr, "rank > 8");
-  if (static_cast<int64_t>(window.size()) != rank) {
-    return CannotCompile(instr, "a window of another rank");
-  }
-  for (const WindowDim& w : window) {
-    if (w.reversal || w.stride < 1 || w.base_dilation < 1 ||
-        w.window_dilation < 1 || w.size < 0) {
-      return CannotCompile(instr, "a reversed or invalid window");
-    }
-  }
+  RETURN_IF_ERROR(CheckWindow(instr, window, rank));
   const HloComputation& select = *instr.called_computations()[0];
   const HloComputation& scatter = *instr.called_computations()[1];
   RETURN_IF_ERROR(CheckScalarComputation(instr, select));
   RETURN_IF_ERROR(CheckScalarComputation(instr, scatter));
   if (out.elements == 0) return Status::Ok();
   const bool wide = IsWide(t);
-  int64_t positions = 1;
-  for (const WindowDim& w : window) positions *= w.size;
-  const bool any = positions > 0 && source.elements > 0;
+  const bool any = WindowPositions(window) > 0 && source.elements > 0;
 
   const int64_t op_vmem = kb.AllocVmem(operand.bytes);
   const int64_t src_vmem = kb.AllocVmem(source.bytes);
@@ -90,11 +79,7 @@ Status EmitSelectAndScatter(const HloInstruction& instr, const BufferPlan& plan,
     kb.LinearIndex();
     EmitWindowBases(kb, 31, source.dims, window, bases);
     kb.Emit("mclr m6");  // m6: the lane has chosen an element.
-    std::vector<LoopDim> loops;
-    for (const WindowDim& w : window) {
-      loops.push_back({w.size, 0, w.window_dilation});
-    }
-    RETURN_IF_ERROR(EmitNestedLoops(kb, loops, [&]() -> Status {
+    RETURN_IF_ERROR(EmitNestedLoops(kb, WindowLoops(window), [&]() -> Status {
       EmitWindowIndex(kb, window, operand.dims, bases, idx, u);
       kb.Emit("vgather." + t + " " + VReg(cur) + ", vmem[" +
               std::to_string(op_vmem) + "], " + VReg(idx) + " @m4");
@@ -120,7 +105,6 @@ Status EmitSelectAndScatter(const HloInstruction& instr, const BufferPlan& plan,
   // Phase 2: one lane per result element. bases[d] = r_d * base_dilation_d
   // + pad_lo_d; the source coordinate is (bases[d] - k_d * wdil_d) /
   // stride_d when exact and inside the source.
-  const std::vector<int64_t> sst = Strides(source.dims);
   kb.BeginLinearTiles(out.elements);
   kb.LinearIndex();
   EmitMove(kb, cidx, 31, false);  // cidx: this lane's operand offset.
@@ -128,46 +112,19 @@ Status EmitSelectAndScatter(const HloInstruction& instr, const BufferPlan& plan,
   kb.Emit("vgather." + t + " " + VReg(chosen) + ", vmem[" +
           std::to_string(init_vmem) + "], " + VReg(idx) + " @m0");
   if (any) {
-    for (int64_t d = 0; d < rank; ++d) {
-      EmitCoordinate(kb, 31, operand.dims, d, bases[d]);
-      kb.Splat(29, "s32", std::to_string(window[d].base_dilation));
-      kb.Emit("vmul.s32 " + VReg(bases[d]) + ", " + VReg(bases[d]) + ", v29");
-      kb.Splat(29, "s32", std::to_string(window[d].pad_lo));
-      kb.Emit("vadd.s32 " + VReg(bases[d]) + ", " + VReg(bases[d]) + ", v29");
-    }
+    std::vector<int64_t> bdil, pad_lo, stride;
     std::vector<LoopDim> loops;
     for (const WindowDim& w : window) {
+      bdil.push_back(w.base_dilation);
+      pad_lo.push_back(w.pad_lo);
+      stride.push_back(w.stride);
       loops.push_back(
           {w.size, (w.size - 1) * w.window_dilation, -w.window_dilation});
     }
+    EmitScaledCoordinates(kb, 31, operand.dims, bdil, pad_lo, bases);
     RETURN_IF_ERROR(EmitNestedLoops(kb, loops, [&]() -> Status {
-      kb.Emit("mand m4, m0, m0");
-      kb.Splat(idx, "s32", "0");
-      for (int64_t d = 0; d < rank; ++d) {
-        const int64_t stride = window[d].stride;
-        kb.Emit("vbcast.s32 v28, s" + std::to_string(10 + d));
-        kb.Emit("vsub.s32 " + VReg(u) + ", " + VReg(bases[d]) + ", v28");
-        kb.Splat(28, "s32", "0");
-        kb.Emit("vcmpge.s32 m5, " + VReg(u) + ", v28");
-        kb.Emit("mand m4, m4, m5");
-        if (stride != 1) {
-          kb.Splat(28, "s32", std::to_string(stride));
-          kb.Emit("vrem.s32 v29, " + VReg(u) + ", v28");
-          kb.Splat(28, "s32", "0");
-          kb.Emit("vcmpeq.s32 m5, v29, v28");
-          kb.Emit("mand m4, m4, m5");
-          kb.Splat(28, "s32", std::to_string(stride));
-          kb.Emit("vdiv.s32 " + VReg(u) + ", " + VReg(u) + ", v28");
-        }
-        kb.Splat(28, "s32", std::to_string(source.dims[d]));
-        kb.Emit("vcmplt.s32 m5, " + VReg(u) + ", v28");
-        kb.Emit("mand m4, m4, m5");
-        if (sst[d] != 1) {
-          kb.Splat(28, "s32", std::to_string(sst[d]));
-          kb.Emit("vmul.s32 " + VReg(u) + ", " + VReg(u) + ", v28");
-        }
-        kb.Emit("vadd.s32 " + VReg(idx) + ", " + VReg(idx) + ", " + VReg(u));
-      }
+      EmitDividedIndex(kb, bases, /*subtract=*/true, stride, source.dims, idx,
+                       u);
       kb.Emit("vgather.s32 " + VReg(flag) + ", vmem[" +
               std::to_string(sel_vmem) + "], " + VReg(idx) + " @m4");
       kb.Emit("vcmpeq.s32 m5, " + VReg(flag) + ", " + VReg(cidx));
