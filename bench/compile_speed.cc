@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -28,8 +29,7 @@ std::string MakeModule(int n, uint32_t seed) {
       "  p0 = f32[64,128] parameter(0)\n  p1 = f32[64,128] parameter(1)\n"
       "  w = f32[128,128] parameter(2)\n  zero = f32[] constant(0)\n";
   std::vector<std::string> live = {"p0", "p1"};
-  const char* binary[] = {"add", "multiply", "subtract", "maximum",
-                          "minimum"};
+  const char* binary[] = {"add", "multiply", "subtract", "maximum", "minimum"};
   const char* unary[] = {"exponential", "tanh", "negate", "abs", "logistic"};
   int id = 0;
   auto pick = [&] {
@@ -43,8 +43,8 @@ std::string MakeModule(int n, uint32_t seed) {
     std::string name = "v" + std::to_string(id++);
     int kind = static_cast<int>(rng() % 20);
     if (kind < 10) {
-      t += "  " + name + " = f32[64,128] " + binary[rng() % 5] + "(" +
-           pick() + ", " + pick() + ")\n";
+      t += "  " + name + " = f32[64,128] " + binary[rng() % 5] + "(" + pick() +
+           ", " + pick() + ")\n";
       count += 1;
     } else if (kind < 16) {
       t += "  " + name + " = f32[64,128] " + unary[rng() % 5] + "(" + pick() +
@@ -81,8 +81,7 @@ std::string MakeModule(int n, uint32_t seed) {
 }
 
 double Seconds(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
@@ -90,9 +89,12 @@ int Main() {
   std::printf(
       "| instructions | parse ms/1k | compile ms/1k | of which codegen "
       "ms/1k | compile/parse |\n| ---: | ---: | ---: | ---: | ---: |\n");
-  for (int n : {1000, 4000, 16000}) {
+  const std::vector<int> sizes = {500, 1000, 2000, 4000};
+  std::map<std::string, double> last_passes;
+  for (int n : sizes) {
     const std::string text = MakeModule(n, 17 + n);
     std::vector<double> parse, compile, backend;
+    std::map<std::string, double> per_pass;  // Of the last repetition.
     int64_t instructions = 0;
     for (int rep = 0; rep < 5; ++rep) {
       auto t0 = std::chrono::steady_clock::now();
@@ -111,6 +113,8 @@ int Main() {
         std::fprintf(stderr, "compile: %s\n", c.status().ToString().c_str());
         return 1;
       }
+      per_pass.clear();
+      for (const PassRunStats& st : c->passes) per_pass[st.pass] += st.seconds;
       auto t2 = std::chrono::steady_clock::now();
       StatusOr<tpu::Executable> exe =
           codegen::CompileModule(*c->optimized, codegen::CompileOptions());
@@ -129,7 +133,13 @@ int Main() {
                 static_cast<long long>(instructions), median(parse) * 1e3 * k,
                 median(compile) * 1e3 * k, median(backend) * 1e3 * k,
                 median(compile) / median(parse));
+    if (n == sizes.back()) last_passes = per_pass;
   }
+  std::printf("\nper pass at the largest size (ms):");
+  for (const auto& [name, secs] : last_passes) {
+    std::printf(" %s %.1f;", name.c_str(), secs * 1e3);
+  }
+  std::printf("\n");
   return 0;
 }
 

@@ -4,9 +4,14 @@
 // (the procedure of tests/compiler/codegen/traces_compile_util.h).
 //   cmake --build build --target bench_trace_compile
 //   build/bench/bench_trace_compile [--failures]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/compiler/codegen/traces_compile_util.h"
 
@@ -23,6 +28,7 @@ int main(int argc, char** argv) {
       "| module | instructions | compiled | subgraphs | compiled | run "
       "| agree |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   TraceResult t;
+  std::map<std::string, int64_t> reasons;
   int64_t modules = 0, skipped = 0, failures = 0, refusals = 0;
   for (const TraceResult& r : results) {
     ++modules;
@@ -42,6 +48,8 @@ int main(int argc, char** argv) {
     t.subgraphs_run += r.subgraphs_run;
     t.subgraphs_agree += r.subgraphs_agree;
     t.oracle_skipped += r.oracle_skipped;
+    t.subgraphs_scaled += r.subgraphs_scaled;
+    for (const auto& [why, n] : r.reasons) reasons[why] += n;
     failures += r.failures.size();
     refusals += r.refusals.size();
   }
@@ -58,6 +66,26 @@ int main(int argc, char** argv) {
       (long long)t.subgraphs_agree, (long long)t.subgraphs,
       (long long)t.oracle_skipped, (long long)refusals, (long long)failures,
       seconds);
+  std::map<std::string, int64_t> categories;
+  std::vector<std::pair<int64_t, std::string>> details;
+  for (const auto& [why, n] : reasons) {
+    categories[why.substr(0, why.find(':'))] += n;
+    details.push_back({-n, why});
+  }
+  std::sort(details.begin(), details.end());
+  std::printf(
+      "subgraphs scaled down %lld\n\n| instructions left out, by reason | "
+      "count |\n| --- | ---: |\n",
+      (long long)t.subgraphs_scaled);
+  for (const auto& [why, n] : categories) {
+    std::printf("| %s | %lld |\n", why.c_str(), (long long)n);
+  }
+  std::printf("\n| most frequent (reason: opcode) | count |\n| --- | ---: |\n");
+  for (size_t k = 0; k < details.size() && k < 25; ++k) {
+    std::printf("| %s | %lld |\n", details[k].second.c_str(),
+                (long long)-details[k].first);
+  }
+  std::printf("\n");
   for (const TraceResult& r : results) {
     if (!r.skipped.empty()) {
       std::printf("skipped %s: %s\n", r.where.c_str(), r.skipped.c_str());

@@ -170,9 +170,13 @@ Status CheckBuffer(const BufferDecl& b) {
   }
   std::optional<DType> t = DTypeFromName(b.dtype);
   if (t) {
-    int64_t n = DTypeBytes(*t);
+    // A zero-size array has 0 bytes whatever its other dims (which may be
+    // huge: f32[1000000000000,0]), so only nonempty products can overflow.
+    const bool empty =
+        std::find(b.dims.begin(), b.dims.end(), 0) != b.dims.end();
+    int64_t n = empty ? 0 : DTypeBytes(*t);
     for (int64_t d : b.dims) {
-      if (d < 0 || (d > 0 && n > kMaxBufferBytes / d)) {
+      if (d < 0 || (!empty && n > kMaxBufferBytes / d)) {
         return InvalidArgument("buffer " + b.name + ": bad dims");
       }
       n *= d;

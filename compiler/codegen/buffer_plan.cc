@@ -37,7 +37,9 @@ tpu::BufferDecl Decl(std::string name, tpu::BufferRole role, int index,
   return d;
 }
 
+// Token leaves are fine: zero-byte buffers no kernel touches.
 Status CheckLeaf(const HloInstruction* instr, const Shape& s) {
+  if (s.IsToken()) return Status::Ok();
   if (s.IsArray() && !s.is_dynamic() && SupportedDtype(s.element_type())) {
     return Status::Ok();
   }
@@ -136,10 +138,15 @@ class Planner {
     return out;
   }
 
-  // Leaves of tuple / get-tuple-element from their operand's.
+  // Leaves of tuple / get-tuple-element / add-dependency from their
+  // operands'.
   void AliasLeaves(const HloInstruction* instr) {
     std::vector<int>& ls = plan_.leaves[instr];
     ls.clear();
+    if (instr->opcode() == HloOpcode::kAddDependency) {
+      ls = plan_.leaves.at(instr->operand(0));
+      return;
+    }
     if (instr->opcode() == HloOpcode::kTuple) {
       for (const HloInstruction* op : instr->operands()) {
         const std::vector<int>& o = plan_.leaves.at(op);
@@ -156,8 +163,8 @@ class Planner {
     ls.assign(o.begin() + skip, o.begin() + skip + LeafCount(instr->shape()));
   }
 
-  // Counts control-flow call sites of every computation reachable from
-  // `entry` through control flow.
+  // Counts inline call sites (EmitsInline) of every computation reachable
+  // from `entry` through them.
   void CountCallSites(const HloComputation& entry) {
     std::vector<const HloComputation*> stack{&entry};
     std::unordered_set<const HloComputation*> seen{&entry};
@@ -165,7 +172,7 @@ class Planner {
       const HloComputation* c = stack.back();
       stack.pop_back();
       for (const HloInstruction* instr : c->instructions()) {
-        if (!IsControlFlow(instr->opcode())) continue;
+        if (!EmitsInline(*instr)) continue;
         for (const HloComputation* callee : instr->called_computations()) {
           ++sites_[callee];
           if (seen.insert(callee).second) stack.push_back(callee);
@@ -174,9 +181,10 @@ class Planner {
     }
   }
 
-  // Plans the computations `instr` (while/conditional/call, its own leaves
-  // planned) calls.
+  // Plans the computations `instr` (while/conditional/call or a fusion
+  // emitted inline, its own leaves planned) calls.
   Status PlanCalls(const HloInstruction* instr) {
+    if (!EmitsInline(*instr)) return Status::Ok();
     const auto& called = instr->called_computations();
     const std::vector<int>& mine = plan_.leaves.at(instr);
     switch (instr->opcode()) {
@@ -219,9 +227,10 @@ class Planner {
         }
         return Status::Ok();
       }
+      case HloOpcode::kFusion:
       case HloOpcode::kCall: {
         if (called.size() != 1) {
-          return InvalidArgument("hloc: call " + instr->name() +
+          return InvalidArgument("hloc: " + instr->name() +
                                  " needs one computation");
         }
         std::vector<std::vector<int>> args;
@@ -265,6 +274,7 @@ class Planner {
           continue;
         case HloOpcode::kTuple:
         case HloOpcode::kGetTupleElement:
+        case HloOpcode::kAddDependency:
           AliasLeaves(instr);
           continue;
         case HloOpcode::kConstant: {
@@ -337,6 +347,11 @@ bool IsControlFlow(HloOpcode op) {
          op == HloOpcode::kCall;
 }
 
+bool EmitsInline(const HloInstruction& instr) {
+  return IsControlFlow(instr.opcode()) ||
+         (instr.opcode() == HloOpcode::kFusion && !EmitsFusedKernel(instr));
+}
+
 ArrayBuffer BufferPlan::LeafArray(const HloInstruction* instr,
                                   int64_t k) const {
   const tpu::BufferDecl& d = buffers[leaves.at(instr).at(k)];
@@ -360,7 +375,8 @@ StatusOr<BufferPlan> PlanBuffers(
   }
   for (const HloInstruction* instr : post_order) {
     if (instr->opcode() == HloOpcode::kTuple ||
-        instr->opcode() == HloOpcode::kGetTupleElement) {
+        instr->opcode() == HloOpcode::kGetTupleElement ||
+        instr->opcode() == HloOpcode::kAddDependency) {
       continue;
     }
     RETURN_IF_ERROR(CheckLeaves(instr));
@@ -385,9 +401,7 @@ StatusOr<BufferPlan> PlanBuffers(
   }
   planner.CountCallSites(entry);
   for (const HloInstruction* instr : post_order) {
-    if (IsControlFlow(instr->opcode())) {
-      RETURN_IF_ERROR(planner.PlanCalls(instr));
-    }
+    RETURN_IF_ERROR(planner.PlanCalls(instr));
   }
   const HloInstruction* root = entry.root_instruction();
   const std::vector<int> out_leaves = plan.leaves.at(root);

@@ -7,17 +7,24 @@
 // other computed leaf is a temp that may share a buffer with values dead
 // before it is defined, or be written in place over a dying operand (only
 // elementwise ops emitted by EmitElementwise, and dynamic-update-slice over
-// operand 0). Tuple and get-tuple-element alias their operands' leaves.
+// operand 0). Tuple and get-tuple-element alias their operands' leaves,
+// add-dependency its operand 0's. Token leaves (after-all, token
+// parameters and tuple elements) are zero-byte buffers of dtype "token":
+// no kernel reads or writes them, and a token output or tap is a zero-byte
+// buffer too, so output k is still leaf k of the entry result.
 // The entry result leaves are copied to output buffers and tapped leaves to
 // tap buffers by the final kernel (`copies`); both stay live to the end.
 //
 // Nested computations of control flow (while condition and body,
-// conditional branches, call targets, transitively) are emitted inline in
-// their caller's kernel (emit_control*.cc). Their instructions get buffers
+// conditional branches, call targets, and the fused computations of
+// fusions the fused-kernel emitter does not accept, transitively; see
+// EmitsInline) are emitted inline in their caller's kernel
+// (emit_control*.cc, emit_inline.h). Their instructions get buffers
 // of their own, never shared with any other value. Parameters: when a
-// computation has exactly one control-flow call site its parameter leaves
+// computation has exactly one inline call site its parameter leaves
 // alias what the caller passes (a while's state buffers = the while's own
-// leaves; a conditional branch's or call's operand leaves), otherwise they
+// leaves; a conditional branch's, call's or fusion's operand leaves),
+// otherwise they
 // are buffers of their own that the caller fills by copies before each
 // invocation. A while's body result is copied into the state buffers at
 // the end of each iteration; state leaves that move to another position
@@ -53,14 +60,16 @@ struct ArrayBuffer {
 
 struct BufferPlan {
   std::vector<tpu::BufferDecl> buffers;
-  // The array leaves of each instruction's value (entry and nested control
-  // flow computations), in flattened order (indices into `buffers`).
+  // The leaves (arrays and tokens) of each instruction's value (entry and
+  // nested control flow computations), in flattened order (indices into
+  // `buffers`).
   std::unordered_map<const HloInstruction*, std::vector<int>> leaves;
   // (source buffer, destination buffer): output and tap copies.
   std::vector<std::pair<int, int>> copies;
   // Tap buffers of tapped instructions inside fused computations, one per
-  // array leaf (indices into `buffers`): the fusion's kernel stores the
-  // instruction's value there.
+  // leaf (indices into `buffers`): the fusion's kernel stores the
+  // instruction's value there (a fusion emitted inline copies it there
+  // after its computation).
   std::unordered_map<const HloInstruction*, std::vector<int>> fused_taps;
   // Per while instruction, per state leaf: a staging buffer (index into
   // `buffers`) or -1; see the header comment.
@@ -91,7 +100,7 @@ struct BufferPlanOptions {
 // computations (tap buffers in `fused_taps`). `options` controls buffer
 // sharing in the entry (in place with the code generator's rule above).
 // Errors: Unimplemented for complex element
-// types, token values and dynamic shapes; InvalidArgument for a malformed
+// types and dynamic shapes; InvalidArgument for a malformed
 // schedule or control-flow instruction (operand/parameter counts).
 StatusOr<BufferPlan> PlanBuffers(
     const HloComputation& entry, const std::vector<HloInstruction*>& post_order,
@@ -104,5 +113,17 @@ bool SupportedDtype(PrimitiveType t);
 // True for the opcodes of control flow whose computations are planned and
 // emitted inline: while, conditional, call.
 bool IsControlFlow(HloOpcode op);
+
+// True when the fused-kernel emitter (emit_fusion.cc) compiles fusion
+// `fusion` as one kernel: one fused computation taking one array per
+// operand that AnalyzeFusedComputation (compiler/passes/fusion_support.h)
+// accepts, with a fused dot the matrix unit takes. False for other
+// instructions.
+bool EmitsFusedKernel(const HloInstruction& fusion);
+
+// True when `instr`'s called computations are planned and emitted inline
+// in its kernel: control flow, and fusions EmitsFusedKernel refuses (which
+// then run like a call of their fused computation).
+bool EmitsInline(const HloInstruction& instr);
 
 }  // namespace trench::codegen

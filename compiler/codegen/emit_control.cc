@@ -12,10 +12,12 @@
 // loop { if (!cond(state)) break; state = body(state); }.
 // conditional: an s32 (any integer) index selects branch i, an index
 // outside [0, N) selects branch N-1; a pred selects branch 0 (true) or 1.
-// call: the computation applied to the operands.
+// call: the computation applied to the operands. A fusion the fused-kernel
+// emitter does not accept runs the same way (emit_inline.h).
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/emit_inline.h"
 #include "compiler/codegen/emitters.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/hlo_computation.h"
@@ -30,7 +32,8 @@ constexpr int kCopySem = 2;
 
 bool IsAliasOp(HloOpcode op) {
   return op == HloOpcode::kParameter || op == HloOpcode::kTuple ||
-         op == HloOpcode::kGetTupleElement || op == HloOpcode::kConstant;
+         op == HloOpcode::kGetTupleElement || op == HloOpcode::kConstant ||
+         op == HloOpcode::kAddDependency;
 }
 
 std::vector<int64_t> LeafBytes(const Shape& shape) {
@@ -206,19 +209,52 @@ Status EmitConditional(const HloInstruction& instr, const BufferPlan& plan,
   return Status::Ok();
 }
 
-Status EmitCall(const HloInstruction& instr, const BufferPlan& plan,
-                KernelBuilder& kb) {
+Status EmitCalledInline(const HloInstruction& instr, const HloComputation& c,
+                        const BufferPlan& plan, KernelBuilder& kb) {
   RETURN_IF_ERROR(CheckPlanned(instr, plan));
-  const HloComputation& c = *instr.to_apply();
+  if (!plan.leaves.count(c.root_instruction()) ||
+      c.num_parameters() != instr.operand_count()) {
+    return CannotCompile(instr, "a computation without planned buffers");
+  }
   std::vector<std::vector<int>> args;
   for (const HloInstruction* op : instr.operands()) {
     args.push_back(plan.leaves.at(op));
+  }
+  for (int64_t p = 0; p < c.num_parameters(); ++p) {
+    if (!plan.leaves.count(c.parameter_instruction(p)) ||
+        plan.leaves.at(c.parameter_instruction(p)).size() != args[p].size()) {
+      return CannotCompile(instr, "a computation without planned buffers");
+    }
   }
   BindParameters(kb, plan, c, args);
   RETURN_IF_ERROR(EmitComputationInline(c, plan, kb));
   CopyLeaves(kb, plan, plan.leaves.at(c.root_instruction()),
              plan.leaves.at(&instr), LeafBytes(instr.shape()));
+  // Taps of c's instructions (fusions emitted inline): their buffers are
+  // c's own, never shared, so they still hold the values here.
+  std::vector<int> src, dst;
+  std::vector<int64_t> bytes;
+  for (const HloInstruction* t : c.instructions()) {
+    auto it = plan.fused_taps.find(t);
+    auto leaves = plan.leaves.find(t);
+    if (it == plan.fused_taps.end()) continue;
+    if (leaves == plan.leaves.end() ||
+        leaves->second.size() != it->second.size()) {
+      return CannotCompile(instr,
+                           "a tap of %" + t->name() + " without buffers");
+    }
+    std::vector<int64_t> b = LeafBytes(t->shape());
+    src.insert(src.end(), leaves->second.begin(), leaves->second.end());
+    dst.insert(dst.end(), it->second.begin(), it->second.end());
+    bytes.insert(bytes.end(), b.begin(), b.end());
+  }
+  CopyLeaves(kb, plan, src, dst, bytes);
   return Status::Ok();
+}
+
+Status EmitCall(const HloInstruction& instr, const BufferPlan& plan,
+                KernelBuilder& kb) {
+  return EmitCalledInline(instr, *instr.to_apply(), plan, kb);
 }
 
 }  // namespace trench::codegen

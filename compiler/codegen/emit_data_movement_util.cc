@@ -27,6 +27,23 @@ int64_t Product(const std::vector<int64_t>& dims) {
   return n;
 }
 
+bool Contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+int64_t IndexOf(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) - v.begin();
+}
+
+std::vector<int64_t> DimsExcept(int64_t rank, const std::vector<int64_t>& a,
+                                const std::vector<int64_t>& b) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!Contains(a, d) && !Contains(b, d)) out.push_back(d);
+  }
+  return out;
+}
+
 bool DimsInRange(const std::vector<int64_t>& dims, int64_t n) {
   return std::all_of(dims.begin(), dims.end(),
                      [n](int64_t d) { return d >= 0 && d < n; });
@@ -249,6 +266,49 @@ Status EmitClampedStarts(const HloInstruction& instr, const BufferPlan& plan,
     kb.Emit("sadd s9, s9, s10");
   }
   return Status::Ok();
+}
+
+void EmitAddScaled(KernelBuilder& kb, int acc, int coord, int64_t factor,
+                   int scratch) {
+  if (factor == 0) return;
+  kb.Splat(14, "s32", I(factor));
+  kb.Emit("vmul.s32 " + V(scratch) + ", " + V(coord) + ", v14");
+  kb.Emit("vadd.s32 " + V(acc) + ", " + V(acc) + ", " + V(scratch));
+}
+
+void EmitLoadIndexComponent(KernelBuilder& kb, const ArrayBuffer& indices,
+                            int64_t vmem, int64_t ivd, int64_t k, int addr,
+                            int mask) {
+  const int64_t rank = indices.dims.size();
+  const int64_t k_off = ivd == rank ? 0
+                                    : k * RowMajorStrides(indices.dims)[ivd] *
+                                          ElemBytes(indices.dtype);
+  kb.Emit("vgather." + indices.dtype + " v16, vmem[" + I(vmem + k_off) + "], " +
+          V(addr) + " @m" + I(mask));
+}
+
+void EmitClampIndexLanes(KernelBuilder& kb, const std::string& itype,
+                         int64_t hi) {
+  const std::string lane = LaneType(itype);  // s32, u32, s64 or u64.
+  if (lane == "s32" || lane == "s64") {
+    kb.Splat(14, lane, "0");
+    kb.Emit("vmax." + lane + " v16, v16, v14");
+  }
+  kb.Splat(14, lane, I(hi));
+  kb.Emit("vmin." + lane + " v16, v16, v14");
+}
+
+void EmitAndIndexInBounds(KernelBuilder& kb, const std::string& itype,
+                          int64_t hi) {
+  const std::string lane = LaneType(itype);
+  if (lane == "s32" || lane == "s64") {
+    kb.Splat(14, lane, "0");
+    kb.Emit("vcmpge." + lane + " m6, v16, v14");
+    kb.Emit("mand m4, m4, m6");
+  }
+  kb.Splat(14, lane, I(hi));
+  kb.Emit("vcmple." + lane + " m6, v16, v14");
+  kb.Emit("mand m4, m4, m6");
 }
 
 }  // namespace trench::codegen::dm

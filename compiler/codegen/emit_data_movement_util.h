@@ -22,6 +22,14 @@ namespace trench::codegen::dm {
 // Row-major element strides of `dims`.
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
 int64_t Product(const std::vector<int64_t>& dims);
+// True if `v` holds `x`.
+bool Contains(const std::vector<int64_t>& v, int64_t x);
+// The position of `x` in `v`, v.size() when absent.
+int64_t IndexOf(const std::vector<int64_t>& v, int64_t x);
+// The dims 0..rank-1 in order, less those in `a` and in `b` (e.g. a
+// gather's window dims: neither collapsed nor batching).
+std::vector<int64_t> DimsExcept(int64_t rank, const std::vector<int64_t>& a,
+                                const std::vector<int64_t>& b = {});
 // True if every entry of `dims` is in [0, n) (dimension-number checks, so
 // malformed instructions get CannotCompile rather than a crash).
 bool DimsInRange(const std::vector<int64_t>& dims, int64_t n);
@@ -97,5 +105,29 @@ void EmitFill(KernelBuilder& kb, int64_t elements, const std::string& mem,
 Status EmitClampedStarts(const HloInstruction& instr, const BufferPlan& plan,
                          int first, const std::vector<int64_t>& dims,
                          const std::vector<int64_t>& sizes, KernelBuilder& kb);
+
+// Index-vector decoding for gather and scatter (registers: v14:v15 scratch,
+// v16:v17 the index lanes).
+//
+// v<acc> += v<coord> * factor in s32 lanes; nothing when factor is 0.
+// Clobbers v14 and v<scratch>.
+void EmitAddScaled(KernelBuilder& kb, int acc, int coord, int64_t factor,
+                   int scratch);
+// v16 (v16:v17 for 64-bit index types) = component k of the index vectors
+// of `indices` (staged at VMEM `vmem`, index_vector_dim `ivd`; ivd ==
+// rank means a scalar index) whose element offsets (of component 0) are in
+// v<addr>, lanes of m<mask>.
+void EmitLoadIndexComponent(KernelBuilder& kb, const ArrayBuffer& indices,
+                            int64_t vmem, int64_t ivd, int64_t k, int addr,
+                            int mask);
+// Clamps the index lanes in v16 (HLO integer type `itype`) to [0, hi]
+// (gather: XLA clamps starts so the slice is in bounds); the low word v16
+// then holds the index.
+void EmitClampIndexLanes(KernelBuilder& kb, const std::string& itype,
+                         int64_t hi);
+// m4 &= 0 <= the index lanes in v16 <= hi (scatter: XLA skips windows out
+// of bounds). Clobbers m6.
+void EmitAndIndexInBounds(KernelBuilder& kb, const std::string& itype,
+                          int64_t hi);
 
 }  // namespace trench::codegen::dm

@@ -42,9 +42,9 @@ bool Has(const std::vector<int64_t>& v, int64_t d) {
 // DMA (contiguous inner part as the chunk, up to 3 strided outer dims),
 // then its wait. False when more than 3 strided dims would be needed.
 bool BoxDma(KernelBuilder& kb, bool to_hbm, const std::string& buffer,
-            const std::vector<int64_t>& dims,
-            const std::vector<int64_t>& start, const std::vector<int64_t>& len,
-            int64_t e, int64_t vmem, bool emit) {
+            const std::vector<int64_t>& dims, const std::vector<int64_t>& start,
+            const std::vector<int64_t>& len, int64_t e, int64_t vmem,
+            bool emit) {
   const int64_t r = static_cast<int64_t>(dims.size());
   std::vector<int64_t> stride(r, e), box(r, e);
   for (int64_t d = r - 2; d >= 0; --d) {
@@ -145,10 +145,10 @@ Status EmitTiledDot(const HloInstruction& instr, const ArrayBuffer& a,
                     const DotTypes& t, KernelBuilder& kb) {
   const DotDimNumbers dn = instr.attrs().dot_dnums.value_or(DotDimNumbers{});
   bool ok = false;
-  const Roles ra = RolesOf(a.dims.size(), dn.lhs_batch, dn.lhs_contracting,
-                           &ok);
-  const Roles rb = RolesOf(b.dims.size(), dn.rhs_batch, dn.rhs_contracting,
-                           &ok);
+  const Roles ra =
+      RolesOf(a.dims.size(), dn.lhs_batch, dn.lhs_contracting, &ok);
+  const Roles rb =
+      RolesOf(b.dims.size(), dn.rhs_batch, dn.rhs_contracting, &ok);
   const int64_t m = ra.free >= 0 ? a.dims[ra.free] : 1;
   const int64_t n = rb.free >= 0 ? b.dims[rb.free] : 1;
   const int64_t k = ra.contracting >= 0 ? a.dims[ra.contracting] : 1;
@@ -228,16 +228,20 @@ Status EmitTiledDot(const HloInstruction& instr, const ArrayBuffer& a,
           if (s.k > 0) {
             TileBox(ra, a.dims, bidx, m0, s.m, k0, s.k, &st, &ln);
             BoxDma(kb, false, a.name, a.dims, st, ln, ae, va, true);
-            GatherSource sa{va, a.dtype, 0,
-                            {BoxStride(ln, ra.free),
-                             BoxStride(ln, ra.contracting)},
-                            {{0, 0, s.m}, {1, 0, s.k}}};
+            GatherSource sa{
+                va,
+                a.dtype,
+                0,
+                {BoxStride(ln, ra.free), BoxStride(ln, ra.contracting)},
+                {{0, 0, s.m}, {1, 0, s.k}}};
             TileBox(rb, b.dims, bidx, n0, s.n, k0, s.k, &st, &ln);
             BoxDma(kb, false, b.name, b.dims, st, ln, be, vb, true);
-            GatherSource sb{vb, b.dtype, 0,
-                            {BoxStride(ln, rb.contracting),
-                             BoxStride(ln, rb.free)},
-                            {{0, 0, s.k}, {1, 0, s.n}}};
+            GatherSource sb{
+                vb,
+                b.dtype,
+                0,
+                {BoxStride(ln, rb.contracting), BoxStride(ln, rb.free)},
+                {{0, 0, s.k}, {1, 0, s.n}}};
             EmitConvertingGather(kb, {s.mp, s.kp}, sa, ap, t.mem,
                                  LaneType(a.dtype), t.lane);
             EmitConvertingGather(kb, {s.kp, s.np}, sb, bp, t.mem,

@@ -124,8 +124,7 @@ Status EmitElementwise(const HloInstruction& instr, const BufferPlan& plan,
   if (stream) {
     std::vector<StreamArray> all = streamed;
     all.push_back({out.name, out.dtype});
-    const int64_t chunk =
-        ChooseStreamChunk(out.elements, all, avail - scalars);
+    const int64_t chunk = ChooseStreamChunk(out.elements, all, avail - scalars);
     if (chunk == 0) {
       return ResourceExhausted("hloc: " + instr.name() +
                                ": not even a 1024-element stream chunk of "

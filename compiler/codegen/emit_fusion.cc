@@ -1,9 +1,13 @@
 // fusion: one kernel per fusion instruction. The fused computation must
 // pass AnalyzeFusedComputation (compiler/passes/fusion_support.h), the
-// predicate the fusion pass forms fusions by. Operands are staged whole in
-// VMEM; a fused dot (kOutput) is computed first on the matrix unit into
-// VMEM; then one tile loop over the output (8x128 tiles, ragged tail
-// masked) evaluates the fused expression in registers
+// predicate the fusion pass forms fusions by (EmitsFusedKernel). A fusion
+// that arrives in a form it refuses (a module written with fusions, e.g.
+// multi-output fusions with bitcasts) still compiles: its fused
+// computation is planned like a call's and emitted inline, instruction by
+// instruction with the ordinary emitters (emit_inline.h), taps included.
+// Operands are staged whole in VMEM; a fused dot (kOutput) is computed first on
+// the matrix unit into VMEM; then one tile loop over the output (8x128 tiles,
+// ragged tail masked) evaluates the fused expression in registers
 // (emit_fusion_eval.cc). A reduce fusion (kInput) loops over the reduce
 // output's tiles, each lane accumulating its reduced elements in row-major
 // order in the lane type (like EmitReduce), while outputs shaped like the
@@ -15,6 +19,7 @@
 
 #include "compiler/codegen/emit_dot_internal.h"
 #include "compiler/codegen/emit_fusion_internal.h"
+#include "compiler/codegen/emit_inline.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/opcode.h"
 #include "compiler/passes/fusion_support.h"
@@ -137,10 +142,36 @@ StatusOr<int64_t> EmitFusedDot(KernelBuilder& kb, const HloInstruction& dot,
 
 }  // namespace fusion_internal
 
+bool EmitsFusedKernel(const HloInstruction& instr) {
+  if (instr.opcode() != HloOpcode::kFusion ||
+      instr.called_computations().size() != 1) {
+    return false;
+  }
+  const HloComputation& fused = *instr.fused_computation();
+  if (fused.num_parameters() != instr.operand_count()) return false;
+  for (int64_t i = 0; i < instr.operand_count(); ++i) {
+    if (fused.parameter_instruction(i) == nullptr ||
+        !instr.operand(i)->shape().IsArray()) {
+      return false;
+    }
+  }
+  StatusOr<FusionSpec> spec = AnalyzeFusedComputation(fused);
+  if (!spec.ok()) return false;
+  if (const HloInstruction* d = spec->dot; d != nullptr) {
+    return dot_internal::ChooseTypes(*d, TypeName(d->operand(0)),
+                                     TypeName(d->operand(1)), TypeName(d))
+        .mxu;
+  }
+  return true;
+}
+
 Status EmitFusion(const HloInstruction& instr, const BufferPlan& plan,
                   KernelBuilder& kb) {
   if (instr.called_computations().size() != 1) {
     return CannotCompile(instr, "a fusion without one fused computation");
+  }
+  if (!EmitsFusedKernel(instr)) {
+    return EmitCalledInline(instr, *instr.fused_computation(), plan, kb);
   }
   const HloComputation& fused = *instr.fused_computation();
   StatusOr<FusionSpec> spec = AnalyzeFusedComputation(fused);

@@ -12,8 +12,6 @@
 //       in operand dim order over the non-collapsed, non-batching dims),
 // and one vgather of the operand (staged in VMEM, bit containers) fetches
 // it. indices_are_sorted / unique_indices change nothing here.
-#include <algorithm>
-
 #include "compiler/codegen/emit_data_movement_util.h"
 #include "compiler/codegen/emitters.h"
 #include "compiler/ir/dtype.h"
@@ -21,33 +19,9 @@
 namespace trench::codegen {
 namespace {
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-std::string V(int r) { return "v" + std::to_string(r); }
-std::string I(int64_t x) { return std::to_string(x); }
-
 // v13 += v<coord> * factor (v14, v18 scratch).
 void AddScaled(KernelBuilder& kb, int coord, int64_t factor) {
-  if (factor == 0) return;
-  kb.Splat(14, "s32", I(factor));
-  kb.Emit("vmul.s32 v18, " + V(coord) + ", v14");
-  kb.Emit("vadd.s32 v13, v13, v18");
-}
-
-// Clamps the index lanes in v16 (pair v16:v17 for 64-bit index types) of
-// HLO integer type `itype` to [0, hi]; the low word v16 then holds it.
-// v14:v15 scratch.
-void EmitClampIndexLanes(KernelBuilder& kb, const std::string& itype,
-                         int64_t hi) {
-  const std::string lane = LaneType(itype);  // s32, u32, s64 or u64.
-  if (lane == "s32" || lane == "s64") {
-    kb.Splat(14, lane, "0");
-    kb.Emit("vmax." + lane + " v16, v16, v14");
-  }
-  kb.Splat(14, lane, I(hi));
-  kb.Emit("vmin." + lane + " v16, v16, v14");
+  dm::EmitAddScaled(kb, 13, coord, factor, 18);
 }
 
 }  // namespace
@@ -81,21 +55,14 @@ Status EmitGatherOp(const HloInstruction& instr, const BufferPlan& plan,
     return CannotCompile(instr, "malformed gather");
   }
   const int64_t vec_len = ivd == irank ? 1 : idx.dims.at(ivd);
-  std::vector<int64_t> batch_src;  // Index dim of each batch dim.
-  for (int64_t d = 0; d < irank; ++d) {
-    if (d != ivd) batch_src.push_back(d);
-  }
-  std::vector<int64_t> window_dims;  // Operand dims kept in the slice.
-  for (int64_t d = 0; d < orank; ++d) {
-    if (!Contains(dn.collapsed_slice_dims, d) &&
-        !Contains(dn.operand_batching_dims, d)) {
-      window_dims.push_back(d);
-    }
-  }
-  std::vector<int64_t> out_batch_pos;  // Output dim of each batch dim.
-  for (int64_t d = 0; d < out_rank; ++d) {
-    if (!Contains(dn.offset_dims, d)) out_batch_pos.push_back(d);
-  }
+  // Index dim of each batch dim.
+  const std::vector<int64_t> batch_src = dm::DimsExcept(irank, {ivd});
+  // Operand dims kept in the slice.
+  const std::vector<int64_t> window_dims =
+      dm::DimsExcept(orank, dn.collapsed_slice_dims, dn.operand_batching_dims);
+  // Output dim of each batch dim.
+  const std::vector<int64_t> out_batch_pos =
+      dm::DimsExcept(out_rank, dn.offset_dims);
   if (window_dims.size() != dn.offset_dims.size() ||
       out_batch_pos.size() != batch_src.size() ||
       static_cast<int64_t>(dn.start_index_map.size()) != vec_len ||
@@ -104,7 +71,6 @@ Status EmitGatherOp(const HloInstruction& instr, const BufferPlan& plan,
     return CannotCompile(instr, "malformed gather");
   }
   const std::string mem = dm::MoveType(op.dtype);
-  const int isz = dm::ElemBytes(idx.dtype);
   const std::vector<int64_t> ostr = dm::RowMajorStrides(op.dims);
   const std::vector<int64_t> istr = dm::RowMajorStrides(idx.dims);
   const int64_t op_vmem = kb.AllocVmem(op.bytes);
@@ -118,11 +84,8 @@ Status EmitGatherOp(const HloInstruction& instr, const BufferPlan& plan,
   // v12 = index-array element of (G, 0); v13 = operand element.
   kb.Splat(12, "s32", "0");
   for (size_t i = 0; i < batch_src.size(); ++i) {
-    if (istr[batch_src[i]] == 0) continue;
-    kb.Splat(14, "s32", I(istr[batch_src[i]]));
-    kb.Emit("vmul.s32 v18, " + V(2 + static_cast<int>(out_batch_pos[i])) +
-            ", v14");
-    kb.Emit("vadd.s32 v12, v12, v18");
+    dm::EmitAddScaled(kb, 12, 2 + static_cast<int>(out_batch_pos[i]),
+                      istr[batch_src[i]], 18);
   }
   kb.Splat(13, "s32", "0");
   for (size_t i = 0; i < window_dims.size(); ++i) {
@@ -130,9 +93,8 @@ Status EmitGatherOp(const HloInstruction& instr, const BufferPlan& plan,
               ostr[window_dims[i]]);
   }
   for (size_t i = 0; i < dn.operand_batching_dims.size(); ++i) {
-    const int64_t pos = std::find(batch_src.begin(), batch_src.end(),
-                                  dn.start_indices_batching_dims[i]) -
-                        batch_src.begin();
+    const int64_t pos =
+        dm::IndexOf(batch_src, dn.start_indices_batching_dims[i]);
     if (pos >= static_cast<int64_t>(batch_src.size())) {
       return CannotCompile(instr, "malformed batching dims");
     }
@@ -141,13 +103,12 @@ Status EmitGatherOp(const HloInstruction& instr, const BufferPlan& plan,
   }
   for (int64_t k = 0; k < vec_len; ++k) {
     const int64_t d = dn.start_index_map[k];
-    const int64_t k_off = ivd == irank ? 0 : k * istr[ivd] * isz;
-    kb.Emit("vgather." + idx.dtype + " v16, vmem[" + I(idx_vmem + k_off) +
-            "], v12 @m0");
-    EmitClampIndexLanes(kb, idx.dtype, op.dims[d] - sizes[d]);
+    dm::EmitLoadIndexComponent(kb, idx, idx_vmem, ivd, k, 12, 0);
+    dm::EmitClampIndexLanes(kb, idx.dtype, op.dims[d] - sizes[d]);
     AddScaled(kb, 16, ostr[d]);
   }
-  kb.Emit("vgather." + mem + " v0, vmem[" + I(op_vmem) + "], v13 @m0");
+  kb.Emit("vgather." + mem + " v0, vmem[" + std::to_string(op_vmem) +
+          "], v13 @m0");
   kb.StoreTile(mem, out_vmem, 0);
   kb.EndLinearTiles();
   kb.DmaOut(out.name, out_vmem, out.bytes);

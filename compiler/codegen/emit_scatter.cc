@@ -19,8 +19,6 @@
 // unit). Distinct targets commute, and each target sees its updates in
 // order, so duplicates agree with the oracle bit for bit.
 // indices_are_sorted / unique_indices are accepted and not relied on.
-#include <algorithm>
-
 #include "compiler/codegen/emit_data_movement_util.h"
 #include "compiler/codegen/emit_reduce_util.h"
 #include "compiler/codegen/emitters.h"
@@ -30,33 +28,12 @@
 namespace trench::codegen {
 namespace {
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
 std::string V(int r) { return "v" + std::to_string(r); }
 std::string I(int64_t x) { return std::to_string(x); }
 
 // v<acc> += v<coord> * factor (v14, v13 scratch).
 void AddScaled(KernelBuilder& kb, int acc, int coord, int64_t factor) {
-  if (factor == 0) return;
-  kb.Splat(14, "s32", I(factor));
-  kb.Emit("vmul.s32 v13, " + V(coord) + ", v14");
-  kb.Emit("vadd.s32 " + V(acc) + ", " + V(acc) + ", v13");
-}
-
-// m4 &= (0 <= index lanes in v16 (pair for 64-bit) <= hi); v14:v15, m6
-// scratch.
-void AndInBounds(KernelBuilder& kb, const std::string& itype, int64_t hi) {
-  const std::string lane = LaneType(itype);
-  if (lane == "s32" || lane == "s64") {
-    kb.Splat(14, lane, "0");
-    kb.Emit("vcmpge." + lane + " m6, v16, v14");
-    kb.Emit("mand m4, m4, m6");
-  }
-  kb.Splat(14, lane, I(hi));
-  kb.Emit("vcmple." + lane + " m6, v16, v14");
-  kb.Emit("mand m4, m4, m6");
+  dm::EmitAddScaled(kb, acc, coord, factor, 13);
 }
 
 }  // namespace
@@ -99,20 +76,11 @@ Status EmitScatterOp(const HloInstruction& instr, const BufferPlan& plan,
     return CannotCompile(instr, "malformed scatter");
   }
   const int64_t vec_len = ivd == irank ? 1 : idx.dims.at(ivd);
-  std::vector<int64_t> window_operand_dims;
-  for (int64_t d = 0; d < orank; ++d) {
-    if (!Contains(dn.inserted_window_dims, d) &&
-        !Contains(dn.input_batching_dims, d)) {
-      window_operand_dims.push_back(d);
-    }
-  }
-  std::vector<int64_t> index_dims, scatter_udims;
-  for (int64_t d = 0; d < irank; ++d) {
-    if (d != ivd) index_dims.push_back(d);
-  }
-  for (int64_t d = 0; d < urank; ++d) {
-    if (!Contains(dn.update_window_dims, d)) scatter_udims.push_back(d);
-  }
+  const std::vector<int64_t> window_operand_dims =
+      dm::DimsExcept(orank, dn.inserted_window_dims, dn.input_batching_dims);
+  const std::vector<int64_t> index_dims = dm::DimsExcept(irank, {ivd});
+  const std::vector<int64_t> scatter_udims =
+      dm::DimsExcept(urank, dn.update_window_dims);
   if (window_operand_dims.size() != dn.update_window_dims.size() ||
       index_dims.size() != scatter_udims.size() ||
       static_cast<int64_t>(dn.scatter_dims_to_operand_dims.size()) != vec_len ||
@@ -155,7 +123,6 @@ Status EmitScatterOp(const HloInstruction& instr, const BufferPlan& plan,
   kb.DmaIn(idx_vmem, idx.name, idx.bytes);
   const int64_t scratch = kb.AllocVmem(ops[0].elements * 4);
   const int64_t flag = kb.AllocVmem(4);
-  const int isz = dm::ElemBytes(idx.dtype);
 
   kb.Emit("simm s28, 1");
   kb.Emit("mbox m7, s28, s28");  // Lane 0 only.
@@ -187,19 +154,16 @@ Status EmitScatterOp(const HloInstruction& instr, const BufferPlan& plan,
     AddScaled(kb, 12, c, ostr[window_operand_dims[j]]);
   }
   for (size_t i = 0; i < dn.input_batching_dims.size(); ++i) {
-    const int64_t pos = std::find(index_dims.begin(), index_dims.end(),
-                                  dn.scatter_indices_batching_dims[i]) -
-                        index_dims.begin();
+    const int64_t pos =
+        dm::IndexOf(index_dims, dn.scatter_indices_batching_dims[i]);
     if (pos >= nsc) return CannotCompile(instr, "malformed batching dims");
     AddScaled(kb, 12, 2 + static_cast<int>(pos),
               ostr[dn.input_batching_dims[i]]);
   }
   for (int64_t k = 0; k < vec_len; ++k) {
     const int64_t d = dn.scatter_dims_to_operand_dims[k];
-    const int64_t k_off = ivd == irank ? 0 : k * istr[ivd] * isz;
-    kb.Emit("vgather." + idx.dtype + " v16, vmem[" + I(idx_vmem + k_off) +
-            "], v10 @m4");
-    AndInBounds(kb, idx.dtype, odims[d] - wsize[d]);
+    dm::EmitLoadIndexComponent(kb, idx, idx_vmem, ivd, k, 10, 4);
+    dm::EmitAndIndexInBounds(kb, idx.dtype, odims[d] - wsize[d]);
     AddScaled(kb, 12, 16, ostr[d]);
   }
   // Registers live through the rounds: v11, v12, v13, v18, the updates

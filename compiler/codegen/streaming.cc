@@ -74,16 +74,15 @@ StatusOr<StreamLoop> StreamLoop::Create(KernelBuilder& kb, int64_t n,
     }
   }
   if (kb.vmem_used() + 2 * s.set_bytes_ > kb.vmem_capacity()) {
-    return ResourceExhausted("hloc: stream buffers of " +
-                             I(2 * s.set_bytes_) + " bytes do not fit in VMEM");
+    return ResourceExhausted("hloc: stream buffers of " + I(2 * s.set_bytes_) +
+                             " bytes do not fit in VMEM");
   }
   s.base_ = kb.AllocVmem(2 * s.set_bytes_);
   return s;
 }
 
 void StreamLoop::EmitDmas(bool to_hbm, const std::string& start,
-                          const std::string& set, int sem,
-                          int64_t elements) {
+                          const std::string& set, int sem, int64_t elements) {
   const std::vector<StreamArray>& arrays = to_hbm ? out_ : in_;
   const std::vector<int64_t>& bytes = to_hbm ? out_bytes_ : in_bytes_;
   const std::vector<int64_t>& off = to_hbm ? out_off_ : in_off_;

@@ -257,24 +257,66 @@ StatusOr<uint64_t> LaneBits(const Literal& l) {
 }
 
 // map: the to_apply computation's instructions in post order, parameters
-// bound to the operands' registers, scalar constants splatted.
-Status EmitMap(Ctx& c, int dst, const std::vector<int>& s) {
-  const HloComputation* comp = c.instr().to_apply();
-  std::unordered_map<const HloInstruction*, int> reg;
+// bound to the operands' registers, scalar constants splatted. Tuples,
+// get-tuple-element, and fusions/calls (whose computations are emitted the
+// same way, e.g. a multi-output fusion inside a map) regroup registers:
+// every value is a list of registers, one per scalar leaf. The root's
+// single leaf goes to `dst` when dst >= 0.
+Status EmitScalarComputation(Ctx& c, const HloComputation* comp,
+                             const std::vector<std::vector<int>>& args, int dst,
+                             std::vector<int>* out, int depth) {
+  if (depth > 16) return c.Cannot("deeply nested to_apply calls");
+  const HloInstruction* root = comp->root_instruction();
+  std::unordered_map<const HloInstruction*, std::vector<int>> reg;
   for (const HloInstruction* i : comp->MakeInstructionPostOrder()) {
+    switch (i->opcode()) {
+      case HloOpcode::kParameter:
+        if (i->parameter_number() >= static_cast<int64_t>(args.size()) ||
+            static_cast<int64_t>(args[i->parameter_number()].size()) !=
+                LeafCount(i->shape())) {
+          return c.Cannot("to_apply parameter " + i->ShortString());
+        }
+        reg[i] = args[i->parameter_number()];
+        continue;
+      case HloOpcode::kTuple: {
+        std::vector<int>& r = reg[i];
+        for (const HloInstruction* o : i->operands()) {
+          const std::vector<int>& l = reg.at(o);
+          r.insert(r.end(), l.begin(), l.end());
+        }
+        continue;
+      }
+      case HloOpcode::kGetTupleElement: {
+        const HloInstruction* o = i->operand(0);
+        int64_t skip = 0;
+        for (int64_t k = 0; k < i->tuple_index(); ++k) {
+          skip += LeafCount(o->shape().tuple_shape(k));
+        }
+        const std::vector<int>& l = reg.at(o);
+        reg[i].assign(l.begin() + skip,
+                      l.begin() + skip + LeafCount(i->shape()));
+        continue;
+      }
+      case HloOpcode::kFusion:
+      case HloOpcode::kCall: {
+        if (i->called_computations().size() != 1) {
+          return c.Cannot("to_apply instruction " + i->ShortString());
+        }
+        std::vector<std::vector<int>> a;
+        for (const HloInstruction* o : i->operands()) a.push_back(reg.at(o));
+        RETURN_IF_ERROR(EmitScalarComputation(c, i->called_computations()[0], a,
+                                              -1, &reg[i], depth + 1));
+        continue;
+      }
+      default:
+        break;
+    }
     const TypeInfo t = Info(i->shape().element_type());
     if (!i->shape().IsArray() || i->shape().rank() != 0 || t.lane.empty()) {
       return c.Cannot("to_apply instruction " + i->ShortString());
     }
-    if (i->opcode() == HloOpcode::kParameter) {
-      if (i->parameter_number() >= static_cast<int64_t>(s.size())) {
-        return c.Cannot("to_apply parameter " + i->ShortString());
-      }
-      reg[i] = s[i->parameter_number()];
-      continue;
-    }
     int r = dst;
-    if (i != comp->root_instruction()) {
+    if (i != root || dst < 0) {
       ASSIGN_OR_RETURN(r, c.Tmp(t.wide));
     }
     if (i->opcode() == HloOpcode::kConstant) {
@@ -285,16 +327,57 @@ Status EmitMap(Ctx& c, int dst, const std::vector<int>& s) {
         return c.Cannot("to_apply instruction " + i->ShortString());
       }
       std::vector<int> ops;
-      for (const HloInstruction* o : i->operands()) ops.push_back(reg.at(o));
+      for (const HloInstruction* o : i->operands()) {
+        if (reg.at(o).size() != 1) {
+          return c.Cannot("to_apply instruction " + i->ShortString());
+        }
+        ops.push_back(reg.at(o)[0]);
+      }
       RETURN_IF_ERROR(EmitVectorOp(c.kb(), c.pool(), *i, r, ops));
     }
-    reg[i] = r;
+    reg[i] = {r};
   }
-  const HloInstruction* root = comp->root_instruction();
-  if (reg.at(root) != dst) {
-    c.Mov(dst, reg.at(root), Info(root->shape().element_type()).wide);
+  *out = reg.at(root);
+  if (dst < 0) return Status::Ok();
+  if (out->size() != 1 || !root->shape().IsArray()) {
+    return c.Cannot("to_apply root " + root->ShortString());
+  }
+  if ((*out)[0] != dst) {
+    c.Mov(dst, (*out)[0], Info(root->shape().element_type()).wide);
   }
   return Status::Ok();
+}
+
+Status EmitMap(Ctx& c, int dst, const std::vector<int>& s) {
+  std::vector<std::vector<int>> args;
+  for (int r : s) args.push_back({r});
+  std::vector<int> out;
+  return EmitScalarComputation(c, c.instr().to_apply(), args, dst, &out, 0);
+}
+
+// Whether every instruction of `comp` (and of the computations its fusions
+// and calls call) is one EmitScalarComputation handles.
+bool ScalarComputationOk(const HloComputation* comp, int depth) {
+  if (comp == nullptr || depth > 16) return false;
+  for (const HloInstruction* i : comp->instructions()) {
+    switch (i->opcode()) {
+      case HloOpcode::kParameter:
+      case HloOpcode::kConstant:
+      case HloOpcode::kTuple:
+      case HloOpcode::kGetTupleElement:
+        continue;
+      case HloOpcode::kFusion:
+      case HloOpcode::kCall:
+        if (i->called_computations().size() != 1 ||
+            !ScalarComputationOk(i->called_computations()[0], depth + 1)) {
+          return false;
+        }
+        continue;
+      default:
+        if (!IsVectorOp(*i)) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -323,16 +406,9 @@ bool IsVectorOp(const HloInstruction& instr) {
     case HloOpcode::kIsFinite:
     case HloOpcode::kCopy:
       return true;
-    case HloOpcode::kMap: {
-      if (instr.called_computations().empty()) return false;
-      for (const HloInstruction* i : instr.to_apply()->instructions()) {
-        if (i->opcode() != HloOpcode::kParameter &&
-            i->opcode() != HloOpcode::kConstant && !IsVectorOp(*i)) {
-          return false;
-        }
-      }
-      return true;
-    }
+    case HloOpcode::kMap:
+      return !instr.called_computations().empty() &&
+             ScalarComputationOk(instr.to_apply(), 0);
     default:
       return vops::IsArithmeticOp(instr.opcode());
   }

@@ -145,6 +145,46 @@ Subgraph BuildSubgraph(const HloModule& module, const HloComputation& comp,
   return sg;
 }
 
+// Scales `sg` in place to arrays of at most max_elements; false if no
+// scaling works (sg unchanged).
+bool ScaleInto(Subgraph& sg, int64_t max_elements) {
+  auto scaled = ScaleShapes(*sg.module, max_elements);
+  if (!scaled.ok()) return false;
+  sg.module = std::move(scaled->module);
+  sg.scale_factor = scaled->factor;
+  return true;
+}
+
+// Adds the subgraph of `piece` scaled within max_elements to `result`;
+// if it cannot be scaled (or does not verify), each half of the piece (in
+// post order) recursively; a single instruction that cannot be scaled is
+// dropped and counted in result.unscalable. Pieces with nothing to
+// compute are left out.
+void CutScaled(const HloModule& module, const HloComputation& comp,
+               const std::vector<const HloInstruction*>& piece,
+               const std::unordered_set<std::string>& names,
+               int64_t max_elements, CutResult& result) {
+  if (std::none_of(piece.begin(), piece.end(), [](const HloInstruction* i) {
+        return !IsAliasOnly(i->opcode());
+      })) {
+    return;
+  }
+  Subgraph sg = BuildSubgraph(module, comp, piece, names);
+  if (sg.verified.ok() && ScaleInto(sg, max_elements)) {
+    result.subgraphs.push_back(std::move(sg));
+    return;
+  }
+  if (piece.size() == 1) {
+    ++result.unscalable;
+    return;
+  }
+  const size_t half = piece.size() / 2;
+  CutScaled(module, comp, {piece.begin(), piece.begin() + half}, names,
+            max_elements, result);
+  CutScaled(module, comp, {piece.begin() + half, piece.end()}, names,
+            max_elements, result);
+}
+
 // Computations cut separately: the entry and control-flow bodies.
 std::vector<const HloComputation*> CutComputations(const HloModule& module) {
   std::unordered_set<const HloComputation*> control;
@@ -203,10 +243,10 @@ StatusOr<CutResult> CutSubgraphs(const HloModule& module,
       }
       ++result.instructions;
       bool ok = can_run(*instr);
-      if (ok) ++result.accepted;
       if (instr->opcode() == HloOpcode::kGetTupleElement) {
         ok = ok && accepted[pos.at(instr->operand(0))];
       }
+      if (ok) ++result.accepted;
       accepted[i] = ok;
       if (!ok) continue;
       for (const HloInstruction* op : instr->operands()) {
@@ -234,7 +274,12 @@ StatusOr<CutResult> CutSubgraphs(const HloModule& module,
             piece.begin(), piece.end(),
             [](const HloInstruction* i) { return !IsAliasOnly(i->opcode()); });
         if (!computes) continue;
-        result.subgraphs.push_back(BuildSubgraph(module, *comp, piece, names));
+        if (options.max_elements <= 0) {
+          result.subgraphs.push_back(
+              BuildSubgraph(module, *comp, piece, names));
+        } else {
+          CutScaled(module, *comp, piece, names, options.max_elements, result);
+        }
       }
     }
   }

@@ -29,9 +29,14 @@
 // Pieces with nothing to compute (only parameters, constants, tuples and
 // get-tuple-elements) are left out.
 //
-// Shapes are NOT scaled: the subgraphs keep the trace's shapes. A caller
-// that cannot afford large arrays says so in its predicate (see
-// MaxElementsWithin).
+// Shape scaling (SubgraphOptions::max_elements > 0): a subgraph module with
+// an array over max_elements elements is rewritten by ScaleShapes (below)
+// into a program of the same structure with smaller dimensions. If no
+// scaling verifies, the piece is split in two halves of its post order,
+// recursively, each scaled on its own; a single instruction that still
+// cannot be scaled is dropped (counted in CutResult::unscalable). The predicate
+// therefore judges the instruction at trace size; a caller that wants "runs
+// once scaled" scales IsolateInstruction's module in its predicate.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +58,9 @@ using CanRunPredicate = std::function<bool(const HloInstruction&)>;
 struct SubgraphOptions {
   // Largest number of instructions per subgraph (0: no limit).
   int64_t max_instructions = 0;
+  // Largest array (elements) of a subgraph module; larger ones are scaled
+  // (see the file comment). 0: no limit, shapes are kept.
+  int64_t max_elements = 0;
 };
 
 struct Subgraph {
@@ -66,12 +74,18 @@ struct Subgraph {
   // VerifyModule's answer on the subgraph (ok for a verified input
   // module; kept rather than dropping the subgraph).
   Status verified;
+  // The ScaleShapes factor applied to the module (1: trace shapes).
+  int64_t scale_factor = 1;
 };
 
 struct CutResult {
   std::vector<Subgraph> subgraphs;
   int64_t instructions = 0;  // Judged instructions (see CanRunPredicate).
-  int64_t accepted = 0;      // Those the predicate accepted.
+  int64_t accepted = 0;      // Accepted (a get-tuple-element also needs
+                             // its operand accepted).
+  // Accepted instructions in no subgraph: their module could not be scaled
+  // within max_elements even alone.
+  int64_t unscalable = 0;
 };
 
 // Cuts `module` as described above. Errors: InvalidArgument when the
@@ -84,6 +98,45 @@ StatusOr<CutResult> CutSubgraphs(const HloModule& module,
 // constants are cloned), called computations are deep-copied. Used for
 // trial compiles (a predicate "does the target compile this instruction").
 std::unique_ptr<HloModule> IsolateInstruction(const HloInstruction& instr);
+
+// Scaling scheme. A size map s(d) = d / f if d >= kMinScaledDim, f
+// divides d and d / f >= kMinScaledSize, else d, for one factor f (a power of
+// two) per module, is applied to every array dimension of every instruction of
+// every computation of the module (parameters, fused and applied computations
+// included), and to the size-carrying attributes: a slice of a scaled dim
+// keeps its stride and takes s(result dim) elements from the same relative
+// start; a pad's low edge becomes s(low) and its high edge makes up
+// s(result dim) (interior stays); dynamic-slice sizes and gather
+// slice_sizes map by s. Index-valued attributes (broadcast/transpose/reduce
+// dimensions, iota_dimension, dot/gather/scatter/convolution dimension
+// numbers) need nothing; windows of reduce-window/convolution stay. A
+// constant array whose shape shrinks is replaced by its leading corner.
+// One map for all sizes keeps elementwise ops, broadcasts, transposes,
+// concatenates, slices and pads of scaled dims consistent. Reshapes: a
+// size that some reshape or bitcast of the module splits or merges (a
+// group of consecutive dims, size-1 dims aside, with equal products on
+// both sides and more than one dim on a side: [.., 32, 128] <-> [.., 4096])
+// is kept everywhere in that module, so reshapes stay consistent; the
+// price is that such a module may not fit at any factor (a reshape
+// [1024,1024] -> [1048576] keeps every size), and then ScaleShapes fails.
+// After scaling the module must verify (VerifyModule), which catches
+// whatever the map breaks (odd slices, windows larger than a scaled dim).
+// Semantics: a new program of the same structure, not the original's.
+inline constexpr int64_t kMinScaledDim = 256;
+inline constexpr int64_t kMinScaledSize = 8;
+inline constexpr int64_t kMaxScaleFactor = 4096;
+
+struct ScaledModule {
+  std::unique_ptr<HloModule> module;
+  int64_t factor = 1;  // 1: every array was already within the limit.
+};
+
+// The mildest scaling (f = 2, 4, ..., kMaxScaleFactor) of a copy of
+// `module` in which every array has at most `max_elements` elements and
+// which VerifyModule accepts. Errors: FailedPrecondition (with the last
+// verifier message) when no factor works. `module` is unchanged.
+StatusOr<ScaledModule> ScaleShapes(const HloModule& module,
+                                   int64_t max_elements);
 
 // True if the result and every operand of `instr` (each array leaf) has at
 // most `max_elements` elements.

@@ -21,7 +21,8 @@ std::vector<Shape> LeafShapes(const Shape& shape) {
 int64_t LeafBytes(const Shape& s) { return s.IsArray() ? s.byte_size() : 0; }
 
 bool Defines(HloOpcode op) {
-  return op != HloOpcode::kTuple && op != HloOpcode::kGetTupleElement;
+  return op != HloOpcode::kTuple && op != HloOpcode::kGetTupleElement &&
+         op != HloOpcode::kAddDependency;
 }
 
 class Assigner {
@@ -105,6 +106,10 @@ class Assigner {
           const std::vector<int>& ol = a_.leaves.at(o);
           ls.insert(ls.end(), ol.begin(), ol.end());
         }
+        continue;
+      }
+      if (op == HloOpcode::kAddDependency) {
+        ls = a_.leaves.at(instr->operand(0));
         continue;
       }
       if (op == HloOpcode::kGetTupleElement) {

@@ -4,12 +4,14 @@
 // PlanBuffers (compiler/codegen/buffer_plan.h) turns its answer into buffer
 // declarations.
 //
-// Values. Every array leaf of an entry instruction's value (flattened tuple
-// order) is one logical value, except that tuple and get-tuple-element
-// define nothing: their leaves ARE their operands' leaves. Entry parameter
-// leaves are inputs, constant leaves are constants; every other leaf
-// (including those of while, conditional, call and fusion, which are single
-// instructions here) is a temp.
+// Values. Every leaf of an entry instruction's value (flattened tuple
+// order) is one logical value, except that tuple, get-tuple-element and
+// add-dependency define nothing: their leaves ARE their operands' leaves
+// (add-dependency: operand 0's). Entry parameter leaves are inputs,
+// constant leaves are constants; every other leaf (including those of
+// while, conditional, call and fusion, which are single instructions here)
+// is a temp. Token leaves (after-all, token parameters) are zero-byte
+// values, so they never share a buffer.
 //
 // Liveness. Positions are indices into the schedule (`order`, the order the
 // kernels run in). A temp is defined at its instruction's position and live
@@ -97,7 +99,7 @@ struct BufferAssignmentStats {
 
 enum class ValueKind { kInput, kConstant, kTemp };
 
-// One array leaf of an entry instruction's value.
+// One leaf (an array or a token) of an entry instruction's value.
 struct LogicalValue {
   const HloInstruction* instr = nullptr;  // The defining instruction.
   int64_t leaf = 0;                       // Leaf index in its flattened shape.
@@ -120,7 +122,8 @@ struct BufferAssignment {
   std::vector<LogicalValue> values;
   std::vector<AssignedBuffer> buffers;
   // The value ids of each entry instruction's leaves, flattened order
-  // (tuple and get-tuple-element share their operands' ids).
+  // (tuple, get-tuple-element and add-dependency share their operands'
+  // ids).
   std::unordered_map<const HloInstruction*, std::vector<int>> leaves;
   BufferAssignmentStats stats;
   // The schedule length: last_use of live-out values.

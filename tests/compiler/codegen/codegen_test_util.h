@@ -91,4 +91,38 @@ inline ComparisonOptions F32Ulps(double ulps) {
   return o;
 }
 
+// Every element type the Foundation ops take (complex aside).
+inline const std::vector<std::string> kAllTypes = {
+    "pred", "s8",  "s16", "s32",  "s64", "u8", "u16",
+    "u32",  "u64", "f16", "bf16", "f32", "f64"};
+// The integer types that can index (gather/scatter indices, dynamic-slice
+// starts).
+inline const std::vector<std::string> kIndexTypes = {"s8", "s16", "s32", "s64",
+                                                     "u8", "u16", "u32", "u64"};
+inline const ComparisonOptions kExact = ComparisonOptions::Exact();
+
+inline bool IsFloatType(const std::string& t) {
+  return t == "f16" || t == "bf16" || t == "f32" || t == "f64";
+}
+
+// A module whose only computation is the entry with instructions `body`
+// (lines ending in '\n').
+inline std::string EntryModule(const std::string& body) {
+  return "HloModule m\nENTRY e {\n" + body + "}\n";
+}
+
+// The root line of a binary reducer on scalar parameters x and y:
+// "  ROOT z = t[] op(x, y)".
+inline std::string ReducerRoot(const std::string& t, const std::string& op) {
+  return "  ROOT z = " + t + "[] " + op + "(x, y)\n";
+}
+
+// A reducer root of several ops on x and y: x + y * y (x xor y for pred),
+// rounded after every op like the oracle's general path.
+inline std::string SumOfSquaresRoot(const std::string& t) {
+  return t == "pred" ? ReducerRoot(t, "xor")
+                     : "  s = " + t + "[] multiply(y, y)\n  ROOT z = " + t +
+                           "[] add(x, s)\n";
+}
+
 }  // namespace trench::codegen::testing

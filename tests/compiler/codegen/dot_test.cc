@@ -175,8 +175,11 @@ TEST(DotCodegenTest, TilesWhenOperandsExceedVmem) {
                        Scaled(1e-4, 260));
     }
   }
-  // Not even one tile with all of K fits: a clear error.
-  auto m = testing::Parse(MatMul("f32", "f32", 8, 40000, 8, "DEFAULT"));
+  // K is tiled too (dot_tiling_test.cc); a dot with two contracting dims
+  // in one operand is not tiled: a clear error.
+  auto m = testing::Parse(
+      Module("f32[40,300,30]", "f32[300,30,8]", "f32[40,8]",
+             "lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}"));
   ASSERT_NE(m, nullptr);
   auto exe = CompileModule(*m, small);
   ASSERT_FALSE(exe.ok());

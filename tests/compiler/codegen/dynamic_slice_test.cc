@@ -12,36 +12,28 @@
 namespace trench::codegen {
 namespace {
 
+using testing::EntryModule;
 using testing::ExpectMatchesOracle;
-
-const std::vector<std::string> kAllTypes = {"pred", "s8",  "s16", "s32", "s64",
-                                            "u8",   "u16", "u32", "u64", "f16",
-                                            "bf16", "f32", "f64"};
-const std::vector<std::string> kIndexTypes = {"s8", "s16", "s32", "s64",
-                                              "u8", "u16", "u32", "u64"};
-
-const ComparisonOptions kExact = ComparisonOptions::Exact();
-
-std::string Module(const std::string& body) {
-  return "HloModule m\nENTRY e {\n" + body + "}\n";
-}
+using testing::kAllTypes;
+using testing::kExact;
+using testing::kIndexTypes;
 
 // dynamic-slice of a: t[in] with random start parameters of type `it`.
 std::string Ds(const std::string& t, const std::string& in,
                const std::string& sizes, const std::string& out,
                const std::string& it = "s32") {
-  return Module("  a = " + t + in + " parameter(0)\n  i = " + it +
-                "[] parameter(1)\n  j = " + it +
-                "[] parameter(2)\n  ROOT r = " + t + out +
-                " dynamic-slice(a, i, j), dynamic_slice_sizes=" + sizes + "\n");
+  return EntryModule(
+      "  a = " + t + in + " parameter(0)\n  i = " + it +
+      "[] parameter(1)\n  j = " + it + "[] parameter(2)\n  ROOT r = " + t +
+      out + " dynamic-slice(a, i, j), dynamic_slice_sizes=" + sizes + "\n");
 }
 
 std::string Dus(const std::string& t, const std::string& in,
                 const std::string& upd, const std::string& it = "s32") {
-  return Module("  a = " + t + in + " parameter(0)\n  u = " + t + upd +
-                " parameter(1)\n  i = " + it + "[] parameter(2)\n  j = " + it +
-                "[] parameter(3)\n  ROOT r = " + t + in +
-                " dynamic-update-slice(a, u, i, j)\n");
+  return EntryModule("  a = " + t + in + " parameter(0)\n  u = " + t + upd +
+                     " parameter(1)\n  i = " + it + "[] parameter(2)\n  j = " +
+                     it + "[] parameter(3)\n  ROOT r = " + t + in +
+                     " dynamic-update-slice(a, u, i, j)\n");
 }
 
 TEST(DynamicSliceTest, EveryType) {
@@ -76,35 +68,36 @@ TEST(DynamicSliceTest, OutOfRangeStartsClamp) {
   for (const auto& [i, j] : starts) {
     SCOPED_TRACE(i + " " + j);
     ExpectMatchesOracle(
-        Module("  a = s16[6,9] parameter(0)\n  i = " + i + "\n  j = " + j +
-               "\n  ROOT r = s16[3,4] dynamic-slice(a, i, j), "
-               "dynamic_slice_sizes={3,4}\n"),
+        EntryModule("  a = s16[6,9] parameter(0)\n  i = " + i + "\n  j = " + j +
+                    "\n  ROOT r = s16[3,4] dynamic-slice(a, i, j), "
+                    "dynamic_slice_sizes={3,4}\n"),
         8, kExact);
     ExpectMatchesOracle(
-        Module("  a = f64[6,9] parameter(0)\n  u = f64[3,4] parameter(1)\n"
-               "  i = " +
-               i + "\n  j = " + j +
-               "\n  ROOT r = f64[6,9] dynamic-update-slice(a, u, i, j)\n"),
+        EntryModule("  a = f64[6,9] parameter(0)\n  u = f64[3,4] parameter(1)\n"
+                    "  i = " +
+                    i + "\n  j = " + j +
+                    "\n  ROOT r = f64[6,9] dynamic-update-slice(a, u, i, j)\n"),
         9, kExact);
   }
 }
 
 TEST(DynamicSliceTest, VectorStartIndicesRankOneAndThree) {
   ExpectMatchesOracle(
-      Module("  a = u8[4,5,6] parameter(0)\n  v = s32[3] constant({1, 9, "
-             "-2})\n  ROOT r = u8[2,2,3] dynamic-slice(a, v), "
-             "dynamic_slice_sizes={2,2,3}\n"),
+      EntryModule("  a = u8[4,5,6] parameter(0)\n  v = s32[3] constant({1, 9, "
+                  "-2})\n  ROOT r = u8[2,2,3] dynamic-slice(a, v), "
+                  "dynamic_slice_sizes={2,2,3}\n"),
       10, kExact);
   ExpectMatchesOracle(
-      Module("  a = bf16[40] parameter(0)\n  i = s32[] parameter(1)\n"
-             "  ROOT r = bf16[33] dynamic-slice(a, i), "
-             "dynamic_slice_sizes={33}\n"),
+      EntryModule("  a = bf16[40] parameter(0)\n  i = s32[] parameter(1)\n"
+                  "  ROOT r = bf16[33] dynamic-slice(a, i), "
+                  "dynamic_slice_sizes={33}\n"),
       11, kExact);
   ExpectMatchesOracle(
-      Module("  a = s64[3,4,5] parameter(0)\n  u = s64[1,2,5] parameter(1)\n"
-             "  i = s16[] parameter(2)\n  j = s16[] parameter(3)\n"
-             "  k = s16[] parameter(4)\n  ROOT r = s64[3,4,5] "
-             "dynamic-update-slice(a, u, i, j, k)\n"),
+      EntryModule(
+          "  a = s64[3,4,5] parameter(0)\n  u = s64[1,2,5] parameter(1)\n"
+          "  i = s16[] parameter(2)\n  j = s16[] parameter(3)\n"
+          "  k = s16[] parameter(4)\n  ROOT r = s64[3,4,5] "
+          "dynamic-update-slice(a, u, i, j, k)\n"),
       12, kExact);
 }
 
@@ -138,12 +131,12 @@ TEST(DynamicUpdateSliceTest, EveryIndexType) {
 TEST(DynamicUpdateSliceTest, InPlaceOverOperandZero) {
   for (std::string t : {"f32", "s8", "f64", "bf16"}) {
     for (std::string upd : {"[3,4]", "[2,66]"}) {
-      const std::string text =
-          Module("  p = " + std::string(t) + "[6,70] parameter(0)\n  a = " + t +
-                 "[6,70] copy(p)\n  u = " + t + upd +
-                 " parameter(1)\n  i = s32[] parameter(2)\n  j = s32[] "
-                 "parameter(3)\n  ROOT r = " +
-                 t + "[6,70] dynamic-update-slice(a, u, i, j)\n");
+      const std::string text = EntryModule(
+          "  p = " + std::string(t) + "[6,70] parameter(0)\n  a = " + t +
+          "[6,70] copy(p)\n  u = " + t + upd +
+          " parameter(1)\n  i = s32[] parameter(2)\n  j = s32[] "
+          "parameter(3)\n  ROOT r = " +
+          t + "[6,70] dynamic-update-slice(a, u, i, j)\n");
       std::unique_ptr<HloModule> m = testing::Parse(text);
       ASSERT_NE(m, nullptr);
       const HloComputation& entry = *m->entry_computation();

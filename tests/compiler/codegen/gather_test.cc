@@ -12,27 +12,19 @@
 namespace trench::codegen {
 namespace {
 
+using testing::EntryModule;
 using testing::ExpectMatchesOracle;
-
-const std::vector<std::string> kAllTypes = {"pred", "s8",  "s16", "s32", "s64",
-                                            "u8",   "u16", "u32", "u64", "f16",
-                                            "bf16", "f32", "f64"};
-const std::vector<std::string> kIndexTypes = {"s8", "s16", "s32", "s64",
-                                              "u8", "u16", "u32", "u64"};
-
-const ComparisonOptions kExact = ComparisonOptions::Exact();
-
-std::string Module(const std::string& body) {
-  return "HloModule m\nENTRY e {\n" + body + "}\n";
-}
+using testing::kAllTypes;
+using testing::kExact;
+using testing::kIndexTypes;
 
 // gather(a: t[op], i: it[idx]) -> t[out] with dimension numbers `dn`.
 std::string Gather(const std::string& t, const std::string& op,
                    const std::string& it, const std::string& idx,
                    const std::string& out, const std::string& dn) {
-  return Module("  a = " + t + op + " parameter(0)\n  i = " + it + idx +
-                " parameter(1)\n  ROOT g = " + t + out + " gather(a, i), " +
-                dn + "\n");
+  return EntryModule("  a = " + t + op + " parameter(0)\n  i = " + it + idx +
+                     " parameter(1)\n  ROOT g = " + t + out +
+                     " gather(a, i), " + dn + "\n");
 }
 
 const char kRows[] =
@@ -76,10 +68,10 @@ TEST(GatherTest, OutOfRangeStartsClamp) {
       "s8[2,2] constant({{-128, 127}, {3, -3}})"};
   for (const std::string& i : indices) {
     SCOPED_TRACE(i);
-    ExpectMatchesOracle(
-        Module("  a = bf16[6,9] parameter(0)\n  i = " + i +
-               "\n  ROOT g = bf16[2,2,3] gather(a, i), " + kWindows + "\n"),
-        6, kExact);
+    ExpectMatchesOracle(EntryModule("  a = bf16[6,9] parameter(0)\n  i = " + i +
+                                    "\n  ROOT g = bf16[2,2,3] gather(a, i), " +
+                                    kWindows + "\n"),
+                        6, kExact);
   }
 }
 

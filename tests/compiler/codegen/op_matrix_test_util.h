@@ -1,5 +1,6 @@
 // The op matrix: every op of the Foundation list x every element type the
-// verifier accepts for it, compiled (compile.h) and run on the simulator,
+// verifier accepts for it, compiled the way hloc does (compile.h Compile():
+// the pass pipeline, then the back end) and run on the simulator,
 // compared with the oracle (oracle/evaluator.h). Shared by the
 // op_matrix_*_test.cc files, one per op family; each (op, dtype) pair is
 // one value-parameterized test case named OpMatrix/<Family>.Agrees/<op>_<t>.
@@ -326,9 +327,12 @@ inline std::string RunProgram(const OpCase& c, int index) {
     if (!s.ok()) return "[oracle] magnitude: " + s.status().ToString();
     magnitude = std::move(*s);
   }
-  auto exe = CompileModule(**m, CompileOptions());
-  if (!exe.ok()) return "[compile] " + exe.status().ToString();
-  auto run = tpu::RunExecutable(*exe, testing::InputBytes(args));
+  // hloc's path: the pass pipeline (with the required conv-expander), then
+  // the back end.
+  auto compiled = Compile(**m, CompileOptions());
+  if (!compiled.ok()) return "[compile] " + compiled.status().ToString();
+  auto run =
+      tpu::RunExecutable(compiled->executable, testing::InputBytes(args));
   if (!run.ok()) return "[run] " + run.status().ToString();
   if (run->report.status != tpu::RunStatus::kOk) {
     return "[run] " + std::string(tpu::RunStatusName(run->report.status)) +

@@ -10,12 +10,8 @@ namespace trench::codegen {
 namespace {
 
 using testing::ExpectMatchesOracle;
-
-const std::vector<std::string> kAllTypes = {"pred", "s8",  "s16", "s32", "s64",
-                                            "u8",   "u16", "u32", "u64", "f16",
-                                            "bf16", "f32", "f64"};
-
-const ComparisonOptions kExact = ComparisonOptions::Exact();
+using testing::kAllTypes;
+using testing::kExact;
 
 // pad(a: t[in], v: t[]) -> t[out] with `config`.
 std::string PadModule(const std::string& t, const std::string& in,

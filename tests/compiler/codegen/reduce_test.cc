@@ -10,14 +10,10 @@ namespace trench::codegen {
 namespace {
 
 using testing::ExpectMatchesOracle;
-
-const std::vector<std::string> kAllTypes = {"pred", "s8",  "s16", "s32", "s64",
-                                            "u8",   "u16", "u32", "u64", "f16",
-                                            "bf16", "f32", "f64"};
-
-bool IsFloatType(const std::string& t) {
-  return t == "f16" || t == "bf16" || t == "f32" || t == "f64";
-}
+using testing::IsFloatType;
+using testing::kAllTypes;
+using testing::ReducerRoot;
+using testing::SumOfSquaresRoot;
 
 // A reduce of t`in` over `dims` with reducer body `body` (on scalars x, y,
 // root named z) and init `init`.
@@ -29,10 +25,6 @@ std::string Reduce(const std::string& t, const std::string& in,
          " parameter(0)\n  i = " + t + "[] constant(" + init +
          ")\n  ROOT r = " + t + out + " reduce(a, i), dimensions={" + dims +
          "}, to_apply=r\n}\n";
-}
-
-std::string Op(const std::string& t, const std::string& op) {
-  return "  ROOT z = " + t + "[] " + op + "(x, y)\n";
 }
 
 struct Case {
@@ -61,19 +53,19 @@ TEST(ReduceTest, AddMaxMinEveryType) {
     const bool pred = t == "pred";
     for (const Case& c : kCases) {
       ExpectMatchesOracle(
-          Reduce(t, c.in, c.out, c.dims, Op(t, pred ? "or" : "add"),
+          Reduce(t, c.in, c.out, c.dims, ReducerRoot(t, pred ? "or" : "add"),
                  pred ? "false" : "1"),
           1, SumTolerance());
       ExpectMatchesOracle(
-          Reduce(t, c.in, c.out, c.dims, Op(t, pred ? "and" : "maximum"),
-                 pred ? "true" : "3"),
+          Reduce(t, c.in, c.out, c.dims,
+                 ReducerRoot(t, pred ? "and" : "maximum"), pred ? "true" : "3"),
           2, ComparisonOptions::Exact());
     }
     for (size_t k : {1, 3, 5, 6}) {
       const Case& c = kCases[k];
       ExpectMatchesOracle(
-          Reduce(t, c.in, c.out, c.dims, Op(t, pred ? "and" : "minimum"),
-                 pred ? "true" : "5"),
+          Reduce(t, c.in, c.out, c.dims,
+                 ReducerRoot(t, pred ? "and" : "minimum"), pred ? "true" : "5"),
           3, ComparisonOptions::Exact());
     }
   }
@@ -84,10 +76,7 @@ TEST(ReduceTest, ComputedReducersEveryType) {
     SCOPED_TRACE(t);
     // A reducer of several ops: sum of squares (xor for pred), rounded
     // after every op like the oracle's general path.
-    const std::string body =
-        t == "pred" ? Op(t, "xor")
-                    : "  s = " + t + "[] multiply(y, y)\n  ROOT z = " + t +
-                          "[] add(x, s)\n";
+    const std::string body = SumOfSquaresRoot(t);
     for (size_t k : {0, 3, 5, 6}) {
       const Case& c = kCases[k];
       ExpectMatchesOracle(
@@ -97,7 +86,7 @@ TEST(ReduceTest, ComputedReducersEveryType) {
     if (t != "pred") {
       // Product: per-step rounding for bf16/f16 (a plain multiply).
       ExpectMatchesOracle(
-          Reduce(t, "[5,6]", "[5]", "1", Op(t, "multiply"), "1"), 5,
+          Reduce(t, "[5,6]", "[5]", "1", ReducerRoot(t, "multiply"), "1"), 5,
           ComparisonOptions::Exact());
     }
   }
@@ -147,7 +136,7 @@ TEST(ReduceTest, VariadicArgMaxEveryType) {
 
 TEST(ReduceTest, UsesTheCrossLaneUnitForMinorReductions) {
   auto m = testing::Parse(
-      Reduce("f32", "[16,300]", "[16]", "1", Op("f32", "add"), "0"));
+      Reduce("f32", "[16,300]", "[16]", "1", ReducerRoot("f32", "add"), "0"));
   ASSERT_NE(m, nullptr);
   auto exe = CompileModule(*m, CompileOptions());
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
@@ -159,10 +148,11 @@ TEST(ReduceTest, UsesTheCrossLaneUnitForMinorReductions) {
 TEST(ReduceTest, LongSumsStayAccurate) {
   // 5000 f32 terms: tiles combined lane-wise, then lanes and sublanes.
   ExpectMatchesOracle(
-      Reduce("f32", "[2,5000]", "[2]", "1", Op("f32", "add"), "0"), 8,
+      Reduce("f32", "[2,5000]", "[2]", "1", ReducerRoot("f32", "add"), "0"), 8,
       SumTolerance());
   ExpectMatchesOracle(
-      Reduce("bf16", "[2,5000]", "[2]", "1", Op("bf16", "add"), "0"), 8);
+      Reduce("bf16", "[2,5000]", "[2]", "1", ReducerRoot("bf16", "add"), "0"),
+      8);
 }
 
 }  // namespace

@@ -10,10 +10,9 @@ namespace trench::codegen {
 namespace {
 
 using testing::ExpectMatchesOracle;
-
-const std::vector<std::string> kAllTypes = {"pred", "s8",  "s16", "s32", "s64",
-                                            "u8",   "u16", "u32", "u64", "f16",
-                                            "bf16", "f32", "f64"};
+using testing::kAllTypes;
+using testing::ReducerRoot;
+using testing::SumOfSquaresRoot;
 
 std::string ReduceWindow(const std::string& t, const std::string& in,
                          const std::string& out, const std::string& window,
@@ -23,10 +22,6 @@ std::string ReduceWindow(const std::string& t, const std::string& in,
          " parameter(0)\n  i = " + t + "[] constant(" + init +
          ")\n  ROOT r = " + t + out + " reduce-window(a, i), window={" +
          window + "}, to_apply=r\n}\n";
-}
-
-std::string Op(const std::string& t, const std::string& op) {
-  return "  ROOT z = " + t + "[] " + op + "(x, y)\n";
 }
 
 struct Case {
@@ -53,14 +48,14 @@ TEST(ReduceWindowTest, AddMaxEveryTypeEveryWindow) {
     SCOPED_TRACE(t);
     const bool pred = t == "pred";
     for (const Case& c : kCases) {
-      ExpectMatchesOracle(
-          ReduceWindow(t, c.in, c.out, c.window, Op(t, pred ? "or" : "add"),
-                       pred ? "false" : "2"),
-          1, sum_tol);
-      ExpectMatchesOracle(
-          ReduceWindow(t, c.in, c.out, c.window,
-                       Op(t, pred ? "and" : "maximum"), pred ? "true" : "2"),
-          2, ComparisonOptions::Exact());
+      ExpectMatchesOracle(ReduceWindow(t, c.in, c.out, c.window,
+                                       ReducerRoot(t, pred ? "or" : "add"),
+                                       pred ? "false" : "2"),
+                          1, sum_tol);
+      ExpectMatchesOracle(ReduceWindow(t, c.in, c.out, c.window,
+                                       ReducerRoot(t, pred ? "and" : "maximum"),
+                                       pred ? "true" : "2"),
+                          2, ComparisonOptions::Exact());
     }
   }
 }
@@ -68,10 +63,7 @@ TEST(ReduceWindowTest, AddMaxEveryTypeEveryWindow) {
 TEST(ReduceWindowTest, ComputedReducersEveryType) {
   for (const std::string& t : kAllTypes) {
     SCOPED_TRACE(t);
-    const std::string body =
-        t == "pred" ? Op(t, "xor")
-                    : "  s = " + t + "[] multiply(y, y)\n  ROOT z = " + t +
-                          "[] add(x, s)\n";
+    const std::string body = SumOfSquaresRoot(t);
     for (size_t k : {1, 3, 5}) {
       const Case& c = kCases[k];
       ExpectMatchesOracle(ReduceWindow(t, c.in, c.out, c.window, body,
@@ -79,9 +71,10 @@ TEST(ReduceWindowTest, ComputedReducersEveryType) {
                           3, ComparisonOptions::Exact());
     }
     if (t != "pred") {
-      ExpectMatchesOracle(ReduceWindow(t, kCases[2].in, kCases[2].out,
-                                       kCases[2].window, Op(t, "minimum"), "3"),
-                          4, ComparisonOptions::Exact());
+      ExpectMatchesOracle(
+          ReduceWindow(t, kCases[2].in, kCases[2].out, kCases[2].window,
+                       ReducerRoot(t, "minimum"), "3"),
+          4, ComparisonOptions::Exact());
     }
   }
 }

@@ -13,14 +13,9 @@ namespace trench::codegen {
 namespace {
 
 using testing::ExpectMatchesOracle;
-
-const std::vector<std::string> kAllTypes = {"pred", "s8",  "s16", "s32", "s64",
-                                            "u8",   "u16", "u32", "u64", "f16",
-                                            "bf16", "f32", "f64"};
-const std::vector<std::string> kIndexTypes = {"s8", "s16", "s32", "s64",
-                                              "u8", "u16", "u32", "u64"};
-
-const ComparisonOptions kExact = ComparisonOptions::Exact();
+using testing::kAllTypes;
+using testing::kExact;
+using testing::kIndexTypes;
 
 // A binary combiner named `name`: ROOT = op(p0, p1), or p1 for "assign".
 std::string Combiner(const std::string& name, const std::string& t,

@@ -10,10 +10,7 @@ namespace trench::codegen {
 namespace {
 
 using testing::ExpectMatchesOracle;
-
-const std::vector<std::string> kAllTypes = {"pred", "s8",  "s16", "s32", "s64",
-                                            "u8",   "u16", "u32", "u64", "f16",
-                                            "bf16", "f32", "f64"};
+using testing::kAllTypes;
 
 std::string SelectAndScatter(const std::string& t, const std::string& op_dims,
                              const std::string& src_dims,

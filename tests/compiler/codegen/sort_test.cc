@@ -11,10 +11,7 @@ namespace trench::codegen {
 namespace {
 
 using testing::ExpectMatchesOracle;
-
-const std::vector<std::string> kAllTypes = {"pred", "s8",  "s16", "s32", "s64",
-                                            "u8",   "u16", "u32", "u64", "f16",
-                                            "bf16", "f32", "f64"};
+using testing::kAllTypes;
 
 // Sorts t`dims` along `dim` by compare(lhs, rhs, `dir`) of operand 0,
 // carrying an s32 iota payload (its position) when `payload`.

@@ -6,11 +6,14 @@
 // disagreement) and bench/trace_compile.cc (prints the table).
 //
 // The predicate "can the target run this instruction": not a parameter;
-// every array leaf of its result and operands has at most kMaxElements
-// elements (subgraphs keep the traces' shapes: no scaling, so production
-// sized arrays are left out rather than simulated for minutes); its opcode
-// is in codegen::SupportedOps(); and a trial compile of the instruction
-// alone (IsolateInstruction) succeeds.
+// its opcode is in codegen::SupportedOps(); the instruction alone
+// (IsolateInstruction), scaled by ScaleShapes (compiler/ir/subgraph.h) when
+// an array has more than kMaxElements elements, verifies; and a trial
+// compile of it succeeds (reasons name the category, then the opcode:
+// "unsupported opcode: rng"). Subgraphs are cut with max_elements =
+// kMaxElements, so production-size subgraphs are scaled down (a new
+// program of the same structure) rather than simulated for minutes. Each
+// rejection is counted by reason (TraceResult::reasons).
 //
 // Agreement: the oracle runs a reference copy of the subgraph in which
 // every f32/f16 operand of a dot or convolution at precision DEFAULT is
@@ -31,6 +34,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -66,6 +70,11 @@ struct TraceResult {
   // Subgraph compile refusals (Unimplemented/ResourceExhausted), counted
   // but not failures: each instruction compiled alone.
   std::vector<std::string> refusals;
+  // Why instructions were left out: reason -> count (see RejectReason),
+  // plus "subgraph cannot be scaled" (CutResult::unscalable).
+  std::map<std::string, int64_t> reasons;
+  int64_t subgraphs_scaled = 0;   // Subgraphs with scale_factor > 1.
+  int64_t subgraphs_sampled = 0;  // Subgraphs actually compiled and run.
 };
 
 inline std::filesystem::path TracesDir() {
@@ -93,18 +102,34 @@ inline std::string ReadFile(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// The predicate described in the file comment.
-inline bool CodegenCanRun(const HloInstruction& instr) {
+// The predicate described in the file comment: "" if the target can run
+// `instr`, else the reason.
+inline std::string RejectReason(const HloInstruction& instr) {
   static const std::set<std::string>* ops = [] {
     auto v = codegen::SupportedOps();
     return new std::set<std::string>(v.begin(), v.end());
   }();
-  if (instr.opcode() == HloOpcode::kParameter) return false;
-  if (!MaxElementsWithin(instr, kMaxElements)) return false;
-  if (!ops->count(std::string(OpcodeName(instr.opcode())))) return false;
+  if (instr.opcode() == HloOpcode::kParameter) return "parameter";
+  if (!ops->count(std::string(OpcodeName(instr.opcode())))) {
+    return "unsupported opcode: " + std::string(OpcodeName(instr.opcode()));
+  }
   std::unique_ptr<HloModule> alone = IsolateInstruction(instr);
-  if (!VerifyModule(*alone).ok()) return false;
-  return codegen::CompileModule(*alone, codegen::CompileOptions()).ok();
+  if (!VerifyModule(*alone).ok()) return "isolated instruction does not verify";
+  if (!MaxElementsWithin(instr, kMaxElements)) {
+    auto scaled = ScaleShapes(*alone, kMaxElements);
+    if (!scaled.ok()) return "too large, cannot be scaled";
+    alone = std::move(scaled->module);
+  }
+  auto exe = codegen::CompileModule(*alone, codegen::CompileOptions());
+  if (exe.ok()) return "";
+  return std::string(exe.status().code() == StatusCode::kUnimplemented
+                         ? "trial compile refused: "
+                         : "trial compile error: ") +
+         std::string(OpcodeName(instr.opcode()));
+}
+
+inline bool CodegenCanRun(const HloInstruction& instr) {
+  return RejectReason(instr).empty();
 }
 
 inline bool HasContraction(const HloModule& m) {
@@ -192,6 +217,11 @@ inline std::unique_ptr<HloModule> DefaultPrecisionReference(
 // The comparison options for `m` (see the file comment).
 inline ComparisonOptions TraceTolerance(const HloModule& m) {
   ComparisonOptions o;
+  // Chains of elementwise ops: every f32 op may be off by its ulp bound
+  // (4 ulps covers the transcendental unit's, tpu/ISA.md), and errors add
+  // up along a chain at most as long as the module.
+  const double chain = static_cast<double>(m.instruction_count());
+  o.f32.rel = std::max(o.f32.rel, chain * 4 * 0x1p-23);
   const double k = static_cast<double>(AccumulationTerms(m));
   if (k <= 1) return o;
   const double growth = (HasContraction(m) ? 16.0 : 4.0) * std::pow(k, 1.5);
@@ -271,23 +301,47 @@ inline void RunSubgraph(const Subgraph& sg, uint64_t seed, TraceResult& r) {
   }
 }
 
-// Cuts and runs one parsed, verified module.
-inline void RunModule(const HloModule& m, TraceResult& r) {
-  auto cut =
-      CutSubgraphs(m, CodegenCanRun, SubgraphOptions{kMaxSubgraphInstructions});
+// Cuts one parsed, verified module and runs its subgraphs: all of them if
+// max_run <= 0, else an evenly spaced sample of at most max_run.
+inline void RunModule(const HloModule& m, TraceResult& r, int64_t max_run) {
+  auto judge = [&r](const HloInstruction& instr) {
+    std::string why = RejectReason(instr);
+    if (!why.empty()) ++r.reasons[why];
+    return why.empty();
+  };
+  SubgraphOptions options;
+  options.max_instructions = kMaxSubgraphInstructions;
+  options.max_elements = kMaxElements;
+  auto cut = CutSubgraphs(m, judge, options);
   if (!cut.ok()) {
     r.skipped = "cut: " + cut.status().message();
     return;
   }
   r.instructions = cut->instructions;
-  r.compiled = cut->accepted;
-  r.subgraphs = cut->subgraphs.size();
-  uint64_t seed = 1;
-  for (const Subgraph& sg : cut->subgraphs) RunSubgraph(sg, seed++, r);
+  r.compiled = cut->accepted - cut->unscalable;
+  if (cut->unscalable > 0) {
+    r.reasons["subgraph cannot be scaled"] += cut->unscalable;
+  }
+  const int64_t n = cut->subgraphs.size();
+  r.subgraphs = n;
+  uint64_t seed = 0;
+  int64_t next_pick = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const Subgraph& sg = cut->subgraphs[k];
+    if (sg.scale_factor > 1) ++r.subgraphs_scaled;
+    ++seed;
+    if (max_run > 0 && n > max_run) {
+      if (k != next_pick * n / max_run) continue;
+      ++next_pick;
+    }
+    ++r.subgraphs_sampled;
+    RunSubgraph(sg, seed, r);
+  }
 }
 
-// Every module of every trace file, in file order.
-inline std::vector<TraceResult> RunAllTraces() {
+// Every module of every trace file, in file order (max_run: see
+// RunModule).
+inline std::vector<TraceResult> RunAllTraces(int64_t max_run = 0) {
   std::vector<TraceResult> out;
   for (const std::filesystem::path& file : TraceFiles()) {
     const std::string rel =
@@ -301,7 +355,7 @@ inline std::vector<TraceResult> RunAllTraces() {
       } else if (Status v = VerifyModule(**m); !v.ok()) {
         r.skipped = "verifier rejects: " + v.message();
       } else {
-        RunModule(**m, r);
+        RunModule(**m, r, max_run);
       }
       out.push_back(std::move(r));
     }

@@ -1,7 +1,6 @@
-// The fusion pass never creates cycles: a hand-written module whose
-// multi-output merge used to close a cycle through the original of a
-// copied broadcast, and seeded random DAGs (elementwise, reduce,
-// broadcast, transpose, dot, as bench/compile_speed.cc generates them)
+// The fusion pass never creates cycles: hand-written modules whose
+// multi-output merges would close a cycle, and seeded random DAGs (elementwise,
+// reduce, broadcast, transpose, dot, as bench/compile_speed.cc generates them)
 // that must verify after fusion and evaluate (oracle) exactly as before.
 #include <gtest/gtest.h>
 
@@ -46,37 +45,34 @@ std::unique_ptr<HloModule> FuseChecked(const std::string& text, int seeds) {
   return m;
 }
 
-// The reduce q and the loop fusion around m share p0, so they are
-// multi-output candidates. The loop fusion copies the broadcast c of q
-// (c also feeds the unfusible reverse y). Merging them would make the
-// fusion feed c's original (via get-tuple-element of q), which feeds y,
-// which feeds the fusion again: a cycle. It must not merge.
-TEST(FusionCycleTest, CopiedBroadcastOfSiblingReduceDoesNotMerge) {
-  const std::string text = R"(HloModule cyc
-sum {
-  sx = f32[] parameter(0)
-  sy = f32[] parameter(1)
-  ROOT sxy = f32[] add(sx, sy)
-}
+// Minimized from a random DAG (and the same shape of failure as
+// nv_maxtext_1n1g_jit_train_step_before_optimization.hlo in the corpus):
+// every pair that merges is fine on its own, but {v1, v5, v7} (siblings
+// of p1) and {v3, v8, v9} (siblings of p0) feed each other (v1 -> v8,
+// v3 -> v7). A check that only looks for paths through instructions
+// outside the two merged groups misses the path through the other
+// fusion; the two fusions then form a cycle.
+TEST(FusionCycleTest, TwoMultiOutputFusionsDoNotFeedEachOther) {
+  const std::string text = R"(HloModule two_fusions
 ENTRY e {
-  p0 = f32[8,128] parameter(0)
-  zero = f32[] constant(0)
-  q = f32[8] reduce(p0, zero), dimensions={1}, to_apply=sum
-  c = f32[8,128] broadcast(q), dimensions={0}
-  y = f32[8,128] reverse(c), dimensions={1}
-  m2 = f32[8,128] add(c, y)
-  m = f32[8,128] add(m2, p0)
-  ROOT out = (f32[8,128], f32[8]) tuple(m, q)
+  p0 = f32[8,16] parameter(0)
+  p1 = f32[8,16] parameter(1)
+  v1 = f32[8,16] add(p1, p1)
+  v3 = f32[8,16] subtract(p0, p0)
+  v5 = f32[8,16] subtract(p1, v1)
+  v7 = f32[8,16] subtract(v3, p1)
+  v8 = f32[8,16] add(v3, v1)
+  v9 = f32[8,16] add(v8, p0)
+  ROOT r = (f32[8,16], f32[8,16], f32[8,16]) tuple(v5, v7, v9)
 })";
   auto m = FuseChecked(text, 4);
   ASSERT_NE(m, nullptr);
-  // The loop fusion still forms; the reduce stays apart from it.
-  EXPECT_GE(CountFusions(*m), 1);
+  // Still fuses (at least one multi-output fusion), just not both ways.
+  int tuples = 0;
   for (const HloInstruction* i : m->entry_computation()->instructions()) {
-    if (i->opcode() == HloOpcode::kFusion) {
-      EXPECT_FALSE(i->shape().IsTuple()) << i->ToString();
-    }
+    if (i->opcode() == HloOpcode::kFusion) tuples += i->shape().IsTuple();
   }
+  EXPECT_GE(tuples, 1);
 }
 
 // Sibling consumers of p0 where one reaches the other through an

@@ -1,0 +1,215 @@
+// Shape scaling of subgraph modules (see ScaleShapes in subgraph.h).
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "compiler/ir/hlo_computation.h"
+#include "compiler/ir/opcode.h"
+#include "compiler/ir/subgraph.h"
+#include "compiler/ir/verifier.h"
+
+namespace trench {
+namespace {
+
+// The size map of the scheme: d -> d / f for d >= kMinScaledDim divisible
+// by f and not kept; every other size is kept.
+struct SizeMap {
+  int64_t f = 1;
+  const std::unordered_set<int64_t>* kept = nullptr;
+  int64_t operator()(int64_t d) const {
+    if (d < kMinScaledDim || d % f != 0 || d / f < kMinScaledSize) return d;
+    return kept != nullptr && kept->count(d) ? d : d / f;
+  }
+};
+
+// Adds to `kept` the sizes of every dimension that a reshape (or bitcast)
+// splits or merges: the groups of consecutive dims (size-1 dims ignored)
+// with equal products on both sides, when a group has more than one dim
+// on either side.
+void KeepReshapedSizes(const HloModule& m, std::unordered_set<int64_t>& kept) {
+  for (const HloComputation* c : m.computations()) {
+    for (const HloInstruction* r : c->instructions()) {
+      if ((r->opcode() != HloOpcode::kReshape &&
+           r->opcode() != HloOpcode::kBitcast) ||
+          r->operand_count() != 1 || !r->shape().IsArray() ||
+          !r->operand(0)->shape().IsArray()) {
+        continue;
+      }
+      const std::vector<int64_t>& a = r->operand(0)->shape().dims();
+      const std::vector<int64_t>& b = r->shape().dims();
+      size_t i = 0, j = 0;
+      while (i < a.size() || j < b.size()) {
+        std::vector<int64_t> ga, gb;
+        int64_t pa = 1, pb = 1;
+        auto take_a = [&] {
+          pa *= a[i];
+          if (a[i] != 1) ga.push_back(a[i]);
+          ++i;
+        };
+        auto take_b = [&] {
+          pb *= b[j];
+          if (b[j] != 1) gb.push_back(b[j]);
+          ++j;
+        };
+        if (i < a.size()) take_a();
+        if (j < b.size()) take_b();
+        while (pa != pb && pa > 0 && pb > 0) {
+          if (pa < pb && i < a.size()) {
+            take_a();
+          } else if (pb < pa && j < b.size()) {
+            take_b();
+          } else {
+            break;
+          }
+        }
+        if (ga.size() > 1 || gb.size() > 1) {
+          kept.insert(ga.begin(), ga.end());
+          kept.insert(gb.begin(), gb.end());
+        }
+      }
+    }
+  }
+}
+
+Shape ScaleShape(const Shape& s, const SizeMap& map) {
+  Shape out = s;
+  if (s.IsTuple()) {
+    for (Shape& t : out.mutable_tuple_shapes()) t = ScaleShape(t, map);
+  } else if (s.IsArray()) {
+    for (int64_t i = 0; i < s.rank(); ++i) out.set_dim(i, map(s.dims()[i]));
+  }
+  return out;
+}
+
+// The leading corner of `lit` (an array) in the smaller shape `shape`.
+Literal CornerOf(const Literal& lit, const Shape& shape) {
+  Literal out(shape);
+  const int64_t n = out.element_count();
+  const int64_t rank = shape.rank();
+  if (n == 0 || rank == 0) return out;
+  const int64_t width = ByteWidth(shape.element_type());
+  const std::vector<int64_t>& from = lit.shape().dims();
+  const std::vector<int64_t>& to = shape.dims();
+  const int64_t row = to[rank - 1] * width;
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t done = 0; done < n; done += to[rank - 1]) {
+    int64_t src = 0, dst = 0;
+    for (int64_t i = 0; i < rank; ++i) {
+      src = src * from[i] + index[i];
+      dst = dst * to[i] + index[i];
+    }
+    std::memcpy(out.mutable_bytes().data() + dst * width,
+                lit.bytes().data() + src * width, row);
+    for (int64_t i = rank - 2; i >= 0; --i) {
+      if (++index[i] < to[i]) break;
+      index[i] = 0;
+    }
+  }
+  return out;
+}
+
+// Slice and pad attributes of `i` for the scaled shapes (operand and
+// result shapes still unscaled here).
+void ScaleSliceAndPad(HloInstruction& i, const SizeMap& map) {
+  if (i.operand_count() < 1 || !i.operand(0)->shape().IsArray() ||
+      !i.shape().IsArray()) {
+    return;
+  }
+  const std::vector<int64_t>& in = i.operand(0)->shape().dims();
+  const std::vector<int64_t>& out = i.shape().dims();
+  HloAttributes& a = i.mutable_attrs();
+  // A slice keeps its stride and takes map(out) elements from the same
+  // relative position of the scaled operand dim.
+  for (size_t k = 0; k < a.slice.size() && k < in.size() && k < out.size();
+       ++k) {
+    SliceDim& s = a.slice[k];
+    const int64_t d = in[k], d2 = map(in[k]), o2 = map(out[k]);
+    if (d2 == d || d <= 0 || o2 <= 0) continue;
+    const int64_t extent = (o2 - 1) * s.stride + 1;
+    s.start = std::max<int64_t>(0, std::min(s.start * d2 / d, d2 - extent));
+    s.limit = s.start + extent;
+  }
+  // A pad scales its low edge; the high edge makes up map(out).
+  for (size_t k = 0; k < a.padding.size() && k < in.size() && k < out.size();
+       ++k) {
+    PaddingDim& p = a.padding[k];
+    const int64_t d2 = map(in[k]), o2 = map(out[k]);
+    if (d2 == in[k] && o2 == out[k]) continue;
+    p.lo = map(p.lo);
+    p.hi = o2 - p.lo - (d2 + std::max<int64_t>(0, d2 - 1) * p.interior);
+  }
+}
+
+// Rewrites every shape and size-carrying attribute of `c` with `map`.
+void ScaleComputation(HloComputation& c, const SizeMap& map) {
+  // Attributes first, from the unscaled shapes.
+  for (HloInstruction* i : c.instructions()) {
+    if (i->opcode() == HloOpcode::kSlice || i->opcode() == HloOpcode::kPad) {
+      ScaleSliceAndPad(*i, map);
+    }
+    HloAttributes& a = i->mutable_attrs();
+    for (int64_t& d : a.dynamic_slice_sizes) d = map(d);
+    for (int64_t& d : a.gather_slice_sizes) d = map(d);
+  }
+  std::vector<HloInstruction*> constants;
+  for (HloInstruction* i : c.instructions()) {
+    const Shape scaled = ScaleShape(i->shape(), map);
+    if (i->opcode() == HloOpcode::kConstant && i->has_literal()) {
+      // Tuple constants keep their shape (the verifier judges the rest).
+      if (i->shape().IsArray() && !(scaled == i->shape())) {
+        constants.push_back(i);
+      }
+      continue;
+    }
+    i->set_shape(scaled);
+  }
+  for (HloInstruction* old : constants) {
+    const Shape scaled = ScaleShape(old->shape(), map);
+    HloInstruction* fresh = c.AddInstruction(HloInstruction::CreateConstant(
+        CornerOf(old->literal(), scaled), old->name() + ".scaled"));
+    const bool root = c.root_instruction() == old;
+    old->ReplaceAllUsesWith(fresh);
+    if (root) c.set_root_instruction(fresh);
+    if (c.RemoveInstruction(old).ok()) fresh->set_name(old->name());
+  }
+}
+
+int64_t LargestArray(const HloModule& m) {
+  int64_t most = 0;
+  for (const HloComputation* c : m.computations()) {
+    for (const HloInstruction* i : c->instructions()) {
+      ForEachLeafShape(i->shape(), [&](const Shape& s) {
+        if (s.IsArray()) most = std::max(most, s.element_count());
+      });
+    }
+  }
+  return most;
+}
+
+}  // namespace
+
+StatusOr<ScaledModule> ScaleShapes(const HloModule& module,
+                                   int64_t max_elements) {
+  if (LargestArray(module) <= max_elements) {
+    return ScaledModule{module.Clone(), 1};
+  }
+  std::unordered_set<int64_t> kept;
+  KeepReshapedSizes(module, kept);
+  std::string last = "no factor brings every array within the limit";
+  for (int64_t f = 2; f <= kMaxScaleFactor; f *= 2) {
+    std::unique_ptr<HloModule> m = module.Clone();
+    for (HloComputation* c : m->computations()) {
+      ScaleComputation(*c, {f, &kept});
+    }
+    if (LargestArray(*m) > max_elements) continue;
+    if (Status v = VerifyModule(*m); !v.ok()) {
+      last = "scaled by " + std::to_string(f) + ": " + v.message();
+      continue;
+    }
+    return ScaledModule{std::move(m), f};
+  }
+  return FailedPrecondition("subgraph: cannot scale shapes: " + last);
+}
+
+}  // namespace trench
