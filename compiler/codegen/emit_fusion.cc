@@ -31,19 +31,10 @@ using fusion_internal::Staged;
 using fusion_internal::TapRegion;
 using fusion_internal::TileEvaluator;
 
-std::string V(int r) { return "v" + std::to_string(r); }
-
 std::string TypeName(const HloInstruction* i) {
   return std::string(PrimitiveTypeName(i->shape().element_type()));
 }
 
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d) {
-    s[d] = s[d + 1] * dims[d + 1];
-  }
-  return s;
-}
 
 // Runs `body` twice over the evaluator: dry (counting uses), then for real.
 template <typename Body>

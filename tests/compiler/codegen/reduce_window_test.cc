@@ -80,7 +80,7 @@ TEST(ReduceWindowTest, ComputedReducersEveryType) {
 }
 
 TEST(ReduceWindowTest, VariadicArgMaxInWindows) {
-  for (const std::string& t : {"f32", "bf16", "s8", "u64", "f64"}) {
+  for (const char* t : {"f32", "bf16", "s8", "u64", "f64"}) {
     const std::string text =
         std::string("HloModule m\nargmax {\n  a = ") + t +
         "[] parameter(0)\n  b = s32[] parameter(1)\n  c = " + t +

@@ -61,7 +61,7 @@ TEST(SelectAndScatterTest, GeAddEveryType) {
 TEST(SelectAndScatterTest, NonCommutativeScatterKeepsSourceOrder) {
   // scatter(src, acc) = 2 * acc - src... order of overlapping windows
   // matters; the result must follow row-major source order exactly.
-  for (const std::string& t : {"s32", "f32", "s64", "f64", "bf16"}) {
+  for (const char* t : {"s32", "f32", "s64", "f64", "bf16"}) {
     SCOPED_TRACE(t);
     const std::string body =
         "  two = " + std::string(t) + "[] constant(2)\n  m = " + t +

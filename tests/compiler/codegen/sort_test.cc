@@ -65,7 +65,7 @@ TEST(SortTest, EdgeLengths) {
 TEST(SortTest, ComputedComparatorOverTwoKeys) {
   // Lexicographic: by |a| descending... then by the second key ascending,
   // the payload of each rides along. Ties remain (stable).
-  for (const std::string& t : {"f32", "bf16", "s16", "u8", "s64", "f64"}) {
+  for (const char* t : {"f32", "bf16", "s16", "u8", "s64", "f64"}) {
     SCOPED_TRACE(t);
     const bool is_unsigned = t[0] == 'u';
     const std::string abs_a = is_unsigned ? "a" : "aa";

@@ -47,7 +47,9 @@ std::unique_ptr<HloModule> Fuse(const std::string& text, PassContext* ctx,
   for (const HloInstruction* f : Fusions(*m)) {
     auto spec = AnalyzeFusedComputation(*f->fused_computation());
     EXPECT_TRUE(spec.ok()) << spec.status().ToString();
-    if (spec.ok()) EXPECT_EQ(spec->kind, f->attrs().fusion_kind);
+    if (spec.ok()) {
+      EXPECT_EQ(spec->kind, f->attrs().fusion_kind);
+    }
   }
   ExpectEquivalent(*before, *m, 4);
   return m;
