@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
+#include <unordered_map>
 
 #include "compiler/codegen/buffer_plan.h"
 #include "compiler/codegen/emitters.h"
@@ -24,35 +26,11 @@ bool IsAlias(HloOpcode op) {
          op == HloOpcode::kGetTupleElement || op == HloOpcode::kConstant;
 }
 
-// The fusion instructions of the entry whose fused computation (or one
-// nested in it) is `c`, or nullptr when `c` is not fused code.
-const HloInstruction* FusionOf(const HloComputation& entry,
-                               const HloComputation* c) {
-  for (const HloInstruction* instr : entry.instructions()) {
-    if (instr->opcode() != HloOpcode::kFusion) continue;
-    std::vector<const HloComputation*> stack(
-        instr->called_computations().begin(),
-        instr->called_computations().end());
-    while (!stack.empty()) {
-      const HloComputation* x = stack.back();
-      stack.pop_back();
-      if (x == c) return instr;
-      for (const HloInstruction* i : x->instructions()) {
-        for (const HloComputation* n : i->called_computations()) {
-          stack.push_back(n);
-        }
-      }
-    }
-  }
-  return nullptr;
-}
-
 // Taps name entry instructions or instructions inside fused computations
 // (whose values the fusion's kernel writes to tap buffers).
 StatusOr<std::vector<const HloInstruction*>> ResolveTaps(
     const HloModule& module, const std::vector<HloInstruction*>& order,
     const CompileOptions& options) {
-  const HloComputation& entry = *module.entry_computation();
   std::vector<const HloInstruction*> tapped;
   if (options.taps_all) {
     for (const HloInstruction* instr : order) {
@@ -66,13 +44,13 @@ StatusOr<std::vector<const HloInstruction*>> ResolveTaps(
     }
     return tapped;
   }
+  std::unordered_map<std::string, const HloInstruction*> by_name;
+  for (const HloInstruction* i : TappableInstructions(module)) {
+    by_name.emplace(i->name(), i);
+  }
   for (const std::string& name : options.taps) {
-    const HloInstruction* t = entry.GetInstructionWithName(name);
-    for (const HloComputation* c : module.computations()) {
-      if (t != nullptr) break;
-      const HloInstruction* f = c->GetInstructionWithName(name);
-      if (f != nullptr && FusionOf(entry, c) != nullptr) t = f;
-    }
+    auto it = by_name.find(name);
+    const HloInstruction* t = it == by_name.end() ? nullptr : it->second;
     if (t == nullptr) {
       return NotFound("hloc: --taps: no instruction named '" + name +
                       "' in the entry computation or a fused computation");
@@ -151,6 +129,32 @@ StatusOr<tpu::Executable> CompileModule(const HloModule& module,
     return Internal("hloc: emitted an invalid executable: " + valid.message());
   }
   return exe;
+}
+
+std::vector<const HloInstruction*> TappableInstructions(
+    const HloModule& module) {
+  std::vector<const HloInstruction*> out;
+  const HloComputation* entry = module.entry_computation();
+  if (entry == nullptr) return out;
+  std::vector<const HloComputation*> stack;
+  for (const HloInstruction* instr : entry->instructions()) {
+    out.push_back(instr);
+    if (instr->opcode() != HloOpcode::kFusion) continue;
+    stack.insert(stack.end(), instr->called_computations().begin(),
+                 instr->called_computations().end());
+  }
+  std::set<const HloComputation*> seen;
+  while (!stack.empty()) {
+    const HloComputation* c = stack.back();
+    stack.pop_back();
+    if (!seen.insert(c).second) continue;
+    for (const HloInstruction* instr : c->instructions()) {
+      out.push_back(instr);
+      stack.insert(stack.end(), instr->called_computations().begin(),
+                   instr->called_computations().end());
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> SupportedOps() {

@@ -79,6 +79,10 @@ struct Compilation {
 StatusOr<Compilation> Compile(const HloModule& module,
                               const CompileOptions& options);
 
+// The instructions a tap may name: those of the entry computation and of
+// the computations its fusions call (transitively).
+std::vector<const HloInstruction*> TappableInstructions(const HloModule& m);
+
 // The op names (HLO spelling) and element types CompileModule supports,
 // for `hloc --capabilities`.
 std::vector<std::string> SupportedOps();

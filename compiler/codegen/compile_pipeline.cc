@@ -12,29 +12,10 @@ namespace {
 
 constexpr char kBufferAssignment[] = "buffer-assignment";
 
-// Names a tap may refer to in `module`: entry instructions and the
-// instructions of computations its fusions call (transitively).
 std::set<std::string> TappableNames(const HloModule& module) {
   std::set<std::string> names;
-  const HloComputation* entry = module.entry_computation();
-  if (entry == nullptr) return names;
-  std::vector<const HloComputation*> stack;
-  for (const HloInstruction* instr : entry->instructions()) {
-    names.insert(instr->name());
-    if (instr->opcode() != HloOpcode::kFusion) continue;
-    stack.insert(stack.end(), instr->called_computations().begin(),
-                 instr->called_computations().end());
-  }
-  std::set<const HloComputation*> seen;
-  while (!stack.empty()) {
-    const HloComputation* c = stack.back();
-    stack.pop_back();
-    if (!seen.insert(c).second) continue;
-    for (const HloInstruction* instr : c->instructions()) {
-      names.insert(instr->name());
-      stack.insert(stack.end(), instr->called_computations().begin(),
-                   instr->called_computations().end());
-    }
+  for (const HloInstruction* i : TappableInstructions(module)) {
+    names.insert(i->name());
   }
   return names;
 }
@@ -85,8 +66,7 @@ StatusOr<Compilation> Compile(const HloModule& module,
     const std::set<std::string> after = TappableNames(*out.optimized);
     backend.taps.clear();
     for (const std::string& name : options.taps) {
-      (after.count(name) ? backend.taps : out.taps_unavailable)
-          .push_back(name);
+      (after.count(name) ? backend.taps : out.taps_unavailable).push_back(name);
     }
   }
   // Every requested tap may be gone; then there is nothing to tap.
