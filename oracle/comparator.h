@@ -86,6 +86,9 @@ struct ElementMismatch {
   std::vector<int64_t> index;  // Multi-index.
   Json expected, actual;       // As in literal_json (numbers, "nan", ...).
   double abs_error = 0, rel_error = 0;
+  // Set by CompareWithBounds (oracle/numerics_contract.h): the allowed
+  // absolute deviation at this element.
+  std::optional<double> allowed;
 };
 
 struct OutputComparison {
@@ -100,6 +103,12 @@ struct OutputComparison {
   std::optional<ElementMismatch> first_mismatch;
   int64_t nonfinite_mismatch_count = 0;
   std::optional<ElementMismatch> first_nonfinite_mismatch;
+  // Per-element bounds (CompareWithBounds): `tolerance` is unused then;
+  // max_allowed is the largest finite allowance and undetermined_count the
+  // elements whose allowance is +inf (any value accepted).
+  bool bounded = false;
+  double max_allowed = 0;
+  int64_t undetermined_count = 0;
 
   bool ok() const {
     return shape_error.empty() && mismatch_count == 0 &&
@@ -119,8 +128,10 @@ struct ComparisonResult {
   //  "structure_error"?: .., "outputs": [{"index", "expected_shape",
   //  "actual_shape", "shape_error"?, "tolerance", "elements",
   //  "max_abs_error", "max_rel_error", "max_ulp_error", "mismatches",
-  //  "first_mismatch"?, "nonfinite_mismatches", "first_nonfinite_mismatch"?
-  //  }]}. Non-finite statistics are the strings "inf"/"nan", so the
+  //  "first_mismatch"?, "nonfinite_mismatches", "first_nonfinite_mismatch"?,
+  //  and for bounded comparisons "bounded": true, "max_allowed",
+  //  "undetermined" }]}; a mismatch of a bounded comparison has "allowed".
+  //  Non-finite statistics are the strings "inf"/"nan", so the
   // result is always printable JSON.
   Json ToJson() const;
   // A readable summary, one line per output plus one per first mismatch.

@@ -41,13 +41,15 @@ Json MismatchJson(const ElementMismatch& m) {
   j["actual"] = m.actual;
   j["abs_error"] = Stat(m.abs_error);
   j["rel_error"] = Stat(m.rel_error);
+  if (m.allowed) j["allowed"] = Stat(*m.allowed);
   return j;
 }
 
 std::string MismatchText(const char* what, const ElementMismatch& m) {
   return std::string("    first ") + what + " at " + IndexText(m.index) +
          " (linear " + std::to_string(m.linear_index) + "): expected " +
-         m.expected.Dump() + ", actual " + m.actual.Dump() + "\n";
+         m.expected.Dump() + ", actual " + m.actual.Dump() +
+         (m.allowed ? ", allowed " + StatText(*m.allowed) : "") + "\n";
 }
 
 Json OutputJson(const OutputComparison& o) {
@@ -73,6 +75,11 @@ Json OutputJson(const OutputComparison& o) {
   j["nonfinite_mismatches"] = Json(o.nonfinite_mismatch_count);
   if (o.first_nonfinite_mismatch) {
     j["first_nonfinite_mismatch"] = MismatchJson(*o.first_nonfinite_mismatch);
+  }
+  if (o.bounded) {
+    j["bounded"] = Json(true);
+    j["max_allowed"] = Stat(o.max_allowed);
+    j["undetermined"] = Json(o.undetermined_count);
   }
   return j;
 }

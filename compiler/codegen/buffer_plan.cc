@@ -138,12 +138,13 @@ class Planner {
     return out;
   }
 
-  // Leaves of tuple / get-tuple-element / add-dependency from their
-  // operands'.
+  // Leaves of tuple / get-tuple-element / add-dependency / opt-barrier from
+  // their operands'.
   void AliasLeaves(const HloInstruction* instr) {
     std::vector<int>& ls = plan_.leaves[instr];
     ls.clear();
-    if (instr->opcode() == HloOpcode::kAddDependency) {
+    if (instr->opcode() == HloOpcode::kAddDependency ||
+        instr->opcode() == HloOpcode::kOptimizationBarrier) {
       ls = plan_.leaves.at(instr->operand(0));
       return;
     }
@@ -275,6 +276,7 @@ class Planner {
         case HloOpcode::kTuple:
         case HloOpcode::kGetTupleElement:
         case HloOpcode::kAddDependency:
+        case HloOpcode::kOptimizationBarrier:
           AliasLeaves(instr);
           continue;
         case HloOpcode::kConstant: {
@@ -340,7 +342,7 @@ Shape LeafShape(const HloInstruction* instr, int64_t k) {
 
 }  // namespace
 
-bool SupportedDtype(PrimitiveType t) { return IsArrayType(t) && !IsComplex(t); }
+bool SupportedDtype(PrimitiveType t) { return IsArrayType(t); }
 
 bool IsControlFlow(HloOpcode op) {
   return op == HloOpcode::kWhile || op == HloOpcode::kConditional ||
@@ -376,7 +378,8 @@ StatusOr<BufferPlan> PlanBuffers(
   for (const HloInstruction* instr : post_order) {
     if (instr->opcode() == HloOpcode::kTuple ||
         instr->opcode() == HloOpcode::kGetTupleElement ||
-        instr->opcode() == HloOpcode::kAddDependency) {
+        instr->opcode() == HloOpcode::kAddDependency ||
+        instr->opcode() == HloOpcode::kOptimizationBarrier) {
       continue;
     }
     RETURN_IF_ERROR(CheckLeaves(instr));

@@ -99,15 +99,16 @@ struct BufferPlanOptions {
 // instructions (copied to tap buffers at the end) or instructions of fused
 // computations (tap buffers in `fused_taps`). `options` controls buffer
 // sharing in the entry (in place with the code generator's rule above).
-// Errors: Unimplemented for complex element
-// types and dynamic shapes; InvalidArgument for a malformed
+// Errors: Unimplemented for dynamic shapes;
+// InvalidArgument for a malformed
 // schedule or control-flow instruction (operand/parameter counts).
 StatusOr<BufferPlan> PlanBuffers(
     const HloComputation& entry, const std::vector<HloInstruction*>& post_order,
     const std::vector<const HloInstruction*>& tapped,
     const BufferPlanOptions& options = {});
 
-// True for the element types the code generator handles.
+// True for the element types the code generator handles (every array
+// type, complex included).
 bool SupportedDtype(PrimitiveType t);
 
 // True for the opcodes of control flow whose computations are planned and

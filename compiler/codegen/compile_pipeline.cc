@@ -69,6 +69,7 @@ StatusOr<Compilation> Compile(const HloModule& module,
       (after.count(name) ? backend.taps : out.taps_unavailable).push_back(name);
     }
   }
+  NotifyPassEnter("codegen", 0);  // Crash diagnostics (pipeline.h).
   // Every requested tap may be gone; then there is nothing to tap.
   StatusOr<tpu::Executable> exe = CompileModule(*out.optimized, backend);
   out.decisions = ctx.decisions();

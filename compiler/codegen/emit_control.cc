@@ -33,7 +33,8 @@ constexpr int kCopySem = 2;
 bool IsAliasOp(HloOpcode op) {
   return op == HloOpcode::kParameter || op == HloOpcode::kTuple ||
          op == HloOpcode::kGetTupleElement || op == HloOpcode::kConstant ||
-         op == HloOpcode::kAddDependency;
+         op == HloOpcode::kAddDependency ||
+         op == HloOpcode::kOptimizationBarrier;
 }
 
 std::vector<int64_t> LeafBytes(const Shape& shape) {

@@ -46,35 +46,44 @@ void EmitGather(KernelBuilder& kb, const std::vector<int64_t>& out_dims,
   kb.BeginLinearTiles(n);
   kb.LinearIndex();
   EmitCoordinates(kb, out_dims);
-  if (sources.size() != 1 || !sources[0].ranges.empty()) {
-    kb.Splat(0, lane, "0");
-  }
-  for (const GatherSource& src : sources) {
-    kb.Splat(12, "s32", std::to_string(src.offset));
-    for (size_t d = 0; d < src.coeff.size(); ++d) {
-      if (src.coeff[d] == 0) continue;
-      kb.Splat(14, "s32", std::to_string(src.coeff[d]));
-      kb.Emit("vmul.s32 v13, " + V(2 + static_cast<int>(d)) + ", v14");
-      kb.Emit("vadd.s32 v12, v12, v13");
+  // c128 elements move as two u64 halves, one pass each (dm::MoveType).
+  const bool halves = out_mem == "c128";
+  for (int h = 0; h < (halves ? 2 : 1); ++h) {
+    if (sources.size() != 1 || !sources[0].ranges.empty()) {
+      kb.Splat(0, halves ? "u64" : lane, "0");
     }
-    std::string mask = "m0";
-    if (!src.ranges.empty()) {
-      mask = "m2";
-      kb.Emit("mand m2, m0, m0");
-      for (const GatherSource::Range& r : src.ranges) {
-        const std::string c = V(2 + r.dim);
-        kb.Splat(14, "s32", std::to_string(r.lo));
-        kb.Emit("vcmpge.s32 m3, " + c + ", v14");
-        kb.Emit("mand m2, m2, m3");
-        kb.Splat(14, "s32", std::to_string(r.hi));
-        kb.Emit("vcmplt.s32 m3, " + c + ", v14");
-        kb.Emit("mand m2, m2, m3");
+    for (const GatherSource& src : sources) {
+      kb.Splat(12, "s32", std::to_string(src.offset));
+      for (size_t d = 0; d < src.coeff.size(); ++d) {
+        if (src.coeff[d] == 0) continue;
+        kb.Splat(14, "s32", std::to_string(src.coeff[d]));
+        kb.Emit("vmul.s32 v13, " + V(2 + static_cast<int>(d)) + ", v14");
+        kb.Emit("vadd.s32 v12, v12, v13");
       }
+      std::string mask = "m0";
+      if (!src.ranges.empty()) {
+        mask = "m2";
+        kb.Emit("mand m2, m0, m0");
+        for (const GatherSource::Range& r : src.ranges) {
+          const std::string c = V(2 + r.dim);
+          kb.Splat(14, "s32", std::to_string(r.lo));
+          kb.Emit("vcmpge.s32 m3, " + c + ", v14");
+          kb.Emit("mand m2, m2, m3");
+          kb.Splat(14, "s32", std::to_string(r.hi));
+          kb.Emit("vcmplt.s32 m3, " + c + ", v14");
+          kb.Emit("mand m2, m2, m3");
+        }
+      }
+      if (halves) dm::EmitHalfIndex(kb, 12, h);
+      kb.Emit("vgather." + (halves ? std::string("u64") : MemType(src.mem)) +
+              " v0, vmem[" + std::to_string(src.vmem) + "], v12 @" + mask);
     }
-    kb.Emit("vgather." + src.mem + " v0, vmem[" + std::to_string(src.vmem) +
-            "], v12 @" + mask);
+    if (halves) {
+      dm::EmitStoreHalf(kb, out_vmem, 0, h);
+    } else {
+      kb.StoreTile(out_mem, out_vmem, 0);
+    }
   }
-  kb.StoreTile(out_mem, out_vmem, 0);
   kb.EndLinearTiles();
 }
 

@@ -54,7 +54,10 @@ int ElemBytes(const std::string& dtype) {
   if (dtype == "f16" || dtype == "bf16" || dtype == "s16" || dtype == "u16") {
     return 2;
   }
-  if (dtype == "f64" || dtype == "s64" || dtype == "u64") return 8;
+  if (dtype == "f64" || dtype == "s64" || dtype == "u64" || dtype == "c64") {
+    return 8;
+  }
+  if (dtype == "c128") return 16;
   return 4;
 }
 
@@ -66,13 +69,29 @@ std::string MoveType(const std::string& dtype) {
       return "u16";
     case 8:
       return "u64";
+    case 16:
+      return "c128";
     default:
       return "u32";
   }
 }
 
 std::string MoveLane(const std::string& dtype) {
-  return ElemBytes(dtype) == 8 ? "u64" : "u32";
+  return ElemBytes(dtype) >= 8 ? "u64" : "u32";
+}
+
+void EmitHalfIndex(KernelBuilder& kb, int idx, int half) {
+  kb.Emit("vadd.s32 " + V(idx) + ", " + V(idx) + ", " + V(idx));
+  if (half == 0) return;
+  kb.Splat(14, "s32", "1");
+  kb.Emit("vadd.s32 " + V(idx) + ", " + V(idx) + ", v14");
+}
+
+void EmitStoreHalf(KernelBuilder& kb, int64_t vmem, int vreg, int half) {
+  kb.Emit("smul s29, s20, 16");
+  kb.Emit("viota v28, 2");
+  EmitHalfIndex(kb, 28, half);
+  kb.Emit("vscatter.u64 vmem[s29+" + I(vmem) + "], v28, " + V(vreg) + " @m0");
 }
 
 Box Normalize(const Box& box) {
@@ -183,25 +202,37 @@ void EmitAffineScatter(KernelBuilder& kb, const std::vector<int64_t>& in_dims,
   kb.BeginLinearTiles(Product(in_dims));
   kb.LinearIndex();
   EmitCoordinates(kb, in_dims);
-  kb.LoadTile(0, mem, in_vmem);
-  kb.Splat(12, "s32", I(offset));
-  for (size_t d = 0; d < coeff.size(); ++d) {
-    if (coeff[d] == 0) continue;
-    kb.Splat(14, "s32", I(coeff[d]));
-    kb.Emit("vmul.s32 v13, " + V(2 + static_cast<int>(d)) + ", v14");
-    kb.Emit("vadd.s32 v12, v12, v13");
+  const bool halves = mem == "c128";  // Two u64 halves per element.
+  for (int h = 0; h < (halves ? 2 : 1); ++h) {
+    if (halves) {
+      kb.Emit("smul s29, s20, 16");
+      kb.Emit("viota v12, 2");
+      EmitHalfIndex(kb, 12, h);
+      kb.Emit("vgather.u64 v0, vmem[s29+" + I(in_vmem) + "], v12 @m0");
+    } else {
+      kb.LoadTile(0, mem, in_vmem);
+    }
+    kb.Splat(12, "s32", I(offset));
+    for (size_t d = 0; d < coeff.size(); ++d) {
+      if (coeff[d] == 0) continue;
+      kb.Splat(14, "s32", I(coeff[d]));
+      kb.Emit("vmul.s32 v13, " + V(2 + static_cast<int>(d)) + ", v14");
+      kb.Emit("vadd.s32 v12, v12, v13");
+    }
+    kb.Emit("mand m2, m0, m0");
+    for (const GatherSource::Range& r : ranges) {
+      const std::string c = V(2 + r.dim);
+      kb.Splat(14, "s32", I(r.lo));
+      kb.Emit("vcmpge.s32 m3, " + c + ", v14");
+      kb.Emit("mand m2, m2, m3");
+      kb.Splat(14, "s32", I(r.hi));
+      kb.Emit("vcmplt.s32 m3, " + c + ", v14");
+      kb.Emit("mand m2, m2, m3");
+    }
+    if (halves) EmitHalfIndex(kb, 12, h);
+    kb.Emit("vscatter." + std::string(halves ? "u64" : MemType(mem)) +
+            " vmem[" + I(out_vmem) + "], v12, v0 @m2");
   }
-  kb.Emit("mand m2, m0, m0");
-  for (const GatherSource::Range& r : ranges) {
-    const std::string c = V(2 + r.dim);
-    kb.Splat(14, "s32", I(r.lo));
-    kb.Emit("vcmpge.s32 m3, " + c + ", v14");
-    kb.Emit("mand m2, m2, m3");
-    kb.Splat(14, "s32", I(r.hi));
-    kb.Emit("vcmplt.s32 m3, " + c + ", v14");
-    kb.Emit("mand m2, m2, m3");
-  }
-  kb.Emit("vscatter." + mem + " vmem[" + I(out_vmem) + "], v12, v0 @m2");
   kb.EndLinearTiles();
 }
 
@@ -209,7 +240,7 @@ void EmitFill(KernelBuilder& kb, int64_t elements, const std::string& mem,
               int64_t vmem, int vreg) {
   if (elements == 0) return;
   kb.BeginLinearTiles(elements);
-  kb.StoreTile(mem, vmem, vreg);
+  kb.StoreTile(mem, vmem, vreg);  // c128: a quad.
   kb.EndLinearTiles();
 }
 

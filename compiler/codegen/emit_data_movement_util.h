@@ -34,14 +34,24 @@ std::vector<int64_t> DimsExcept(int64_t rank, const std::vector<int64_t>& a,
 // malformed instructions get CannotCompile rather than a crash).
 bool DimsInRange(const std::vector<int64_t>& dims, int64_t n);
 
-// Bytes per element of an HLO element type name (pred = 1).
+// Bytes per element of an HLO element type name (pred = 1, c64 = 8,
+// c128 = 16).
 int ElemBytes(const std::string& dtype);
 // The memory type moving `dtype` bit for bit through lanes: u8 for 1-byte
 // types (pred, s8, u8), u16 for 2-byte ones (f16, bf16, s16, u16), u32 and
-// u64. Pure copies use it so that no lane conversion (bf16 -> f32 and back,
-// pred normalization) can alter a value. MoveLane is its lane type.
+// u64 (also c64), and "c128" for 16-byte elements, which have no memory
+// type: they move as two u64 halves (element i = u64 elements 2i, 2i+1),
+// see EmitHalfIndex, KernelBuilder::Gather. Pure copies use it so that no
+// lane conversion (bf16 -> f32 and back, pred normalization) can alter a
+// value. MoveLane is its lane type (u64 for a c128 half).
 std::string MoveType(const std::string& dtype);
 std::string MoveLane(const std::string& dtype);
+// v<idx> = 2 * v<idx> + half: element indices to u64-half indices of a
+// c128 array. Clobbers v14.
+void EmitHalfIndex(KernelBuilder& kb, int idx, int half);
+// Stores u64 half `half` of the current tile of a c128 array at VMEM
+// `vmem` from the pair v<vreg> under m0. Clobbers s29, v28, v14.
+void EmitStoreHalf(KernelBuilder& kb, int64_t vmem, int vreg, int half);
 
 // A strided box copy: the element at box index (i_0..i_{r-1}) goes from
 // src + sum i_d * src[d] to dst + sum i_d * dst[d] (element strides, which
@@ -91,7 +101,7 @@ void EmitAffineScatter(KernelBuilder& kb, const std::vector<int64_t>& in_dims,
                        int64_t out_vmem);
 
 // Fills `elements` elements of memory type `mem` at VMEM `vmem` with the
-// lanes of register `vreg` (lane form of `mem`).
+// lanes of register `vreg` (lane form of `mem`; c128: a quad).
 void EmitFill(KernelBuilder& kb, int64_t elements, const std::string& mem,
               int64_t vmem, int vreg);
 

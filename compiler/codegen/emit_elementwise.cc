@@ -1,7 +1,7 @@
-// Elementwise ops (and map): one kernel that DMAs the operands into VMEM,
-// walks the output in 8x128 tiles (ragged tail masked by m0), loads each
-// operand's tile (vld converts memory types to lane forms), computes the
-// op with EmitVectorOp and stores the tile with a converting vst.
+// Elementwise ops (and map, real/imag/complex): one kernel that DMAs the
+// operands into VMEM, walks the output in 8x128 tiles (ragged tail masked by
+// m0), loads each operand's tile (vld converts memory types to lane forms),
+// computes the op with EmitVectorOp and stores the tile with a converting vst.
 // Scalar clamp bounds are splatted once before the loop (vgather of
 // element 0). bitcast-convert between different widths moves bytes only:
 // the row-major bytes are the same, so it is a VMEM-staged copy (or one
@@ -11,7 +11,9 @@
 // the VMEM left, or there are at least two default chunks of 32768
 // elements), the array operands and the result flow through double
 // buffered VMEM chunks instead of being staged whole, so DMA overlaps
-// compute; scalar clamp bounds are still staged and splatted first. The
+// compute; scalar clamp bounds are still staged and splatted first.
+// Complex operands load as register pairs (c64, vld.u64) or quads (c128,
+// two u64 gathers; KernelBuilder::LoadTile). The
 // result may be written in place over an operand (buffer assignment's
 // in-place rule): the stream reads every chunk before writing it back.
 #include "compiler/codegen/emitters.h"
@@ -74,10 +76,10 @@ Status EmitElementwise(const HloInstruction& instr, const BufferPlan& plan,
   VRegPool pool;
   std::vector<int> srcs;
   for (const ArrayBuffer& in : ins) {
-    ASSIGN_OR_RETURN(int r, pool.Alloc(IsWide(in.dtype)));
+    ASSIGN_OR_RETURN(int r, pool.AllocN(RegCount(in.dtype)));
     srcs.push_back(r);
   }
-  ASSIGN_OR_RETURN(int dst, pool.Alloc(IsWide(out.dtype)));
+  ASSIGN_OR_RETURN(int dst, pool.AllocN(RegCount(out.dtype)));
   {
     // Check the op/type pair before emitting anything.
     KernelBuilder dry("dry", 0);
@@ -115,9 +117,8 @@ Status EmitElementwise(const HloInstruction& instr, const BufferPlan& plan,
     kb.Emit("vimm.s32 v" + std::to_string(zero) + ", 0");
     for (size_t i = 0; i < ins.size(); ++i) {
       if (!scalar[i]) continue;
-      kb.Emit("vgather." + ins[i].dtype + " v" + std::to_string(srcs[i]) +
-              ", vmem[" + std::to_string(regions[i]) + "], v" +
-              std::to_string(zero));
+      kb.Gather(srcs[i], ins[i].dtype,
+                "vmem[" + std::to_string(regions[i]) + "]", zero, "");
     }
     pool.Free(zero, false);
   }

@@ -20,6 +20,7 @@
 #include "compiler/codegen/emit_dot_internal.h"
 #include "compiler/codegen/emit_fusion_internal.h"
 #include "compiler/codegen/emit_inline.h"
+#include "compiler/codegen/vector_ops.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/opcode.h"
 #include "compiler/passes/fusion_support.h"
@@ -34,7 +35,6 @@ using fusion_internal::TileEvaluator;
 std::string TypeName(const HloInstruction* i) {
   return std::string(PrimitiveTypeName(i->shape().element_type()));
 }
-
 
 // Runs `body` twice over the evaluator: dry (counting uses), then for real.
 template <typename Body>
@@ -140,6 +140,7 @@ bool EmitsFusedKernel(const HloInstruction& instr) {
   }
   const HloComputation& fused = *instr.fused_computation();
   if (fused.num_parameters() != instr.operand_count()) return false;
+  if (UsesComplex(fused)) return false;  // Emitted inline (vector_ops.h).
   for (int64_t i = 0; i < instr.operand_count(); ++i) {
     if (fused.parameter_instruction(i) == nullptr ||
         !instr.operand(i)->shape().IsArray()) {

@@ -107,8 +107,8 @@ Status EmitGatherOp(const HloInstruction& instr, const BufferPlan& plan,
     dm::EmitClampIndexLanes(kb, idx.dtype, op.dims[d] - sizes[d]);
     AddScaled(kb, 16, ostr[d]);
   }
-  kb.Emit("vgather." + mem + " v0, vmem[" + std::to_string(op_vmem) +
-          "], v13 @m0");
+  // c128: a quad v0..v3 (the coordinates in v2, v3 are no longer needed).
+  kb.Gather(0, mem, "vmem[" + std::to_string(op_vmem) + "]", 13, "m0");
   kb.StoreTile(mem, out_vmem, 0);
   kb.EndLinearTiles();
   kb.DmaOut(out.name, out_vmem, out.bytes);

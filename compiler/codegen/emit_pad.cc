@@ -57,8 +57,7 @@ Status EmitPad(const HloInstruction& instr, const BufferPlan& plan,
     const int64_t value_vmem = kb.AllocVmem(esz);
     kb.DmaIn(value_vmem, value.name, esz);
     kb.Splat(13, "s32", "0");
-    kb.Emit("vgather." + mem + " v0, vmem[" + std::to_string(value_vmem) +
-            "], v13");
+    kb.Gather(0, mem, "vmem[" + std::to_string(value_vmem) + "]", 13, "");
     dm::EmitFill(kb, out.elements, mem, out_vmem, 0);
   }
   if (placed > 0) {

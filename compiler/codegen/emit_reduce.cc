@@ -185,11 +185,11 @@ Status EmitReduce(const HloInstruction& instr, const BufferPlan& plan,
   ASSIGN_OR_RETURN(int tmp, pool.Alloc(false));
   std::vector<int> acc, x;
   for (int64_t i = 0; i < n; ++i) {
-    ASSIGN_OR_RETURN(int a, pool.Alloc(IsWide(inits[i].dtype)));
+    ASSIGN_OR_RETURN(int a, pool.AllocN(RegCount(inits[i].dtype)));
     acc.push_back(a);
   }
   for (int64_t i = 0; i < n; ++i) {
-    ASSIGN_OR_RETURN(int v, pool.Alloc(IsWide(ins[i].dtype)));
+    ASSIGN_OR_RETURN(int v, pool.AllocN(RegCount(ins[i].dtype)));
     x.push_back(v);
   }
   std::vector<int> params = acc;

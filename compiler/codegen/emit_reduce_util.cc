@@ -91,7 +91,8 @@ Status CheckScalarComputation(const HloInstruction& instr,
       continue;
     }
     if (op == HloOpcode::kTuple && i == comp.root_instruction()) continue;
-    if (!IsScalarArray(i->shape()) || LaneType(ScalarType(*i)).empty()) {
+    if (!IsScalarArray(i->shape()) || (LaneType(ScalarType(*i)).empty() &&
+                                       !IsComplex(i->shape().element_type()))) {
       return CannotCompile(instr, "computation " + comp.name() + " with " +
                                       i->shape().ToString(false) + " value");
     }
@@ -133,7 +134,7 @@ Status EmitScalarComputation(KernelBuilder& kb, VRegPool& pool,
   const std::vector<HloInstruction*> order = comp.MakeInstructionPostOrder();
   std::map<const HloInstruction*, int> reg;   // Value register.
   std::map<const HloInstruction*, int> uses;  // Remaining readers.
-  std::map<int, bool> owned;                  // Scratch reg -> wide.
+  std::map<int, int> owned;                   // Scratch reg -> count.
   const HloInstruction* root = comp.root_instruction();
   for (const HloInstruction* i : order) {
     for (const HloInstruction* o : i->operands()) ++uses[o];
@@ -148,7 +149,7 @@ Status EmitScalarComputation(KernelBuilder& kb, VRegPool& pool,
     for (const auto& [other, r] : reg) {
       if (other != v && r == it->second && uses[other] > 0) return;
     }
-    pool.Free(it->second, own->second);
+    pool.FreeN(it->second, own->second);
     owned.erase(own);
   };
   for (const HloInstruction* i : order) {
@@ -159,14 +160,16 @@ Status EmitScalarComputation(KernelBuilder& kb, VRegPool& pool,
     }
     if (op == HloOpcode::kTuple) continue;  // The root; handled below.
     const std::string t = ScalarType(*i);
-    const bool wide = IsWide(t);
+    const int count = RegCount(t);
     if (IsAliasOp(op)) {
       reg[i] = reg.at(i->operand(0));
       continue;  // Operand stays alive through the alias (same register).
     }
-    ASSIGN_OR_RETURN(int dst, pool.Alloc(wide));
-    owned[dst] = wide;
-    if (op == HloOpcode::kConstant) {
+    ASSIGN_OR_RETURN(int dst, pool.AllocN(count));
+    owned[dst] = count;
+    if (op == HloOpcode::kConstant && IsComplex(i->shape().element_type())) {
+      RETURN_IF_ERROR(EmitSplatScalar(kb, i->literal(), dst));
+    } else if (op == HloOpcode::kConstant) {
       kb.Splat(dst, LaneType(t), LaneBits(i->literal(), t));
     } else {
       std::vector<int> srcs;
@@ -175,6 +178,10 @@ Status EmitScalarComputation(KernelBuilder& kb, VRegPool& pool,
     }
     reg[i] = dst;
     for (const HloInstruction* o : i->operands()) release(o);
+    if (uses[i] == 0 && i != root) {  // Dead code: nobody reads it.
+      pool.FreeN(dst, count);
+      owned.erase(dst);
+    }
   }
   // Leaves of the root, then copies into `outs` through scratch when a
   // leaf sits in a register some out overwrites first.
@@ -184,9 +191,9 @@ Status EmitScalarComputation(KernelBuilder& kb, VRegPool& pool,
   } else {
     leaves.push_back(root);
   }
-  auto width = [&](size_t k) { return IsWide(ScalarType(*leaves[k])) ? 2 : 1; };
+  auto width = [&](size_t k) { return RegCount(ScalarType(*leaves[k])); };
   std::vector<int> src(leaves.size());
-  std::vector<std::pair<int, bool>> temps;
+  std::vector<std::pair<int, int>> temps;
   for (size_t k = 0; k < leaves.size(); ++k) {
     src[k] = reg.at(leaves[k]);
     bool clobbered = false;  // An earlier out overlaps this leaf's register.
@@ -196,18 +203,21 @@ Status EmitScalarComputation(KernelBuilder& kb, VRegPool& pool,
       }
     }
     if (clobbered) {
-      const bool wide = width(k) == 2;
-      ASSIGN_OR_RETURN(int t, pool.Alloc(wide));
-      EmitMove(kb, t, src[k], wide);
+      ASSIGN_OR_RETURN(int t, pool.AllocN(width(k)));
+      for (int h = 0; h < width(k); h += 2) {  // c128: two pairs.
+        EmitMove(kb, t + h, src[k] + h, width(k) > 1);
+      }
       src[k] = t;
-      temps.push_back({t, wide});
+      temps.push_back({t, width(k)});
     }
   }
   for (size_t k = 0; k < leaves.size(); ++k) {
-    EmitMove(kb, outs[k], src[k], IsWide(ScalarType(*leaves[k])));
+    for (int h = 0; h < width(k); h += 2) {
+      EmitMove(kb, outs[k] + h, src[k] + h, width(k) > 1);
+    }
   }
-  for (auto [t, wide] : temps) pool.Free(t, wide);
-  for (auto [r, wide] : owned) pool.Free(r, wide);
+  for (auto [t, n] : temps) pool.FreeN(t, n);
+  for (auto [r, n] : owned) pool.FreeN(r, n);
   return Status::Ok();
 }
 
@@ -223,6 +233,7 @@ std::string SimpleReducer(const HloComputation& c, const std::string& t) {
   }
   const bool is_float = LaneType(t) == "f32" || t == "f64";
   const bool pred = t == "pred";
+  if (t == "c64" || t == "c128") return "";  // No lane op: the general path.
   switch (root->opcode()) {
     case HloOpcode::kAdd:
       return pred ? "" : "vadd";
@@ -312,8 +323,12 @@ StatusOr<ReductionOperands> GetReductionOperands(const HloInstruction& instr,
     return CannotCompile(instr, "a nested tuple result");
   }
   for (int64_t i = 0; i < r.n; ++i) {
-    if (LaneType(r.ins[i].dtype).empty() ||
-        LaneType(r.inits[i].dtype).empty()) {
+    // Complex values: reduce's lane-parallel path only (vector_ops.h).
+    auto ok = [&](const std::string& t) {
+      return !LaneType(t).empty() || ((t == "c64" || t == "c128") &&
+                                      instr.opcode() == HloOpcode::kReduce);
+    };
+    if (!ok(r.ins[i].dtype) || !ok(r.inits[i].dtype)) {
       return CannotCompile(instr, r.ins[i].dtype);
     }
     if (r.outs[i].dtype != r.inits[i].dtype) {
@@ -355,8 +370,8 @@ void EmitLoadInits(KernelBuilder& kb, const ReductionOperands& ops,
                    int idx) {
   kb.Splat(idx, "s32", "0");
   for (int64_t i = 0; i < ops.n; ++i) {
-    kb.Emit("vgather." + ops.inits[i].dtype + " " + VReg(acc[i]) + ", vmem[" +
-            std::to_string(vmem.inits[i]) + "], " + VReg(idx) + " @m0");
+    kb.Gather(acc[i], ops.inits[i].dtype,
+              "vmem[" + std::to_string(vmem.inits[i]) + "]", idx, "m0");
   }
 }
 
@@ -364,9 +379,9 @@ void EmitGatherInputs(KernelBuilder& kb, const ReductionOperands& ops,
                       const ReductionVmem& vmem, const std::vector<int>& x,
                       int idx, int mask) {
   for (int64_t i = 0; i < ops.n; ++i) {
-    kb.Emit("vgather." + ops.ins[i].dtype + " " + VReg(x[i]) + ", vmem[" +
-            std::to_string(vmem.ins[i]) + "], " + VReg(idx) + " @m" +
-            std::to_string(mask));
+    kb.Gather(x[i], ops.ins[i].dtype,
+              "vmem[" + std::to_string(vmem.ins[i]) + "]", idx,
+              "m" + std::to_string(mask));
   }
 }
 

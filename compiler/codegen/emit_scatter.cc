@@ -28,7 +28,6 @@
 namespace trench::codegen {
 namespace {
 
-std::string V(int r) { return "v" + std::to_string(r); }
 std::string I(int64_t x) { return std::to_string(x); }
 
 // v<acc> += v<coord> * factor (v14, v13 scratch).
@@ -172,14 +171,13 @@ Status EmitScatterOp(const HloInstruction& instr, const BufferPlan& plan,
   for (int r : {11, 12, 13, 18}) pool.Reserve(r, false);
   std::vector<int> params(2 * n);
   for (int i = 0; i < 2 * n; ++i) {
-    const bool wide = IsWide(outs[i % n].dtype);
-    StatusOr<int> r = pool.Alloc(wide);
+    StatusOr<int> r = pool.AllocN(RegCount(outs[i % n].dtype));
     if (!r.ok()) return CannotCompile(instr, "too many operands");
     params[i] = *r;
   }
   for (int i = 0; i < n; ++i) {
-    kb.Emit("vgather." + upds[i].dtype + " " + V(params[n + i]) + ", vmem[" +
-            I(upd_vmem[i]) + "], v11 @m4");
+    kb.Gather(params[n + i], upds[i].dtype, "vmem[" + I(upd_vmem[i]) + "]", 11,
+              "m4");
   }
   const std::string round = kb.NewLabel("scatter_round");
   kb.PlaceLabel(round);
@@ -188,15 +186,15 @@ Status EmitScatterOp(const HloInstruction& instr, const BufferPlan& plan,
   kb.Emit("vcmpeq.s32 m5, v13, v18");
   kb.Emit("mand m5, m5, m4");
   for (int i = 0; i < n; ++i) {
-    kb.Emit("vgather." + outs[i].dtype + " " + V(params[i]) + ", vmem[" +
-            I(res_vmem[i]) + "], v12 @m5");
+    kb.Gather(params[i], outs[i].dtype, "vmem[" + I(res_vmem[i]) + "]", 12,
+              "m5");
   }
   std::vector<int> results(params.begin(), params.begin() + n);
   RETURN_IF_ERROR(EmitScalarComputation(kb, pool, instr, *instr.to_apply(),
                                         params, results));
   for (int i = 0; i < n; ++i) {
-    kb.Emit("vscatter." + outs[i].dtype + " vmem[" + I(res_vmem[i]) +
-            "], v12, " + V(results[i]) + " @m5");
+    kb.Scatter(outs[i].dtype, "vmem[" + I(res_vmem[i]) + "]", 12, results[i],
+               "m5");
   }
   kb.Emit("mnot m6, m5");
   kb.Emit("mand m4, m4, m6");

@@ -13,6 +13,10 @@
 // Finally every operand is permuted by gather + scatter.
 //
 // Permutations live in VMEM as s32 [length][rows] (lane-contiguous).
+// Complex operands are gathered as register pairs (c64) or quads (c128,
+// KernelBuilder::Gather); the comparator sees them as complex values.
+#include <algorithm>
+
 #include "compiler/codegen/emit_reduce_util.h"
 #include "compiler/codegen/emitters.h"
 #include "compiler/ir/opcode.h"
@@ -43,7 +47,8 @@ Status EmitSort(const HloInstruction& instr, const BufferPlan& plan,
     return CannotCompile(instr, "a nested tuple result");
   }
   for (int64_t i = 0; i < n; ++i) {
-    if (LaneType(ins[i].dtype).empty()) {
+    if (LaneType(ins[i].dtype).empty() && ins[i].dtype != "c64" &&
+        ins[i].dtype != "c128") {
       return CannotCompile(instr, ins[i].dtype);
     }
   }
@@ -84,11 +89,19 @@ Status EmitSort(const HloInstruction& instr, const BufferPlan& plan,
   ASSIGN_OR_RETURN(int ia, pool.Alloc(false));
   ASSIGN_OR_RETURN(int ja, pool.Alloc(false));
   ASSIGN_OR_RETURN(int flag, pool.Alloc(false));
-  std::vector<int> params;  // lhs_0, rhs_0, lhs_1, rhs_1, ...
+  // Registers only for the comparator parameters it reads (lhs_0, rhs_0,
+  // lhs_1, ...; -1 for the others): with several 64-bit or complex operands
+  // one register set per parameter would exhaust v0..v27. The final permute
+  // moves one operand at a time through `moved`.
+  std::vector<int> params(2 * n, -1);
+  int widest = 1;
   for (int64_t i = 0; i < n; ++i) {
+    widest = std::max(widest, RegCount(ins[i].dtype));
     for (int side = 0; side < 2; ++side) {
-      ASSIGN_OR_RETURN(int r, pool.Alloc(IsWide(ins[i].dtype)));
-      params.push_back(r);
+      const HloInstruction* p = comp.parameter_instruction(2 * i + side);
+      if (p->user_count() == 0 && p != comp.root_instruction()) continue;
+      ASSIGN_OR_RETURN(params[2 * i + side],
+                       pool.AllocN(RegCount(ins[i].dtype)));
     }
   }
   // Element `pos_reg` (s32 row position) of operand i: rowbase + pos*inner.
@@ -157,14 +170,15 @@ Status EmitSort(const HloInstruction& instr, const BufferPlan& plan,
     perm_gather(src, vj, ja, 5);
     for (int64_t i = 0; i < n; ++i) {
       // less(element j, element i): lhs from the right run.
-      element_index(ja, tmp);
-      kb.Emit("vgather." + ins[i].dtype + " " + VReg(params[2 * i]) +
-              ", vmem[" + std::to_string(in_vmem[i]) + "], " + VReg(tmp) +
-              " @m5");
-      element_index(ia, tmp);
-      kb.Emit("vgather." + ins[i].dtype + " " + VReg(params[2 * i + 1]) +
-              ", vmem[" + std::to_string(in_vmem[i]) + "], " + VReg(tmp) +
-              " @m4");
+      const std::string in_at = "vmem[" + std::to_string(in_vmem[i]) + "]";
+      if (params[2 * i] >= 0) {
+        element_index(ja, tmp);
+        kb.Gather(params[2 * i], ins[i].dtype, in_at, tmp, "m5");
+      }
+      if (params[2 * i + 1] >= 0) {
+        element_index(ia, tmp);
+        kb.Gather(params[2 * i + 1], ins[i].dtype, in_at, tmp, "m4");
+      }
     }
     RETURN_IF_ERROR(
         EmitScalarComputation(kb, pool, instr, comp, params, {flag}));
@@ -189,6 +203,10 @@ Status EmitSort(const HloInstruction& instr, const BufferPlan& plan,
   }
 
   // out_i[row, k] = in_i[row, perm[k]].
+  for (int64_t k = 0; k < 2 * n; ++k) {
+    if (params[k] >= 0) pool.FreeN(params[k], RegCount(ins[k / 2].dtype));
+  }
+  ASSIGN_OR_RETURN(const int moved, pool.AllocN(widest));
   kb.Emit("simm s10, 0");
   kb.Emit("simm s1, " + std::to_string(len));
   const std::string final_loop = kb.NewLabel("permute");
@@ -200,11 +218,10 @@ Status EmitSort(const HloInstruction& instr, const BufferPlan& plan,
   kb.Emit("vbcast.s32 " + VReg(vi) + ", s10");
   element_index(vi, vj);
   for (int64_t i = 0; i < n; ++i) {
-    kb.Emit("vgather." + ins[i].dtype + " " + VReg(params[2 * i]) + ", vmem[" +
-            std::to_string(in_vmem[i]) + "], " + VReg(ja) + " @m0");
-    kb.Emit("vscatter." + outs[i].dtype + " vmem[" +
-            std::to_string(out_vmem[i]) + "], " + VReg(vj) + ", " +
-            VReg(params[2 * i]) + " @m0");
+    kb.Gather(moved, ins[i].dtype, "vmem[" + std::to_string(in_vmem[i]) + "]",
+              ja, "m0");
+    kb.Scatter(outs[i].dtype, "vmem[" + std::to_string(out_vmem[i]) + "]", vj,
+               moved, "m0");
   }
   kb.Emit("sadd s10, s10, 1");
   kb.Emit("sloop s1, " + final_loop);

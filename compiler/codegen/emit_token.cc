@@ -1,10 +1,13 @@
-// Tokens: after-all and add-dependency. A token orders side effects and
-// carries no data (XLA operation_semantics.md "AfterAll", and
-// add-dependency, which returns its operand 0 unchanged after the token's
-// dependencies); the target runs kernels in schedule order, so ordering
+// Tokens and ordering: after-all, add-dependency and opt-barrier. A token
+// orders side effects and carries no data (XLA operation_semantics.md
+// "AfterAll"; add-dependency returns its operand 0 unchanged after the
+// token's dependencies; opt-barrier returns its operand unchanged and only
+// stops optimizations across it, which the passes honour by treating it as
+// side-effecting). The target runs kernels in schedule order, so ordering
 // needs no code. The buffer plan (buffer_plan.h) gives token leaves
-// zero-byte buffers and makes add-dependency alias its operand 0's leaves;
-// these emitters only check that the plan did so, and emit nothing.
+// zero-byte buffers and makes add-dependency and opt-barrier alias their
+// operand 0's leaves; these emitters only check that the plan did so, and
+// emit nothing.
 #include "compiler/codegen/emitters.h"
 #include "compiler/ir/opcode.h"
 
@@ -24,8 +27,8 @@ Status EmitAfterAll(const HloInstruction& instr, const BufferPlan& plan,
   return Status::Ok();
 }
 
-Status EmitAddDependency(const HloInstruction& instr, const BufferPlan& plan,
-                         KernelBuilder& kb) {
+Status EmitOperandAlias(const HloInstruction& instr, const BufferPlan& plan,
+                        KernelBuilder& kb) {
   (void)kb;
   auto it = plan.leaves.find(&instr);
   auto op =

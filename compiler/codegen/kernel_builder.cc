@@ -74,21 +74,93 @@ void KernelBuilder::EndLinearTiles() {
   Emit("brnz s22, " + tile_label_);
 }
 
-static int MemBytes(const std::string& mem) {
+int MemTypeBytes(const std::string& mem) {
+  if (mem == "c64") return 8;
+  if (mem == "c128") return 16;
   auto t = tpu::DTypeFromName(mem);
-  return t ? tpu::DTypeBytes(*t) : 4;
+  return t ? tpu::DTypeBytes(*t) : 0;
+}
+
+static int MemBytes(const std::string& mem) {
+  const int b = MemTypeBytes(mem);
+  return b == 0 ? 4 : b;
+}
+
+std::string MemType(const std::string& t) { return t == "c64" ? "u64" : t; }
+
+int RegCount(const std::string& t) {
+  if (t == "c128") return 4;
+  if (t == "c64" || t == "f64" || t == "s64" || t == "u64") return 2;
+  return 1;
+}
+
+static std::string At(const std::string& mask) {
+  return mask.empty() ? "" : " @" + mask;
+}
+
+void KernelBuilder::Gather(int vreg, const std::string& type,
+                           const std::string& addr, int idx,
+                           const std::string& mask) {
+  const std::string d = "v" + std::to_string(vreg);
+  if (type != "c128") {
+    Emit("vgather." + MemType(type) + " " + d + ", " + addr + ", v" +
+         std::to_string(idx) + At(mask));
+    return;
+  }
+  Emit("vadd.s32 v30, v" + std::to_string(idx) + ", v" + std::to_string(idx));
+  Emit("vgather.u64 " + d + ", " + addr + ", v30" + At(mask));
+  Emit("vimm.s32 v29, 1");
+  Emit("vadd.s32 v30, v30, v29");
+  Emit("vgather.u64 v" + std::to_string(vreg + 2) + ", " + addr + ", v30" +
+       At(mask));
+}
+
+void KernelBuilder::Scatter(const std::string& type, const std::string& addr,
+                            int idx, int vreg, const std::string& mask) {
+  const std::string s = "v" + std::to_string(vreg);
+  if (type != "c128") {
+    Emit("vscatter." + MemType(type) + " " + addr + ", v" +
+         std::to_string(idx) + ", " + s + At(mask));
+    return;
+  }
+  Emit("vadd.s32 v30, v" + std::to_string(idx) + ", v" + std::to_string(idx));
+  Emit("vscatter.u64 " + addr + ", v30, " + s + At(mask));
+  Emit("vimm.s32 v29, 1");
+  Emit("vadd.s32 v30, v30, v29");
+  Emit("vscatter.u64 " + addr + ", v30, v" + std::to_string(vreg + 2) +
+       At(mask));
+}
+
+void KernelBuilder::LoadLanes(int vreg, const std::string& mem,
+                              const std::string& addr) {
+  if (mem == "c128") {
+    Emit("viota v28, 2");
+    Gather(vreg, mem, addr, 28, "m0");
+    return;
+  }
+  Emit("vld." + MemType(mem) + " v" + std::to_string(vreg) + ", " + addr +
+       " @m0");
+}
+
+void KernelBuilder::StoreLanes(const std::string& mem, const std::string& addr,
+                               int vreg) {
+  if (mem == "c128") {
+    Emit("viota v28, 2");
+    Scatter(mem, addr, 28, vreg, "m0");
+    return;
+  }
+  Emit("vst." + MemType(mem) + " " + addr + ", v" + std::to_string(vreg) +
+       " @m0");
 }
 
 void KernelBuilder::LoadTile(int vreg, const std::string& mem, int64_t vmem) {
   Emit("smul s29, s20, " + std::to_string(MemBytes(mem)));
-  Emit("vld." + mem + " v" + std::to_string(vreg) + ", vmem[s29+" +
-       std::to_string(vmem) + "] @m0");
+  LoadLanes(vreg, mem, "vmem[s29+" + std::to_string(vmem) + "]");
 }
 
 void KernelBuilder::StoreTile(const std::string& mem, int64_t vmem, int vreg) {
   Emit("smul s29, s20, " + std::to_string(MemBytes(mem)));
-  Emit("vst." + mem + " vmem[s29+" + std::to_string(vmem) + "], v" +
-       std::to_string(vreg) + " @m0");
+  StoreLanes(mem, "vmem[s29+" + std::to_string(vmem) + "]", vreg);
 }
 
 void KernelBuilder::LinearIndex() {

@@ -56,8 +56,25 @@ class KernelBuilder {
   void EndLinearTiles();
   // Loads/stores the current tile of a dense VMEM array at `vmem` whose
   // elements have memory type `mem` (lanes convert per vld/vst), under m0.
+  // `mem` may also be c64 (one u64 pair: re in vreg, im in vreg+1) or c128
+  // (a quad: re f64 in vreg:vreg+1, im f64 in vreg+2:vreg+3, moved as two
+  // vgather/vscatter.u64 halves; clobbers v29, v30).
   void LoadTile(int vreg, const std::string& mem, int64_t vmem);
   void StoreTile(const std::string& mem, int64_t vmem, int vreg);
+  // vD = the 1024 (m0-masked) consecutive elements of memory type `mem` at
+  // `addr` ("vmem[...]"), and the store; c64/c128 as for LoadTile (c128
+  // clobbers v28..v30).
+  void LoadLanes(int vreg, const std::string& mem, const std::string& addr);
+  void StoreLanes(const std::string& mem, const std::string& addr, int vreg);
+  // vgather/vscatter of element type `type` (a memory type, c64 or c128 as
+  // for LoadTile) at `addr` (the memory operand text "vmem[...]") with the
+  // element indices in v<idx> (s32), under `mask` ("" or "m<k>"). c128
+  // gathers the halves at 2*idx and 2*idx+1 in 8-byte units (clobbers v29,
+  // v30; REQUIRES idx not in v28..v30).
+  void Gather(int vreg, const std::string& type, const std::string& addr,
+              int idx, const std::string& mask);
+  void Scatter(const std::string& type, const std::string& addr, int idx,
+               int vreg, const std::string& mask);
   // v31 = the linear element index of each lane of the current tile (s32).
   void LinearIndex();
   // vD = splat of the 32-bit immediate `value` typed `type`.
@@ -78,6 +95,16 @@ class KernelBuilder {
   std::vector<std::string> lines_;
   std::string tile_label_;
 };
+
+// The vld/vst/vgather type moving HLO element type `hlo_type`: itself for
+// real types, u64 for c64 (re bits low, im bits high); "c128" stays c128
+// (no single memory type: KernelBuilder's helpers move it as two halves).
+std::string MemType(const std::string& hlo_type);
+// Bytes per element of a memory type (c64: 8, c128: 16); 0 if unknown.
+int MemTypeBytes(const std::string& mem);
+// Registers holding one value of `hlo_type`: 1, 2 (64-bit types and c64)
+// or 4 (c128: an f64 pair for re, then one for im).
+int RegCount(const std::string& hlo_type);
 
 // Register-lane type of an HLO element type name, i.e. what `vld.<type>`
 // leaves in a register (tpu/ISA.md): f32/bf16/f16 -> f32; s8/s16/s32 and

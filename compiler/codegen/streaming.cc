@@ -10,10 +10,7 @@ namespace {
 
 std::string I(int64_t x) { return std::to_string(x); }
 
-int64_t MemBytes(const std::string& mem) {
-  auto t = tpu::DTypeFromName(mem);
-  return t ? tpu::DTypeBytes(*t) : 0;
-}
+int64_t MemBytes(const std::string& mem) { return MemTypeBytes(mem); }
 
 int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
 
@@ -186,16 +183,16 @@ void StreamLoop::Load(int vreg, int input) {
   kb_->Emit("ssub s28, s20, s26");
   kb_->Emit("smul s29, s28, " + I(in_bytes_[input]));
   kb_->Emit("sadd s29, s29, s27");
-  kb_->Emit("vld." + in_[input].mem + " v" + I(vreg) + ", vmem[s29+" +
-            I(base_ + in_off_[input]) + "] @m0");
+  kb_->LoadLanes(vreg, in_[input].mem,
+                 "vmem[s29+" + I(base_ + in_off_[input]) + "]");
 }
 
 void StreamLoop::Store(int output, int vreg) {
   kb_->Emit("ssub s28, s20, s26");
   kb_->Emit("smul s29, s28, " + I(out_bytes_[output]));
   kb_->Emit("sadd s29, s29, s27");
-  kb_->Emit("vst." + out_[output].mem + " vmem[s29+" +
-            I(base_ + out_off_[output]) + "], v" + I(vreg) + " @m0");
+  kb_->StoreLanes(out_[output].mem,
+                  "vmem[s29+" + I(base_ + out_off_[output]) + "]", vreg);
 }
 
 void StreamLoop::End() {

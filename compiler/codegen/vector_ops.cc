@@ -2,8 +2,10 @@
 // structural ops (compare, select, clamp, is-finite, copy, map).
 #include "compiler/codegen/vector_ops.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <unordered_map>
 
 #include "compiler/codegen/emitters.h"
@@ -18,9 +20,10 @@ using vops::Kind;
 using vops::TypeInfo;
 using vops::V;
 
-StatusOr<int> VRegPool::Alloc(bool wide) {
-  for (int r = 0; r < 28; r += wide ? 2 : 1) {
-    unsigned bits = (wide ? 3u : 1u) << r;
+StatusOr<int> VRegPool::AllocN(int n) {
+  const unsigned ones = (1u << n) - 1;
+  for (int r = 0; r + n <= 28; r += n) {
+    const unsigned bits = ones << r;
     if ((used_ & bits) == 0) {
       used_ |= bits;
       return r;
@@ -29,12 +32,19 @@ StatusOr<int> VRegPool::Alloc(bool wide) {
   return ResourceExhausted("hloc: out of vector registers (v0..v27)");
 }
 
-void VRegPool::Free(int v, bool wide) { used_ &= ~((wide ? 3u : 1u) << v); }
+void VRegPool::FreeN(int v, int n) { used_ &= ~(((1u << n) - 1) << v); }
 
-void VRegPool::Reserve(int v, bool wide) { used_ |= (wide ? 3u : 1u) << v; }
+void VRegPool::ReserveN(int v, int n) { used_ |= ((1u << n) - 1) << v; }
+
+StatusOr<int> VRegPool::Alloc(bool wide) { return AllocN(wide ? 2 : 1); }
+
+void VRegPool::Free(int v, bool wide) { FreeN(v, wide ? 2 : 1); }
+
+void VRegPool::Reserve(int v, bool wide) { ReserveN(v, wide ? 2 : 1); }
 
 bool IsWide(const std::string& hlo_type) {
-  return hlo_type == "f64" || hlo_type == "s64" || hlo_type == "u64";
+  return hlo_type == "f64" || hlo_type == "s64" || hlo_type == "u64" ||
+         hlo_type == "c64";
 }
 
 namespace vops {
@@ -70,13 +80,30 @@ TypeInfo Info(PrimitiveType t) {
 std::string V(int n) { return "v" + std::to_string(n); }
 
 Ctx::~Ctx() {
-  for (const auto& [v, wide] : temps_) pool_.Free(v, wide);
+  for (const auto& [v, n] : temps_) pool_.FreeN(v, n);
 }
 
-StatusOr<int> Ctx::Tmp(bool wide) {
-  ASSIGN_OR_RETURN(int v, pool_.Alloc(wide));
-  temps_.push_back({v, wide});
+StatusOr<int> Ctx::Tmp(bool wide) { return TmpN(wide ? 2 : 1); }
+
+StatusOr<int> Ctx::TmpN(int n) {
+  ASSIGN_OR_RETURN(int v, pool_.AllocN(n));
+  temps_.push_back({v, n});
   return v;
+}
+
+void Ctx::Release(int v) {
+  for (auto it = temps_.begin(); it != temps_.end(); ++it) {
+    if (it->first == v) {
+      pool_.FreeN(v, it->second);
+      temps_.erase(it);
+      return;
+    }
+  }
+}
+
+void Ctx::MovN(int d, int s, int n) {
+  if (d == s) return;
+  for (int k = 0; k < n; ++k) E("vmov " + V(d + k) + ", " + V(s + k));
 }
 
 void Ctx::Imm(int v, const std::string& type, uint64_t bits) {
@@ -268,7 +295,41 @@ Status EmitScalarComputation(Ctx& c, const HloComputation* comp,
   if (depth > 16) return c.Cannot("deeply nested to_apply calls");
   const HloInstruction* root = comp->root_instruction();
   std::unordered_map<const HloInstruction*, std::vector<int>> reg;
-  for (const HloInstruction* i : comp->MakeInstructionPostOrder()) {
+  // Register pressure: a value's scratch registers go back to the pool after
+  // its last reader (a c128 value takes four registers; holding every value
+  // of a long map computation would exhaust v0..v27).
+  const std::vector<HloInstruction*> order = comp->MakeInstructionPostOrder();
+  std::unordered_map<const HloInstruction*, int> uses;  // Readers left.
+  std::set<int> owned;  // Scratch registers this invocation took.
+  for (const HloInstruction* i : order) {
+    for (const HloInstruction* o : i->operands()) ++uses[o];
+  }
+  auto live = [&](const HloInstruction* v) { return v == root || uses[v] > 0; };
+  auto release_dead = [&](const HloInstruction* v) {
+    auto it = reg.find(v);
+    if (live(v) || it == reg.end()) return;
+    for (int r : it->second) {
+      if (!owned.count(r)) continue;
+      bool shared = false;  // Another live value (tuple, GTE) holds it.
+      for (const auto& [other, rs] : reg) {
+        if (other != v && live(other) &&
+            std::find(rs.begin(), rs.end(), r) != rs.end()) {
+          shared = true;
+        }
+      }
+      if (shared) continue;
+      c.Release(r);
+      owned.erase(r);
+    }
+  };
+  auto retire = [&](const HloInstruction* i) {
+    release_dead(i);  // Dead code: nobody reads it.
+    for (const HloInstruction* o : i->operands()) {
+      --uses[o];
+      release_dead(o);
+    }
+  };
+  for (const HloInstruction* i : order) {
     switch (i->opcode()) {
       case HloOpcode::kParameter:
         if (i->parameter_number() >= static_cast<int64_t>(args.size()) ||
@@ -284,6 +345,7 @@ Status EmitScalarComputation(Ctx& c, const HloComputation* comp,
           const std::vector<int>& l = reg.at(o);
           r.insert(r.end(), l.begin(), l.end());
         }
+        retire(i);
         continue;
       }
       case HloOpcode::kGetTupleElement: {
@@ -295,6 +357,7 @@ Status EmitScalarComputation(Ctx& c, const HloComputation* comp,
         const std::vector<int>& l = reg.at(o);
         reg[i].assign(l.begin() + skip,
                       l.begin() + skip + LeafCount(i->shape()));
+        retire(i);
         continue;
       }
       case HloOpcode::kFusion:
@@ -312,12 +375,16 @@ Status EmitScalarComputation(Ctx& c, const HloComputation* comp,
         break;
     }
     const TypeInfo t = Info(i->shape().element_type());
-    if (!i->shape().IsArray() || i->shape().rank() != 0 || t.lane.empty()) {
+    const bool cx =
+        i->shape().IsArray() && IsComplex(i->shape().element_type());
+    if (!i->shape().IsArray() || i->shape().rank() != 0 ||
+        (t.lane.empty() && !cx)) {
       return c.Cannot("to_apply instruction " + i->ShortString());
     }
     int r = dst;
     if (i != root || dst < 0) {
-      ASSIGN_OR_RETURN(r, c.Tmp(t.wide));
+      ASSIGN_OR_RETURN(r, c.TmpN(RegCount(t.name)));
+      owned.insert(r);
     }
     if (i->opcode() == HloOpcode::kConstant) {
       if (!i->has_literal()) return c.Cannot("constant without a value");
@@ -336,6 +403,7 @@ Status EmitScalarComputation(Ctx& c, const HloComputation* comp,
       RETURN_IF_ERROR(EmitVectorOp(c.kb(), c.pool(), *i, r, ops));
     }
     reg[i] = {r};
+    retire(i);
   }
   *out = reg.at(root);
   if (dst < 0) return Status::Ok();
@@ -343,7 +411,7 @@ Status EmitScalarComputation(Ctx& c, const HloComputation* comp,
     return c.Cannot("to_apply root " + root->ShortString());
   }
   if ((*out)[0] != dst) {
-    c.Mov(dst, (*out)[0], Info(root->shape().element_type()).wide);
+    c.MovN(dst, (*out)[0], RegCount(Info(root->shape().element_type()).name));
   }
   return Status::Ok();
 }
@@ -384,6 +452,19 @@ bool ScalarComputationOk(const HloComputation* comp, int depth) {
 
 Status EmitSplatScalar(KernelBuilder& kb, const Literal& value, int dst) {
   const TypeInfo t = Info(value.element_type());
+  if (IsComplex(value.element_type()) && value.shape().IsArray()) {
+    ASSIGN_OR_RETURN(auto parts, vops::ComplexLaneBits(value));
+    const bool c128 = value.element_type() == PrimitiveType::C128;
+    const std::string part = c128 ? "f64" : "f32";
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "0x%llx",
+                  static_cast<unsigned long long>(parts.first));
+    kb.Emit("vimm." + part + " " + V(dst) + ", " + buf);
+    std::snprintf(buf, sizeof(buf), "0x%llx",
+                  static_cast<unsigned long long>(parts.second));
+    kb.Emit("vimm." + part + " " + V(dst + (c128 ? 2 : 1)) + ", " + buf);
+    return Status::Ok();
+  }
   if (t.lane.empty() || !value.shape().IsArray()) {
     return Unimplemented("hloc: cannot compile constant of type " + t.name);
   }
@@ -405,6 +486,9 @@ bool IsVectorOp(const HloInstruction& instr) {
     case HloOpcode::kReducePrecision:
     case HloOpcode::kIsFinite:
     case HloOpcode::kCopy:
+    case HloOpcode::kReal:
+    case HloOpcode::kImag:
+    case HloOpcode::kComplex:
       return true;
     case HloOpcode::kMap:
       return !instr.called_computations().empty() &&
@@ -428,8 +512,11 @@ Status EmitVectorOp(KernelBuilder& kb, VRegPool& pool,
         PrimitiveTypeName(instr.shape().IsArray() ? instr.shape().element_type()
                                                   : PrimitiveType::TUPLE)));
   }
+  if (vops::IsComplexOp(instr)) return vops::EmitComplexOp(c, dst, srcs);
   const TypeInfo out = Info(instr.shape().element_type());
-  if (out.lane.empty()) return c.Cannot(out.name);
+  const bool complex_map = instr.opcode() == HloOpcode::kMap &&
+                           IsComplex(instr.shape().element_type());
+  if (out.lane.empty() && !complex_map) return c.Cannot(out.name);
   switch (instr.opcode()) {
     case HloOpcode::kCompare:
       return EmitCompare(c, dst, srcs);

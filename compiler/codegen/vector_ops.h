@@ -16,12 +16,14 @@
 
 #include "base/status.h"
 #include "compiler/codegen/kernel_builder.h"
+#include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_instruction.h"
 
 namespace trench::codegen {
 
 // Allocates vector registers v0..v27 (v28..v31 belong to KernelBuilder's
-// helpers); a wide (64-bit) value takes an even/odd pair.
+// helpers); a wide (64-bit, c64) value takes an even/odd pair, a c128 value
+// an aligned quad (RegCount, kernel_builder.h).
 class VRegPool {
  public:
   VRegPool() = default;
@@ -30,13 +32,31 @@ class VRegPool {
   void Free(int v, bool wide);
   // Marks `v` (pair if wide) as taken (for registers an emitter fixed).
   void Reserve(int v, bool wide);
+  // The same for `n` = 1, 2 or 4 consecutive registers aligned to n.
+  StatusOr<int> AllocN(int n);
+  void FreeN(int v, int n);
+  void ReserveN(int v, int n);
 
  private:
   unsigned used_ = 0;  // Bit r: vr is taken.
 };
 
-// True for the element types whose lane form is a register pair.
+// True for the element types whose lane form is a register pair (64-bit
+// types and c64; c128 takes four registers, see RegCount).
 bool IsWide(const std::string& hlo_type);
+
+// Complex values (vector_ops_complex.cc): c64 is a pair (re f32 in the even
+// register, im f32 in the odd one: what vld.u64 of [re, im] gives); c128 a
+// quad (re f64 pair, then im f64 pair). EmitVectorOp handles real, imag
+// (also of real floats), complex, abs, negate, add, subtract, multiply,
+// divide, compare EQ/NE, select, copy, convert complex -> complex and
+// real -> complex, same-width bitcast-convert and map on them, as the
+// oracle (oracle/elementwise_complex.cc, std::complex) computes:
+// multiply is (ac - bd, ad + bc); c64 divide and abs are computed in f64
+// and rounded once (libgcc's __divsc3 promotes to double too); c128 divide
+// is Smith's algorithm and c128 abs the scaled hypot m * sqrt(1 + (n/m)^2)
+// with abs(inf, NaN) = inf. Not reproduced: std::complex's NaN recovery
+// for infinite operands of multiply/divide (C99 Annex G).
 
 // Emits code computing register `dst` = instr(srcs) lane-wise, for one
 // elementwise HLO instruction (IsElementwise*, compare of every direction
@@ -62,8 +82,12 @@ Status EmitVectorOp(KernelBuilder& kb, VRegPool& pool,
 // instruction of its computation). Types are checked by EmitVectorOp.
 bool IsVectorOp(const HloInstruction& instr);
 
-// vD = the scalar `value` (any rank-0 array literal of a supported type) in
-// its lane form. Unimplemented for unsupported types.
+// True if an instruction of `comp` has a complex (c64, c128) value or leaf.
+// The fused-kernel emitter refuses such fusions (they are emitted inline).
+bool UsesComplex(const HloComputation& comp);
+
+// vD = the scalar `value` (any rank-0 array literal of a supported type,
+// complex too) in its lane form. Unimplemented for unsupported types.
 Status EmitSplatScalar(KernelBuilder& kb, const Literal& value, int dst);
 
 }  // namespace trench::codegen

@@ -117,8 +117,12 @@ Status FloatToInt(Ctx& c, const TypeInfo& from, const TypeInfo& to, int dst,
 }  // namespace
 
 Status EmitConvert(Ctx& c, int dst, int src) {
-  TypeInfo from = Info(c.instr().operand(0)->shape().element_type());
-  const TypeInfo to = Info(c.instr().shape().element_type());
+  return EmitConvertTypes(c, Info(c.instr().operand(0)->shape().element_type()),
+                          Info(c.instr().shape().element_type()), dst, src);
+}
+
+Status EmitConvertTypes(Ctx& c, TypeInfo from, const TypeInfo& to, int dst,
+                        int src) {
   if (from.lane.empty() || to.lane.empty()) {
     return c.Cannot(from.name + " -> " + to.name);
   }

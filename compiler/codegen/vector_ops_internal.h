@@ -43,11 +43,18 @@ class Ctx {
 
   // A scratch register (pair if wide), freed at the end of the op.
   StatusOr<int> Tmp(bool wide);
+  // `n` (1, 2 or 4) aligned scratch registers, freed at the end of the op.
+  StatusOr<int> TmpN(int n);
+  // Returns scratch register `v` (taken by Tmp/TmpN of this context) to the
+  // pool before the op ends. REQUIRES: no later instruction reads it.
+  void Release(int v);
   void E(const std::string& line) { kb_.Emit(line); }
   // vD = splat of `bits` typed `type` (a lane type: f32 s32 u32 f64 ...).
   void Imm(int v, const std::string& type, uint64_t bits);
   // vD = vS (both registers of a pair when wide).
   void Mov(int d, int s, bool wide);
+  // vD..vD+n-1 = vS..vS+n-1.
+  void MovN(int d, int s, int n);
   // Brings a lane-form result in `r` back into `t`'s value set: bf16/f16
   // rounded to nearest even, s8/u8/s16/u16 wrapped; nothing otherwise.
   void Fix(int r, const TypeInfo& t);
@@ -62,12 +69,23 @@ class Ctx {
   KernelBuilder& kb_;
   VRegPool& pool_;
   const HloInstruction& instr_;
-  std::vector<std::pair<int, bool>> temps_;
+  std::vector<std::pair<int, int>> temps_;  // (register, count)
 };
 
 // The op families (REQUIRES: srcs.size() == operand count).
 Status EmitArithmetic(Ctx& c, int dst, const std::vector<int>& srcs);
 Status EmitConvert(Ctx& c, int dst, int src);
+// convert between the real types `from` and `to` (EmitConvert's body).
+Status EmitConvertTypes(Ctx& c, TypeInfo from, const TypeInfo& to, int dst,
+                        int src);
+// True when `instr` is a complex op (vector_ops_complex.cc): real, imag,
+// complex, or any op whose result or operand 0.. is c64/c128.
+bool IsComplexOp(const HloInstruction& instr);
+// Emits a complex op (vector_ops.h describes the forms and semantics).
+Status EmitComplexOp(Ctx& c, int dst, const std::vector<int>& srcs);
+// The lane-form bits of a complex scalar literal: parts (re, im) as lane
+// bits of their part type (f32 or f64).
+StatusOr<std::pair<uint64_t, uint64_t>> ComplexLaneBits(const Literal& l);
 Status EmitBitcastConvert(Ctx& c, int dst, int src);
 Status EmitReducePrecision(Ctx& c, int dst, int src);
 bool IsArithmeticOp(HloOpcode op);

@@ -59,6 +59,52 @@ Status HloComputation::RemoveInstruction(HloInstruction* instr) {
   return Status::Ok();
 }
 
+Status HloComputation::RemoveInstructions(
+    const std::vector<HloInstruction*>& dead) {
+  const std::unordered_set<const HloInstruction*> gone(dead.begin(),
+                                                       dead.end());
+  if (gone.size() != dead.size()) {
+    return InvalidArgument("an instruction to remove is listed twice");
+  }
+  for (const HloInstruction* d : dead) {
+    if (d == root_) {
+      return FailedPrecondition("cannot remove root instruction " + d->name());
+    }
+    if (d->parent() != this) {
+      return NotFound(d->name() + " is not in computation " + name_);
+    }
+    for (const HloInstruction* u : d->users()) {
+      if (!gone.count(u)) {
+        return FailedPrecondition("cannot remove " + d->name() +
+                                  ": it still has users");
+      }
+    }
+  }
+  for (HloInstruction* d : dead) d->DetachOperands();
+  for (auto& other : instrs_) {
+    if (gone.count(other.get())) continue;
+    const auto& preds = other->control_predecessors();
+    if (std::none_of(preds.begin(), preds.end(),
+                     [&](const HloInstruction* p) { return gone.count(p); })) {
+      continue;
+    }
+    std::vector<HloInstruction*> kept;
+    for (HloInstruction* p : preds) {
+      if (!gone.count(p)) kept.push_back(p);
+    }
+    other->DropControlEdges();
+    for (HloInstruction* p : kept) other->AddControlPredecessor(p);
+  }
+  for (auto& p : params_) {
+    if (gone.count(p)) p = nullptr;
+  }
+  instrs_.erase(
+      std::remove_if(instrs_.begin(), instrs_.end(),
+                     [&](const auto& p) { return gone.count(p.get()); }),
+      instrs_.end());
+  return Status::Ok();
+}
+
 int64_t HloComputation::RemoveDeadInstructions() {
   int64_t removed = 0;
   bool progress = true;

@@ -31,6 +31,11 @@ class HloComputation {
   // Removes an instruction with no users that is not the root; its operand
   // edges are dropped. Returns an error otherwise.
   Status RemoveInstruction(HloInstruction* instr);
+  // Removes all of `dead` at once, in O(instructions + |dead|) (one
+  // RemoveInstruction costs O(instructions)): each must be in this
+  // computation, listed once, not the root, and used only by instructions
+  // in `dead`. Returns an error (and removes nothing) otherwise.
+  Status RemoveInstructions(const std::vector<HloInstruction*>& dead);
   // Removes instructions not reachable from the root (parameters stay).
   // Returns how many were removed.
   int64_t RemoveDeadInstructions();

@@ -71,23 +71,17 @@ std::string FreshName(const std::string& base,
 }
 
 // Builds the module computing `piece` (instructions of one computation, in
-// its post order).
+// its post order). Costs O(size of the new module): names are made unique
+// against the new module only.
 Subgraph BuildSubgraph(const HloModule& module, const HloComputation& comp,
-                       const std::vector<const HloInstruction*>& piece,
-                       const std::unordered_set<std::string>& module_names) {
+                       const std::vector<const HloInstruction*>& piece) {
   Subgraph sg;
   sg.computation = comp.name();
   auto m = std::make_unique<HloModule>(module.name() + "_subgraph");
   CompMap done;
-  std::unordered_set<std::string> used = module_names;
   std::unordered_set<const HloInstruction*> in_piece(piece.begin(),
                                                      piece.end());
-  std::unordered_set<std::string> comp_names;
-  for (const HloComputation* c : module.computations()) {
-    comp_names.insert(c->name());
-  }
-  auto entry =
-      std::make_unique<HloComputation>(FreshName("subgraph", comp_names));
+  auto entry = std::make_unique<HloComputation>("subgraph");
   std::unordered_map<const HloInstruction*, HloInstruction*> map;
   int64_t next_param = 0;
   auto operand_of = [&](const HloInstruction* op) -> HloInstruction* {
@@ -133,12 +127,23 @@ Subgraph BuildSubgraph(const HloModule& module, const HloComputation& comp,
   if (outputs.size() == 1) {
     entry->set_root_instruction(outputs[0]);
   } else {
+    std::unordered_set<std::string> used;
+    for (const HloInstruction* i : entry->instructions())
+      used.insert(i->name());
+    for (const HloComputation* c : m->computations()) {
+      for (const HloInstruction* i : c->instructions()) used.insert(i->name());
+    }
     std::vector<Shape> shapes;
     for (const HloInstruction* o : outputs) shapes.push_back(o->shape());
     entry->set_root_instruction(entry->AddInstruction(HloInstruction::Create(
         HloOpcode::kTuple, Shape::Tuple(std::move(shapes)), outputs,
         FreshName("subgraph_outputs", used))));
   }
+  std::unordered_set<std::string> comp_names;
+  for (const HloComputation* c : m->computations()) {
+    comp_names.insert(c->name());
+  }
+  entry->set_name(FreshName("subgraph", comp_names));
   m->set_entry_computation(m->AddComputation(std::move(entry)));
   sg.verified = VerifyModule(*m);
   sg.module = std::move(m);
@@ -162,14 +167,13 @@ bool ScaleInto(Subgraph& sg, int64_t max_elements) {
 // compute are left out.
 void CutScaled(const HloModule& module, const HloComputation& comp,
                const std::vector<const HloInstruction*>& piece,
-               const std::unordered_set<std::string>& names,
                int64_t max_elements, CutResult& result) {
   if (std::none_of(piece.begin(), piece.end(), [](const HloInstruction* i) {
         return !IsAliasOnly(i->opcode());
       })) {
     return;
   }
-  Subgraph sg = BuildSubgraph(module, comp, piece, names);
+  Subgraph sg = BuildSubgraph(module, comp, piece);
   if (sg.verified.ok() && ScaleInto(sg, max_elements)) {
     result.subgraphs.push_back(std::move(sg));
     return;
@@ -179,10 +183,10 @@ void CutScaled(const HloModule& module, const HloComputation& comp,
     return;
   }
   const size_t half = piece.size() / 2;
-  CutScaled(module, comp, {piece.begin(), piece.begin() + half}, names,
-            max_elements, result);
-  CutScaled(module, comp, {piece.begin() + half, piece.end()}, names,
-            max_elements, result);
+  CutScaled(module, comp, {piece.begin(), piece.begin() + half}, max_elements,
+            result);
+  CutScaled(module, comp, {piece.begin() + half, piece.end()}, max_elements,
+            result);
 }
 
 // Computations cut separately: the entry and control-flow bodies.
@@ -221,10 +225,6 @@ StatusOr<CutResult> CutSubgraphs(const HloModule& module,
                                  const SubgraphOptions& options) {
   if (module.entry_computation() == nullptr) {
     return InvalidArgument("subgraph: module has no entry computation");
-  }
-  std::unordered_set<std::string> names;
-  for (const HloComputation* c : module.computations()) {
-    for (const HloInstruction* i : c->instructions()) names.insert(i->name());
   }
   CutResult result;
   for (const HloComputation* comp : CutComputations(module)) {
@@ -275,10 +275,9 @@ StatusOr<CutResult> CutSubgraphs(const HloModule& module,
             [](const HloInstruction* i) { return !IsAliasOnly(i->opcode()); });
         if (!computes) continue;
         if (options.max_elements <= 0) {
-          result.subgraphs.push_back(
-              BuildSubgraph(module, *comp, piece, names));
+          result.subgraphs.push_back(BuildSubgraph(module, *comp, piece));
         } else {
-          CutScaled(module, *comp, piece, names, options.max_elements, result);
+          CutScaled(module, *comp, piece, options.max_elements, result);
         }
       }
     }
@@ -288,9 +287,7 @@ StatusOr<CutResult> CutSubgraphs(const HloModule& module,
 
 std::unique_ptr<HloModule> IsolateInstruction(const HloInstruction& instr) {
   const HloComputation& comp = *instr.parent();
-  std::unordered_set<std::string> names;
-  for (const HloInstruction* i : comp.instructions()) names.insert(i->name());
-  Subgraph sg = BuildSubgraph(*comp.parent(), comp, {&instr}, names);
+  Subgraph sg = BuildSubgraph(*comp.parent(), comp, {&instr});
   return std::move(sg.module);
 }
 

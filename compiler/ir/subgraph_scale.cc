@@ -187,6 +187,25 @@ int64_t LargestArray(const HloModule& m) {
   return most;
 }
 
+// LargestArray of `m` once scaled by `map`, without scaling it (tuple
+// constants keep their shapes, as ScaleComputation leaves them).
+int64_t LargestScaledArray(const HloModule& m, const SizeMap& map) {
+  int64_t most = 0;
+  for (const HloComputation* c : m.computations()) {
+    for (const HloInstruction* i : c->instructions()) {
+      const bool kept = i->opcode() == HloOpcode::kConstant &&
+                        i->has_literal() && !i->shape().IsArray();
+      ForEachLeafShape(i->shape(), [&](const Shape& s) {
+        if (!s.IsArray()) return;
+        int64_t n = 1;
+        for (int64_t d : s.dims()) n *= kept ? d : map(d);
+        most = std::max(most, n);
+      });
+    }
+  }
+  return most;
+}
+
 }  // namespace
 
 StatusOr<ScaledModule> ScaleShapes(const HloModule& module,
@@ -198,6 +217,8 @@ StatusOr<ScaledModule> ScaleShapes(const HloModule& module,
   KeepReshapedSizes(module, kept);
   std::string last = "no factor brings every array within the limit";
   for (int64_t f = 2; f <= kMaxScaleFactor; f *= 2) {
+    // Factors too mild for the limit are skipped without a copy.
+    if (LargestScaledArray(module, {f, &kept}) > max_elements) continue;
     std::unique_ptr<HloModule> m = module.Clone();
     for (HloComputation* c : m->computations()) {
       ScaleComputation(*c, {f, &kept});

@@ -22,7 +22,8 @@ int64_t LeafBytes(const Shape& s) { return s.IsArray() ? s.byte_size() : 0; }
 
 bool Defines(HloOpcode op) {
   return op != HloOpcode::kTuple && op != HloOpcode::kGetTupleElement &&
-         op != HloOpcode::kAddDependency;
+         op != HloOpcode::kAddDependency &&
+         op != HloOpcode::kOptimizationBarrier;
 }
 
 class Assigner {
@@ -108,7 +109,8 @@ class Assigner {
         }
         continue;
       }
-      if (op == HloOpcode::kAddDependency) {
+      if (op == HloOpcode::kAddDependency ||
+          op == HloOpcode::kOptimizationBarrier) {
         ls = a_.leaves.at(instr->operand(0));
         continue;
       }

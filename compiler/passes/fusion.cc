@@ -1,13 +1,16 @@
 #include "compiler/passes/fusion.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
+#include <queue>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "compiler/ir/opcode.h"
+#include "compiler/passes/fusion_order.h"
 #include "compiler/passes/fusion_support.h"
 #include "compiler/passes/pass_util.h"
 
@@ -15,6 +18,10 @@ namespace trench {
 namespace {
 
 constexpr char kPass[] = "fusion";
+
+// Nodes a multi-output merge's cycle check may visit (ContractionOrder):
+// siblings further apart than this stay separate fusions.
+constexpr int64_t kCycleCheckBudget = 512;
 
 const char* KindSite(FusionKind k) {
   switch (k) {
@@ -44,6 +51,34 @@ struct Group {
   size_t size() const { return owned.size() + copied.size(); }
 };
 
+// Unique names, as NameUniquer gives them ("base", else "base.N" for the
+// smallest N not taken), remembering per base where to continue so that
+// naming k fusions costs O(k), not O(k^2).
+class Names {
+ public:
+  explicit Names(const HloModule& module) {
+    for (const HloComputation* c : module.computations()) {
+      for (const HloInstruction* i : c->instructions())
+        taken_.insert(i->name());
+    }
+  }
+  std::string Get(const std::string& base) {
+    int64_t& n = next_[base];
+    if (n == 0) {
+      n = 1;
+      if (taken_.insert(base).second) return base;
+    }
+    for (;; ++n) {
+      std::string candidate = base + "." + std::to_string(n);
+      if (taken_.insert(candidate).second) return candidate;
+    }
+  }
+
+ private:
+  std::unordered_set<std::string> taken_;
+  std::unordered_map<std::string, int64_t> next_;
+};
+
 class Fuser {
  public:
   Fuser(HloModule* module, PassContext* ctx)
@@ -54,13 +89,14 @@ class Fuser {
 
   StatusOr<bool> Run() {
     FormConsumerFusions();
-    FormMultiOutputFusions();
+    RETURN_IF_ERROR(FormMultiOutputFusions());
     bool changed = false;
     for (size_t g = 0; g < groups_.size(); ++g) {
       if (!groups_[g].alive || !groups_[g].formed) continue;
       RETURN_IF_ERROR(Materialize(groups_[g]));
       changed = true;
     }
+    RETURN_IF_ERROR(entry_->RemoveInstructions(dead_));
     return changed;
   }
 
@@ -132,6 +168,8 @@ class Fuser {
           } else if (o >= 0) {
             g.copied.erase(p);  // Still its own group's seed.
             continue;
+          } else {
+            copiers_[p].push_back(gi);
           }
           changed = true;
         }
@@ -166,81 +204,139 @@ class Fuser {
         if (m != c) owner_.erase(m);
       }
       grown.owned = {c};
-      grown.copied.clear();
+      DropCopies(gi);
     }
   }
 
   // True if some alive group other than `gi` copies `i`.
   bool CopiedByOther(const HloInstruction* i, int gi) const {
-    for (size_t g = 0; g < groups_.size(); ++g) {
-      if (static_cast<int>(g) != gi && groups_[g].alive &&
-          groups_[g].copied.count(const_cast<HloInstruction*>(i))) {
-        return true;
-      }
+    auto it = copiers_.find(i);
+    if (it == copiers_.end()) return false;
+    for (int g : it->second) {
+      if (g != gi) return true;
     }
     return false;
   }
 
-  // Cycle check. The graph the module will have once every alive group is
-  // a fusion: each alive group is one node; every other instruction
-  // (including the originals of copied members, which stay for their
-  // outside users) is its own node. Edges: operand -> user, where a user
+  // Clears the copied members of group `gi` (and their copiers_ entries).
+  void DropCopies(int gi) {
+    for (HloInstruction* c : groups_[gi].copied) {
+      std::vector<int>& v = copiers_[c];
+      v.erase(std::remove(v.begin(), v.end(), gi), v.end());
+      if (v.empty()) copiers_.erase(c);
+    }
+    groups_[gi].copied.clear();
+  }
+
+  // The graph the module will have once every alive group is a fusion,
+  // for the cycle check: each alive group is one node (its group index);
+  // every other instruction (including the originals of copied members,
+  // which stay for their outside users) is its own node (groups_.size()
+  // plus its post-order index). Edges: operand -> user, where a user
   // owned by group H is node H, and a member copied into H also makes its
   // operands feed H; an edge whose operand is a member of the same group
-  // is internal (no edge). Returns true if group `gi` lies on a cycle,
-  // i.e. forming it would make the module fail verification ("fusion is
-  // part of a cycle"): some path leaves the group and comes back through
-  // an instruction outside it. This is the XLA condition checked before
-  // (multi-output) fusion, applied to the contracted graph so that paths
-  // through other fusions and through copied cheap ops count too.
-  // Complexity: one DFS, O(V + E) of the module (each node and edge is
-  // visited at most once), plus O(sum of copied-set sizes) to index the
-  // copies; it runs once per merge candidate that passed AnalyzeFusion.
-  bool OnCycle(int gi) const {
+  // is internal (no edge). Forming the fusions is legal iff this graph is
+  // acyclic ("fusion is part of a cycle" otherwise): paths through other
+  // fusions and through copied cheap ops count.
+  int Node(const HloInstruction* x) const {
+    const int o = Owner(x);
+    if (o >= 0 && groups_[o].alive) return o;
+    return static_cast<int>(groups_.size() + index_.at(x));
+  }
+
+  // Appends the nodes that value `x` (an instruction) feeds.
+  void PushUsers(const HloInstruction* x, std::vector<int>& out) const {
+    for (const HloInstruction* u : x->users()) {
+      const int o = Owner(u);
+      if (o >= 0 && groups_[o].alive) {
+        if (!groups_[o].Has(x)) out.push_back(o);
+      } else {
+        out.push_back(static_cast<int>(groups_.size() + index_.at(u)));
+      }
+      auto it = copiers_.find(u);
+      if (it == copiers_.end()) continue;
+      for (int h : it->second) {
+        if (!groups_[h].Has(x)) out.push_back(h);
+      }
+    }
+  }
+
+  void Successors(int n, std::vector<int>& out) const {
     const size_t ng = groups_.size();
-    std::unordered_map<const HloInstruction*, std::vector<int>> copiers;
+    if (static_cast<size_t>(n) < ng) {
+      for (const HloInstruction* m : groups_[n].owned) PushUsers(m, out);
+    } else {
+      PushUsers(order_[n - ng], out);
+    }
+  }
+
+  // The inverse of Successors.
+  void Predecessors(int n, std::vector<int>& out) const {
+    const size_t ng = groups_.size();
+    if (static_cast<size_t>(n) >= ng) {
+      for (const HloInstruction* x : order_[n - ng]->operands()) {
+        out.push_back(Node(x));
+      }
+      return;
+    }
+    const Group& g = groups_[n];
+    for (const auto* members : {&g.owned, &g.copied}) {
+      for (const HloInstruction* m : *members) {
+        for (const HloInstruction* x : m->operands()) {
+          if (!g.Has(x)) out.push_back(Node(x));
+        }
+      }
+    }
+  }
+
+  // A topological order of that graph (Kahn's algorithm, taking first the
+  // ready node whose earliest instruction comes first in the post order,
+  // so that nodes stay near their instructions and the cycle check's
+  // regions stay small); Internal if it has a cycle (loop/input/output
+  // fusions never make one).
+  StatusOr<std::vector<int>> TopologicalNodes() const {
+    const size_t ng = groups_.size();
+    std::vector<size_t> first(ng + order_.size(), order_.size());
+    std::vector<int> nodes;
     for (size_t g = 0; g < ng; ++g) {
       if (!groups_[g].alive) continue;
-      for (const HloInstruction* c : groups_[g].copied) {
-        copiers[c].push_back(static_cast<int>(g));
+      nodes.push_back(static_cast<int>(g));
+      for (const HloInstruction* m : groups_[g].owned) {
+        first[g] = std::min(first[g], index_.at(m));
       }
     }
-    auto alive_owner = [&](const HloInstruction* x) {
-      const int o = Owner(x);
-      return o >= 0 && groups_[o].alive ? o : -1;
-    };
-    std::vector<char> seen(ng + order_.size(), 0);
-    std::vector<size_t> stack;
-    // Pushes the nodes that value `x` (an instruction) feeds.
-    auto push_users = [&](const HloInstruction* x) {
-      for (const HloInstruction* u : x->users()) {
-        const int o = alive_owner(u);
-        if (o >= 0) {
-          if (!groups_[o].Has(x)) stack.push_back(static_cast<size_t>(o));
-        } else {
-          stack.push_back(ng + index_.at(u));
-        }
-        auto it = copiers.find(u);
-        if (it == copiers.end()) continue;
-        for (int h : it->second) {
-          if (!groups_[h].Has(x)) stack.push_back(static_cast<size_t>(h));
-        }
-      }
-    };
-    for (const HloInstruction* m : groups_[gi].owned) push_users(m);
-    while (!stack.empty()) {
-      const size_t n = stack.back();
-      stack.pop_back();
-      if (n == static_cast<size_t>(gi)) return true;
-      if (seen[n]) continue;
-      seen[n] = 1;
-      if (n < ng) {
-        for (const HloInstruction* m : groups_[n].owned) push_users(m);
-      } else {
-        push_users(order_[n - ng]);
+    for (size_t i = 0; i < order_.size(); ++i) {
+      const int o = Owner(order_[i]);
+      if (o >= 0 && groups_[o].alive) continue;
+      nodes.push_back(static_cast<int>(ng + i));
+      first[ng + i] = i;
+    }
+    std::vector<int> in_degree(ng + order_.size(), 0), out;
+    for (int n : nodes) {
+      out.clear();
+      Successors(n, out);
+      for (int s : out) ++in_degree[s];
+    }
+    using Entry = std::pair<size_t, int>;  // (first instruction, node)
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
+    for (int n : nodes) {
+      if (in_degree[n] == 0) ready.push({first[n], n});
+    }
+    std::vector<int> result;
+    while (!ready.empty()) {
+      const int n = ready.top().second;
+      ready.pop();
+      result.push_back(n);
+      out.clear();
+      Successors(n, out);
+      for (int s : out) {
+        if (--in_degree[s] == 0) ready.push({first[s], s});
       }
     }
-    return false;
+    if (result.size() != nodes.size()) {
+      return Internal("fusion: consumer fusions form a cycle");
+    }
+    return result;
   }
 
   // Whether the original of `c`, a member copied into `g`, stays after `g`
@@ -277,7 +373,8 @@ class Fuser {
 
   // Merges group `bi` into `ai` (a multi-output fusion reading `shared`)
   // if the result is a fusion AnalyzeFusion accepts, creates no cycle
-  // (OnCycle) and the rewrite decision allows it.
+  // (ContractionOrder::Check within kCycleCheckBudget nodes) and the
+  // rewrite decision allows it.
   bool TryMerge(int ai, int bi, const HloInstruction* shared) {
     Group m;
     m.owned = groups_[ai].owned;
@@ -289,27 +386,37 @@ class Fuser {
     }
     m.roots = RootsOf(m);
     if (m.roots.size() < 2 || !Analyze(m).ok()) return false;
-    // Install the merged group tentatively to check for cycles.
-    Group saved_a = std::move(groups_[ai]);
-    groups_[ai] = std::move(m);
-    groups_[bi].alive = false;
-    for (HloInstruction* x : groups_[bi].owned) owner_[x] = ai;
-    if (OnCycle(ai) ||
+    const auto succ = [this](int n, std::vector<int>& out) {
+      Successors(n, out);
+    };
+    const auto pred = [this](int n, std::vector<int>& out) {
+      Predecessors(n, out);
+    };
+    if (order_check_->Check(ai, bi, succ, pred, kCycleCheckBudget) !=
+            ContractionOrder::Verdict::kAcyclic ||
         !ctx_->ShouldRewrite(kPass, "multi-output", shared->name())) {
-      groups_[ai] = std::move(saved_a);
-      groups_[bi].alive = true;
-      for (HloInstruction* x : groups_[bi].owned) owner_[x] = bi;
       return false;
     }
+    order_check_->Contract(ai);
+    DropCopies(ai);
+    DropCopies(bi);
+    groups_[ai] = std::move(m);
     groups_[ai].formed = true;
+    groups_[bi].alive = false;
     groups_[bi].owned.clear();
-    groups_[bi].copied.clear();
+    for (HloInstruction* x : groups_[ai].owned) owner_[x] = ai;
+    for (HloInstruction* c : groups_[ai].copied) copiers_[c].push_back(ai);
+    // Producers that join now only feed the group, and copies only add
+    // edges from values before it: the order stays topological.
     Grow(ai);
     groups_[ai].roots = RootsOf(groups_[ai]);
     return true;
   }
 
-  void FormMultiOutputFusions() {
+  Status FormMultiOutputFusions() {
+    ASSIGN_OR_RETURN(std::vector<int> topological, TopologicalNodes());
+    order_check_ = std::make_unique<ContractionOrder>(
+        topological, static_cast<int>(groups_.size() + order_.size()));
     for (HloInstruction* x : order_) {
       // Sharing a splat or an iota saves nothing.
       if (Cheap(x) && x->opcode() != HloOpcode::kParameter) continue;
@@ -328,18 +435,27 @@ class Fuser {
         if (groups_[candidates[k]].alive) TryMerge(base, candidates[k], x);
       }
     }
+    return Status::Ok();
   }
 
+  // "base", else "base.N" for the smallest N free (k fusions: O(k)).
   std::string ComputationName(const std::string& base) {
-    std::string name = base;
-    for (int n = 1; module_->GetComputationWithName(name) != nullptr; ++n) {
-      name = base + "." + std::to_string(n);
+    if (computation_names_.empty()) {
+      for (const HloComputation* c : module_->computations()) {
+        computation_names_.insert(c->name());
+      }
     }
+    int64_t& n = next_computation_[base];
+    std::string name = base;
+    while (computation_names_.count(name)) {
+      name = base + "." + std::to_string(++n);
+    }
+    computation_names_.insert(name);
     return name;
   }
 
   Status Materialize(Group& g) {
-    if (names_ == nullptr) names_ = std::make_unique<NameUniquer>(*module_);
+    if (names_ == nullptr) names_ = std::make_unique<Names>(*module_);
     g.roots = RootsOf(g);
     ASSIGN_OR_RETURN(FusionSpec spec, Analyze(g));
     std::vector<const HloInstruction*> members = Members(g);
@@ -405,12 +521,19 @@ class Fuser {
       }
       if (entry_->root_instruction() == r) entry_->set_root_instruction(repl);
     }
+    // Members leave the graph now (so user counts stay exact) and the
+    // computation at the end of the pass, all at once.
     for (auto it = members.rbegin(); it != members.rend(); ++it) {
       HloInstruction* m = const_cast<HloInstruction*>(*it);
-      if (g.owned.count(m)) {
-        RETURN_IF_ERROR(entry_->RemoveInstruction(m));
-      } else if (m->user_count() == 0 && m != entry_->root_instruction()) {
-        RETURN_IF_ERROR(entry_->RemoveInstruction(m));  // A dead copy.
+      const bool dead_copy = !g.owned.count(m) && m->user_count() == 0 &&
+                             m != entry_->root_instruction();
+      if (g.owned.count(m) || dead_copy) {
+        if (m->user_count() != 0) {
+          return Internal("fusion: member %" + m->name() +
+                          " still has users outside its fusion");
+        }
+        m->DetachOperands();
+        dead_.push_back(m);
       }
     }
     return Status::Ok();
@@ -423,7 +546,13 @@ class Fuser {
   std::unordered_map<const HloInstruction*, size_t> index_;
   std::vector<Group> groups_;
   std::unordered_map<const HloInstruction*, int> owner_;
-  std::unique_ptr<NameUniquer> names_;
+  // The alive groups that copy an instruction (CopiedByOther, the graph).
+  std::unordered_map<const HloInstruction*, std::vector<int>> copiers_;
+  std::unique_ptr<ContractionOrder> order_check_;
+  std::unique_ptr<Names> names_;
+  std::vector<HloInstruction*> dead_;  // Materialized members, detached.
+  std::unordered_set<std::string> computation_names_;
+  std::unordered_map<std::string, int64_t> next_computation_;
 };
 
 }  // namespace

@@ -23,6 +23,12 @@ namespace trench {
 // Every fusion must pass AnalyzeFusion (fusion_support.h), the predicate
 // the fused-kernel emitter compiles by. Only the entry computation is
 // fused; instructions with control edges are left alone.
+// No fusion is ever part of a cycle: a multi-output merge is made only if
+// no path leads from one of the two fusions to the other through a third
+// node, checked in a topological order of the fused graph kept up to date
+// incrementally (fusion_order.h), so the pass costs about O(n) for n
+// instructions; a merge whose check would visit more than a bounded
+// number of nodes is not made.
 // Rewrite sites, one decision per fusion formed, named by the fusion's
 // first consumer: "loop", "input", "output", "multi-output".
 class FusionPass : public HloPass {

@@ -14,6 +14,15 @@ bool SupportedType(const Shape& s) {
   return s.IsArray() && !s.is_dynamic() && !IsComplex(s.element_type());
 }
 
+// True if `s` is stored in the default (row-major) physical order.
+bool DefaultLayout(const Shape& s) {
+  const std::vector<int64_t> m2m = s.minor_to_major();
+  for (size_t i = 0; i < m2m.size(); ++i) {
+    if (m2m[i] != static_cast<int64_t>(m2m.size() - 1 - i)) return false;
+  }
+  return true;
+}
+
 int RegisterWidth(const Shape& s) {
   return s.IsArray() && BitWidth(s.element_type()) == 64 ? 2 : 1;
 }
@@ -41,8 +50,13 @@ FusedOpClass ClassifyFusedOp(const HloInstruction& instr) {
       return FusedOpClass::kUnsupported;
     case HloOpcode::kReshape:
     case HloOpcode::kBitcast:
+      // A bitcast reinterprets physical bytes: it is a row-major reshape of
+      // the (row-major) logical buffers only when both layouts are default.
       return instr.shape().element_type() ==
-                     instr.operand(0)->shape().element_type()
+                         instr.operand(0)->shape().element_type() &&
+                     (op == HloOpcode::kReshape ||
+                      (DefaultLayout(instr.shape()) &&
+                       DefaultLayout(instr.operand(0)->shape())))
                  ? FusedOpClass::kReshape
                  : FusedOpClass::kUnsupported;
     case HloOpcode::kBroadcast:

@@ -24,6 +24,18 @@ uint64_t ModuleFingerprint(const HloModule& module) {
 
 namespace {
 
+PassEnterHook pass_enter_hook = nullptr;
+
+}  // namespace
+
+void SetPassEnterHook(PassEnterHook hook) { pass_enter_hook = hook; }
+
+void NotifyPassEnter(std::string_view pass, int64_t execution) {
+  if (pass_enter_hook != nullptr) pass_enter_hook(pass, execution);
+}
+
+namespace {
+
 StatusOr<int64_t> ParseCount(std::string_view flag, std::string_view value) {
   int64_t n = 0;
   auto [ptr, ec] =
@@ -149,6 +161,7 @@ Status PassPipeline::RunOne(HloPass* pass, bool required, HloModule* module,
   st.execution = required ? executions_ : ++executions_;
   const uint64_t before = ModuleFingerprint(*module);
   const int64_t rewrites_before = ctx->rewrites_allowed();
+  NotifyPassEnter(st.pass, st.execution);
   const auto start = std::chrono::steady_clock::now();
   StatusOr<bool> result = pass->Run(module, ctx);
   st.seconds =

@@ -112,6 +112,16 @@ class PassPipeline {
   int64_t executions_ = 0;
 };
 
+// Crash diagnostics (hloc's TRENCH_PASS_TRACE): a process-wide function
+// called right before every pass execution, required passes included, with
+// the pass name and its execution number (PassRunStats::execution), and by
+// the code generator before the back end ("codegen", 0). nullptr (the
+// default): nothing is called. Set it before compiling, not concurrently.
+using PassEnterHook = void (*)(std::string_view pass, int64_t execution);
+void SetPassEnterHook(PassEnterHook hook);
+// Calls the hook, if one is set.
+void NotifyPassEnter(std::string_view pass, int64_t execution);
+
 // FNV-1a 64 of the module's printed text: the fingerprint the pipeline
 // compares around each pass.
 uint64_t ModuleFingerprint(const HloModule& module);

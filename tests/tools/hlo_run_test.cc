@@ -129,7 +129,7 @@ TEST_F(HloRunTest, ExitCodes) {
   EXPECT_NE(err_.str().find("bad_input"), std::string::npos);
   std::string c64 = (dir_ / "c64.hlo").string();
   std::ofstream(c64) << "HloModule f\nENTRY e {\n  a = c64[2] parameter(0)\n"
-                        "  ROOT n = c64[2] negate(a)\n}\n";
+                        "  ROOT n = c64[2] exponential(a)\n}\n";
   EXPECT_EQ(
       HloRun({c64, "--random-inputs", "--output-dir", (dir_ / "o2").string()}),
       3);
@@ -160,7 +160,7 @@ TEST_F(HloRunTest, ServeAnswersEveryRequest) {
       (dir_ / "none.hlo").string() + "\", \"seed\": 1, \"output_dir\": \"" + d +
       "5\"}\n" +
       "{\"id\": 6, \"module\": \"HloModule f\\nENTRY e {\\n  a = c64[2] "
-      "parameter(0)\\n  ROOT n = c64[2] negate(a)\\n}\\n\", \"seed\": 1, "
+      "parameter(0)\\n  ROOT n = c64[2] exponential(a)\\n}\\n\", \"seed\": 1, "
       "\"output_dir\": \"" +
       d + "6\"}\n" + "{\"id\": 7, \"module\": \"" + module_ +
       "\", \"inputs\": [\"" + d + "1/inputs/0.npy\", \"" + d +

@@ -9,7 +9,8 @@
 // Flags take `--f=v` or `--f v`. Exit codes (hloc_common.h): 0 ok; 1 bad
 // input (unreadable module, parse/verifier error, unwritable output); 2
 // usage; 3 compile error (unsupported op or dtype, unknown tap, ...), with
-// the message on `err`.
+// the message on `err`. With TRENCH_PASS_TRACE=FILE in the environment,
+// every pass entered is appended to FILE (hloc_common.h).
 #pragma once
 
 #include <ostream>

@@ -1,6 +1,10 @@
 #include "tools/hloc/hloc_common.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <charconv>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -150,13 +154,43 @@ Json Capabilities() {
   return j;
 }
 
+namespace {
+
+int pass_trace_fd = -1;
+
+// Appends "enter <pass> <execution>\n" (or "exit compile\n" for execution
+// -1) with one write(2), so the line is in the file even if the pass then
+// crashes the process.
+void TracePassEnter(std::string_view pass, int64_t execution) {
+  if (pass_trace_fd < 0) return;
+  std::string line = execution < 0 ? std::string("exit compile\n")
+                                   : "enter " + std::string(pass) + " " +
+                                         std::to_string(execution) + "\n";
+  ssize_t n = ::write(pass_trace_fd, line.data(), line.size());
+  (void)n;  // Best effort: tracing never fails a compile.
+}
+
+}  // namespace
+
+void InstallPassTraceFromEnv() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  const char* path = std::getenv(kPassTraceEnv);
+  if (path == nullptr || *path == '\0') return;
+  pass_trace_fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (pass_trace_fd >= 0) SetPassEnterHook(&TracePassEnter);
+}
+
 StatusOr<codegen::Compilation> CompileWithFlags(const HloModule& module,
                                                 const CompileFlags& flags) {
+  InstallPassTraceFromEnv();
   codegen::CompileOptions options = flags.options;
   if (!flags.dump_dir.empty()) {
     options.pass_dump_dir = (fs::path(flags.dump_dir) / "passes").string();
   }
   ASSIGN_OR_RETURN(codegen::Compilation c, codegen::Compile(module, options));
+  TracePassEnter("", -1);  // "exit compile": the compiler finished.
   if (!flags.dump_dir.empty()) {
     RETURN_IF_ERROR(DumpArtifacts(flags.dump_dir, module, c, flags.options));
   }
@@ -223,8 +257,8 @@ Status DumpArtifacts(const std::string& dir, const HloModule& module,
   if (ec) return IoError(dir + ": cannot create: " + ec.message());
   RETURN_IF_ERROR(
       WriteText(fs::path(dir) / "module.hlo", PrintHloModule(module)));
-  RETURN_IF_ERROR(WriteText(fs::path(dir) / "optimized.hlo",
-                            PrintHloModule(*c.optimized)));
+  RETURN_IF_ERROR(
+      WriteText(fs::path(dir) / "optimized.hlo", PrintHloModule(*c.optimized)));
   RETURN_IF_ERROR(WriteText(fs::path(dir) / "prog.tpux",
                             tpu::WriteExecutable(c.executable)));
   for (const tpu::Kernel& k : c.executable.kernels) {

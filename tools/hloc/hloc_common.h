@@ -51,6 +51,17 @@ const char* CompileFlagsUsage();
 //  "flags": [...], "tpux_version", "exit_codes": {...}}.
 Json Capabilities();
 
+// Crash diagnostics: when the environment variable TRENCH_PASS_TRACE names
+// a file, CompileWithFlags appends one line "enter <pass> <execution>" to it
+// (a single unbuffered write) right before every pass execution and "enter
+// codegen 0" before the back end, then "exit compile" when Compile returned
+// successfully, so that after a crash the file's last line
+// names the pass that was running (hlo-diff's crash signature reads it).
+inline constexpr char kPassTraceEnv[] = "TRENCH_PASS_TRACE";
+// Opens the trace file named by TRENCH_PASS_TRACE (once per process) and
+// installs the pipeline hook. No-op when unset or unopenable.
+void InstallPassTraceFromEnv();
+
 // Compiles `module` with codegen::Compile under `flags`. With a dump
 // directory D it also writes D/passes/NN.<pass>.hlo (the pipeline's dumps)
 // and the artifacts of DumpArtifacts.

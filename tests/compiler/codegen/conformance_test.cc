@@ -23,20 +23,6 @@ namespace {
 
 class CodegenConformanceTest : public ::testing::TestWithParam<std::string> {};
 
-// True if any value of the module has a complex element type (c64, c128).
-bool UsesComplex(const HloModule& m) {
-  for (const HloComputation* comp : m.computations()) {
-    for (const HloInstruction* i : comp->instructions()) {
-      bool complex = false;
-      ForEachLeafShape(i->shape(), [&](const Shape& s) {
-        complex |= IsComplex(s.element_type());
-      });
-      if (complex) return true;
-    }
-  }
-  return false;
-}
-
 TEST_P(CodegenConformanceTest, TargetMatchesExpected) {
   auto loaded = conformance::LoadCase(GetParam());
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -58,12 +44,6 @@ TEST_P(CodegenConformanceTest, TargetMatchesExpected) {
   }
 
   auto compiled = Compile(*c.module, CompileOptions());
-  if (!compiled.ok() && UsesComplex(*c.module) &&
-      compiled.status().code() == StatusCode::kUnimplemented) {
-    // A known gap of the target, reported as such (not a pass).
-    GTEST_SKIP() << "the target does not support complex element types: "
-                 << compiled.status().message();
-  }
   ASSERT_TRUE(compiled.ok()) << "[compile] " << compiled.status().ToString();
   auto run =
       tpu::RunExecutable(compiled->executable, testing::InputBytes(c.args));

@@ -1,8 +1,9 @@
-// Tokens (after-all, add-dependency, token parameters and tuple elements):
-// no kernels, zero-byte buffers, add-dependency aliasing its operand 0, and
-// outputs still numbered like the oracle's flattened result leaves. Each
-// program runs through the back end alone (CompileModule) and through the
-// whole compiler (Compile) and must agree with the oracle.
+// Tokens (after-all, add-dependency, token parameters and tuple elements)
+// and opt-barrier: no kernels, zero-byte buffers for tokens, add-dependency
+// and opt-barrier aliasing their operand 0, and outputs still numbered
+// like the oracle's flattened result leaves. Each program runs through the
+// back end alone (CompileModule) and through the whole compiler (Compile)
+// and must agree with the oracle.
 #include <string>
 #include <vector>
 
@@ -222,6 +223,42 @@ ENTRY e {
   ComparisonResult c = CompareLiterals(testing::ToLiteral(r.taps[1]), args[0],
                                        ComparisonOptions::Exact());
   EXPECT_TRUE(c.ok()) << c.ToText();
+}
+
+// opt-barrier returns its operand unchanged (a tuple here, as XLA uses
+// it); its leaves alias the operand's, values flow on through
+// get-tuple-element, and a parameter passed straight through stays intact.
+TEST(TokenTest, OptBarrierOfTupleAliasesItsOperand) {
+  ExpectBothPathsMatch(R"(
+HloModule m
+ENTRY e {
+  p0 = f32[9,130] parameter(0)
+  p1 = s32[3] parameter(1)
+  neg = f32[9,130] negate(p0)
+  t = (f32[9,130], s32[3], f32[9,130]) tuple(neg, p1, p0)
+  b = (f32[9,130], s32[3], f32[9,130]) opt-barrier(t)
+  g0 = f32[9,130] get-tuple-element(b), index=0
+  g1 = s32[3] get-tuple-element(b), index=1
+  g2 = f32[9,130] get-tuple-element(b), index=2
+  sum = f32[9,130] add(g0, g2)
+  ROOT r = (f32[9,130], s32[3]) tuple(sum, g1)
+}
+)",
+                       11);
+}
+
+// An opt-barrier of a single array and one that is the root.
+TEST(TokenTest, OptBarrierOfArrayAndAsRoot) {
+  ExpectBothPathsMatch(R"(
+HloModule m
+ENTRY e {
+  p0 = bf16[7,3] parameter(0)
+  b = bf16[7,3] opt-barrier(p0)
+  e = bf16[7,3] exponential(b)
+  ROOT r = bf16[7,3] opt-barrier(e)
+}
+)",
+                       12);
 }
 
 }  // namespace

@@ -86,10 +86,10 @@ TEST(VectorOpsTest, RejectsUnsupportedOpsClearly) {
   Status s = EmitVectorOp(kb, pool, *Root(*m), 1, {0});
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
   EXPECT_EQ(s.message(), "hloc: cannot compile sinh for f32");
-  auto c = testing::Parse(testing::Binary("add", "c64", "[4]"));
+  auto c = testing::Parse(testing::Unary("exponential", "c64", "[4]"));
   ASSERT_NE(c, nullptr);
-  s = EmitVectorOp(kb, pool, *Root(*c), 2, {0, 1});
-  EXPECT_EQ(s.message(), "hloc: cannot compile add for c64");
+  s = EmitVectorOp(kb, pool, *Root(*c), 2, {0});
+  EXPECT_EQ(s.message(), "hloc: cannot compile exponential for c64");
   auto p =
       testing::Parse(testing::Unary("bitcast-convert", "f32", "[4]", "s32"));
   ASSERT_NE(p, nullptr);
@@ -101,15 +101,17 @@ TEST(VectorOpsTest, SplatScalarEveryType) {
   for (PrimitiveType t :
        {PrimitiveType::PRED, PrimitiveType::S8, PrimitiveType::U16,
         PrimitiveType::BF16, PrimitiveType::F16, PrimitiveType::F32,
-        PrimitiveType::S64, PrimitiveType::F64}) {
+        PrimitiveType::S64, PrimitiveType::F64, PrimitiveType::C64,
+        PrimitiveType::C128}) {
     KernelBuilder kb("k", 1 << 20);
     Literal l(Shape(t, {}));
-    ASSERT_TRUE(EmitSplatScalar(kb, l, 2).ok());
+    ASSERT_TRUE(EmitSplatScalar(kb, l, 4).ok());
     EXPECT_TRUE(kb.Finish().ok()) << kb.Text();
   }
   KernelBuilder kb("k", 1 << 20);
-  EXPECT_FALSE(
-      EmitSplatScalar(kb, Literal(Shape(PrimitiveType::C64, {})), 2).ok());
+  std::vector<Literal> leaves;
+  leaves.emplace_back(Shape(PrimitiveType::F32, {}));
+  EXPECT_FALSE(EmitSplatScalar(kb, Literal::Tuple(std::move(leaves)), 2).ok());
 }
 
 // Runs the root of `text` (operands: parameters of 1024 elements) as one

@@ -1,0 +1,143 @@
+// Bounds of dot and convolution (rule in oracle/numerics_contract.h):
+//   E(y) = (|A| + E(A)) . (|B| + E(B)) - |A|.|B|      (input uncertainty)
+//        + (k' u_acc + p) |A|.|B|                       (accumulation, MXU)
+//        + 2 u_T |y| + d_T                              (output rounding)
+// with both contractions computed by the oracle's own kernels on f64
+// copies. The matrix unit (tpu/ISA.md "Matrix unit") multiplies bf16
+// values exactly and sums each pass of up to 128 products in f32 before
+// adding it to the f32 accumulator; so with K = contracted size and P
+// passes, k' = K + P * (ceil(K / 128) + 1) bounds the number of f32
+// additions any order of that structure makes per output element.
+#include <cmath>
+
+#include "oracle/numerics_internal.h"
+
+namespace trench::oracle::numerics {
+namespace {
+
+// Values exactly representable in bf16 multiply exactly in one MXU pass.
+bool FitsBf16(PrimitiveType t) {
+  return t == PrimitiveType::BF16 || t == PrimitiveType::S8 ||
+         t == PrimitiveType::U8 || t == PrimitiveType::PRED;
+}
+
+int Passes(Precision p) {
+  return p == Precision::kHighest ? 6 : p == Precision::kHigh ? 3 : 1;
+}
+
+Literal AbsPlus(const Literal& v, const Literal* e) {
+  std::vector<double> x = AsDoubles(v);
+  const auto ed = e ? e->data<double>() : std::span<const double>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = std::fabs(x[i]) + (e ? ed[i] : 0);
+  }
+  return F64Array(v.shape().dims(), x);
+}
+
+}  // namespace
+
+double MatrixUnitError(PrimitiveType t, Precision precision) {
+  if (FitsBf16(t) || t == PrimitiveType::F64) return 0;
+  const double u = UnitRoundoff(PrimitiveType::BF16);
+  switch (precision) {
+    case Precision::kHighest:
+      // a = hi + mid + lo + r, |lo| <= u^2|a|, |r| <= u^3|a|; the dropped
+      // products (mid*lo, lo*mid, lo*lo and those with r) are O(u^3).
+      return 6 * u * u * u;
+    case Precision::kHigh:
+      // a = hi + mid + r, |mid| <= u|a|, |r| <= u^2|a|; dropped mid*mid,
+      // hi*r, r*hi: 3 u^2 + O(u^3).
+      return 4 * u * u;
+    default:
+      // One pass: both operands rounded to bf16 once.
+      return 2 * u + u * u;
+  }
+}
+
+StatusOr<Literal> ContractionBound(BoundsEvaluator& ev,
+                                   const HloInstruction& instr, BoundedOps ops,
+                                   const Literal& y) {
+  if (ops.size() != 2 || !y.shape().IsArray()) {
+    return InvalidArgument("contraction needs 2 array operands");
+  }
+  const PrimitiveType t = y.element_type();
+  const bool exact_in = AllZero(ops[0]->e) && AllZero(ops[1]->e);
+  if (!IsFloat(t)) {
+    Literal e = FilledBound(y.shape(), exact_in ? 0 : kInf);
+    if (!exact_in) ev.Note("integer contraction with uncertain inputs");
+    return e;
+  }
+  const bool is_dot = instr.opcode() == HloOpcode::kDot;
+  const HloInstruction& clone = ev.F64Clone(instr);
+  auto contract = [&](const Literal& a, const Literal& b) {
+    const Literal* args[] = {&a, &b};
+    return is_dot ? EvalDot(clone, args, ev.options())
+                  : EvalConvolution(clone, args, ev.options());
+  };
+  // Contracted size K.
+  int64_t k = 1;
+  if (is_dot) {
+    if (instr.attrs().dot_dnums) {
+      for (int64_t d : instr.attrs().dot_dnums->lhs_contracting) {
+        if (d >= 0 && d < ops[0]->v.shape().rank()) {
+          k *= ops[0]->v.shape().dim(d);
+        }
+      }
+    }
+  } else if (instr.attrs().conv_dnums) {
+    const int64_t of = instr.attrs().conv_dnums->kernel_output_feature;
+    const Shape& rs = ops[1]->v.shape();
+    const int64_t outs = of >= 0 && of < rs.rank() ? rs.dim(of) : 1;
+    k = outs > 0 ? rs.element_count() / outs : 0;
+  }
+  // The lowest requested precision decides (DEFAULT when absent).
+  Precision precision = Precision::kHighest;
+  if (instr.attrs().operand_precision.empty()) precision = Precision::kDefault;
+  for (Precision p : instr.attrs().operand_precision) {
+    if (Passes(p) < Passes(precision)) precision = p;
+  }
+  // The oracle converts operands to the result type first; the MXU rounds
+  // each pass's parts to bf16 (nothing to round when the result is bf16).
+  double p = 0;
+  int passes = 1;
+  if (t == PrimitiveType::F32 || t == PrimitiveType::F16) {
+    for (int i = 0; i < 2; ++i) {
+      p = std::max(p, MatrixUnitError(ops[i]->v.element_type(), precision));
+    }
+    passes = Passes(precision);
+  }
+  const double ua = AccumulatorRoundoff(t);
+  const double terms =
+      static_cast<double>(k) + passes * (std::ceil(k / 128.0) + 1);
+  const Literal abs_a = AbsPlus(ops[0]->v, nullptr);
+  const Literal abs_b = AbsPlus(ops[1]->v, nullptr);
+  ASSIGN_OR_RETURN(Literal mag, contract(abs_a, abs_b));
+  Literal full = mag;
+  if (!exact_in) {
+    ASSIGN_OR_RETURN(full, contract(AbsPlus(ops[0]->v, &ops[0]->e),
+                                    AbsPlus(ops[1]->v, &ops[1]->e)));
+  }
+  const double u = UnitRoundoff(t), dsub = MinSubnormal(t),
+               u64 = UnitRoundoff(PrimitiveType::F64);
+  const std::vector<double> yd = AsDoubles(y);
+  Literal e = FilledBound(y.shape(), 0);
+  auto d = e.mutable_data<double>();
+  const auto m = mag.data<double>(), f = full.data<double>();
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (!std::isfinite(yd[i])) {
+      // NaN/inf results are fixed only when the inputs are exact.
+      d[i] = exact_in ? 0 : kInf;
+      continue;
+    }
+    const double spread = std::max(0.0, f[i] - m[i]) + 4 * u64 * f[i];
+    d[i] = spread + (terms * ua + p) * m[i] + 2 * u * std::fabs(yd[i]) + dsub;
+    if (!std::isfinite(d[i]) ||
+        f[i] >= OverflowThreshold(
+                    t == PrimitiveType::F64 ? t : PrimitiveType::F32)) {
+      d[i] = kInf;
+    }
+  }
+  return e;
+}
+
+}  // namespace trench::oracle::numerics

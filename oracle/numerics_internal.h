@@ -1,0 +1,150 @@
+// The numerics contract's machinery (oracle/numerics_contract.h has the
+// rule). Internal to oracle/: the walker that evaluates computations
+// nominally with the oracle's own kernels and propagates the per-element
+// bounds, and the per-op bound rules it dispatches to.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/ir/hlo_computation.h"
+#include "compiler/ir/hlo_instruction.h"
+#include "compiler/ir/literal.h"
+#include "oracle/evaluator_internal.h"
+#include "oracle/kernels.h"
+#include "oracle/numerics_contract.h"
+
+namespace trench::oracle::numerics {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A value and its bound. `e` mirrors `v`'s tuple structure; each array leaf
+// of `e` is an F64 array of the leaf's dimensions (tokens stay tokens).
+struct Bounded {
+  Literal v;
+  Literal e;
+};
+using BoundedOps = std::span<const Bounded* const>;
+
+// Per-type constants (0 for non-float types): unit roundoff 2^-p, smallest
+// subnormal, smallest normal, and the magnitude from which round-to-nearest
+// overflows to infinity.
+double UnitRoundoff(PrimitiveType t);
+double MinSubnormal(PrimitiveType t);
+double MinNormal(PrimitiveType t);
+double OverflowThreshold(PrimitiveType t);
+// The unit roundoff of the accumulator a correct compiler uses for sums and
+// dot products of type t: f32's for bf16/f16/f32, f64's for f64.
+double AccumulatorRoundoff(PrimitiveType t);
+
+// `shape` with every array leaf's element type replaced by F64 (layouts
+// dropped).
+Shape F64Shape(const Shape& shape);
+// Bounds of `shape`'s structure filled with `value` (0 or +inf).
+Literal FilledBound(const Shape& shape, double value);
+// Whether every element of every leaf of `e` is 0.
+bool AllZero(const Literal& e);
+// Sets every element of every leaf of `e` to +inf.
+void MakeUndetermined(Literal& e);
+// The elements of a real array as doubles (exact for floats).
+std::vector<double> AsDoubles(const Literal& lit);
+// An F64 array of `dims` holding `values`.
+Literal F64Array(const std::vector<int64_t>& dims,
+                 std::span<const double> values);
+
+// Walks computations like the oracle's Evaluator, keeping (value, bound)
+// per instruction. Not thread-safe: one per evaluation.
+class BoundsEvaluator final : public CallContext {
+ public:
+  explicit BoundsEvaluator(const NumericsOptions& options);
+
+  // Evaluates `computation` on bounded args (checked against its
+  // parameters).
+  StatusOr<Bounded> Run(const HloComputation& computation, BoundedOps args);
+
+  // CallContext for the nominal kernels (reducers, comparators, ...): the
+  // plain oracle.
+  StatusOr<Literal> Call(const HloComputation& computation,
+                         std::span<const Literal* const> args) override {
+    return plain_.Call(computation, args);
+  }
+  const EvaluatorOptions& options() const override {
+    return options_.evaluator;
+  }
+  const NumericsOptions& numerics() const { return options_; }
+  int threads() const { return threads_; }
+
+  // Counts one instruction where elements became undetermined for `why`.
+  void Note(const std::string& why) { ++reasons_[why]; }
+  std::map<std::string, int64_t>& reasons() { return reasons_; }
+
+  // A copy of `instr` without operands whose array leaves are F64 (for
+  // running a kernel on bound arrays). When `reducer` is not kNone, its
+  // called computation 0 is replaced by the f64 scalar computation
+  // "p0 <reducer> p1" (kParameter: the overwrite computation returning p1).
+  // Cached; valid while this evaluator lives.
+  const HloInstruction& F64Clone(const HloInstruction& instr,
+                                 HloOpcode reducer = HloOpcode::kAfterAll);
+
+  // The f64 scalar computation "p0 <op> p1" (kParameter: returns p1).
+  const HloComputation& F64Reducer(HloOpcode op);
+
+  // Evaluates the elementwise `instr` on `ops` into `out_shape`.
+  StatusOr<Literal> Elementwise(const HloInstruction& instr,
+                                const Shape& out_shape, Operands ops);
+
+ private:
+  StatusOr<Bounded> EvalInstruction(const HloInstruction& instr,
+                                    BoundedOps ops);
+  StatusOr<Bounded> EvalWhile(const HloInstruction& instr, BoundedOps ops);
+  StatusOr<Bounded> EvalConditional(const HloInstruction& instr,
+                                    BoundedOps ops);
+  StatusOr<Bounded> EvalMap(const HloInstruction& instr, BoundedOps ops);
+
+  const NumericsOptions& options_;
+  int threads_;
+  Evaluator plain_;
+  std::map<std::string, int64_t> reasons_;
+  std::map<std::pair<const HloInstruction*, HloOpcode>,
+           std::unique_ptr<HloInstruction>>
+      clones_;
+  std::map<HloOpcode, std::unique_ptr<HloComputation>> reducers_;
+};
+
+// ---- Bound rules (each returns the bound of the instruction's result,
+// given the nominal result `y`). ----
+
+// numerics_elementwise.cc: every elementwise opcode.
+StatusOr<Literal> ElementwiseBound(BoundsEvaluator& ev,
+                                   const HloInstruction& instr, BoundedOps ops,
+                                   const Literal& y);
+
+// numerics_movement.cc: broadcast, reshape, bitcast, transpose, slice,
+// concatenate, pad, reverse, copy, dynamic-slice, dynamic-update-slice,
+// gather, scatter. Returns the bound, or nullopt-like Unimplemented when
+// the op is not a data movement op.
+StatusOr<Literal> MovementBound(BoundsEvaluator& ev,
+                                const HloInstruction& instr, BoundedOps ops,
+                                const Literal& y);
+
+// numerics_reduce.cc: reduce, reduce-window, sort, select-and-scatter.
+StatusOr<Literal> ReduceBound(BoundsEvaluator& ev, const HloInstruction& instr,
+                              BoundedOps ops, const Literal& y);
+StatusOr<Literal> SortBound(BoundsEvaluator& ev, const HloInstruction& instr,
+                            BoundedOps ops, const Literal& y);
+
+// numerics_dot.cc: dot and convolution.
+StatusOr<Literal> ContractionBound(BoundsEvaluator& ev,
+                                   const HloInstruction& instr, BoundedOps ops,
+                                   const Literal& y);
+// The matrix unit's relative product error p for operands of type t at
+// precision `precision` (the rule in numerics_contract.h).
+double MatrixUnitError(PrimitiveType t, Precision precision);
+
+}  // namespace trench::oracle::numerics

@@ -1,0 +1,57 @@
+#include "tests/bugzoo/zoo_witness.h"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+
+#include "tools/hlo-diff/case_bundle.h"
+#include "tools/hlo-diff/target_runner.h"
+#include "tools/hlo-diff/verdict.h"
+
+namespace trench::bugzoo {
+
+bool WitnessResult::caught() const {
+  return status == "mismatch" || status == "nan_mismatch" ||
+         status == "compile_crash" || status == "run_crash" ||
+         status == "timeout" || status == "memory_error";
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      q += "'\\''";
+    } else {
+      q += c;
+    }
+  }
+  return q + "'";
+}
+
+int RunCommand(const std::string& command) {
+  const int st = std::system(command.c_str());
+  if (st == -1) return 127;
+  if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 127;
+}
+
+StatusOr<WitnessResult> RunWitness(const std::string& hlo_run,
+                                   const std::string& case_dir,
+                                   const std::string& work_dir,
+                                   double timeout_s) {
+  ASSIGN_OR_RETURN(hlo_diff::Case c, hlo_diff::ReadCase(case_dir));
+  hlo_diff::TargetSpec spec;
+  spec.mode = hlo_diff::TargetMode::kHloRun;
+  spec.hlo_run = hlo_run;
+  spec.timeout_seconds = timeout_s;
+  hlo_diff::TargetRunner runner(spec);
+  ASSIGN_OR_RETURN(Json verdict, hlo_diff::ComputeVerdict(c, runner, work_dir));
+  WitnessResult r;
+  const Json* status = verdict.Find("status");
+  r.status =
+      status != nullptr && status->is_string() ? status->string_value() : "?";
+  r.verdict = std::move(verdict);
+  return r;
+}
+
+}  // namespace trench::bugzoo

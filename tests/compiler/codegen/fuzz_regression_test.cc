@@ -1,0 +1,166 @@
+// Target problems the differential fuzzer (tools/hlo-fuzz) found, compiled
+// through the whole pipeline (Compile(): passes, then the code generator)
+// and compared with the oracle on the ORIGINAL module:
+//  - a bitcast between non-default layouts inside a fusion (it was fused as
+//    a row-major reshape, ignoring that a bitcast reinterprets the physical
+//    bytes; XLA's evaluator and the oracle's EvalBitcast do);
+//  - register pressure: a map whose computation holds many c128 values (4
+//    registers each) and a sort with many f64 operands ran out of v0..v27.
+#include <string>
+#include <vector>
+
+#include "tests/compiler/codegen/codegen_test_util.h"
+
+namespace trench::codegen {
+namespace {
+
+using testing::EntryModule;
+
+// Compile() (the default pass pipeline) + run vs the oracle on `seed`.
+void ExpectPipelineMatchesOracle(const std::string& text, uint64_t seed,
+                                 const ComparisonOptions& options = {}) {
+  SCOPED_TRACE(text);
+  std::unique_ptr<HloModule> m = testing::Parse(text);
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args = RandomArguments(*m->entry_computation(), seed);
+  auto expected = Evaluate(*m, args);
+  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+  auto c = Compile(*m, CompileOptions());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  tpu::RunResult r = testing::Run(c->executable, args);
+  ASSERT_EQ(r.report.status, tpu::RunStatus::kOk)
+      << r.report.message << " at " << r.report.kernel << ": "
+      << r.report.instruction;
+  std::vector<Literal> leaves;
+  for (const tpu::OutputBuffer& b : r.outputs) {
+    leaves.push_back(testing::ToLiteral(b));
+  }
+  Literal actual = expected->shape().IsTuple()
+                       ? Literal::Tuple(std::move(leaves))
+                       : std::move(leaves.at(0));
+  ComparisonResult cmp = CompareLiterals(actual, *expected, options);
+  EXPECT_TRUE(cmp.ok()) << cmp.ToText();
+}
+
+constexpr char kAdd[] = R"(
+add {
+  p0 = f32[] parameter(0)
+  p1 = f32[] parameter(1)
+  ROOT s = f32[] add(p0, p1)
+}
+)";
+
+// The fuzzer's case abe54e41b926b47e: negate into a column-major buffer,
+// bitcast to a row-major [8,8,128], reduce over the two major dims. The
+// physical bytes of %neg are its transpose, so %bitcast is not a reshape
+// of %neg's logical (row-major) values.
+TEST(FuzzRegressionTest, BitcastOfColumnMajorIntoReduce) {
+  ExpectPipelineMatchesOracle(std::string("HloModule m\n") + kAdd + R"(
+ENTRY e {
+  param_0 = f32[64,128] parameter(0)
+  zero = f32[] constant(0)
+  reduce.1 = f32[128] reduce(param_0, zero), dimensions={0}, to_apply=add
+  neg = f32[64,128]{0,1} negate(param_0)
+  bitcast = f32[8,8,128] bitcast(neg)
+  reduce.2 = f32[128] reduce(bitcast, zero), dimensions={0,1}, to_apply=add
+  ROOT t = (f32[128], f32[128]) tuple(reduce.1, reduce.2)
+})",
+                              1);
+}
+
+// Bitcasts between other layouts feeding elementwise consumers (loop
+// fusions): operand and result non-default, result non-default only.
+TEST(FuzzRegressionTest, BitcastBetweenLayoutsInLoopFusion) {
+  ExpectPipelineMatchesOracle(EntryModule(R"(
+  a = f32[6,10,4] parameter(0)
+  n = f32[6,10,4]{1,0,2} negate(a)
+  b = f32[4,60]{0,1} bitcast(n)
+  e = f32[4,60] exponential(b)
+  c = s32[12,5] parameter(1)
+  d = s32[12,5] abs(c)
+  f = s32[5,12]{0,1} bitcast(d)
+  g = s32[5,12] add(f, f)
+  ROOT t = (f32[4,60], s32[5,12]) tuple(e, g)
+)"),
+                              2);
+}
+
+// A map whose computation keeps many c128 values (4 registers each) alive
+// one after another: registers must be recycled after each value's last
+// reader. The fuzzer's case 905c0cd1aac787d6 (out of vector registers).
+TEST(FuzzRegressionTest, MapOnC128WithLongComputation) {
+  ExpectPipelineMatchesOracle(R"(
+HloModule m
+mapped {
+  x = c128[] parameter(0)
+  y = c128[] parameter(1)
+  a = c128[] subtract(y, y)
+  ab = f64[] abs(y)
+  mx = f64[] maximum(ab, ab)
+  rs = f64[] reshape(mx)
+  pr = pred[] convert(rs)
+  sel = c128[] select(pr, a, a)
+  re = f64[] real(sel)
+  lo = f64[] constant(-4)
+  hi = f64[] constant(4)
+  cre = f64[] clamp(lo, re, hi)
+  im = f64[] imag(sel)
+  lo2 = f64[] constant(-4)
+  hi2 = f64[] constant(4)
+  cim = f64[] clamp(lo2, im, hi2)
+  ROOT r = c128[] complex(cre, cim)
+}
+chain {
+  x = c128[] parameter(0)
+  y = c128[] parameter(1)
+  a = c128[] add(x, y)
+  b = c128[] multiply(a, x)
+  c = c128[] subtract(b, y)
+  d = c128[] negate(c)
+  e = c128[] add(d, a)
+  f = c128[] multiply(e, e)
+  g = c128[] subtract(f, b)
+  h = c128[] add(g, c)
+  dead = c128[] multiply(h, h)
+  ROOT i = c128[] add(h, x)
+}
+ENTRY e {
+  p = c128[1,129,1,1]{1,0,3,2} parameter(0)
+  q = c128[3,50] parameter(1)
+  m1 = c128[1,129,1,1] map(p, p), dimensions={0,1,2,3}, to_apply=mapped
+  m2 = c128[3,50] map(q, q), dimensions={0,1}, to_apply=chain
+  ROOT t = (c128[1,129,1,1], c128[3,50]) tuple(m1, m2)
+}
+)",
+                              3);
+}
+
+// sort with eight f64 operands (a pair of registers each, for lhs and rhs)
+// by a comparator that reads the first two only, plus a c128 payload.
+TEST(FuzzRegressionTest, SortWithManyWideOperands) {
+  std::string params, ops, types;
+  const int n = 8;
+  for (int i = 0; i < n; ++i) {
+    const std::string t = i == n - 1 ? "c128[]" : "f64[]";
+    params += "  p" + std::to_string(2 * i) + " = " + t + " parameter(" +
+              std::to_string(2 * i) + ")\n  p" + std::to_string(2 * i + 1) +
+              " = " + t + " parameter(" + std::to_string(2 * i + 1) + ")\n";
+  }
+  std::string entry;
+  for (int i = 0; i < n; ++i) {
+    const std::string t = i == n - 1 ? "c128[5,3,9]" : "f64[5,3,9]";
+    entry += "  a" + std::to_string(i) + " = " + t + " parameter(" +
+             std::to_string(i) + ")\n";
+    ops += (i ? ", a" : "a") + std::to_string(i);
+    types += (i ? ", " : "") + t;
+  }
+  ExpectPipelineMatchesOracle(
+      "HloModule m\nless {\n" + params +
+          "  ROOT r = pred[] compare(p0, p1), direction=GT\n}\nENTRY e {\n" +
+          entry + "  ROOT s = (" + types + ") sort(" + ops +
+          "), dimensions={2}, is_stable=true, to_apply=less\n}\n",
+      4);
+}
+
+}  // namespace
+}  // namespace trench::codegen

@@ -1,0 +1,118 @@
+// Case bundles (DESIGN.md "Data flowing through", point 2): a directory
+//
+//   module.hlo        the program, HLO text
+//   inputs/<i>.npy    one file per array leaf of the entry parameters, in
+//                     flattened parameter order (token leaves take none);
+//                     bf16 is stored as its bit patterns, '<u2'
+//   case.json         {"format": 1,
+//                      "origin": {...free JSON: fuzz seed, trace, report...},
+//                      "inputs": [{"file": "inputs/0.npy", "dtype": "bf16",
+//                                  "shape": [2, 3], "npy_dtype": "<u2",
+//                                  "note"?: "bf16 bits ..."}...],
+//                      "options": {"disable_passes": [..], "pass_limit": N|
+//                                  null, "rewrite_limit": N|null, "taps":
+//                                  "", "compare": "contract"|"near"|"exact"},
+//                      "signature": null|{...}, "verdict": null|{...},
+//                      ...other keys are kept as they are}
+//
+// The content address is the SHA-256 of the module text, the input .npy
+// bytes and the canonical options (length-prefixed, see CaseSha256); origin,
+// signature, verdict and other keys of case.json are mutable annotations
+// and do not enter it. StoreCase keeps cases under <root>/cases/<sha>/.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+#include "compiler/ir/hlo_module.h"
+#include "compiler/ir/literal.h"
+
+namespace trench::hlo_diff {
+
+// How the verdict compares target and oracle outputs.
+//   contract: the numerics contract (per-element allowed deviation);
+//   near:     oracle/comparator.h's default tolerances;
+//   exact:    bit-exact (NaNs equal to any NaN).
+enum class CompareKind { kContract, kNear, kExact };
+
+// Compile flags for the target and the comparison mode.
+struct CaseOptions {
+  std::vector<std::string> disable_passes;
+  std::optional<int64_t> pass_limit;
+  std::optional<int64_t> rewrite_limit;
+  std::string taps;  // "" (none), "all" or "a,b".
+  CompareKind compare = CompareKind::kContract;
+
+  // Canonical form: every key, in the order of the header comment.
+  Json ToJson() const;
+  // Reads the "options" object; absent keys keep their defaults. Errors:
+  // InvalidArgument("options.<key>: ...") for unknown keys, wrong types,
+  // negative limits, unknown compare modes.
+  static StatusOr<CaseOptions> FromJson(const Json& j);
+  // The hloc command-line flags ("--disable-passes=a,b", ...).
+  std::vector<std::string> ToFlags() const;
+};
+
+struct Case {
+  std::string module_text;
+  std::vector<Literal> inputs;  // Array leaves of the entry parameters.
+  CaseOptions options;
+  Json origin = Json::MakeObject();
+  Json signature;                   // null until known.
+  Json verdict;                     // null until known.
+  Json extra = Json::MakeObject();  // Other top-level keys of case.json.
+};
+
+// Parses and verifies `text` (messages "<origin>:line:col: ..." from the
+// parser, or the verifier's).
+StatusOr<std::unique_ptr<HloModule>> ParseCaseModule(const std::string& text,
+                                                     const std::string& origin);
+
+// The entry parameters' array leaf shapes, in flattened order.
+std::vector<Shape> InputLeafShapes(const HloModule& module);
+
+// Checks that `inputs` match the entry parameter leaves (count, dtype,
+// dims). InvalidArgument naming the first bad input.
+Status CheckInputs(const HloModule& module, const std::vector<Literal>& inputs);
+
+// Builds a case from a module and its inputs (checked as CheckInputs).
+StatusOr<Case> MakeCase(std::string module_text, std::vector<Literal> inputs,
+                        CaseOptions options = {},
+                        Json origin = Json::MakeObject());
+
+// Reads a case directory. Errors (InvalidArgument/IoError/NotFound) name
+// the file and the problem: "DIR/case.json:3:7: expected ','",
+// "DIR/case.json: inputs[1].shape: expected an array of integers",
+// "DIR/module.hlo:4:12: ...", "DIR/inputs/1.npy: npy: truncated data",
+// "DIR/inputs/0.npy: f32[3] does not match case.json's f32[2]",
+// "DIR: the module takes 2 input arrays, case.json lists 1". Input file
+// names must be relative paths inside DIR. Never crashes.
+StatusOr<Case> ReadCase(const std::string& dir);
+
+// The content address: SHA-256 (hex) over "trench-case-1", the module
+// text, each input's .npy bytes and options.ToJson().Dump(), each
+// length-prefixed.
+std::string CaseSha256(const Case& c);
+
+// case.json's document for `c`.
+Json CaseJson(const Case& c);
+
+// Writes `c` to `dir` atomically: everything goes to a fresh sibling
+// temporary directory, which is then renamed to `dir`. Errors:
+// FailedPrecondition when `dir` already exists; IoError otherwise.
+Status WriteCase(const std::string& dir, const Case& c);
+
+// Replaces DIR/case.json with CaseJson(c) atomically (temp file + rename),
+// e.g. to record a verdict. IoError on failure.
+Status UpdateCaseJson(const std::string& dir, const Case& c);
+
+// Stores `c` under <root>/cases/<CaseSha256(c)>/ and returns that path.
+// Idempotent: an existing directory of that address is left as it is.
+StatusOr<std::string> StoreCase(const std::string& root, const Case& c);
+
+}  // namespace trench::hlo_diff

@@ -1,0 +1,102 @@
+// Synthetic HLO programs for differential fuzzing.
+//
+// GenerateSynthetic(seed, options) builds a random, type- and shape-correct
+// HLO module over the ops the oracle evaluates (SyntheticOps()) and the
+// element types of options.dtypes, parses and verifies it with compiler/ir,
+// and returns its text, its inputs and its origin. The same (seed, options)
+// always gives the same text and the same inputs, on every machine.
+//
+// Shapes stress a tiled machine: dimensions are drawn from sizes around the
+// 8x128 tile (1, 7, 8, 9, 127, 128, 129, 255, 256, ...) mixed with small
+// ones, size-1 dims, non-default layouts, broadcasts and transposes.
+//
+// Values: unless options.allow_nonfinite, programs guard every domain so
+// that no NaN or infinity arises from finite inputs: the generator tracks
+// a magnitude bound per value and clamps operands before ops that could
+// overflow; logs take abs(x)+1, sqrt abs(x), divisors abs(y)+1 (integers:
+// y|1), exponentials a clamped input, power a bounded exponent, shift
+// amounts are masked to the bit width, float->int converts are clamped
+// into range, bitcasts to floats mask the exponent's top bit. Dynamic
+// indices are random small integers; XLA clamps them (dynamic-slice,
+// gather) or skips out-of-bounds updates (scatter), so every index is
+// defined. Inputs are compiler/ir/random_inputs.h's RandomArguments(entry,
+// seed): floats in [-4, 4), signed integers in [-8, 7], unsigned in
+// [0, 15], the same values `hlo-eval --random-inputs --seed S` and
+// `hlo-run` produce for the case's input seed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+#include "compiler/ir/dtype.h"
+#include "compiler/ir/literal.h"
+#include "compiler/ir/opcode.h"
+
+namespace trench::fuzz {
+
+// A program with its inputs. `origin` records where it came from (goes
+// into case.json as is): {"kind":"synthetic","seed":S,"options":{...}} or
+// {"kind":"trace",...} (trace_corpus.h).
+struct GeneratedCase {
+  std::string hlo_text;
+  std::vector<Literal> inputs;
+  Json origin;
+};
+
+struct GeneratorOptions {
+  // Random ops drawn for the entry computation (guards, converts and
+  // operand adapters they need come on top).
+  int instructions = 20;
+  // Weight of an op: weights[opcode text] if present, else weights[group]
+  // (OpGroup), else 1. 0 disables it.
+  std::map<std::string, double> weights;
+  // Non-empty: only these ops (opcode texts or group names) are drawn;
+  // helpers (convert, broadcast, clamp, constant...) still appear as
+  // guards and adapters.
+  std::vector<std::string> focus;
+  // Element types values may have. Empty: all of AllDtypes().
+  std::vector<PrimitiveType> dtypes;
+  int max_rank = 4;
+  int64_t max_elements = 1 << 14;  // Per array.
+  // Probability that an array gets a non-default layout.
+  double layout_probability = 0.25;
+  // Probability to draw a dim from the ragged sizes near 8/128/256 rather
+  // than from small sizes (1..5).
+  double stress_probability = 0.5;
+  // Called computations (while/conditional/call/map/fusion bodies): random
+  // ops in each.
+  int body_instructions = 4;
+  bool allow_nonfinite = false;
+
+  Json ToJson() const;
+  // Inverse of ToJson (missing fields keep defaults). InvalidArgument on
+  // unknown dtypes or malformed fields.
+  static StatusOr<GeneratorOptions> FromJson(const Json& j);
+};
+
+// The opcodes GenerateSynthetic can draw, in a fixed order.
+const std::vector<HloOpcode>& SyntheticOps();
+// The group of a synthetic op: "elementwise_unary", "transcendental",
+// "elementwise_binary", "compare", "select", "clamp", "convert",
+// "data_movement", "indexing", "reduction", "contraction", "control",
+// "constant".
+std::string OpGroup(HloOpcode op);
+// pred s8 s16 s32 s64 u8 u16 u32 u64 f16 bf16 f32 f64 c64 c128.
+const std::vector<PrimitiveType>& AllDtypes();
+
+// True for the opcodes oracle/evaluator.cc evaluates (the default
+// "supported" predicate of the trace corpus).
+bool OracleEvaluates(HloOpcode op);
+
+// Generates the program for `seed` (see the file comment). Errors:
+// InvalidArgument for unusable options (no dtype, max_elements < 1,
+// unknown focus names); Internal when the generated module fails to parse
+// or verify (a generator bug; the message holds the verifier's words).
+StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
+                                          const GeneratorOptions& options);
+
+}  // namespace trench::fuzz
