@@ -77,8 +77,11 @@
 //     binary summation tree (the error is at most u times the sum of the
 //     tree's partial sums, each at most sum |x_i|, over n'-1 additions).
 //     max/min: E(y) = max E(x_i) (both are 1-Lipschitz in the max norm).
-//     multiply: E(y) = prod(|x_i| + E_i) - prod |x_i| + n' u_acc
-//     prod(|x_i| + E_i) + R. and/or (pred, integers): exact or
+//     multiply: E(y) = prod(|x_i| + E_i) - prod |x_i| + 2 n' max(u_T,
+//     u_acc) prod(|x_i| + E_i) + R: XLA's evaluator and the oracle round
+//     every product to the reducer's type, and a compiler may do so too or
+//     keep f32, so both the nominal and the compiled value may lie n' u_T
+//     from the exact product. and/or (pred, integers): exact or
 //     undetermined. Variadic reduces whose reducer only selects (compare,
 //     select, logic ops): exact where the window is exact, else
 //     undetermined. Other reducers: exact where all inputs are exact

@@ -1,5 +1,6 @@
 // Bounds of reductions (reduce, reduce-window, select-and-scatter) and
 // sort. The rules are in oracle/numerics_contract.h.
+#include <algorithm>
 #include <cmath>
 
 #include "oracle/index_util.h"
@@ -212,8 +213,12 @@ StatusOr<Literal> ReduceBound(BoundsEvaluator& ev, const HloInstruction& instr,
           d[i] = std::isfinite(b[i]) && a[i] == b[i] ? 0 : kInf;
           continue;
         }
-        d[i] =
-            (b[i] - a[i]) + terms * ua * b[i] + 2 * u * std::fabs(yd[i]) + dsub;
+        // Products may be rounded to the reducer's type at every step (XLA's
+        // evaluator and the oracle's nominal value do so; a compiler may
+        // too, or keep f32): both the nominal and the compiled value lie
+        // within terms * max(u, ua) of the exact product.
+        d[i] = (b[i] - a[i]) + 2 * terms * std::max(u, ua) * b[i] +
+               2 * u * std::fabs(yd[i]) + dsub;
         if (!std::isfinite(d[i]) || b[i] >= OverflowThreshold(t)) d[i] = kInf;
       }
       return e;

@@ -3,7 +3,9 @@
 # packages, builds, then runs. For now (until `trench demo` exists) it
 # evaluates the bundled sample module with the reference oracle on seeded
 # random inputs, compiles and runs it on the simulated TPU with the same
-# inputs, and prints both results and their difference.
+# inputs, prints both results and their difference, gives the verdict of
+# hlo-diff on that case, and runs a short differential fuzzing campaign
+# (synthetic programs and programs cut from ../shared/traces when present).
 #   scripts/demo.sh [MODULE.hlo] [SEED]
 set -euo pipefail
 source "$(dirname "$0")/deps.sh"
@@ -11,13 +13,15 @@ trench_install_deps
 
 cd "$TRENCH_ROOT"
 trench_configure build
-cmake --build build -j "$TRENCH_JOBS" --target hlo-eval hlo-fmt hlo-run
+cmake --build build -j "$TRENCH_JOBS" --target hlo-eval hlo-fmt hlo-run hlo-diff \
+  hlo-fuzz
 
 module="${1:-config/demo/mlp.hlo}"
 seed="${2:-1}"
 out="$(mktemp -d)"
 tpu="$(mktemp -d)"
-trap 'rm -rf "$out" "$tpu"' EXIT
+fuzz="$(mktemp -d)"
+trap 'rm -rf "$out" "$tpu" "$fuzz"' EXIT
 echo "== module ($module), as parsed and verified by hlo-fmt"
 build/hlo-fmt "$module"
 echo
@@ -51,4 +55,33 @@ for name in sorted(f for f in os.listdir(oracle) if f.endswith(".npy")):
     print(got)
     err = np.max(np.abs(want.astype(np.float64) - got.astype(np.float64)))
     print(f"max |oracle - tpu| = {err:.3g}")
+PY
+echo
+echo "== hlo-diff: the same case, target vs oracle under the numerics contract"
+build/hlo-diff "$module" --random-inputs --seed "$seed" \
+  --write-case "$fuzz/case" > "$fuzz/verdict.json" || true
+/usr/bin/python3 - "$fuzz/verdict.json" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+print("verdict:", v["status"], v.get("message") or "")
+for o in v.get("outputs") or []:
+    print(f"output {o['index']}: max abs error {o['max_abs_error']:.3g}, "
+          f"allowed up to {o.get('max_allowed', 0):.3g}")
+PY
+echo
+budget="${TRENCH_DEMO_FUZZ_BUDGET:-20s}"
+corpus=()
+[ -d ../shared/traces ] && corpus=(--corpus ../shared/traces)
+echo "== hlo-fuzz --budget $budget --jobs $TRENCH_JOBS ${corpus[*]}"
+build/hlo-fuzz --budget "$budget" --jobs "$TRENCH_JOBS" "${corpus[@]}" \
+  --out "$fuzz/findings" --progress > "$fuzz/summary.json"
+/usr/bin/python3 - "$fuzz/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"{s['programs']} programs ({s['synthetic']} synthetic, {s['traces']} "
+      f"from traces) in {s['seconds']:.0f} s, {s['programs_per_second']:.1f}/s")
+print("verdicts:", ", ".join(f"{k} {v}" for k, v in sorted(s["statuses"].items())))
+print(f"distinct findings: {s['distinct_findings']}")
+for f in s["findings"]:
+    print(f"  {f['sig']} {f['status']} x{f['count']}: {f['signature']}")
 PY

@@ -207,6 +207,17 @@ StatusOr<Json> ComputeVerdict(const Case& c, TargetRunner& runner,
   oracle["seconds"] = SecondsSince(start);
   v["oracle"] = oracle;
 
+  // A program that runs away in the oracle (its while-loop limit) has no
+  // expected result; the target would only burn its timeout on it.
+  if (oracle_status.code() == StatusCode::kResourceExhausted) {
+    v["target"] = Json();
+    v["status"] = "oracle_unsupported";
+    v["message"] = "not run on the target: " + oracle_status.ToString();
+    Json sig = Json::MakeObject();
+    sig["status"] = "oracle_unsupported";
+    v["signature"] = WithSignatureHash(std::move(sig));
+    return v;
+  }
   ASSIGN_OR_RETURN(TargetResult t, runner.Run(c, work_dir));
   v["target"] = t.ToJson();
 

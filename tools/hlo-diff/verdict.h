@@ -14,10 +14,13 @@
 // Statuses, first match wins:
 //   invalid_input      the case is malformed, the oracle rejects its inputs,
 //                      or the target rejected it as bad input;
+//   oracle_unsupported (checked before the target runs) the module runs
+//                      away in the oracle (while-loop limit): it has no
+//                      expected result, so the target is not run;
 //   compile_crash, run_crash, timeout, memory_error
 //                      the target failed so (a bug whatever the oracle says);
 //   oracle_unsupported the oracle cannot evaluate the module (unsupported
-//                      op, runaway loop);
+//                      op);
 //   target_unsupported the target refused cleanly ("cannot compile"): not
 //                      a bug, but not a pass either (our addition to the
 //                      DESIGN list);

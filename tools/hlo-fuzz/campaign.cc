@@ -70,7 +70,16 @@ struct Shared {
 
 bool TakeProgram(Shared& s, int64_t* i) {
   if (s.stop.load()) return false;
-  if (Since(s.start) >= s.options->budget_seconds) return false;
+  const double now = Since(s.start);
+  if (now >= s.options->budget_seconds) return false;
+  if (s.options->linger_seconds >= 0) {
+    std::lock_guard<std::mutex> lock(s.mu);
+    const std::vector<Finding>& f = s.summary.findings;
+    if (!f.empty() &&
+        now >= f.front().first_seconds + s.options->linger_seconds) {
+      return false;
+    }
+  }
   *i = s.next.fetch_add(1);
   const int64_t max = s.options->max_programs;
   return max <= 0 || *i < max;
@@ -279,6 +288,7 @@ Json CampaignSummary::ToJson() const {
   time["target_share"] = Json(busy > 0 ? target_seconds / busy : 0.0);
   j["time"] = std::move(time);
   j["worker_restarts"] = Json(static_cast<int64_t>(worker_restarts));
+  j["cancelled"] = Json(cancelled);
   j["distinct_findings"] = Json(static_cast<int64_t>(findings.size()));
   j["findings"] = FindingsJson(findings);
   if (!refusals.empty()) j["refusals"] = FindingsJson(refusals);
@@ -299,6 +309,25 @@ std::string ProgressLine(const CampaignSummary& s) {
   if (!mix.empty()) line += "  (" + mix + ")";
   return line;
 }
+
+namespace {
+
+// Writes <out>/summary.json atomically (temp file + rename).
+void WriteSummary(const std::string& out_dir, const CampaignSummary& summary,
+                  bool running) {
+  Json j = summary.ToJson();
+  j["running"] = Json(running);
+  const std::string path = (fs::path(out_dir) / "summary.json").string();
+  const std::string tmp = path + ".tmp";
+  std::error_code ec;
+  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
+    const std::string text = j.DumpPretty() + "\n";
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (std::fclose(f) == 0 && ok) fs::rename(tmp, path, ec);
+  }
+}
+
+}  // namespace
 
 StatusOr<CampaignSummary> RunCampaign(const CampaignOptions& options,
                                       const ProgressFn& progress) {
@@ -335,36 +364,40 @@ StatusOr<CampaignSummary> RunCampaign(const CampaignOptions& options,
   for (int j = 0; j < options.jobs; ++j) {
     jobs.emplace_back([&s, j] { RunJob(s, j); });
   }
-  // Report progress until every job has drained.
+  // Until every job has drained: progress twice a second, the summary file
+  // every few seconds, and the cancel flag.
   std::atomic<int> done{0};
-  auto last = Clock::now();
+  auto last_progress = Clock::now(), last_file = Clock::now();
   std::thread watcher([&] {
     for (std::thread& t : jobs) t.join();
     done = 1;
   });
   while (!done.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (!progress || Since(last) < 0.5) continue;
-    last = Clock::now();
+    if (options.cancel != nullptr && options.cancel->load()) s.stop = true;
+    const bool want_progress = progress && Since(last_progress) >= 0.5;
+    const bool want_file = Since(last_file) >= 5;
+    if (!want_progress && !want_file) continue;
     CampaignSummary snapshot;
     {
       std::lock_guard<std::mutex> lock(s.mu);
       snapshot = s.summary;
     }
     snapshot.seconds = Since(s.start);
-    progress(snapshot);
+    if (want_progress) {
+      last_progress = Clock::now();
+      progress(snapshot);
+    }
+    if (want_file) {
+      last_file = Clock::now();
+      WriteSummary(options.out_dir, snapshot, /*running=*/true);
+    }
   }
   watcher.join();
   s.summary.seconds = Since(s.start);
+  s.summary.cancelled = s.stop.load();
   fs::remove_all(fs::path(options.out_dir) / ".work", ec);
-  const std::string path =
-      (fs::path(options.out_dir) / "summary.json").string();
-  const std::string tmp = path + ".tmp";
-  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-    const std::string text = s.summary.ToJson().DumpPretty() + "\n";
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    if (std::fclose(f) == 0 && ok) fs::rename(tmp, path, ec);
-  }
+  WriteSummary(options.out_dir, s.summary, /*running=*/false);
   if (progress) progress(s.summary);
   return std::move(s.summary);
 }

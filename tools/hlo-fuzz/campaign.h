@@ -17,9 +17,12 @@
 // keep_unsupported, refusals are kept the same way under
 // <out>/unsupported/<sig>/ (not counted as findings). Verdicts
 // invalid_input from generated programs are generator errors and counted
-// apart. At the end <out>/summary.json holds CampaignSummary::ToJson().
+// apart. <out>/summary.json holds CampaignSummary::ToJson() plus
+// "running": true while the campaign runs (rewritten every 5 s) and false
+// at the end.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -40,6 +43,9 @@ struct CampaignOptions {
   uint64_t seed = 1;
   // Stop after this many programs (0: only the budget stops the campaign).
   int64_t max_programs = 0;
+  // >= 0: stop this many seconds after the first finding (the budget still
+  // applies); < 0: run the whole budget.
+  double linger_seconds = -1;
   std::string out_dir = "findings";
   // Trace files or directories; empty: synthetic programs only.
   std::vector<std::string> corpus;
@@ -52,6 +58,10 @@ struct CampaignOptions {
   // refused a program (statuses target_unsupported / oracle_unsupported,
   // signature {status, normalized message}); they are not findings.
   bool keep_unsupported = false;
+  // Polled a few times a second; when it becomes true the campaign takes no
+  // new program, lets the running ones finish and returns normally (e.g.
+  // set from a SIGINT handler). May be null.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct Finding {
@@ -82,6 +92,7 @@ struct CampaignSummary {
   // target (compile + run + process I/O).
   double generate_seconds = 0, oracle_seconds = 0, target_seconds = 0;
   int worker_restarts = 0;
+  bool cancelled = false;  // Stopped through CampaignOptions::cancel.
 
   int64_t findings_total() const;  // Sum of the findings' counts.
   Json ToJson() const;

@@ -107,6 +107,8 @@ StatusOr<bool> ApplyValueFlag(std::string_view name, std::string_view value,
     c.out_dir = std::string(value);
   } else if (name == "--seed") {
     ASSIGN_OR_RETURN(c.seed, ParseNumber<uint64_t>(name, value));
+  } else if (name == "--linger") {
+    ASSIGN_OR_RETURN(c.linger_seconds, ParseDuration(std::string(value)));
   } else if (name == "--max-programs") {
     ASSIGN_OR_RETURN(c.max_programs, ParseNumber<int64_t>(name, value));
   } else if (name == "--instructions") {
@@ -166,6 +168,7 @@ const char* FuzzUsage() {
          "  --seed N            campaign seed (default 1); program i is\n"
          "                      reproducible from (seed, i)\n"
          "  --max-programs N    stop after N programs\n"
+         "  --linger T          stop T after the first finding (0: at once)\n"
          "  --instructions N    random ops per synthetic program (default 20)\n"
          "  --dtypes a,b        element types to draw from (default all)\n"
          "  --generator-options F  generator settings as JSON\n"
@@ -184,6 +187,9 @@ const char* FuzzUsage() {
          "  --keep-unsupported  also keep one case per reason the target or\n"
          "                      the oracle refused a program, under\n"
          "                      DIR/unsupported/<sig>/\n"
+         "\n"
+         "Ctrl-C (SIGINT) or SIGTERM ends the campaign early; running\n"
+         "programs finish and the summary is still written.\n"
          "\n"
          "exit: 0 done, 2 usage, 3 campaign error, 10 findings (with\n"
          "--fail-on-finding)\n";

@@ -2,7 +2,8 @@
 //
 //   hlo-fuzz [--budget 60s] [--jobs N] [--corpus DIR|FILE ...]
 //            [--focus ops:a,b | passes:p,q | a,b] [--out DIR] [--seed N]
-//            [--max-programs N] [--instructions N] [--dtypes f32,bf16,...]
+//            [--max-programs N] [--linger T] [--instructions N] [--dtypes
+//            f32,bf16,...]
 //            [--trace-share F] [--generator-options FILE.json]
 //            [--target serve|hlo-run|hloc-tpusim] [--hlo-run P] [--hloc P]
 //            [--tpusim P] [--timeout S] [--target-flag F ...]

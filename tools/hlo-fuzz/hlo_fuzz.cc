@@ -1,10 +1,20 @@
 #include "tools/hlo-fuzz/hlo_fuzz.h"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <atomic>
 
 #include "tools/hlo-fuzz/fuzz_flags.h"
 
 namespace trench {
+namespace {
+
+std::atomic<bool> g_cancel{false};
+
+extern "C" void OnSignal(int) { g_cancel = true; }
+
+}  // namespace
 
 int RunHloFuzz(int argc, char** argv, std::ostream& out, std::ostream& err) {
   StatusOr<fuzz::FuzzFlags> flags = fuzz::ParseFuzzFlags(argc, argv);
@@ -25,8 +35,20 @@ int RunHloFuzz(int argc, char** argv, std::ostream& out, std::ostream& err) {
       err << "\r" << fuzz::ProgressLine(s) << "\x1b[K" << std::flush;
     };
   }
+  // SIGINT/SIGTERM end the campaign early, with its summary.
+  g_cancel = false;
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int {
+  }, old_term{};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  flags->campaign.cancel = &g_cancel;
   StatusOr<fuzz::CampaignSummary> summary =
       fuzz::RunCampaign(flags->campaign, report);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
   if (progress) err << "\n";
   if (!summary.ok()) {
     err << "hlo-fuzz: " << summary.status().ToString() << "\n";

@@ -140,5 +140,37 @@ ENTRY e {
   EXPECT_EQ(r.exit_code, 12);
 }
 
+// A loop that never ends (the trace mutator can make one by perturbing a
+// loop's step to 0) is judged by the oracle's loop limit before the target
+// would burn its timeout on it: oracle_unsupported, target not run.
+TEST(HloDiffCliTest, RunawayLoopIsNotRunOnTheTarget) {
+  TempDir tmp;
+  WriteText(tmp / "m.hlo", R"(HloModule m
+cond {
+  p = (s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(7)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  zero = s32[] constant(0)
+  next = s32[] add(i, zero)
+  ROOT t = (s32[]) tuple(next)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  t = (s32[]) tuple(z)
+  ROOT w = (s32[]) while(t), condition=cond, body=body
+})");
+  ProcessResult r = HloDiff({tmp / "m.hlo", "--random-inputs"});
+  StatusOr<Json> v = ParseJson(r.out);
+  ASSERT_TRUE(v.ok()) << r.out << r.err;
+  EXPECT_EQ(v->Find("status")->string_value(), "oracle_unsupported") << r.out;
+  EXPECT_TRUE(v->Find("target")->is_null()) << r.out;
+  EXPECT_EQ(r.exit_code, 12);
+}
+
 }  // namespace
 }  // namespace trench::hlo_diff

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "tools/hlo-diff/case_bundle.h"
@@ -110,6 +112,44 @@ TEST(CampaignTest, CrashesDeduplicateIntoOneFindingWithACase) {
   EXPECT_FALSE(c->signature.is_null());
   EXPECT_EQ(c->origin.Find("kind")->string_value(), "synthetic");
   EXPECT_NE(c->origin.Find("campaign"), nullptr);
+}
+
+// With linger 0 the campaign stops at the first finding instead of
+// running all its programs.
+TEST(CampaignTest, LingerZeroStopsAtTheFirstFinding) {
+  const std::string dir = TempDir("linger");
+  const std::string script = dir + "/fake-hlo-run";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\nkill -SEGV $$\n";
+  }
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  CampaignOptions o = SmallCampaign(dir + "/out", 1000);
+  o.target.mode = hlo_diff::TargetMode::kHloRun;
+  o.target.hlo_run = script;
+  o.linger_seconds = 0;
+  StatusOr<CampaignSummary> s = RunCampaign(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->findings.size(), 1u);
+  EXPECT_LT(s->programs, 10);
+}
+
+// A raised cancel flag (hlo-fuzz sets it on SIGINT/SIGTERM) ends the
+// campaign with its summary instead of running the budget out.
+TEST(CampaignTest, CancelEndsTheCampaignWithASummary) {
+  const std::string out = TempDir("cancel");
+  std::atomic<bool> cancel{true};
+  CampaignOptions o = SmallCampaign(out, 100000);
+  o.cancel = &cancel;
+  StatusOr<CampaignSummary> s = RunCampaign(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(s->cancelled);
+  EXPECT_LT(s->programs, 100000);
+  std::ifstream f(fs::path(out) / "summary.json");
+  const std::string text((std::istreambuf_iterator<char>(f)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"cancelled\": true"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"running\": false"), std::string::npos) << text;
 }
 
 // A target that refuses every program cleanly: no finding, but with
