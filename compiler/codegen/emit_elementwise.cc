@@ -72,11 +72,18 @@ Status EmitElementwise(const HloInstruction& instr, const BufferPlan& plan,
                                instr.operand(i)->shape().ToString(false));
     }
   }
-  // Registers: one per operand and the result (pairs for 64-bit types).
+  // Registers: one per distinct operand and the result (pairs for 64-bit
+  // types, quads for c128); map(x, x) reads x from one register set.
   VRegPool pool;
   std::vector<int> srcs;
-  for (const ArrayBuffer& in : ins) {
-    ASSIGN_OR_RETURN(int r, pool.AllocN(RegCount(in.dtype)));
+  for (size_t i = 0; i < ins.size(); ++i) {
+    int r = -1;
+    for (size_t j = 0; j < i; ++j) {
+      if (instr.operand(j) == instr.operand(i)) r = srcs[j];
+    }
+    if (r < 0) {
+      ASSIGN_OR_RETURN(r, pool.AllocN(RegCount(ins[i].dtype)));
+    }
     srcs.push_back(r);
   }
   ASSIGN_OR_RETURN(int dst, pool.AllocN(RegCount(out.dtype)));

@@ -283,6 +283,42 @@ StatusOr<uint64_t> LaneBits(const Literal& l) {
   return uint64_t{b};
 }
 
+// The instructions `comp`'s root depends on (dead code is neither checked
+// nor emitted: it would only take registers).
+std::set<const HloInstruction*> Needed(const HloComputation* comp) {
+  std::set<const HloInstruction*> needed;
+  std::vector<const HloInstruction*> stack = {comp->root_instruction()};
+  while (!stack.empty()) {
+    const HloInstruction* i = stack.back();
+    stack.pop_back();
+    if (!needed.insert(i).second) continue;
+    for (const HloInstruction* o : i->operands()) stack.push_back(o);
+  }
+  return needed;
+}
+
+// A data-movement op of a one-element array (f32[] -> f32[1,1], a broadcast
+// of a scalar to f32[1], ...): the value stays in its register. Map
+// computations may hold such values between their scalar parameters and
+// root.
+bool IsOneElementMove(const HloInstruction& i) {
+  switch (i.opcode()) {
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kSlice:
+    case HloOpcode::kReverse:
+      break;
+    default:
+      return false;
+  }
+  const Shape& in = i.operand(0)->shape();
+  return i.operand_count() == 1 && i.shape().IsArray() && in.IsArray() &&
+         i.shape().element_count() == 1 && in.element_count() == 1 &&
+         i.shape().element_type() == in.element_type();
+}
+
 // map: the to_apply computation's instructions in post order, parameters
 // bound to the operands' registers, scalar constants splatted. Tuples,
 // get-tuple-element, and fusions/calls (whose computations are emitted the
@@ -298,7 +334,13 @@ Status EmitScalarComputation(Ctx& c, const HloComputation* comp,
   // Register pressure: a value's scratch registers go back to the pool after
   // its last reader (a c128 value takes four registers; holding every value
   // of a long map computation would exhaust v0..v27).
-  const std::vector<HloInstruction*> order = comp->MakeInstructionPostOrder();
+  const std::set<const HloInstruction*> needed = Needed(comp);
+  std::vector<HloInstruction*> order;
+  for (HloInstruction* i : comp->MakeInstructionPostOrder()) {
+    if (needed.count(i) || i->opcode() == HloOpcode::kParameter) {
+      order.push_back(i);
+    }
+  }
   std::unordered_map<const HloInstruction*, int> uses;  // Readers left.
   std::set<int> owned;  // Scratch registers this invocation took.
   for (const HloInstruction* i : order) {
@@ -372,12 +414,17 @@ Status EmitScalarComputation(Ctx& c, const HloComputation* comp,
         continue;
       }
       default:
+        if (IsOneElementMove(*i)) {
+          reg[i] = reg.at(i->operand(0));
+          retire(i);
+          continue;
+        }
         break;
     }
     const TypeInfo t = Info(i->shape().element_type());
     const bool cx =
         i->shape().IsArray() && IsComplex(i->shape().element_type());
-    if (!i->shape().IsArray() || i->shape().rank() != 0 ||
+    if (!i->shape().IsArray() || i->shape().element_count() != 1 ||
         (t.lane.empty() && !cx)) {
       return c.Cannot("to_apply instruction " + i->ShortString());
     }
@@ -427,7 +474,7 @@ Status EmitMap(Ctx& c, int dst, const std::vector<int>& s) {
 // and calls call) is one EmitScalarComputation handles.
 bool ScalarComputationOk(const HloComputation* comp, int depth) {
   if (comp == nullptr || depth > 16) return false;
-  for (const HloInstruction* i : comp->instructions()) {
+  for (const HloInstruction* i : Needed(comp)) {
     switch (i->opcode()) {
       case HloOpcode::kParameter:
       case HloOpcode::kConstant:
@@ -442,7 +489,7 @@ bool ScalarComputationOk(const HloComputation* comp, int depth) {
         }
         continue;
       default:
-        if (!IsVectorOp(*i)) return false;
+        if (!IsOneElementMove(*i) && !IsVectorOp(*i)) return false;
     }
   }
   return true;

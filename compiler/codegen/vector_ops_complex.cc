@@ -317,7 +317,15 @@ Status EmitComplexOp(Ctx& c, int dst, const std::vector<int>& s) {
     default:
       break;
   }
-  ASSIGN_OR_RETURN(int r, c.TmpN(x.regs));
+  // The result goes to a scratch set when dst overlaps a source (the
+  // sequences below read sources after writing the result); else straight
+  // to dst, sparing x.regs registers (a c128 divide needs 8 more).
+  bool overlaps = false;
+  for (int v : s) overlaps |= v < dst + x.regs && dst < v + x.regs;
+  int r = dst;
+  if (overlaps) {
+    ASSIGN_OR_RETURN(r, c.TmpN(x.regs));
+  }
   switch (op) {
     case HloOpcode::kSelect:
       if (out_t != ct) return c.Cannot(in_name);

@@ -117,12 +117,14 @@ chain {
   b = c128[] multiply(a, x)
   c = c128[] subtract(b, y)
   d = c128[] negate(c)
-  e = c128[] add(d, a)
+  e = c128[] add(d, x)
   f = c128[] multiply(e, e)
-  g = c128[] subtract(f, b)
-  h = c128[] add(g, c)
+  g = c128[] subtract(f, y)
+  h = c128[] add(g, x)
   dead = c128[] multiply(h, h)
-  ROOT i = c128[] add(h, x)
+  j = c128[] subtract(h, y)
+  k = c128[] add(j, e)
+  ROOT i = c128[] add(k, x)
 }
 ENTRY e {
   p = c128[1,129,1,1]{1,0,3,2} parameter(0)
@@ -133,6 +135,71 @@ ENTRY e {
 }
 )",
                               3);
+}
+
+// Map computations as the fuzzer writes them: one-element arrays between
+// scalar parameters and root (f32[] -> f32[1] -> ... -> f32[]), dead code
+// with non-scalar values, c128 divides whose result is not the root, map
+// of one operand twice (cases 55d8c006f301c49a, e2ec4bf937273257 and
+// 905c0cd1aac787d6 of seed 7: "cannot compile map" and out of vector
+// registers).
+TEST(FuzzRegressionTest, MapWithOneElementArraysDeadCodeAndC128Divide) {
+  ExpectPipelineMatchesOracle(R"(
+HloModule m
+one_element {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  r1 = f32[1] reshape(x)
+  lo = f32[] constant(0)
+  lob = f32[1] broadcast(lo), dimensions={}
+  hi = f32[] constant(128)
+  hib = f32[1] broadcast(hi), dimensions={}
+  c = f32[1] clamp(lob, r1, hib)
+  u = u8[1] convert(c)
+  x2 = u8[1] xor(u, u)
+  l = f32[1] logistic(c)
+  m = f32[1,1] reshape(l)
+  t = f32[1,1] transpose(m), dimensions={1,0}
+  s = f32[] reshape(t)
+  ROOT z = f32[] add(s, y)
+}
+divide {
+  x = c128[] parameter(0)
+  y = c128[] parameter(1)
+  five = c128[] constant((5, 0))
+  a = c128[] add(y, five)
+  d = c128[] divide(x, a)
+  k = u32[] constant(2)
+  kb = bf16[] convert(k)
+  dead = bf16[2,2] broadcast(kb), dimensions={}
+  e = bf16[2,2] exponential(dead)
+  ROOT r = c128[] add(d, d)
+}
+two_divides {
+  x = c128[] parameter(0)
+  y = c128[] parameter(1)
+  a = c128[] add(x, x)
+  seven = c128[] constant((7, 0))
+  b = c128[] add(y, seven)
+  d = c128[] divide(a, b)
+  nineteen = c128[] constant((19, 0))
+  e = c128[] add(d, nineteen)
+  f = c128[] divide(x, e)
+  re = f64[] real(d)
+  im = f64[] imag(f)
+  ROOT r = c128[] complex(re, im)
+}
+ENTRY e {
+  p = f32[63,127] parameter(0)
+  q = c128[256,5,3] parameter(1)
+  w = c128[256,5,3]{1,0,2} parameter(2)
+  m1 = f32[63,127] map(p, p), dimensions={0,1}, to_apply=one_element
+  m2 = c128[256,5,3]{1,2,0} map(q, w), dimensions={0,1,2}, to_apply=divide
+  m3 = c128[256,5,3] map(q, q), dimensions={0,1,2}, to_apply=two_divides
+  ROOT t = (f32[63,127], c128[256,5,3]{1,2,0}, c128[256,5,3]) tuple(m1, m2, m3)
+}
+)",
+                              5);
 }
 
 // sort with eight f64 operands (a pair of registers each, for lhs and rhs)

@@ -18,18 +18,10 @@
 // compiles); all or a sample of the compiled ones are run. Each
 // instruction not covered is counted by reason (TraceResult::reasons).
 //
-// Agreement: the oracle runs a reference copy of the subgraph in which
-// every f32/f16 operand of a dot or convolution at precision DEFAULT is
-// rounded to bf16 first (convert to bf16 and back): that is what DEFAULT
-// means on the target (one bf16 MXU pass; products of bf16 values are
-// exact). What remains is the order of f32 accumulation: with K the
-// longest accumulation in the subgraph (reduced elements of a reduce,
-// window size of a reduce-window, contraction size of a dot or
-// convolution, fused computations included), floats compare with the
-// comparator's default relative tolerance and an absolute one of
-// max(default, M * K^1.5 * 2^-23) (f64: 2^-52), M = 4 (random inputs are
-// in [-4, 4)) or 16 with a dot/convolution (products): K roundings of
-// partial sums of typical size M * sqrt(K).
+// Agreement: the target's outputs must lie within the numerics contract's
+// per-element bounds around the oracle's values (oracle/numerics_contract.h:
+// matrix-unit precision, accumulation order, approximate transcendentals,
+// rounding inside fusions), the rule hlo-diff applies to fuzzed programs.
 #pragma once
 
 #include <algorithm>
@@ -57,6 +49,7 @@
 #include "compiler/ir/verifier.h"
 #include "oracle/comparator.h"
 #include "oracle/evaluator.h"
+#include "oracle/numerics_contract.h"
 #include "tpu/simulator.h"
 
 namespace trench::traces {
@@ -188,106 +181,6 @@ inline bool CodegenCanRun(const HloInstruction& instr) {
   return RejectReason(instr).empty();
 }
 
-inline bool HasContraction(const HloModule& m) {
-  for (const HloComputation* c : m.computations()) {
-    for (const HloInstruction* i : c->instructions()) {
-      if (i->opcode() == HloOpcode::kDot ||
-          i->opcode() == HloOpcode::kConvolution) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
-// The longest accumulation (terms per output element) in `m`.
-inline int64_t AccumulationTerms(const HloModule& m) {
-  int64_t k = 1;
-  for (const HloComputation* c : m.computations()) {
-    for (const HloInstruction* i : c->instructions()) {
-      int64_t n = 1;
-      const auto& a = i->attrs();
-      if (i->opcode() == HloOpcode::kReduce && i->operand_count() > 0 &&
-          i->operand(0)->shape().IsArray()) {
-        for (int64_t d : i->dimensions()) {
-          if (d >= 0 && d < i->operand(0)->shape().rank()) {
-            n *= i->operand(0)->shape().dims()[d];
-          }
-        }
-      } else if (i->opcode() == HloOpcode::kReduceWindow && a.window) {
-        for (const WindowDim& w : *a.window) n *= w.size;
-      } else if (i->opcode() == HloOpcode::kDot && a.dot_dnums &&
-                 i->operand_count() > 0) {
-        for (int64_t d : a.dot_dnums->lhs_contracting) {
-          if (d >= 0 && d < i->operand(0)->shape().rank()) {
-            n *= i->operand(0)->shape().dims()[d];
-          }
-        }
-      } else if (i->opcode() == HloOpcode::kConvolution && a.conv_dnums &&
-                 i->operand_count() > 1) {
-        const Shape& kernel = i->operand(1)->shape();
-        const int64_t of = a.conv_dnums->kernel_output_feature;
-        if (of >= 0 && of < kernel.rank() && kernel.dims()[of] > 0) {
-          n = kernel.element_count() / kernel.dims()[of];
-        }
-      }
-      k = std::max(k, n);
-    }
-  }
-  return k;
-}
-
-// The reference copy: f32/f16 operands of DEFAULT-precision dots and
-// convolutions rounded to bf16 (see the file comment).
-inline std::unique_ptr<HloModule> DefaultPrecisionReference(
-    const HloModule& m) {
-  std::unique_ptr<HloModule> r = m.Clone();
-  for (HloComputation* c : r->computations()) {
-    for (HloInstruction* i : c->instructions()) {
-      if (i->opcode() != HloOpcode::kDot &&
-          i->opcode() != HloOpcode::kConvolution) {
-        continue;
-      }
-      const auto& precision = i->attrs().operand_precision;
-      for (int64_t k = 0; k < std::min<int64_t>(2, i->operand_count()); ++k) {
-        if (k < static_cast<int64_t>(precision.size()) &&
-            precision[k] != Precision::kDefault) {
-          continue;
-        }
-        HloInstruction* op = i->operand(k);
-        const PrimitiveType t = op->shape().element_type();
-        if (t != PrimitiveType::F32 && t != PrimitiveType::F16) continue;
-        HloInstruction* down = c->AddInstruction(HloInstruction::Create(
-            HloOpcode::kConvert, Shape(PrimitiveType::BF16, op->shape().dims()),
-            {op}, op->name() + ".to_bf16"));
-        HloInstruction* up = c->AddInstruction(HloInstruction::Create(
-            HloOpcode::kConvert, Shape(t, op->shape().dims()), {down},
-            op->name() + ".from_bf16"));
-        i->ReplaceOperandWith(k, up);
-      }
-    }
-  }
-  return r;
-}
-
-// The comparison options for `m` (see the file comment).
-inline ComparisonOptions TraceTolerance(const HloModule& m) {
-  ComparisonOptions o;
-  // Chains of elementwise ops: every f32 op may be off by its ulp bound
-  // (4 ulps covers the transcendental unit's, tpu/ISA.md), and errors add
-  // up along a chain at most as long as the module.
-  const double chain = static_cast<double>(m.instruction_count());
-  o.f32.rel = std::max(o.f32.rel, chain * 4 * 0x1p-23);
-  const double k = static_cast<double>(AccumulationTerms(m));
-  if (k <= 1) return o;
-  const double growth = (HasContraction(m) ? 16.0 : 4.0) * std::pow(k, 1.5);
-  o.f16.abs = std::max(o.f16.abs, growth * 0x1p-23);
-  o.bf16.abs = std::max(o.bf16.abs, growth * 0x1p-23);
-  o.f32.abs = std::max(o.f32.abs, growth * 0x1p-23);
-  o.f64.abs = std::max(o.f64.abs, growth * 0x1p-52);
-  return o;
-}
-
 // The op a "cannot compile" message names ("hloc: cannot compile sort
 // for ..." -> "sort"), or "?".
 inline std::string RefusedOp(const std::string& message) {
@@ -339,7 +232,9 @@ inline void RunSubgraph(const Subgraph& sg, const tpu::Executable& exe,
   eo.max_while_iterations = 100000;
   eo.threads = 1;
   auto t = std::chrono::steady_clock::now();
-  auto expected = Evaluate(*DefaultPrecisionReference(m), args, eo);
+  NumericsOptions no;
+  no.evaluator = eo;
+  auto expected = EvaluateWithBounds(m, args, no);
   r.oracle_s += SecondsSince(t);
   std::vector<std::vector<uint8_t>> bytes;
   for (const Literal& a : args) {
@@ -374,10 +269,10 @@ inline void RunSubgraph(const Subgraph& sg, const tpu::Executable& exe,
     }
     leaves.push_back(std::move(l));
   }
-  Literal actual = expected->shape().IsTuple()
+  Literal actual = expected->nominal.shape().IsTuple()
                        ? Literal::Tuple(std::move(leaves))
                        : (leaves.empty() ? Literal() : std::move(leaves[0]));
-  ComparisonResult c = CompareLiterals(actual, *expected, TraceTolerance(m));
+  ComparisonResult c = CompareWithBounds(actual, *expected);
   if (c.ok()) {
     ++r.subgraphs_agree;
   } else {
