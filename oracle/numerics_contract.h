@@ -81,7 +81,10 @@
 //     u_acc) prod(|x_i| + E_i) + R: XLA's evaluator and the oracle round
 //     every product to the reducer's type, and a compiler may do so too or
 //     keep f32, so both the nominal and the compiled value may lie n' u_T
-//     from the exact product. and/or (pred, integers): exact or
+//     from the exact product. Undetermined when a partial product of some
+//     order may overflow (the product of the factors above 1 reaches the
+//     overflow threshold) or leave the normal range (that of the factors
+//     below 1 is under the smallest normal number). and/or (pred, integers): exact or
 //     undetermined. Variadic reduces whose reducer only selects (compare,
 //     select, logic ops): exact where the window is exact, else
 //     undetermined. Other reducers: exact where all inputs are exact
@@ -94,7 +97,9 @@
 //     HIGH (hi*hi + hi*mid + mid*hi) drops terms of order u_bf16^2:
 //     p = 4 u_bf16^2; HIGHEST (six passes) drops order u_bf16^3: p = 6
 //     u_bf16^3 (~2.2 u_f32). bf16 operands: products exact, p = 0; f64: p =
-//     0. Integer dots: exact or undetermined.
+//     0. f32 subnormal operands lose up to h = 2^-134 absolutely in each of
+//     the P bf16 parts (below bf16's range), so then E also gets
+//     P h (|A|.1 + 1.|B|) + K (P h)^2. Integer dots: exact or undetermined.
 //   * sort along a dimension with a comparator compare(LT|GT) of one key
 //     operand (the oracle's fast-path form): every sorted key may move by
 //     the row's max E (sorting is 1-Lipschitz in the max norm); payloads

@@ -2,6 +2,7 @@
 //   E(y) = (|A| + E(A)) . (|B| + E(B)) - |A|.|B|      (input uncertainty)
 //        + (k' u_acc + p) |A|.|B|                       (accumulation, MXU)
 //        + 2 u_T |y| + d_T                              (output rounding)
+//        + P h (|A|.1 + 1.|B|) + K (P h)^2   (f32 subnormals on the MXU)
 // with both contractions computed by the oracle's own kernels on f64
 // copies. The matrix unit (tpu/ISA.md "Matrix unit") multiplies bf16
 // values exactly and sums each pass of up to 128 products in f32 before
@@ -25,13 +26,19 @@ int Passes(Precision p) {
   return p == Precision::kHighest ? 6 : p == Precision::kHigh ? 3 : 1;
 }
 
-Literal AbsPlus(const Literal& v, const Literal* e) {
-  std::vector<double> x = AsDoubles(v);
-  const auto ed = e ? e->data<double>() : std::span<const double>();
-  for (size_t i = 0; i < x.size(); ++i) {
-    x[i] = std::fabs(x[i]) + (e ? ed[i] : 0);
+// True when `v` holds a nonzero value below the smallest normal f32 (=
+// bf16) number: rounding it to bf16 loses up to half a bf16 subnormal step,
+// an absolute error that no relative bound covers.
+bool HasSubnormal(const Literal& v) {
+  for (double x : AsDoubles(v)) {
+    if (x != 0 && std::fabs(x) < 0x1p-126) return true;
   }
-  return F64Array(v.shape().dims(), x);
+  return false;
+}
+
+Literal Ones(const Literal& like) {
+  return F64Array(like.shape().dims(),
+                  std::vector<double>(like.shape().element_count(), 1.0));
 }
 
 }  // namespace
@@ -122,6 +129,18 @@ StatusOr<Literal> ContractionBound(BoundsEvaluator& ev,
   const std::vector<double> yd = AsDoubles(y);
   Literal e = FilledBound(y.shape(), 0);
   auto d = e.mutable_data<double>();
+  // Subnormal operands on the matrix unit: each of the `passes` bf16 parts
+  // of an operand element may lose h = 2^-134 absolutely, so a product
+  // a*b may move by passes*h*(|a| + |b|) + (passes*h)^2 beyond p.
+  if (p > 0 && (HasSubnormal(ops[0]->v) || HasSubnormal(ops[1]->v))) {
+    const double h = passes * 0x1p-134;
+    ASSIGN_OR_RETURN(Literal row, contract(abs_a, Ones(abs_b)));
+    ASSIGN_OR_RETURN(Literal col, contract(Ones(abs_a), abs_b));
+    const auto r = row.data<double>(), c = col.data<double>();
+    for (size_t i = 0; i < d.size(); ++i) {
+      d[i] = h * (r[i] + c[i]) + static_cast<double>(k) * h * h;
+    }
+  }
   const auto m = mag.data<double>(), f = full.data<double>();
   for (size_t i = 0; i < d.size(); ++i) {
     if (!std::isfinite(yd[i])) {
@@ -130,7 +149,7 @@ StatusOr<Literal> ContractionBound(BoundsEvaluator& ev,
       continue;
     }
     const double spread = std::max(0.0, f[i] - m[i]) + 4 * u64 * f[i];
-    d[i] = spread + (terms * ua + p) * m[i] + 2 * u * std::fabs(yd[i]) + dsub;
+    d[i] += spread + (terms * ua + p) * m[i] + 2 * u * std::fabs(yd[i]) + dsub;
     if (!std::isfinite(d[i]) ||
         f[i] >= OverflowThreshold(
                     t == PrimitiveType::F64 ? t : PrimitiveType::F32)) {

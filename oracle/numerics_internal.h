@@ -43,6 +43,12 @@ double OverflowThreshold(PrimitiveType t);
 // dot products of type t: f32's for bf16/f16/f32, f64's for f64.
 double AccumulatorRoundoff(PrimitiveType t);
 
+// |v| + E elementwise as an f64 array (|v| when e is null); v an array.
+Literal AbsPlus(const Literal& v, const Literal* e);
+// min(x, hi) or max(x, lo) of every element of an f64 array, in place.
+void ClampAbove(Literal& v, double hi);
+void ClampBelow(Literal& v, double lo);
+
 // `shape` with every array leaf's element type replaced by F64 (layouts
 // dropped).
 Shape F64Shape(const Shape& shape);

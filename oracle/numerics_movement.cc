@@ -140,7 +140,8 @@ StatusOr<Literal> ScatterBound(BoundsEvaluator& ev, const HloInstruction& instr,
       break;
     }
     default: {
-      e = FilledBound(y.shape(), 0);
+      // Elements no update reaches keep the operand's bound.
+      e = ops[0]->e;
       bool exact = AllZero(ops[0]->e) && AllZero(ops[2]->e) && !IsFloat(t);
       auto d = e.mutable_data<double>();
       for (size_t i = 0; i < d.size(); ++i) {

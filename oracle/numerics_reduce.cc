@@ -9,15 +9,6 @@
 namespace trench::oracle::numerics {
 namespace {
 
-Literal AbsPlus(const Literal& v, const Literal* e) {
-  std::vector<double> x = AsDoubles(v);
-  const auto ed = e ? e->data<double>() : std::span<const double>();
-  for (size_t i = 0; i < x.size(); ++i) {
-    x[i] = std::fabs(x[i]) + (e ? ed[i] : 0);
-  }
-  return F64Array(v.shape().dims(), x);
-}
-
 // Runs reduce / reduce-window (single input) on f64 arrays with `reducer`.
 StatusOr<Literal> ReduceF64(BoundsEvaluator& ev, const HloInstruction& instr,
                             const Literal& in, const Literal& init,
@@ -205,10 +196,31 @@ StatusOr<Literal> ReduceBound(BoundsEvaluator& ev, const HloInstruction& instr,
             p1, ReduceF64(ev, instr, AbsPlus(x, &ex), AbsPlus(init, &einit),
                           HloOpcode::kMultiply));
       }
+      // Partial products of another order may overflow, or leave the
+      // normal range, although the whole product does not: the largest
+      // partial product of any order is the product of the factors above
+      // 1, the smallest that of the factors below 1.
+      Literal hi_x = AbsPlus(x, exact_in ? nullptr : &ex);
+      Literal hi_i = AbsPlus(init, exact_in ? nullptr : &einit);
+      ClampBelow(hi_x, 1);
+      ClampBelow(hi_i, 1);
+      ASSIGN_OR_RETURN(Literal big,
+                       ReduceF64(ev, instr, hi_x, hi_i, HloOpcode::kMultiply));
+      Literal lo_x = AbsPlus(x, nullptr), lo_i = AbsPlus(init, nullptr);
+      ClampAbove(lo_x, 1);
+      ClampAbove(lo_i, 1);
+      ASSIGN_OR_RETURN(Literal small,
+                       ReduceF64(ev, instr, lo_x, lo_i, HloOpcode::kMultiply));
       Literal e = FilledBound(y.shape(), 0);
       auto d = e.mutable_data<double>();
       const auto a = p0.data<double>(), b = p1.data<double>();
+      const auto bg = big.data<double>(), sm = small.data<double>();
       for (size_t i = 0; i < d.size(); ++i) {
+        if (bg[i] >= OverflowThreshold(t) ||
+            (sm[i] > 0 && sm[i] < MinNormal(t) && a[i] != 0)) {
+          d[i] = kInf;  // The order decides.
+          continue;
+        }
         if (!std::isfinite(yd[i])) {
           d[i] = std::isfinite(b[i]) && a[i] == b[i] ? 0 : kInf;
           continue;

@@ -1,4 +1,5 @@
 // Per-type constants and bound-literal helpers of the numerics contract.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -24,6 +25,23 @@ double MinSubnormal(PrimitiveType t) {
   if (!IsFloat(t)) return 0;
   const int emin = 2 - (1 << (ExponentBits(t) - 1));  // 1 - bias.
   return std::ldexp(1.0, emin - MantissaBits(t));
+}
+
+Literal AbsPlus(const Literal& v, const Literal* e) {
+  std::vector<double> x = AsDoubles(v);
+  const auto ed = e ? e->data<double>() : std::span<const double>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = std::fabs(x[i]) + (e ? ed[i] : 0);
+  }
+  return F64Array(v.shape().dims(), x);
+}
+
+void ClampAbove(Literal& v, double hi) {
+  for (double& x : v.mutable_data<double>()) x = std::min(x, hi);
+}
+
+void ClampBelow(Literal& v, double lo) {
+  for (double& x : v.mutable_data<double>()) x = std::max(x, lo);
 }
 
 double MinNormal(PrimitiveType t) {

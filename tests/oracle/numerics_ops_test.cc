@@ -51,6 +51,70 @@ TEST(NumericsOpsTest, DataMovementCarriesBounds) {
   for (int i = 0; i < 4; ++i) EXPECT_LT(Allowed(r2, i), 1e-30);
 }
 
+// A scatter whose combiner the contract does not classify (subtract)
+// makes the elements it updates undetermined, but the elements no update
+// reaches keep their operand's bound (found by fuzzing: it was dropped).
+TEST(NumericsOpsTest, UnclassifiedScatterKeepsTheOperandBoundElsewhere) {
+  const std::string hlo =
+      "HloModule m\n\nsub {\n  p = f32[] parameter(0)\n  q = f32[] "
+      "parameter(1)\n  ROOT d = f32[] subtract(p, q)\n}\n\nENTRY e {\n  "
+      "a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n  i = s32[1,1] "
+      "parameter(2)\n  u = f32[1] parameter(3)\n  s = f32[4] multiply(a, "
+      "b)\n  ROOT r = f32[4] scatter(s, i, u), update_window_dims={}, "
+      "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+      "index_vector_dim=1, to_apply=sub\n}\n";
+  // Every product 0.1 * 3 is inexact; the update lands on element 2.
+  const Literal a = R1(F32, std::vector<float>{0.1f, 0.1f, 0.1f, 0.1f});
+  const Literal b = R1(F32, std::vector<float>{3, 3, 3, 3});
+  const Literal i = Lit(S32, {1, 1}, std::vector<int32_t>{2});
+  const BoundedResult r =
+      Bounds(hlo, {a, b, i, R1(F32, std::vector<float>{1})});
+  ASSERT_EQ(r.outputs.size(), 1u);
+  EXPECT_TRUE(std::isinf(Allowed(r, 2)));
+  for (int k : {0, 1, 3}) {
+    EXPECT_GT(Allowed(r, k), 1e-9) << k;
+    EXPECT_FALSE(std::isinf(Allowed(r, k))) << k;
+  }
+}
+
+// Found by fuzzing: f32 subnormals below bf16's range vanish on the matrix
+// unit (DEFAULT: one bf16 pass), an absolute error the relative bound of
+// the pass does not cover; a dot of them that comes out 0 is fine.
+TEST(NumericsOpsTest, SubnormalOperandsMayVanishOnTheMatrixUnit) {
+  const std::string hlo =
+      "HloModule m\n\nENTRY e {\n  a = f32[3] parameter(0)\n  b = f32[3] "
+      "parameter(1)\n  ROOT d = f32[] dot(a, b), lhs_contracting_dims={0}, "
+      "rhs_contracting_dims={0}\n}\n";
+  const float tiny = 7 * 0x1p-149f;  // 7 f32 subnormal steps.
+  const BoundedResult r =
+      Bounds(hlo, {R1(F32, std::vector<float>{tiny, tiny, 0}),
+                   R1(F32, std::vector<float>{-2, -3, 4})});
+  ASSERT_EQ(r.outputs.size(), 1u);
+  EXPECT_LT(r.nominal.data<float>()[0], 0);
+  EXPECT_TRUE(CompareWithBounds(R0(F32, 0.0f), r).ok());
+  EXPECT_FALSE(CompareWithBounds(R0(F32, 1e-30f), r).ok());
+}
+
+// Found by fuzzing: an f16 product whose partial products overflow in some
+// order (300 * 300 > 65504) although the whole product (0.09) does not is
+// undetermined: the order of a reduce is the compiler's choice.
+TEST(NumericsOpsTest, ProductWhosePartialProductsMayOverflowIsUndetermined) {
+  const std::string hlo =
+      "HloModule m\n\nmul {\n  p = f16[] parameter(0)\n  q = f16[] "
+      "parameter(1)\n  ROOT r = f16[] multiply(p, q)\n}\n\nENTRY e {\n  "
+      "x = f16[4] parameter(0)\n  one = f16[] constant(1)\n  ROOT r = f16[] "
+      "reduce(x, one), dimensions={0}, to_apply=mul\n}\n";
+  Literal x(Shape(PrimitiveType::F16, {4}));
+  auto xd = x.mutable_data<f16>();
+  const float v[] = {0.001f, 300, 300, 0.001f};
+  for (int k = 0; k < 4; ++k) xd[k] = f16(v[k]);
+  const BoundedResult r = Bounds(hlo, {x});
+  EXPECT_TRUE(std::isinf(Allowed(r, 0)));
+  // Factors that cannot overflow in any order stay determined.
+  for (int k = 0; k < 4; ++k) xd[k] = f16(k + 1.5f);
+  EXPECT_FALSE(std::isinf(Allowed(Bounds(hlo, {x}), 0)));
+}
+
 TEST(NumericsOpsTest, UndeterminedIndexMakesTheSliceUndetermined) {
   // The index comes from a float compare at a tie, converted to s32.
   const std::string hlo =
