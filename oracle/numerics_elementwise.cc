@@ -437,10 +437,14 @@ StatusOr<Literal> FloatBound(BoundsEvaluator& ev, const HloInstruction& instr,
       continue;
     }
     const double yn = yd[i], fn = cd[0][i];
-    bool undetermined = false;
+    bool undetermined = false, zero_flip = false;
     double spread = 0;
     for (size_t c = 0; c < cd.size() && !undetermined; ++c) {
       const double v = cd[c][i];
+      // A corner that gives a zero of the other sign: e.g. round(x) of an
+      // x within E of 0 may be -0 or +0, which atan2 or a divide tells apart.
+      zero_flip = zero_flip ||
+                  (v == 0 && fn == 0 && std::signbit(v) != std::signbit(fn));
       if (std::isnan(yn)) {
         undetermined = !std::isnan(v);
       } else if (std::isinf(yn)) {
@@ -459,6 +463,9 @@ StatusOr<Literal> FloatBound(BoundsEvaluator& ev, const HloInstruction& instr,
       d[i] = 0;
     } else {
       finish(i, spread, fn);
+      // The sign of a zero result is not determined: a nonzero bound makes
+      // sign-sensitive users (atan2, divide) see that.
+      if (zero_flip) d[i] = std::max(d[i], dsub);
     }
   }
   return e;

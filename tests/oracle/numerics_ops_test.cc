@@ -115,6 +115,23 @@ TEST(NumericsOpsTest, ProductWhosePartialProductsMayOverflowIsUndetermined) {
   EXPECT_FALSE(std::isinf(Allowed(Bounds(hlo, {x}), 0)));
 }
 
+// Found by fuzzing: round(x) of an x within its bound of 0 may be -0 or
+// +0, and atan2 tells them apart (atan2(-0, -0) = -pi): the zero carries a
+// nonzero bound, so atan2 at the branch cut is undetermined.
+TEST(NumericsOpsTest, SignOfARoundedZeroIsNotDetermined) {
+  const std::string hlo =
+      "HloModule m\n\nadd {\n  p = f32[] parameter(0)\n  q = f32[] "
+      "parameter(1)\n  ROOT s = f32[] add(p, q)\n}\n\nENTRY e {\n  x = "
+      "f32[4] parameter(0)\n  z = f32[] constant(0)\n  s = f32[] reduce(x, "
+      "z), dimensions={0}, to_apply=add\n  r = f32[] round-nearest-afz(s)\n  "
+      "ROOT t = f32[] atan2(r, r)\n}\n";
+  // The sum is 0 exactly, but another order may round to a tiny +-value.
+  const BoundedResult r =
+      Bounds(hlo, {R1(F32, std::vector<float>{0.25f, -0.25f, 1e-3f, -1e-3f})});
+  ASSERT_EQ(r.outputs.size(), 1u);
+  EXPECT_TRUE(std::isinf(Allowed(r, 0)));
+}
+
 TEST(NumericsOpsTest, UndeterminedIndexMakesTheSliceUndetermined) {
   // The index comes from a float compare at a tie, converted to s32.
   const std::string hlo =
