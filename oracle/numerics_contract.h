@@ -70,9 +70,10 @@
 //     window elements plus the init (n' = n + 1 terms), the classic
 //     worst-case bound of any binary summation tree applies:
 //     E(y) = sum E(x_i) + n' u_acc sum |x_i| + 2 u_T |y| + d_T, with u_acc
-//     the unit
-//     roundoff of the accumulator (f32 for bf16/f16/f32 reductions, f64 for
-//     f64; accumulating bf16 in bf16 is a bug, not a legal choice). n' u is
+//     the unit roundoff of the accumulator (f32 for bf16/f16/f32
+//     reductions, f64 for f64; accumulating bf16 in bf16 is a bug, not a
+//     legal choice). Undetermined once sum |x_i| reaches the overflow
+//     threshold: another order's partial sums may overflow. n' u is
 //     the classic worst case of recursive summation, and it bounds every
 //     binary summation tree (the error is at most u times the sum of the
 //     tree's partial sums, each at most sum |x_i|, over n'-1 additions).

@@ -183,6 +183,9 @@ StatusOr<Literal> ReduceBound(BoundsEvaluator& ev, const HloInstruction& instr,
           continue;
         }
         d[i] += terms * ua * m[i] + 2 * u * std::fabs(yd[i]) + dsub;
+        // Partial sums of another order may overflow although this sum
+        // does not: possible once sum |x_i| reaches the overflow threshold.
+        if (m[i] >= OverflowThreshold(t)) d[i] = kInf;
       }
       return e;
     }

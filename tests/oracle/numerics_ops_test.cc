@@ -132,6 +132,20 @@ TEST(NumericsOpsTest, SignOfARoundedZeroIsNotDetermined) {
   EXPECT_TRUE(std::isinf(Allowed(r, 0)));
 }
 
+// Found by fuzzing: a sum that is finite in one order (3e38 - 2e38 + 2e38)
+// may overflow in another (3e38 + 2e38 first): undetermined.
+TEST(NumericsOpsTest, SumWhosePartialSumsMayOverflowIsUndetermined) {
+  const std::string hlo =
+      "HloModule m\n\nadd {\n  p = f32[] parameter(0)\n  q = f32[] "
+      "parameter(1)\n  ROOT s = f32[] add(p, q)\n}\n\nENTRY e {\n  x = "
+      "f32[3] parameter(0)\n  z = f32[] constant(0)\n  ROOT s = f32[] "
+      "reduce(x, z), dimensions={0}, to_apply=add\n}\n";
+  EXPECT_TRUE(std::isinf(Allowed(
+      Bounds(hlo, {R1(F32, std::vector<float>{3e38f, -2e38f, 2e38f})}), 0)));
+  EXPECT_FALSE(std::isinf(Allowed(
+      Bounds(hlo, {R1(F32, std::vector<float>{3e30f, -2e30f, 2e30f})}), 0)));
+}
+
 TEST(NumericsOpsTest, UndeterminedIndexMakesTheSliceUndetermined) {
   // The index comes from a float compare at a tie, converted to s32.
   const std::string hlo =
