@@ -59,17 +59,27 @@ inline tpu::RunResult Run(const tpu::Executable& exe,
   return std::move(r).value();
 }
 
-// Compiles `text`, runs it and the oracle on RandomArguments(seed), and
-// expects every output leaf to match within `options`.
-inline void ExpectMatchesOracle(const std::string& text, uint64_t seed,
-                                const ComparisonOptions& options = {}) {
+// Compiles `text` (the back end alone, CompileModule, or with
+// full_pipeline the pass pipeline too, Compile), runs it and the oracle on
+// RandomArguments(seed), and expects every output leaf to match within
+// `options`.
+inline void ExpectRunMatchesOracle(const std::string& text, uint64_t seed,
+                                   const ComparisonOptions& options,
+                                   bool full_pipeline) {
   SCOPED_TRACE(text);
   std::unique_ptr<HloModule> m = Parse(text);
-  if (m == nullptr) return;
+  ASSERT_NE(m, nullptr);
   std::vector<Literal> args = RandomArguments(*m->entry_computation(), seed);
   auto expected = Evaluate(*m, args);
   ASSERT_TRUE(expected.ok()) << expected.status().ToString();
-  auto exe = CompileModule(*m, CompileOptions());
+  StatusOr<tpu::Executable> exe = tpu::Executable();
+  if (full_pipeline) {
+    auto c = Compile(*m, CompileOptions());
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    exe = std::move(c->executable);
+  } else {
+    exe = CompileModule(*m, CompileOptions());
+  }
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   tpu::RunResult r = Run(*exe, args);
   ASSERT_EQ(r.report.status, tpu::RunStatus::kOk)
@@ -77,11 +87,24 @@ inline void ExpectMatchesOracle(const std::string& text, uint64_t seed,
       << r.report.instruction;
   std::vector<Literal> leaves;
   for (const tpu::OutputBuffer& b : r.outputs) leaves.push_back(ToLiteral(b));
+  ASSERT_FALSE(leaves.empty());
   Literal actual = expected->shape().IsTuple()
                        ? Literal::Tuple(std::move(leaves))
                        : std::move(leaves.at(0));
   ComparisonResult c = CompareLiterals(actual, *expected, options);
   EXPECT_TRUE(c.ok()) << c.ToText();
+}
+
+// The back end alone (CompileModule).
+inline void ExpectMatchesOracle(const std::string& text, uint64_t seed,
+                                const ComparisonOptions& options = {}) {
+  ExpectRunMatchesOracle(text, seed, options, /*full_pipeline=*/false);
+}
+
+// The whole compiler (Compile: pass pipeline, then the back end).
+inline void ExpectCompiledMatchesOracle(const std::string& text, uint64_t seed,
+                                        const ComparisonOptions& options = {}) {
+  ExpectRunMatchesOracle(text, seed, options, /*full_pipeline=*/true);
 }
 
 // A relative tolerance of `ulps` units in the last place of f32.

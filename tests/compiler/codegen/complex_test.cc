@@ -17,34 +17,6 @@ const std::vector<std::string> kComplex = {"c64", "c128"};
 // The real part type of a complex type.
 std::string Part(const std::string& t) { return t == "c64" ? "f32" : "f64"; }
 
-// Compiles `text` with Compile() (the pass pipeline too), runs it on
-// RandomArguments(seed) and compares with the oracle.
-void ExpectCompiledMatches(const std::string& text, uint64_t seed,
-                           const ComparisonOptions& options = {}) {
-  SCOPED_TRACE(text);
-  std::unique_ptr<HloModule> m = testing::Parse(text);
-  if (m == nullptr) return;
-  std::vector<Literal> args = RandomArguments(*m->entry_computation(), seed);
-  auto expected = Evaluate(*m, args);
-  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
-  auto compiled = Compile(*m, CompileOptions());
-  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
-  tpu::RunResult r = testing::Run(compiled->executable, args);
-  ASSERT_EQ(r.report.status, tpu::RunStatus::kOk)
-      << r.report.message << " at " << r.report.kernel << ": "
-      << r.report.instruction;
-  std::vector<Literal> leaves;
-  for (const tpu::OutputBuffer& b : r.outputs) {
-    leaves.push_back(testing::ToLiteral(b));
-  }
-  ASSERT_FALSE(leaves.empty());
-  Literal actual = expected->shape().IsTuple()
-                       ? Literal::Tuple(std::move(leaves))
-                       : std::move(leaves.at(0));
-  ComparisonResult c = CompareLiterals(actual, *expected, options);
-  EXPECT_TRUE(c.ok()) << c.ToText();
-}
-
 std::string Entry(const std::string& body) {
   return "HloModule m\nENTRY e {\n" + body + "}\n";
 }
@@ -56,7 +28,7 @@ TEST(ComplexTest, BinaryOps) {
         SCOPED_TRACE(t + " " + op + " " + d);
         const bool exact =
             std::string(op) == "add" || std::string(op) == "subtract";
-        ExpectCompiledMatches(
+        testing::ExpectCompiledMatchesOracle(
             Entry("  a = " + t + d + " parameter(0)\n  b = " + t + d +
                   " parameter(1)\n  ROOT r = " + t + d + " " + op + "(a, b)\n"),
             7, exact ? ComparisonOptions::Exact() : ComparisonOptions());
@@ -69,7 +41,7 @@ TEST(ComplexTest, UnaryOpsAndParts) {
   for (const std::string& t : kComplex) {
     SCOPED_TRACE(t);
     const std::string p = Part(t);
-    ExpectCompiledMatches(
+    testing::ExpectCompiledMatchesOracle(
         Entry("  a = " + t + "[9,130] parameter(0)\n  n = " + t +
               "[9,130] negate(a)\n  re = " + p +
               "[9,130] real(n)\n  im = " + p + "[9,130] imag(a)\n  ab = " + p +
@@ -78,7 +50,7 @@ TEST(ComplexTest, UnaryOpsAndParts) {
               "[9,130], " + t + "[9,130]) tuple(n, ab, c)\n"),
         3);
     // real/imag of a real float: the value and zero.
-    ExpectCompiledMatches(
+    testing::ExpectCompiledMatchesOracle(
         Entry("  a = " + p + "[37] parameter(0)\n  re = " + p +
               "[37] real(a)\n  im = " + p + "[37] imag(a)\n  ROOT r = (" + p +
               "[37], " + p + "[37]) tuple(re, im)\n"),
@@ -88,12 +60,12 @@ TEST(ComplexTest, UnaryOpsAndParts) {
 
 TEST(ComplexTest, AbsAvoidsOverflowAndKeepsInfinity) {
   // |3e30 + 4e30i| = 5e30 overflows a naive f32 sum of squares.
-  ExpectCompiledMatches(
+  testing::ExpectCompiledMatchesOracle(
       Entry("  a = c64[4] constant({(3e30, 4e30), (inf, nan), (0, 0), "
             "(-3, 4)})\n  p = c64[4] parameter(0)\n  s = c64[4] add(a, p)\n"
             "  ROOT r = f32[4] abs(s)\n"),
       1);
-  ExpectCompiledMatches(
+  testing::ExpectCompiledMatchesOracle(
       Entry("  a = c128[4] constant({(3e300, 4e300), (nan, -inf), (0, 0), "
             "(-3, 4)})\n  p = c128[4] parameter(0)\n  s = c128[4] add(a, p)\n"
             "  ROOT r = f64[4] abs(s)\n"),
@@ -104,7 +76,7 @@ TEST(ComplexTest, CompareSelectConvert) {
   for (const std::string& t : kComplex) {
     SCOPED_TRACE(t);
     const std::string o = t == "c64" ? "c128" : "c64";
-    ExpectCompiledMatches(
+    testing::ExpectCompiledMatchesOracle(
         Entry("  a = " + t + "[200] parameter(0)\n  b = " + t +
               "[200] parameter(1)\n  q = pred[200] parameter(2)\n  z = " + t +
               "[200] select(q, a, b)\n"
@@ -118,7 +90,7 @@ TEST(ComplexTest, CompareSelectConvert) {
         5, ComparisonOptions::Exact());
     for (std::string from : {"f32", "f64", "s32", "u8", "pred", "bf16"}) {
       SCOPED_TRACE(from);
-      ExpectCompiledMatches(
+      testing::ExpectCompiledMatchesOracle(
           Entry("  a = " + std::string(from) +
                 "[40] parameter(0)\n  ROOT r = " + t + "[40] convert(a)\n"),
           6, ComparisonOptions::Exact());
@@ -130,7 +102,7 @@ TEST(ComplexTest, FusableChainsAndMap) {
   for (const std::string& t : kComplex) {
     SCOPED_TRACE(t);
     const std::string p = Part(t);
-    ExpectCompiledMatches(
+    testing::ExpectCompiledMatchesOracle(
         Entry("  a = " + t + "[2,3,129] parameter(0)\n  b = " + t +
               "[2,3,129] parameter(1)\n  m = " + t +
               "[2,3,129] multiply(a, b)\n  s = " + t +
@@ -139,7 +111,7 @@ TEST(ComplexTest, FusableChainsAndMap) {
               p + "[2,3,129] abs(b)\n  ROOT r = " + t +
               "[2,3,129] complex(x, y)\n"),
         8);
-    ExpectCompiledMatches(
+    testing::ExpectCompiledMatchesOracle(
         "HloModule m\nf {\n  x = " + t + "[] parameter(0)\n  y = " + t +
             "[] parameter(1)\n  k = " + t + "[] constant((1.5, -2))\n  m = " +
             t + "[] multiply(x, k)\n  ROOT r = " + t +
@@ -154,7 +126,7 @@ TEST(ComplexTest, FusableChainsAndMap) {
 TEST(ComplexTest, DataMovement) {
   for (const std::string& t : kComplex) {
     SCOPED_TRACE(t);
-    ExpectCompiledMatches(
+    testing::ExpectCompiledMatchesOracle(
         Entry("  a = " + t + "[5,7] parameter(0)\n  s = " + t +
               "[] parameter(1)\n  b = " + t +
               "[3,5,7] broadcast(a), dimensions={1,2}\n  tr = " + t +
@@ -167,7 +139,7 @@ TEST(ComplexTest, DataMovement) {
               "[7,5], " + t + "[2,3], " + t + "[10,7], " + t + "[8,15], " + t +
               "[35]) tuple(b, tr, sl, cc, pd, rs)\n"),
         10, ComparisonOptions::Exact());
-    ExpectCompiledMatches(
+    testing::ExpectCompiledMatchesOracle(
         Entry("  a = " + t + "[6,9] parameter(0)\n  u = " + t +
               "[2,3] parameter(1)\n  i = s32[] parameter(2)\n  j = s32[] "
               "parameter(3)\n  ds = " +
@@ -179,7 +151,7 @@ TEST(ComplexTest, DataMovement) {
               "  ROOT r = (" +
               t + "[2,3], " + t + "[6,9]) tuple(ds, du)\n"),
         11, ComparisonOptions::Exact());
-    ExpectCompiledMatches(
+    testing::ExpectCompiledMatchesOracle(
         Entry("  a = " + t +
               "[8,6] parameter(0)\n  i = s32[5,1] parameter(1)\n"
               "  ROOT g = " +
@@ -194,7 +166,7 @@ TEST(ComplexTest, DataMovement) {
 TEST(ComplexTest, ScatterWithComplexCombiner) {
   for (const std::string& t : kComplex) {
     SCOPED_TRACE(t);
-    ExpectCompiledMatches(
+    testing::ExpectCompiledMatchesOracle(
         "HloModule m\nadd {\n  x = " + t + "[] parameter(0)\n  y = " + t +
             "[] parameter(1)\n  ROOT r = " + t +
             "[] add(x, y)\n}\nENTRY e {\n  a = " + t +
@@ -212,7 +184,7 @@ TEST(ComplexTest, SortByRealAndImag) {
     for (std::string part : {"real", "imag"}) {
       SCOPED_TRACE(t + " " + part);
       const std::string p = Part(t);
-      ExpectCompiledMatches(
+      testing::ExpectCompiledMatchesOracle(
           "HloModule m\nless {\n  a = " + t + "[] parameter(0)\n  b = " + t +
               "[] parameter(1)\n  c = s32[] parameter(2)\n  d = s32[] "
               "parameter(3)\n  x = " +
@@ -234,7 +206,7 @@ TEST(ComplexTest, ReduceWithComplexReducers) {
   for (const std::string& t : kComplex) {
     for (std::string op : {"add", "multiply"}) {
       SCOPED_TRACE(t + " " + op);
-      ExpectCompiledMatches(
+      testing::ExpectCompiledMatchesOracle(
           "HloModule m\nf {\n  x = " + t + "[] parameter(0)\n  y = " + t +
               "[] parameter(1)\n  ROOT r = " + t + "[] " + op +
               "(x, y)\n}\nENTRY e {\n  a = " + t +
@@ -249,7 +221,7 @@ TEST(ComplexTest, ReduceWithComplexReducers) {
 TEST(ComplexTest, WhileAndConditionalCarryComplex) {
   for (const std::string& t : kComplex) {
     SCOPED_TRACE(t);
-    ExpectCompiledMatches(
+    testing::ExpectCompiledMatchesOracle(
         "HloModule m\ncond {\n  p = (s32[], " + t +
             "[33]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
             "  n = s32[] constant(4)\n  ROOT c = pred[] compare(i, n), "

@@ -20,31 +20,6 @@ const HloInstruction* FindFusion(const HloModule& m, const std::string& name) {
   return nullptr;
 }
 
-// Compiles `text` with Compile() too and compares with the oracle.
-void ExpectCompileMatches(const std::string& text, uint64_t seed) {
-  SCOPED_TRACE(text);
-  std::unique_ptr<HloModule> m = testing::Parse(text);
-  ASSERT_NE(m, nullptr);
-  std::vector<Literal> args = RandomArguments(*m->entry_computation(), seed);
-  auto expected = Evaluate(*m, args);
-  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
-  auto compiled = Compile(*m, CompileOptions());
-  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
-  tpu::RunResult r = testing::Run(compiled->executable, args);
-  ASSERT_EQ(r.report.status, tpu::RunStatus::kOk) << r.report.message;
-  std::vector<Literal> leaves;
-  for (const tpu::OutputBuffer& b : r.outputs) {
-    leaves.push_back(testing::ToLiteral(b));
-  }
-  ASSERT_FALSE(leaves.empty());
-  Literal actual = expected->shape().IsTuple()
-                       ? Literal::Tuple(std::move(leaves))
-                       : std::move(leaves.at(0));
-  ComparisonResult c =
-      CompareLiterals(actual, *expected, ComparisonOptions::Exact());
-  EXPECT_TRUE(c.ok()) << c.ToText();
-}
-
 // XLA multioutput_fusion_test's MultiOutputLoopFusionBitcastCompatibleShapes,
 // on ragged shapes.
 constexpr char kBitcastMof[] = R"(
@@ -78,7 +53,8 @@ TEST(FusionFallbackTest, RefusedMultiOutputFusionRunsInline) {
   EXPECT_TRUE(EmitsInline(*f));
   for (uint64_t seed = 1; seed <= 2; ++seed) {
     testing::ExpectMatchesOracle(kBitcastMof, seed, ComparisonOptions::Exact());
-    ExpectCompileMatches(kBitcastMof, seed);
+    testing::ExpectCompiledMatchesOracle(kBitcastMof, seed,
+                                         ComparisonOptions::Exact());
   }
 }
 
@@ -191,7 +167,7 @@ ENTRY e {
   ASSERT_NE(f, nullptr);
   EXPECT_FALSE(EmitsFusedKernel(*f));
   testing::ExpectMatchesOracle(text, 8, ComparisonOptions::Exact());
-  ExpectCompileMatches(text, 8);
+  testing::ExpectCompiledMatchesOracle(text, 8, ComparisonOptions::Exact());
 }
 
 // XLA multioutput_fusion_test's MultiOutputLoopFeedingMap: a multi-output
@@ -219,7 +195,7 @@ ENTRY e {
 }
 )";
   testing::ExpectMatchesOracle(text, 10, ComparisonOptions::Exact());
-  ExpectCompileMatches(text, 10);
+  testing::ExpectCompiledMatchesOracle(text, 10, ComparisonOptions::Exact());
 }
 
 // The same fused computation called by two refused fusions: parameters get

@@ -16,32 +16,6 @@ namespace {
 
 using testing::EntryModule;
 
-// Compile() (the default pass pipeline) + run vs the oracle on `seed`.
-void ExpectPipelineMatchesOracle(const std::string& text, uint64_t seed,
-                                 const ComparisonOptions& options = {}) {
-  SCOPED_TRACE(text);
-  std::unique_ptr<HloModule> m = testing::Parse(text);
-  ASSERT_NE(m, nullptr);
-  std::vector<Literal> args = RandomArguments(*m->entry_computation(), seed);
-  auto expected = Evaluate(*m, args);
-  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
-  auto c = Compile(*m, CompileOptions());
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  tpu::RunResult r = testing::Run(c->executable, args);
-  ASSERT_EQ(r.report.status, tpu::RunStatus::kOk)
-      << r.report.message << " at " << r.report.kernel << ": "
-      << r.report.instruction;
-  std::vector<Literal> leaves;
-  for (const tpu::OutputBuffer& b : r.outputs) {
-    leaves.push_back(testing::ToLiteral(b));
-  }
-  Literal actual = expected->shape().IsTuple()
-                       ? Literal::Tuple(std::move(leaves))
-                       : std::move(leaves.at(0));
-  ComparisonResult cmp = CompareLiterals(actual, *expected, options);
-  EXPECT_TRUE(cmp.ok()) << cmp.ToText();
-}
-
 constexpr char kAdd[] = R"(
 add {
   p0 = f32[] parameter(0)
@@ -55,7 +29,7 @@ add {
 // physical bytes of %neg are its transpose, so %bitcast is not a reshape
 // of %neg's logical (row-major) values.
 TEST(FuzzRegressionTest, BitcastOfColumnMajorIntoReduce) {
-  ExpectPipelineMatchesOracle(std::string("HloModule m\n") + kAdd + R"(
+  testing::ExpectCompiledMatchesOracle(std::string("HloModule m\n") + kAdd + R"(
 ENTRY e {
   param_0 = f32[64,128] parameter(0)
   zero = f32[] constant(0)
@@ -65,13 +39,13 @@ ENTRY e {
   reduce.2 = f32[128] reduce(bitcast, zero), dimensions={0,1}, to_apply=add
   ROOT t = (f32[128], f32[128]) tuple(reduce.1, reduce.2)
 })",
-                              1);
+                                       1);
 }
 
 // Bitcasts between other layouts feeding elementwise consumers (loop
 // fusions): operand and result non-default, result non-default only.
 TEST(FuzzRegressionTest, BitcastBetweenLayoutsInLoopFusion) {
-  ExpectPipelineMatchesOracle(EntryModule(R"(
+  testing::ExpectCompiledMatchesOracle(EntryModule(R"(
   a = f32[6,10,4] parameter(0)
   n = f32[6,10,4]{1,0,2} negate(a)
   b = f32[4,60]{0,1} bitcast(n)
@@ -82,14 +56,14 @@ TEST(FuzzRegressionTest, BitcastBetweenLayoutsInLoopFusion) {
   g = s32[5,12] add(f, f)
   ROOT t = (f32[4,60], s32[5,12]) tuple(e, g)
 )"),
-                              2);
+                                       2);
 }
 
 // A map whose computation keeps many c128 values (4 registers each) alive
 // one after another: registers must be recycled after each value's last
 // reader. The fuzzer's case 905c0cd1aac787d6 (out of vector registers).
 TEST(FuzzRegressionTest, MapOnC128WithLongComputation) {
-  ExpectPipelineMatchesOracle(R"(
+  testing::ExpectCompiledMatchesOracle(R"(
 HloModule m
 mapped {
   x = c128[] parameter(0)
@@ -134,7 +108,7 @@ ENTRY e {
   ROOT t = (c128[1,129,1,1], c128[3,50]) tuple(m1, m2)
 }
 )",
-                              3);
+                                       3);
 }
 
 // Map computations as the fuzzer writes them: one-element arrays between
@@ -144,7 +118,7 @@ ENTRY e {
 // 905c0cd1aac787d6 of seed 7: "cannot compile map" and out of vector
 // registers).
 TEST(FuzzRegressionTest, MapWithOneElementArraysDeadCodeAndC128Divide) {
-  ExpectPipelineMatchesOracle(R"(
+  testing::ExpectCompiledMatchesOracle(R"(
 HloModule m
 one_element {
   x = f32[] parameter(0)
@@ -199,7 +173,7 @@ ENTRY e {
   ROOT t = (f32[63,127], c128[256,5,3]{1,2,0}, c128[256,5,3]) tuple(m1, m2, m3)
 }
 )",
-                              5);
+                                       5);
 }
 
 // sort with eight f64 operands (a pair of registers each, for lhs and rhs)
@@ -221,7 +195,7 @@ TEST(FuzzRegressionTest, SortWithManyWideOperands) {
     ops += (i ? ", a" : "a") + std::to_string(i);
     types += (i ? ", " : "") + t;
   }
-  ExpectPipelineMatchesOracle(
+  testing::ExpectCompiledMatchesOracle(
       "HloModule m\nless {\n" + params +
           "  ROOT r = pred[] compare(p0, p1), direction=GT\n}\nENTRY e {\n" +
           entry + "  ROOT s = (" + types + ") sort(" + ops +
