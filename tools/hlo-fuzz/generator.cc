@@ -246,6 +246,23 @@ StatusOr<GeneratorOptions> GeneratorOptions::FromJson(const Json& j) {
   return o;
 }
 
+StatusOr<std::unique_ptr<HloModule>> ParseGenerated(const std::string& text,
+                                                    const std::string& what,
+                                                    uint64_t seed) {
+  const std::string who = what + " (seed " + std::to_string(seed) + ")";
+  auto module = ParseHloModule(text);
+  if (!module.ok()) {
+    return Internal(who +
+                    " produced unparsable HLO: " + module.status().message());
+  }
+  Status verified = VerifyModule(**module);
+  if (!verified.ok()) {
+    return Internal(
+        who + " produced HLO that does not verify: " + verified.message());
+  }
+  return std::move(*module);
+}
+
 StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
                                           const GeneratorOptions& options) {
   if (options.max_elements < 1 || options.max_rank < 0 ||
@@ -333,17 +350,9 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
 
   GeneratedCase c;
   c.hlo_text = g.pb.Text();
-  auto module = ParseHloModule(c.hlo_text);
-  if (!module.ok()) {
-    return Internal("generator produced unparsable HLO (seed " +
-                    std::to_string(seed) + "): " + module.status().message());
-  }
-  Status verified = VerifyModule(**module);
-  if (!verified.ok()) {
-    return Internal("generator produced HLO that does not verify (seed " +
-                    std::to_string(seed) + "): " + verified.message());
-  }
-  c.inputs = RandomArguments(*(*module)->entry_computation(), seed);
+  ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
+                   ParseGenerated(c.hlo_text, "generator", seed));
+  c.inputs = RandomArguments(*module->entry_computation(), seed);
   c.origin = Json::MakeObject();
   c.origin["kind"] = "synthetic";
   c.origin["seed"] = seed;

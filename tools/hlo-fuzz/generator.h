@@ -27,12 +27,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/json.h"
 #include "base/status.h"
 #include "compiler/ir/dtype.h"
+#include "compiler/ir/hlo_module.h"
 #include "compiler/ir/literal.h"
 #include "compiler/ir/opcode.h"
 
@@ -91,6 +93,13 @@ const std::vector<PrimitiveType>& AllDtypes();
 // True for the opcodes oracle/evaluator.cc evaluates (the default
 // "supported" predicate of the trace corpus).
 bool OracleEvaluates(HloOpcode op);
+
+// Parses and verifies generated program text; a failure is a bug of the
+// program source `what` ("generator", "trace sample"): Internal naming it,
+// the seed and the parser's or verifier's words.
+StatusOr<std::unique_ptr<HloModule>> ParseGenerated(const std::string& text,
+                                                    const std::string& what,
+                                                    uint64_t seed);
 
 // Generates the program for `seed` (see the file comment). Errors:
 // InvalidArgument for unusable options (no dtype, max_elements < 1,

@@ -294,17 +294,9 @@ StatusOr<GeneratedCase> TraceCorpus::Sample(
   }
   GeneratedCase c;
   c.hlo_text = PrintHloModule(*m);
-  auto parsed = ParseHloModule(c.hlo_text);
-  if (!parsed.ok()) {
-    return Internal("trace sample does not reparse (seed " +
-                    std::to_string(seed) + "): " + parsed.status().message());
-  }
-  Status v = VerifyModule(**parsed);
-  if (!v.ok()) {
-    return Internal("trace sample does not verify (seed " +
-                    std::to_string(seed) + "): " + v.message());
-  }
-  c.inputs = TraceInputs(**parsed, seed);
+  ASSIGN_OR_RETURN(std::unique_ptr<HloModule> parsed,
+                   ParseGenerated(c.hlo_text, "trace sample", seed));
+  c.inputs = TraceInputs(*parsed, seed);
   c.origin = Json::MakeObject();
   c.origin["kind"] = "trace";
   c.origin["file"] = sg.file;
