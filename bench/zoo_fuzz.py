@@ -15,44 +15,13 @@ Usage (after building hlo-fuzz, hlo-diff and hlo-run in build/):
         [--jobs 2] [--linger 60] [--bugs 01,05] [--work DIR]
 """
 import argparse
-import glob
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, check=False,
-                          **kw)
-
-
-def prepare(work):
-    """Copies the target side and configures its build; returns both dirs."""
-    src, build = os.path.join(work, "src"), os.path.join(work, "build")
-    shutil.rmtree(src, ignore_errors=True)
-    files = run(["git", "ls-files", "base", "compiler", "tpu", "tools",
-                 "CMakeLists.txt"], cwd=ROOT).stdout.split()
-    for f in files:
-        os.makedirs(os.path.dirname(os.path.join(src, f)), exist_ok=True)
-        shutil.copy2(os.path.join(ROOT, f), os.path.join(src, f))
-    env = dict(os.environ, CCACHE_BASEDIR=work, CCACHE_NOHASHDIR="1")
-    cfg = run(["cmake", "-S", src, "-B", build, "-G", "Ninja",
-               "-DTRENCH_TARGET_ONLY=ON", "-DCMAKE_BUILD_TYPE=Release"],
-              env=env)
-    if cfg.returncode != 0:
-        sys.exit("configure failed: " + cfg.stderr)
-    return src, build, env
-
-
-def build_hlo_run(build, env):
-    b = run(["cmake", "--build", build, "--target", "hlo-run", "-j2"],
-            env=env)
-    return b.returncode == 0, b.stdout[-2000:] + b.stderr[-2000:]
+from zoo_common import ROOT, build_targets, bug_dirs, patched, prepare, run
 
 
 def attributable(case_dir, build):
@@ -67,27 +36,25 @@ def attributable(case_dir, build):
 
 def fuzz_bug(bug_dir, args, src, zoo_build, env):
     name = os.path.basename(bug_dir)
-    patch = os.path.join(bug_dir, "bug.patch")
-    if run(["git", "apply", patch], cwd=src).returncode != 0:
-        return {"bug": name, "error": "patch does not apply"}
     try:
-        ok, log = build_hlo_run(zoo_build, env)
-        if not ok:
-            return {"bug": name, "error": "build failed: " + log}
-        out = os.path.join(args.work, "findings", name)
-        shutil.rmtree(out, ignore_errors=True)
-        start = time.time()
-        f = run([os.path.join(args.build, "hlo-fuzz"), "--no-progress",
-                 "--budget", str(args.budget), "--jobs", str(args.jobs),
-                 "--linger", str(args.linger), "--seed", str(args.seed),
-                 "--corpus", os.path.join(ROOT, "..", "shared", "traces"),
-                 "--target", "serve",
-                 "--hlo-run", os.path.join(zoo_build, "hlo-run"),
-                 "--out", out])
-        wall = time.time() - start
-        summary = json.loads(f.stdout)
-    finally:
-        run(["git", "apply", "-R", patch], cwd=src)
+        with patched(src, bug_dir):
+            ok, log = build_targets(zoo_build, env)
+            if not ok:
+                return {"bug": name, "error": "build failed: " + log}
+            out = os.path.join(args.work, "findings", name)
+            shutil.rmtree(out, ignore_errors=True)
+            start = time.time()
+            f = run([os.path.join(args.build, "hlo-fuzz"), "--no-progress",
+                     "--budget", str(args.budget), "--jobs", str(args.jobs),
+                     "--linger", str(args.linger), "--seed", str(args.seed),
+                     "--corpus", os.path.join(ROOT, "..", "shared", "traces"),
+                     "--target", "serve",
+                     "--hlo-run", os.path.join(zoo_build, "hlo-run"),
+                     "--out", out])
+            wall = time.time() - start
+            summary = json.loads(f.stdout)
+    except RuntimeError as e:
+        return {"bug": name, "error": str(e)}
     mine = [x for x in summary["findings"]
             if x["case"] and attributable(x["case"], args.build)]
     first = min(mine, key=lambda x: x["first_seconds"]) if mine else None
@@ -117,13 +84,8 @@ def main():
     args.build = os.path.abspath(args.build)
     os.makedirs(args.work, exist_ok=True)
     src, zoo_build, env = prepare(args.work)
-    wanted = [b for b in args.bugs.split(",") if b]
     rows = []
-    for bug_dir in sorted(glob.glob(os.path.join(ROOT, "tests", "bugzoo",
-                                                 "[0-9]*"))):
-        name = os.path.basename(bug_dir)
-        if wanted and not any(name.startswith(w) for w in wanted):
-            continue
+    for bug_dir in bug_dirs(args.bugs):
         row = fuzz_bug(bug_dir, args, src, zoo_build, env)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)

@@ -1,0 +1,79 @@
+"""The bug zoo's build machinery, shared by the zoo benchmarks.
+
+A copy of the target side (base compiler tpu tools CMakeLists.txt, tracked
+and untracked-but-not-ignored files of this checkout) under WORK/src, one
+-DTRENCH_TARGET_ONLY=ON build of it under WORK/build, and per bug: apply
+its bug.patch, rebuild incrementally, and take it out again.
+"""
+import contextlib
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ZOO = os.path.join(ROOT, "tests", "bugzoo")
+TARGET_SIDE = ["base", "compiler", "tpu", "tools", "CMakeLists.txt"]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, check=False,
+                          **kw)
+
+
+def target_side_files():
+    """The target side's files of this checkout (relative paths)."""
+    out = run(["git", "ls-files", "--cached", "--others", "--exclude-standard",
+               "--"] + TARGET_SIDE, cwd=ROOT).stdout.split()
+    return [f for f in out if os.path.isfile(os.path.join(ROOT, f))]
+
+
+def prepare(work):
+    """Copies the target side to WORK/src and configures WORK/build.
+
+    Returns (src, build, env); env makes ccache share hits across copies.
+    """
+    src, build = os.path.join(work, "src"), os.path.join(work, "build")
+    shutil.rmtree(src, ignore_errors=True)
+    for f in target_side_files():
+        os.makedirs(os.path.dirname(os.path.join(src, f)), exist_ok=True)
+        shutil.copy2(os.path.join(ROOT, f), os.path.join(src, f))
+    env = dict(os.environ, CCACHE_BASEDIR=work, CCACHE_NOHASHDIR="1")
+    cfg = run(["cmake", "-S", src, "-B", build, "-G", "Ninja",
+               "-DTRENCH_TARGET_ONLY=ON", "-DCMAKE_BUILD_TYPE=Release"],
+              env=env)
+    if cfg.returncode != 0:
+        sys.exit("configure failed: " + cfg.stderr)
+    return src, build, env
+
+
+def build_targets(build, env, targets=("hlo-run",)):
+    """Builds `targets` in `build`; returns (ok, log tail)."""
+    b = run(["cmake", "--build", build, "-j2", "--target"] + list(targets),
+            env=env)
+    return b.returncode == 0, b.stdout[-2000:] + b.stderr[-2000:]
+
+
+def bug_dirs(wanted=""):
+    """tests/bugzoo/<NN>-*/ in order; `wanted` = "01,05" selects by prefix."""
+    prefixes = [w for w in wanted.split(",") if w]
+    return [d for d in sorted(glob.glob(os.path.join(ZOO, "[0-9]*")))
+            if not prefixes or
+            any(os.path.basename(d).startswith(p) for p in prefixes)]
+
+
+@contextlib.contextmanager
+def patched(src, bug_dir):
+    """Applies bug_dir/bug.patch to `src` for the `with` block.
+
+    Raises RuntimeError when the patch does not apply.
+    """
+    patch = os.path.join(bug_dir, "bug.patch")
+    r = run(["git", "apply", patch], cwd=src)
+    if r.returncode != 0:
+        raise RuntimeError("patch does not apply: " + r.stderr.strip())
+    try:
+        yield
+    finally:
+        run(["git", "apply", "-R", patch], cwd=src)
