@@ -217,6 +217,16 @@ std::vector<Shape> InputLeafShapes(const HloModule& module) {
   return shapes;
 }
 
+std::vector<Literal> ArgumentLeaves(const std::vector<Literal>& args) {
+  std::vector<Literal> leaves;
+  for (const Literal& arg : args) {
+    for (const Literal* leaf : arg.Leaves()) {
+      if (leaf->shape().IsArray()) leaves.push_back(*leaf);
+    }
+  }
+  return leaves;
+}
+
 Status CheckInputs(const HloModule& module,
                    const std::vector<Literal>& inputs) {
   const std::vector<Shape> shapes = InputLeafShapes(module);

@@ -76,6 +76,11 @@ StatusOr<std::unique_ptr<HloModule>> ParseCaseModule(const std::string& text,
 // The entry parameters' array leaf shapes, in flattened order.
 std::vector<Shape> InputLeafShapes(const HloModule& module);
 
+// The array leaves of per-parameter arguments (e.g. RandomArguments'
+// result), in flattened order: the form Case::inputs takes. Tuple-shaped
+// parameters give one input per array leaf; token leaves give none.
+std::vector<Literal> ArgumentLeaves(const std::vector<Literal>& args);
+
 // Checks that `inputs` match the entry parameter leaves (count, dtype,
 // dims). InvalidArgument naming the first bad input.
 Status CheckInputs(const HloModule& module, const std::vector<Literal>& inputs);

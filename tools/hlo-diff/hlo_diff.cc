@@ -149,12 +149,8 @@ StatusOr<Case> LoadCase(const Args& a) {
   std::ostringstream text;
   text << in.rdbuf();
   ASSIGN_OR_RETURN(auto module, hlo_diff::ParseCaseModule(text.str(), a.input));
-  std::vector<Literal> inputs;
-  for (Literal& arg : RandomArguments(*module->entry_computation(), a.seed)) {
-    for (const Literal* leaf : arg.Leaves()) {
-      if (leaf->shape().IsArray()) inputs.push_back(*leaf);
-    }
-  }
+  std::vector<Literal> inputs = hlo_diff::ArgumentLeaves(
+      RandomArguments(*module->entry_computation(), a.seed));
   Json origin = Json::MakeObject();
   origin["kind"] = "random_inputs";
   origin["module"] = a.input;

@@ -51,6 +51,13 @@ const std::vector<std::vector<O>>& UnboundedClasses() {
 
 std::string Name(const HloInstruction& i) { return "%" + i.name(); }
 
+// Whether `to` may replace `i`'s opcode: complex values have no order, so
+// no maximum, minimum or remainder of them (XLA rejects those).
+bool AppliesTo(O to, const HloInstruction& i) {
+  if (!IsComplex(i.shape().element_type())) return true;
+  return to != O::kMaximum && to != O::kMinimum && to != O::kRemainder;
+}
+
 }  // namespace
 
 std::string SwapOp(HloModule& m, Rng& rng, bool allow_nonfinite) {
@@ -65,9 +72,9 @@ std::string SwapOp(HloModule& m, Rng& rng, bool allow_nonfinite) {
       if (std::find(cls.begin(), cls.end(), i->opcode()) == cls.end()) continue;
       std::vector<O> others;
       for (O o : cls) {
-        if (o != i->opcode()) others.push_back(o);
+        if (o != i->opcode() && AppliesTo(o, *i)) others.push_back(o);
       }
-      cands.push_back({i, others});
+      if (!others.empty()) cands.push_back({i, others});
     }
     if (!allow_nonfinite && i->opcode() == O::kExp)
       cands.push_back({i, {O::kTanh}});
@@ -77,7 +84,12 @@ std::string SwapOp(HloModule& m, Rng& rng, bool allow_nonfinite) {
   if (instr->opcode() == O::kCompare) {
     auto& a = instr->mutable_attrs();
     const auto old = a.comparison_direction;
-    const auto dir = static_cast<ComparisonDirection>(rng.Uniform(0, 5));
+    // Complex values are only compared for (in)equality (XLA's rule).
+    const bool complex = IsComplex(instr->operand(0)->shape().element_type());
+    const auto dir = complex
+                         ? (rng.Uniform(0, 1) ? ComparisonDirection::kEq
+                                              : ComparisonDirection::kNe)
+                         : static_cast<ComparisonDirection>(rng.Uniform(0, 5));
     if (dir == old) return "";
     a.comparison_direction = dir;
     return "swap " + Name(*instr) + ": direction " +

@@ -11,6 +11,7 @@
 #include "compiler/ir/hlo_text_file.h"
 #include "compiler/ir/random_inputs.h"
 #include "compiler/ir/verifier.h"
+#include "tools/hlo-diff/case_bundle.h"
 #include "tools/hlo-fuzz/mutate.h"
 
 namespace trench::fuzz {
@@ -167,7 +168,7 @@ std::vector<Literal> TraceInputs(const HloModule& module, uint64_t seed) {
       a.SetFromDouble(i, std::fabs(a.GetAsDouble(i)) + 0.5);
     }
   }
-  return args;
+  return hlo_diff::ArgumentLeaves(args);
 }
 
 TraceCorpus::TraceCorpus(TraceCorpusOptions options)

@@ -94,7 +94,9 @@ class TraceCorpus {
   TraceLoadStats stats_;
 };
 
-// Domain-aware random inputs described in the file comment.
+// Domain-aware random inputs described in the file comment, one per array
+// leaf of the entry parameters (the form of hlo_diff::Case::inputs: a
+// tuple-shaped parameter takes one per leaf).
 std::vector<Literal> TraceInputs(const HloModule& module, uint64_t seed);
 
 }  // namespace trench::fuzz

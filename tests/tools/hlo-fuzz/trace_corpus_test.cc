@@ -108,6 +108,54 @@ TEST(TraceCorpusTest, MutationsKeepModulesValid) {
   }
 }
 
+// A tuple-shaped parameter (a cut-off call's result) takes one input per
+// array leaf, the form cases take.
+TEST(TraceCorpusTest, InputsAreArrayLeaves) {
+  auto m = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  p = (bf16[2,3], pred[2,3]) parameter(0)
+  q = f32[4] parameter(1)
+  ROOT g = bf16[2,3] get-tuple-element(p), index=0
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const std::vector<Literal> in = TraceInputs(**m, 5);
+  ASSERT_EQ(in.size(), 3u);
+  EXPECT_EQ(in[0].shape().ToString(), "bf16[2,3]");
+  EXPECT_EQ(in[1].shape().ToString(), "pred[2,3]");
+  EXPECT_EQ(in[2].shape().ToString(), "f32[4]");
+}
+
+// Complex values have no order: swaps never make maximum or minimum of
+// them, and compares of them stay (in)equalities.
+TEST(TraceCorpusTest, SwapsKeepComplexOpsValid) {
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    auto m = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = c64[4] parameter(0)
+  b = c64[4] parameter(1)
+  s = c64[4] add(a, b)
+  ROOT c = pred[4] compare(s, b), direction=EQ
+}
+)");
+    ASSERT_TRUE(m.ok());
+    Rng rng(seed);
+    SwapOp(**m, rng, false);
+    for (const HloInstruction* i : (*m)->entry_computation()->instructions()) {
+      EXPECT_NE(i->opcode(), HloOpcode::kMaximum) << seed;
+      EXPECT_NE(i->opcode(), HloOpcode::kMinimum) << seed;
+      if (i->opcode() == HloOpcode::kCompare) {
+        const auto d = i->attrs().comparison_direction;
+        EXPECT_TRUE(d == ComparisonDirection::kEq ||
+                    d == ComparisonDirection::kNe)
+            << seed;
+      }
+    }
+  }
+}
+
 const TraceCorpus& Shared() {
   static TraceCorpus* corpus = [] {
     auto* c = new TraceCorpus();
