@@ -6,8 +6,11 @@
 // whole rows (slices, concatenations, row broadcasts, transposes that keep
 // the minor dim) are strided DMAs instead (emit_data_movement_util.h).
 // Pure copies move bit containers (u8/u16/u32/u64), never converting lanes.
+// Operands and results too big to stage stream (stream_data_movement.h).
 #include "compiler/codegen/emit_data_movement_util.h"
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/stream_data_movement.h"
+#include "compiler/codegen/streaming.h"
 #include "compiler/ir/opcode.h"
 
 namespace trench::codegen {
@@ -95,13 +98,33 @@ Status EmitIota(const HloInstruction& instr, const ArrayBuffer& out,
   // wrap at the store, pred stores index != 0, 16-bit floats round once.
   const std::string lane = LaneType(out.dtype);
   if (lane.empty()) return CannotCompile(instr, out.dtype);
+  const std::string c = V(2 + static_cast<int>(instr.attrs().iota_dimension));
+  auto body = [&]() {
+    kb.LinearIndex();
+    EmitCoordinates(kb, out.dims);
+    kb.Emit(lane == "s32" ? "vmov v0, " + c
+                          : "vcvt." + lane + ".s32 v0, " + c + " @m0");
+  };
+  const int64_t avail = kb.vmem_capacity() - kb.vmem_used();
+  if ((out.bytes + 511) / 512 * 512 > avail) {
+    // Too big to stage: written chunk by chunk (streaming.h, no inputs).
+    const std::vector<StreamArray> arrays = {{out.name, out.dtype}};
+    const int64_t chunk = ChooseStreamChunk(out.elements, arrays, avail);
+    if (chunk == 0) {
+      return ResourceExhausted("hloc: " + instr.name() +
+                               ": not even one iota chunk fits in VMEM");
+    }
+    ASSIGN_OR_RETURN(StreamLoop loop,
+                     StreamLoop::Create(kb, out.elements, {}, arrays, chunk));
+    loop.Begin();
+    body();
+    loop.Store(0, 0);
+    loop.End();
+    return Status::Ok();
+  }
   const int64_t out_vmem = kb.AllocVmem(out.bytes);
   kb.BeginLinearTiles(out.elements);
-  kb.LinearIndex();
-  EmitCoordinates(kb, out.dims);
-  const std::string c = V(2 + static_cast<int>(instr.attrs().iota_dimension));
-  kb.Emit(lane == "s32" ? "vmov v0, " + c
-                        : "vcvt." + lane + ".s32 v0, " + c + " @m0");
+  body();
   kb.StoreTile(out.dtype, out_vmem, 0);
   kb.EndLinearTiles();
   kb.DmaOut(out.name, out_vmem, out.bytes);
@@ -185,7 +208,28 @@ Status EmitDataMovement(const HloInstruction& instr, const BufferPlan& plan,
   }
   bool all_dma = true;
   for (const Piece& p : pieces) all_dma &= dm::WorthDma(p.box, esz);
-  if (all_dma) {  // Row copies, HBM to HBM.
+  // Staged whole, the result and the gathered operands must fit in the
+  // VMEM left; else a single operand streams through it in blocks
+  // (stream_data_movement.h); what cannot (concatenate pieces, c128) is
+  // copied by strided DMAs from HBM to HBM, however short its rows.
+  auto aligned = [](int64_t b) { return (b + 511) / 512 * 512; };
+  int64_t staged = aligned(out.bytes);
+  for (const Piece& p : pieces) {
+    if (opc != HloOpcode::kConcatenate || !dm::WorthDma(p.box, esz)) {
+      staged += aligned(p.in.bytes);
+    }
+  }
+  const bool fits = staged <= kb.vmem_capacity() - kb.vmem_used();
+  if (!all_dma && !fits && opc != HloOpcode::kConcatenate && !pieces.empty()) {
+    // Emits nothing when it cannot stream (c128, no block fits): then the
+    // strided DMAs below.
+    Status st = EmitStreamedGather(instr, pieces[0].in, out, pieces[0].src, kb);
+    if (st.ok() || (st.code() != StatusCode::kResourceExhausted &&
+                    st.code() != StatusCode::kUnimplemented)) {
+      return st;
+    }
+  }
+  if (all_dma || !fits) {  // Row copies, HBM to HBM.
     kb.Emit("saddr s1, " + out.name);
     for (const Piece& p : pieces) {
       kb.Emit("saddr s2, " + p.in.name);

@@ -13,14 +13,16 @@
 //    element, starting from the inits and folding in its reduced elements
 //    one gather per input, in row-major order of the reduced dimensions (the
 //    oracle's order, so any reducer gives the oracle's value).
-// Plain add on bf16/f16 accumulates in f32 and rounds once at the store, as
-// the oracle (f64, rounded once) and XLA do; reducers given as computations
-// are emitted with EmitVectorOp, which rounds after every op like the
-// oracle's general path.
+// Operands too big for the VMEM left stream through it in slabs
+// (stream_reduce.h). Plain add on bf16/f16 accumulates in f32 and rounds once
+// at the store, as the oracle (f64, rounded once) and XLA do; reducers given as
+// computations are emitted with EmitVectorOp, which rounds after every op like
+// the oracle's general path.
 #include <algorithm>
 
 #include "compiler/codegen/emit_reduce_util.h"
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/stream_reduce.h"
 #include "compiler/ir/opcode.h"
 
 namespace trench::codegen {
@@ -155,6 +157,9 @@ Status EmitReduce(const HloInstruction& instr, const BufferPlan& plan,
   const std::string& simple = reducer.simple;
   const bool direct = reducer.direct;
   if (outs[0].elements == 0) return Status::Ok();
+  if (!ReductionFitsStaged(kb, ops)) {
+    return EmitStreamedReduce(instr, ops, reducer, kb);
+  }
 
   std::vector<int64_t> red = instr.dimensions();
   std::sort(red.begin(), red.end());

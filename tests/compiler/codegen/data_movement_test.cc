@@ -123,16 +123,17 @@ TEST(DataMovementTest, ZeroSizedArrays) {
                       1, kExact);
 }
 
-// A transpose that moves single elements stages its operand whole in VMEM
-// (elementwise ops stream instead, see streaming_elementwise_test.cc).
-TEST(DataMovementTest, OperandsBeyondVmemAreResourceExhausted) {
+// A transpose that moves single elements and does not fit in VMEM streams
+// through it in result blocks (stream_data_movement.h; checked against the
+// oracle in stream_data_movement_test.cc).
+TEST(DataMovementTest, OperandsBeyondVmemStream) {
   auto m = testing::Parse(
       Module("  a = f32[3000,3000] parameter(0)\n  ROOT n = f32[3000,3000] "
              "transpose(a), dimensions={1,0}\n"));
   ASSERT_NE(m, nullptr);
   auto exe = CompileModule(*m, CompileOptions());
-  ASSERT_FALSE(exe.ok());
-  EXPECT_EQ(exe.status().code(), StatusCode::kResourceExhausted);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  for (const tpu::Kernel& k : exe->kernels) EXPECT_LE(k.vmem_bytes, 16 << 20);
 }
 
 }  // namespace
