@@ -1,0 +1,198 @@
+#include "tools/hlo-bisect/hlo_bisect.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tools/hlo-bisect/commit_cli.h"
+#include "tools/hlo-bisect/localization_report.h"
+#include "tools/hlo-bisect/localize.h"
+#include "tools/hlo-diff/case_bundle.h"
+#include "tools/hlo-diff/target_runner.h"
+
+namespace trench {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* Usage() {
+  return "usage: hlo-bisect CASE_DIR [--levels=pass,rewrite,graph,fusion] "
+         "[--json|--text]\n"
+         "                  [--out FILE] [--keep DIR] [target flags]\n"
+         "       hlo-bisect commits ...  (commit bisection; see "
+         "`hlo-bisect commits --help`)\n"
+         "target flags: [--hloc P --tpusim P | --hlo-run P [--serve]]\n"
+         "              [--bin-dir D] [--timeout S]\n"
+         "Prints the localization report (JSON unless --text). Exit: 0 "
+         "localized, 1 the case\ncannot be read or does not fail, 2 usage "
+         "or harness error.\n";
+}
+
+struct Args {
+  std::string case_dir, levels, out, keep;
+  std::string hloc, tpusim, hlo_run, bin_dir;
+  bool serve = false, text = false, help = false;
+  double timeout = 60;
+};
+
+StatusOr<Args> Parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      a.help = true;
+      continue;
+    }
+    if (arg == "--serve" || arg == "--json" || arg == "--text") {
+      if (arg == "--serve") a.serve = true;
+      if (arg != "--serve") a.text = arg == "--text";
+      continue;
+    }
+    if (arg.rfind("--", 0) == 0) {
+      std::string name = arg.substr(2), value;
+      const size_t eq = name.find('=');
+      if (eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      } else if (i + 1 < argc) {
+        value = argv[++i];
+      } else {
+        return InvalidArgument("--" + name + " needs a value");
+      }
+      std::string* slot = name == "levels"    ? &a.levels
+                          : name == "out"     ? &a.out
+                          : name == "keep"    ? &a.keep
+                          : name == "hloc"    ? &a.hloc
+                          : name == "tpusim"  ? &a.tpusim
+                          : name == "hlo-run" ? &a.hlo_run
+                          : name == "bin-dir" ? &a.bin_dir
+                                              : nullptr;
+      if (slot != nullptr) {
+        *slot = value;
+      } else if (name == "timeout") {
+        char* end = nullptr;
+        a.timeout = std::strtod(value.c_str(), &end);
+        if (end == value.c_str() || *end != '\0' || !(a.timeout > 0)) {
+          return InvalidArgument("--timeout expects seconds > 0");
+        }
+      } else {
+        return InvalidArgument("unknown flag --" + name);
+      }
+      continue;
+    }
+    if (!a.case_dir.empty()) return InvalidArgument("more than one case given");
+    a.case_dir = arg;
+  }
+  if (a.help) return a;
+  if (a.case_dir.empty()) return InvalidArgument("missing CASE_DIR");
+  if (!a.hlo_run.empty() && (!a.hloc.empty() || !a.tpusim.empty())) {
+    return InvalidArgument("--hlo-run excludes --hloc/--tpusim");
+  }
+  return a;
+}
+
+std::string SelfDir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+hlo_diff::TargetSpec MakeSpec(const Args& a) {
+  const std::string dir = a.bin_dir.empty() ? SelfDir() : a.bin_dir;
+  const bool run_mode = !a.hlo_run.empty() || a.serve;
+  hlo_diff::TargetSpec s = hlo_diff::TargetSpec::FromBinaryDir(
+      dir, !run_mode ? hlo_diff::TargetMode::kHlocTpusim
+           : a.serve ? hlo_diff::TargetMode::kServe
+                     : hlo_diff::TargetMode::kHloRun);
+  if (!a.hloc.empty()) s.hloc = a.hloc;
+  if (!a.tpusim.empty()) s.tpusim = a.tpusim;
+  if (!a.hlo_run.empty()) s.hlo_run = a.hlo_run;
+  s.timeout_seconds = a.timeout;
+  return s;
+}
+
+// A work directory removed on destruction unless kept.
+struct WorkDir {
+  std::string path;
+  bool keep = false;
+  ~WorkDir() {
+    if (!keep && !path.empty()) {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  }
+};
+
+}  // namespace
+
+int RunHloBisect(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  if (argc >= 2 && std::string(argv[1]) == "commits") {
+    return RunCommitBisectCli(argc - 1, argv + 1, out, err);
+  }
+  StatusOr<Args> args = Parse(argc, argv);
+  if (!args.ok()) {
+    err << "hlo-bisect: " << args.status().message() << "\n" << Usage();
+    return 2;
+  }
+  if (args->help) {
+    out << Usage();
+    return 0;
+  }
+  hlo_bisect::LocalizeOptions options;
+  if (!args->levels.empty()) {
+    if (Status st = hlo_bisect::ParseLevels(args->levels, &options); !st.ok()) {
+      err << "hlo-bisect: " << st.message() << "\n";
+      return 2;
+    }
+  }
+  StatusOr<hlo_diff::Case> c = hlo_diff::ReadCase(args->case_dir);
+  if (!c.ok()) {
+    err << "hlo-bisect: " << c.status().message() << "\n";
+    return 1;
+  }
+  WorkDir work;
+  if (!args->keep.empty()) {
+    std::error_code ec;
+    fs::create_directories(args->keep, ec);
+    if (ec) {
+      err << "hlo-bisect: " << args->keep << ": " << ec.message() << "\n";
+      return 2;
+    }
+    work.path = args->keep;
+    work.keep = true;
+  } else {
+    char tmpl[] = "/tmp/hlo-bisect.XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) {
+      err << "hlo-bisect: cannot create a work directory\n";
+      return 2;
+    }
+    work.path = tmpl;
+  }
+  hlo_bisect::TargetProber prober(*c, MakeSpec(*args), work.path);
+  StatusOr<hlo_bisect::Localization> l =
+      hlo_bisect::Localize(*c, prober, options);
+  if (!l.ok()) {
+    err << "hlo-bisect: " << l.status().message() << "\n";
+    return l.status().code() == StatusCode::kFailedPrecondition ? 1 : 2;
+  }
+  const std::string report =
+      args->text
+          ? hlo_bisect::LocalizationText(*l, args->case_dir)
+          : hlo_bisect::LocalizationJson(*l, args->case_dir).DumpPretty() +
+                "\n";
+  if (args->out.empty()) {
+    out << report;
+  } else {
+    std::ofstream f(args->out, std::ios::binary | std::ios::trunc);
+    f << report;
+    if (!f.flush()) {
+      err << "hlo-bisect: " << args->out << ": cannot write\n";
+      return 2;
+    }
+  }
+  return 0;
+}
+
+}  // namespace trench

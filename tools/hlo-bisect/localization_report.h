@@ -1,0 +1,44 @@
+// The localization report: JSON and a readable text form, and the refined
+// signature (DESIGN.md "Data flowing through", point 4; notes: after
+// localization a signature is (status class, pass, rewrite site, opcode,
+// dtype)).
+//
+// JSON:
+//   {"format": 1, "case": DIR, "status": the baseline verdict status,
+//    "message": its message, "coarse_signature": the baseline signature,
+//    "levels": [{"level", "result", "summary", "runs", "linear_runs",
+//                "evidence": {...}}...],
+//    "findings": {"pass", "trigger", "pass_execution", "rewrite",
+//                 "instruction", "opcode", "fusion", "fused_instruction",
+//                 "fused_opcode", "dtype"} (null where unknown),
+//    "signature": RefinedSignature,
+//    "runs": {"localize": N (baseline included), "linear_scan": M}}
+#pragma once
+
+#include <string>
+
+#include "base/json.h"
+#include "tools/hlo-bisect/localize.h"
+
+namespace trench::hlo_bisect {
+
+// {"status", "pass", "site", "opcode", "dtype", "sig"} (sig from
+// hlo_diff::WithSignatureHash). pass: the culprit (a pass, "codegen",
+// "buffer-assignment") or null; site: the rewrite decision's site or null;
+// opcode: for a pass culprit the opcode of the instruction its decision
+// rewrote (when the input module has it and it is no parameter or
+// constant), else the fusion level's member,
+// else the graph level's instruction, else the rewritten instruction's
+// opcode (for back-end culprits), else null; dtype: that instruction's
+// element type, else the coarse signature's, else null.
+Json RefinedSignature(const Localization& l);
+
+// The report JSON described above.
+Json LocalizationJson(const Localization& l, const std::string& case_dir);
+
+// The readable form: one block per level with its summary and runs, the
+// refined signature, and the run count against the linear scan.
+std::string LocalizationText(const Localization& l,
+                             const std::string& case_dir);
+
+}  // namespace trench::hlo_bisect
