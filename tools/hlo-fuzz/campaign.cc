@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,6 +14,8 @@
 #include <thread>
 #include <utility>
 
+#include "tools/hlo-bisect/localization_report.h"
+#include "tools/hlo-bisect/localize.h"
 #include "tools/hlo-diff/case_bundle.h"
 #include "tools/hlo-diff/verdict.h"
 
@@ -66,6 +70,10 @@ struct Shared {
   CampaignSummary summary;
   std::map<std::string, size_t> by_sig;          // sig -> index in findings.
   std::map<std::string, size_t> refusal_by_sig;  // sig -> in refusals.
+  // Coarse sig -> the signature findings of it are counted under (null
+  // while its first case is being localized; `localized` is notified).
+  std::map<std::string, Json> dedup_of;
+  std::condition_variable localized;
 };
 
 bool TakeProgram(Shared& s, int64_t* i) {
@@ -101,12 +109,54 @@ bool IsRefusal(const std::string& status) {
   return status == "target_unsupported" || status == "oracle_unsupported";
 }
 
+// The signature a finding is counted under (CampaignOptions::localize).
+// The first case of a coarse signature is localized in `work` (its report
+// goes to *report); later ones wait for that and reuse the result.
+Json DedupSignature(Shared& s, const hlo_diff::Case& c, const Json& coarse,
+                    const std::string& work, Json* report) {
+  const std::string coarse_sig = StringOr(coarse, "sig");
+  if (!s.options->localize || coarse_sig.empty()) return coarse;
+  {
+    std::unique_lock<std::mutex> lock(s.mu);
+    auto it = s.dedup_of.find(coarse_sig);
+    if (it != s.dedup_of.end()) {
+      s.localized.wait(lock, [&] { return !s.dedup_of[coarse_sig].is_null(); });
+      return s.dedup_of[coarse_sig];
+    }
+    s.dedup_of[coarse_sig] = Json();  // Localizing.
+  }
+  Json refined = coarse;
+  std::error_code ec;
+  const std::string dir =
+      (fs::path(work) / ("localize-" + coarse_sig)).string();
+  {
+    hlo_bisect::TargetProber prober(c, s.options->target, dir);
+    StatusOr<hlo_bisect::Localization> l = hlo_bisect::Localize(c, prober);
+    if (l.ok()) {
+      refined = hlo_bisect::RefinedSignature(*l);
+      *report = hlo_bisect::LocalizationJson(*l, "");
+    } else {
+      *report = Json::MakeObject();
+      (*report)["error"] = Json(l.status().ToString());
+    }
+  }
+  fs::remove_all(dir, ec);
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.dedup_of[coarse_sig] = refined;
+  s.localized.notify_all();
+  return refined;
+}
+
 // Counts the verdict under its signature in `list` (findings or refusals)
-// and writes the case of a new signature to <dir>/<sig>/.
+// and writes the case of a new signature to <dir>/<sig>/ (findings: with
+// the localization report of their first coarse signature).
 void Record(Shared& s, int64_t i, hlo_diff::Case c, const Json& verdict,
-            bool refusal) {
+            bool refusal, const std::string& work) {
   const std::string status = StringOr(verdict, "status");
-  Json signature = FieldOrNull(verdict, "signature");
+  const Json& coarse = FieldOrNull(verdict, "signature");
+  Json report;
+  Json signature =
+      refusal ? coarse : DedupSignature(s, c, coarse, work, &report);
   if (refusal) {
     signature = Json::MakeObject();
     signature["status"] = Json(status);
@@ -122,8 +172,14 @@ void Record(Shared& s, int64_t i, hlo_diff::Case c, const Json& verdict,
   {
     std::lock_guard<std::mutex> lock(s.mu);
     auto it = index.find(sig);
+    const std::string coarse_sig = StringOr(coarse, "sig");
     if (it != index.end()) {
-      ++list[it->second].count;
+      Finding& f = list[it->second];
+      ++f.count;
+      if (!refusal && std::find(f.coarse_sigs.begin(), f.coarse_sigs.end(),
+                                coarse_sig) == f.coarse_sigs.end()) {
+        f.coarse_sigs.push_back(coarse_sig);
+      }
       return;
     }
     Finding f;
@@ -134,6 +190,7 @@ void Record(Shared& s, int64_t i, hlo_diff::Case c, const Json& verdict,
     f.first_program = i;
     f.first_seconds = Since(s.start);
     f.origin = c.origin;
+    if (!refusal) f.coarse_sigs.push_back(coarse_sig);
     index[sig] = list.size();
     list.push_back(std::move(f));
   }
@@ -146,7 +203,11 @@ void Record(Shared& s, int64_t i, hlo_diff::Case c, const Json& verdict,
   std::error_code ec;
   fs::create_directories(dir.parent_path(), ec);
   fs::remove_all(dir, ec);  // A previous campaign's case of the same sig.
-  const Status written = hlo_diff::WriteCase(dir.string(), c);
+  Status written = hlo_diff::WriteCase(dir.string(), c);
+  if (written.ok() && !report.is_null()) {
+    std::ofstream((dir / "localization.json").string())
+        << report.DumpPretty() << "\n";
+  }
   std::lock_guard<std::mutex> lock(s.mu);
   list[index[sig]].case_dir = written.ok() ? dir.string() : "";
 }
@@ -209,9 +270,9 @@ void RunJob(Shared& s, int job) {
       }
     }
     if (verdict && IsFinding(status)) {
-      Record(s, i, std::move(*c), *verdict, /*refusal=*/false);
+      Record(s, i, std::move(*c), *verdict, /*refusal=*/false, work);
     } else if (verdict && IsRefusal(status) && o.keep_unsupported) {
-      Record(s, i, std::move(*c), *verdict, /*refusal=*/true);
+      Record(s, i, std::move(*c), *verdict, /*refusal=*/true, work);
     }
   }
   std::lock_guard<std::mutex> lock(s.mu);
@@ -233,6 +294,9 @@ Json FindingsJson(const std::vector<Finding>& findings) {
     e["first_seconds"] = Json(f.first_seconds);
     e["case"] = f.case_dir.empty() ? Json() : Json(f.case_dir);
     e["signature"] = f.signature;
+    Json coarse = Json::MakeArray();
+    for (const std::string& c : f.coarse_sigs) coarse.push_back(Json(c));
+    e["coarse_signatures"] = std::move(coarse);
     e["origin"] = f.origin;
     list.push_back(std::move(e));
   }

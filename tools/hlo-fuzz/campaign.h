@@ -11,9 +11,11 @@
 // origin in case.json.
 //
 // Findings are verdicts of the classes mismatch, nan_mismatch,
-// compile_crash, run_crash, timeout and memory_error. The first case of
-// each signature is written to <out>/<sig>/ (a case bundle whose case.json
-// carries the verdict and the signature); later ones only count. With
+// compile_crash, run_crash, timeout and memory_error, deduplicated by their
+// refined signature (CampaignOptions::localize). The first case of each
+// signature is written to <out>/<sig>/ (a case bundle whose case.json
+// carries the verdict and the signature, plus localization.json, the
+// localization report); later ones only count. With
 // keep_unsupported, refusals are kept the same way under
 // <out>/unsupported/<sig>/ (not counted as findings). Verdicts
 // invalid_input from generated programs are generator errors and counted
@@ -54,6 +56,13 @@ struct CampaignOptions {
   GeneratorOptions generator;
   MutationOptions mutation;
   hlo_diff::TargetSpec target;
+  // Deduplicate findings by the refined signature (status, pass, rewrite
+  // site, opcode, dtype) of hlo-bisect's localization
+  // (tools/hlo-bisect/localize.h) instead of the coarse verdict signature:
+  // the first case of every new coarse signature is localized (a few
+  // target runs), and coarse signatures that localize alike become one
+  // finding. A finding whose localization fails keeps its coarse signature.
+  bool localize = true;
   // Also keep one case per distinct reason the target or the oracle
   // refused a program (statuses target_unsupported / oracle_unsupported,
   // signature {status, normalized message}); they are not findings.
@@ -73,6 +82,8 @@ struct Finding {
   double first_seconds = 0;   // Since the campaign started.
   Json origin;                // Of the first case.
   std::string case_dir;       // "" when it could not be written.
+  // The coarse signatures (their "sig") merged into this finding.
+  std::vector<std::string> coarse_sigs;
 };
 
 struct CampaignSummary {

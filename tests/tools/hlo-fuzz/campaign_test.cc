@@ -114,6 +114,46 @@ TEST(CampaignTest, CrashesDeduplicateIntoOneFindingWithACase) {
   EXPECT_NE(c->origin.Find("campaign"), nullptr);
 }
 
+// A target that miscompiles every multiply as an add (a shell script
+// rewriting the module before the real hlo-run compiles it): programs with
+// different op mixes around the multiply have different coarse signatures,
+// and localization names the same culprit for all of them (codegen, no
+// rewrite, multiply, f32), so they become one finding.
+TEST(CampaignTest, LocalizationMergesCoarseSignaturesOfOneBug) {
+  const std::string dir = TempDir("localize");
+  const std::string script = dir + "/fake-hlo-run";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\nm=\"$1\"; shift\n"
+         "sed 's/ multiply(/ add(/' \"$m\" > \"$m.bad.hlo\"\n"
+         "exec '"
+      << TRENCH_BINARY_DIR << "/hlo-run' \"$m.bad.hlo\" \"$@\"\n";
+  }
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  CampaignOptions o = SmallCampaign(dir + "/out", 24);
+  o.target.mode = hlo_diff::TargetMode::kHloRun;
+  o.target.hlo_run = script;
+  o.generator.focus = {"multiply", "add", "subtract", "negate", "abs"};
+  o.generator.dtypes = {PrimitiveType::F32};
+  o.generator.special_values = 0;
+  o.jobs = 2;
+  StatusOr<CampaignSummary> s = RunCampaign(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_GT(Count(*s, "mismatch"), 1);
+  size_t coarse = 0;
+  for (const Finding& f : s->findings) {
+    coarse += f.coarse_sigs.size();
+    const Json* pass = f.signature.Find("pass");
+    const Json* opcode = f.signature.Find("opcode");
+    ASSERT_TRUE(pass != nullptr && opcode != nullptr) << f.signature.Dump();
+    EXPECT_EQ(pass->Dump(), "\"codegen\"");
+    EXPECT_EQ(opcode->Dump(), "\"multiply\"");
+    EXPECT_TRUE(fs::exists(fs::path(f.case_dir) / "localization.json"));
+  }
+  EXPECT_EQ(s->findings.size(), 1u);
+  EXPECT_GT(coarse, 1u);  // Otherwise the test shows no merging.
+}
+
 // With linger 0 the campaign stops at the first finding instead of
 // running all its programs.
 TEST(CampaignTest, LingerZeroStopsAtTheFirstFinding) {
