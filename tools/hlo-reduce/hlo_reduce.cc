@@ -1,0 +1,319 @@
+#include "tools/hlo-reduce/hlo_reduce.h"
+
+#include <stdlib.h>
+
+#include <charconv>
+#include <filesystem>
+#include <string>
+
+#include "tools/hlo-diff/case_bundle.h"
+#include "tools/hlo-diff/target_runner.h"
+#include "tools/hlo-reduce/interestingness.h"
+#include "tools/hlo-reduce/reducer.h"
+#include "tools/hlo-reduce/reduction_pass.h"
+
+namespace trench {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace hlo_reduce;  // NOLINT: this file is the tool.
+
+const char* Usage() {
+  return "usage: hlo-reduce CASE_DIR --out DIR [--passes=a,b] [--jobs N]\n"
+         "         [--test CMD [--test-module]] [--repeats N --min-rate R]\n"
+         "         [--culprit-pass P] [--resume] [--timeout S] [--max-tests "
+         "N]\n"
+         "         [--max-rounds N] [--work DIR]\n"
+         "         [--bin-dir D | --hlo-run P | --hloc P --tpusim P]\n"
+         "         [--target serve|hlo-run|hloc-tpusim]\n"
+         "       hlo-reduce --list-passes\n"
+         "       hlo-reduce CASE_DIR --dry-run [--passes=a,b]\n"
+         "Prints a JSON summary; OUT/best is the reduced case. Exit: 0 done, "
+         "1 unreadable case,\n2 usage or harness error, 3 the case is not "
+         "interesting.\n";
+}
+
+struct Args {
+  std::string case_dir, out, passes, test, culprit, work;
+  std::string bin_dir, hlo_run, hloc, tpusim, target = "serve";
+  int jobs = 1, repeats = 1, max_rounds = 50;
+  int64_t max_tests = -1;
+  double min_rate = 1.0, timeout = 60;
+  bool resume = false, list = false, dry_run = false, help = false,
+       test_module = false;
+};
+
+template <typename T>
+Status ParseInt(const std::string& flag, const std::string& v, T min, T* out) {
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), *out);
+  if (ec != std::errc() || p != v.data() + v.size() || *out < min) {
+    return InvalidArgument("--" + flag + " expects an integer >= " +
+                           std::to_string(min) + ", got '" + v + "'");
+  }
+  return Status();
+}
+
+Status ParseDouble(const std::string& flag, const std::string& v, double* out) {
+  char* end = nullptr;
+  *out = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !(*out > 0)) {
+    return InvalidArgument("--" + flag + " expects a number > 0, got '" + v +
+                           "'");
+  }
+  return Status();
+}
+
+StatusOr<Args> Parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      a.help = true;
+    } else if (arg == "--resume") {
+      a.resume = true;
+    } else if (arg == "--list-passes") {
+      a.list = true;
+    } else if (arg == "--dry-run") {
+      a.dry_run = true;
+    } else if (arg == "--test-module") {
+      a.test_module = true;
+    } else if (arg.rfind("--", 0) == 0) {
+      std::string name = arg.substr(2), value;
+      const size_t eq = name.find('=');
+      if (eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      } else if (i + 1 < argc) {
+        value = argv[++i];
+      } else {
+        return InvalidArgument("--" + name + " needs a value");
+      }
+      if (name == "out") {
+        a.out = value;
+      } else if (name == "passes") {
+        a.passes = value;
+      } else if (name == "test") {
+        a.test = value;
+      } else if (name == "culprit-pass") {
+        a.culprit = value;
+      } else if (name == "work") {
+        a.work = value;
+      } else if (name == "bin-dir") {
+        a.bin_dir = value;
+      } else if (name == "hlo-run") {
+        a.hlo_run = value;
+      } else if (name == "hloc") {
+        a.hloc = value;
+      } else if (name == "tpusim") {
+        a.tpusim = value;
+      } else if (name == "target") {
+        if (value != "serve" && value != "hlo-run" && value != "hloc-tpusim") {
+          return InvalidArgument(
+              "--target expects serve, hlo-run or hloc-tpusim, got '" + value +
+              "'");
+        }
+        a.target = value;
+      } else if (name == "jobs") {
+        RETURN_IF_ERROR(ParseInt(name, value, 1, &a.jobs));
+      } else if (name == "repeats") {
+        RETURN_IF_ERROR(ParseInt(name, value, 1, &a.repeats));
+      } else if (name == "max-rounds") {
+        RETURN_IF_ERROR(ParseInt(name, value, 1, &a.max_rounds));
+      } else if (name == "max-tests") {
+        RETURN_IF_ERROR(ParseInt<int64_t>(name, value, 0, &a.max_tests));
+      } else if (name == "min-rate") {
+        RETURN_IF_ERROR(ParseDouble(name, value, &a.min_rate));
+        if (a.min_rate > 1) {
+          return InvalidArgument("--min-rate expects a rate in (0, 1], got '" +
+                                 value + "'");
+        }
+      } else if (name == "timeout") {
+        RETURN_IF_ERROR(ParseDouble(name, value, &a.timeout));
+      } else {
+        return InvalidArgument("unknown flag --" + name);
+      }
+    } else if (a.case_dir.empty()) {
+      a.case_dir = arg;
+    } else {
+      return InvalidArgument("more than one case given ('" + a.case_dir +
+                             "' and '" + arg + "')");
+    }
+  }
+  if (a.help || a.list) return a;
+  if (a.case_dir.empty()) return InvalidArgument("missing CASE_DIR");
+  if (!a.dry_run && a.out.empty()) return InvalidArgument("missing --out DIR");
+  if (!a.hloc.empty() || !a.tpusim.empty()) {
+    if (!a.hlo_run.empty()) {
+      return InvalidArgument("--hlo-run excludes --hloc/--tpusim");
+    }
+    a.target = "hloc-tpusim";
+  }
+  if (!a.test.empty() && !a.culprit.empty()) {
+    return InvalidArgument(
+        "--culprit-pass needs the same-bug test (no --test)");
+  }
+  return a;
+}
+
+std::string SelfDir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+hlo_diff::TargetSpec MakeSpec(const Args& a) {
+  const std::string dir = a.bin_dir.empty() ? SelfDir() : a.bin_dir;
+  hlo_diff::TargetSpec s = hlo_diff::TargetSpec::FromBinaryDir(
+      dir, a.target == "serve"     ? hlo_diff::TargetMode::kServe
+           : a.target == "hlo-run" ? hlo_diff::TargetMode::kHloRun
+                                   : hlo_diff::TargetMode::kHlocTpusim);
+  if (!a.hloc.empty()) s.hloc = a.hloc;
+  if (!a.tpusim.empty()) s.tpusim = a.tpusim;
+  if (!a.hlo_run.empty()) s.hlo_run = a.hlo_run;
+  s.timeout_seconds = a.timeout;
+  return s;
+}
+
+// The run after parsing and loading; returns the exit code.
+int Reduce(const Args& a, const hlo_diff::Case& c,
+           const std::vector<std::unique_ptr<ReductionPass>>& passes,
+           const std::string& work, std::ostream& out, std::ostream& err) {
+  // The test.
+  std::unique_ptr<Interestingness> test;
+  std::string culprit = a.culprit;
+  if (a.test.empty() && culprit.empty()) {
+    culprit = CulpritFromSignature(c.signature);
+  }
+  if (!a.test.empty()) {
+    StatusOr<std::unique_ptr<ExternalCommandTest>> t =
+        ExternalCommandTest::Create({.command = a.test,
+                                     .module_path = a.test_module,
+                                     .timeout_seconds = a.timeout,
+                                     .work_dir = work + "/test",
+                                     .jobs = a.jobs});
+    if (!t.ok()) {
+      err << "hlo-reduce: " << t.status().message() << "\n";
+      return kHloReduceUsage;
+    }
+    test = std::move(t).value();
+  } else {
+    StatusOr<std::unique_ptr<SameBugTest>> t =
+        SameBugTest::Create(c, {.target = MakeSpec(a),
+                                .jobs = a.jobs,
+                                .work_dir = work + "/target",
+                                .culprit_pass = culprit});
+    if (!t.ok()) {
+      err << "hlo-reduce: " << a.case_dir << ": " << t.status().message()
+          << "\n";
+      return t.status().code() == StatusCode::kFailedPrecondition
+                 ? kHloReduceNotInteresting
+                 : kHloReduceUsage;
+    }
+    test = std::move(t).value();
+  }
+  if (Status st = test->SetRepeats(a.repeats, a.min_rate); !st.ok()) {
+    err << "hlo-reduce: " << st.message() << "\n";
+    return kHloReduceUsage;
+  }
+  // The initial case must be interesting; its rate is measured (the
+  // same-bug test's reference run already reproduced it once).
+  StatusOr<double> rate = a.test.empty() && a.repeats == 1
+                              ? StatusOr<double>(1.0)
+                              : test->MeasureRate(c, 0);
+  if (!rate.ok()) {
+    err << "hlo-reduce: " << rate.status().message() << "\n";
+    return kHloReduceUsage;
+  }
+  if (*rate + 1e-9 < a.min_rate || *rate == 0) {
+    err << "hlo-reduce: " << a.case_dir
+        << ": the case is not interesting (reproduced " << *rate * a.repeats
+        << " of " << a.repeats << " runs, --min-rate " << a.min_rate << ")\n";
+    return kHloReduceNotInteresting;
+  }
+  ReduceOptions ro;
+  ro.out_dir = a.out;
+  ro.jobs = a.jobs;
+  ro.resume = a.resume;
+  ro.max_rounds = a.max_rounds;
+  ro.max_tests = a.max_tests;
+  ro.on_progress = [&](const Json& p) {
+    err << "hlo-reduce: step " << (p.Find("step") ? p.Find("step")->Dump() : "")
+        << " " << (p.Find("pass") ? p.Find("pass")->Dump() : "") << " size "
+        << (p.Find("size") ? p.Find("size")->Dump() : "") << "\n";
+  };
+  StatusOr<ReduceResult> r = Reduce(c, passes, *test, ro);
+  if (!r.ok()) {
+    err << "hlo-reduce: " << r.status().message() << "\n";
+    return kHloReduceUsage;
+  }
+  Json s = r->ToJson();
+  s["case"] = a.case_dir;
+  s["out"] = a.out;
+  s["best"] = (fs::path(a.out) / "best").string();
+  s["test"] = test->Describe();
+  s["initial_rate"] = *rate;
+  s["repeats"] = a.repeats;
+  s["min_rate"] = a.min_rate;
+  s["jobs"] = a.jobs;
+  s["target_runs"] = test->runs();
+  StatusOr<std::string> text =
+      PrintJson(s, {.indent = 2, .non_finite_as_null = true});
+  out << (text.ok() ? *text : s.DumpPretty()) << "\n";
+  return kHloReduceOk;
+}
+
+}  // namespace
+
+int RunHloReduce(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  StatusOr<Args> args = Parse(argc, argv);
+  if (!args.ok()) {
+    err << "hlo-reduce: " << args.status().message() << "\n" << Usage();
+    return kHloReduceUsage;
+  }
+  const Args& a = *args;
+  if (a.help) {
+    out << Usage();
+    return kHloReduceOk;
+  }
+  StatusOr<std::vector<std::unique_ptr<ReductionPass>>> passes =
+      ReductionPassesNamed(a.passes);
+  if (!passes.ok()) {
+    err << "hlo-reduce: --passes: " << passes.status().message() << "\n";
+    return kHloReduceUsage;
+  }
+  if (a.list) {
+    for (const auto& p : *passes) {
+      out << p->name() << "\t" << p->description() << "\n";
+    }
+    return kHloReduceOk;
+  }
+  std::error_code ec;
+  if (!fs::is_directory(a.case_dir, ec)) {
+    err << "hlo-reduce: " << a.case_dir << ": not a case directory\n";
+    return kHloReduceBadCase;
+  }
+  StatusOr<hlo_diff::Case> c = hlo_diff::ReadCase(a.case_dir);
+  if (!c.ok()) {
+    err << "hlo-reduce: " << c.status().message() << "\n";
+    return kHloReduceBadCase;
+  }
+  if (a.dry_run) {
+    out << DryRun(*c, *passes).DumpPretty() << "\n";
+    return kHloReduceOk;
+  }
+  std::string work = a.work;
+  const bool temp_work = work.empty();
+  if (temp_work) {
+    char tmpl[] = "/tmp/hlo-reduce.XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) {
+      err << "hlo-reduce: cannot create a temporary directory\n";
+      return kHloReduceUsage;
+    }
+    work = tmpl;
+  }
+  const int code = Reduce(a, *c, *passes, work, out, err);
+  if (temp_work) fs::remove_all(work, ec);
+  return code;
+}
+
+}  // namespace trench

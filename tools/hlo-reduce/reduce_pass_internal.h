@@ -1,0 +1,131 @@
+// Shared machinery of the HLO reduction passes (reduce_pass_*.cc): opening a
+// case for editing, adding and removing entry parameters with their input
+// arrays, cleaning up what an edit made dead, the oracle's values of entry
+// instructions, literal helpers, and the pass classes' factories.
+//
+// Every pass works the same way: Count and Apply both parse the case's
+// module and enumerate its opportunities in the same deterministic order
+// (computations in module order, instructions in post order), so the
+// numbers agree. Apply edits the parsed module (EditableCase) and
+// FinishCase prints it back with the matching inputs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/ir/hlo_module.h"
+#include "compiler/ir/literal.h"
+#include "tools/hlo-diff/case_bundle.h"
+#include "tools/hlo-reduce/reduction_pass.h"
+
+namespace trench::hlo_reduce {
+
+// A case opened for editing.
+struct EditableCase {
+  std::unique_ptr<HloModule> module;
+  // The array leaves of entry parameter i's input, by parameter number.
+  std::vector<std::vector<Literal>> param_inputs;
+  // Every instruction name of the module (new names are made unique).
+  std::unordered_set<std::string> names;
+  // What was already dead when opened (instructions that are neither the
+  // root nor used, entry parameters without users, computations that
+  // neither the entry nor any computation calls, and through them what
+  // they call), by name: FinishCase removes only what an
+  // edit made dead, so that no candidate is forced to lose them.
+  std::unordered_set<std::string> dead_instructions;
+  std::unordered_set<std::string> dead_computations;
+  // The entry's signature when opened (FinishCase drops header attributes
+  // that describe it when it changed).
+  std::vector<Shape> entry_param_shapes;
+  Shape entry_root_shape;
+};
+
+// Parses and verifies c.module_text and splits c.inputs by parameter.
+// Errors: the parser's or verifier's, InvalidArgument for inputs that do
+// not match.
+StatusOr<EditableCase> OpenCase(const hlo_diff::Case& c);
+
+// A name not used in the module, from `base` (recorded in e.names).
+std::string FreshName(EditableCase& e, const std::string& base);
+
+// Appends an entry parameter of `shape` whose input is `leaves` (the array
+// leaves of shape, in order). Returns it.
+HloInstruction* AddEntryParameter(EditableCase& e, const Shape& shape,
+                                  const std::string& base_name,
+                                  std::vector<Literal> leaves);
+
+// Removes everything the edits made dead (see EditableCase), and `also`
+// (instructions to remove outright: their uses must have been rewired),
+// renumbers the entry parameters densely (dropping the inputs of removed
+// ones), drops the entry_computation_layout / input_output_alias /
+// buffer_donor header attributes when the entry's signature changed, and
+// prints the result as a case with c's options, origin and extra keys
+// (signature and verdict are reset: they belong to the old case).
+StatusOr<hlo_diff::Case> FinishCase(
+    EditableCase& e, const hlo_diff::Case& c,
+    const std::vector<HloInstruction*>& also = {});
+
+// Zero-filled array leaves of `shape` (token leaves take none).
+std::vector<Literal> ZeroLeaves(const Shape& shape);
+
+// The oracle's value of every entry instruction of c's module (by name)
+// whose value has at most kMaxTapElements elements, evaluated on c.inputs.
+// Empty when the module is larger than kMaxOracleElements (sum over the
+// instructions), uses a token or the oracle fails. Cached per case (text
+// and inputs), thread-safe.
+inline constexpr int64_t kMaxOracleElements = int64_t{1} << 22;
+inline constexpr int64_t kMaxTapElements = int64_t{1} << 20;
+using ValueMap = std::unordered_map<std::string, Literal>;
+std::shared_ptr<const ValueMap> OracleValues(const hlo_diff::Case& c);
+
+// The leaves of `value` (tuple or array) as separate array literals.
+std::vector<Literal> LiteralLeaves(const Literal& value);
+
+// The leading corner of `lit` with dims `dims` (each <= lit's).
+Literal SliceLeadingCorner(const Literal& lit,
+                           const std::vector<int64_t>& dims);
+
+// True when every element's bytes of the array literal are zero.
+bool IsAllZero(const Literal& lit);
+
+// A literal of the array `shape` whose every element is `v` (complex:
+// real part v).
+Literal SplatLiteral(const Shape& shape, double v);
+
+// Validates that `chosen` is ascending, unique and < count.
+Status CheckChosen(std::span<const int64_t> chosen, int64_t count);
+
+// Inlines the computation `callee` at `site`, with `args` standing for its
+// parameters: clones callee's instructions into site's computation and
+// returns the clone of its root. Called computations are shared.
+HloInstruction* InlineComputation(EditableCase& e, HloInstruction* site,
+                                  const HloComputation& callee,
+                                  const std::vector<HloInstruction*>& args);
+
+// shrink-shapes' propagation (reduce_pass_shrink_propagate.cc): the
+// instructions of `changed` (with their shapes before) have new shapes;
+// their users in `comp` (and the computations those call) follow by shape
+// inference, fixing up attributes where the op allows. Best effort: what
+// cannot follow keeps its declared shape (the module then fails to verify).
+void PropagateShapes(EditableCase& e, HloComputation& comp,
+                     std::unordered_map<const HloInstruction*, Shape> changed);
+
+// The pass objects (one file each).
+std::unique_ptr<ReductionPass> MakeRemoveOutputsPass();
+std::unique_ptr<ReductionPass> MakeRemoveInstructionsPass();
+std::unique_ptr<ReductionPass> MakeReplaceSubgraphsPass();
+std::unique_ptr<ReductionPass> MakeInlineCallsPass();
+std::unique_ptr<ReductionPass> MakeUnfusePass();
+std::unique_ptr<ReductionPass> MakeShrinkShapesPass();
+std::unique_ptr<ReductionPass> MakeSimplifyConstantsPass();
+std::unique_ptr<ReductionPass> MakeSimplifyInputsPass();
+std::unique_ptr<ReductionPass> MakeDropAttributesPass();
+
+}  // namespace trench::hlo_reduce

@@ -1,0 +1,150 @@
+// simplify-inputs: simpler input arrays, each change offered separately so
+// that the engine keeps only what still reproduces the failure (an Inf
+// that a numerics bug needs survives: the candidates that lose it are not
+// interesting). Per input array (flattened order), each only when it
+// changes something:
+//   "zeros", "ones", "round to integers" (floats; Inf/NaN stay),
+//   then "zero chunk r" for r < min(n, kChunks) (consecutive ranges).
+// Applied in that order per array ("zeros" makes the rest moot). Then per
+// used entry parameter of an array shape of at most kMaxInlinedElements:
+// "becomes a constant holding its input".
+#include <cmath>
+
+#include "tools/hlo-reduce/reduce_pass_internal.h"
+
+namespace trench::hlo_reduce {
+namespace {
+
+inline constexpr int64_t kChunks = 8;
+inline constexpr int64_t kMaxInlinedElements = 16;
+
+enum class Kind { kZero, kOne, kRound, kChunk, kToConstant };
+
+struct Opportunity {
+  int64_t param;  // Entry parameter number.
+  int64_t leaf;   // Its array leaf.
+  Kind kind;
+  int64_t chunk = 0;
+};
+
+std::pair<int64_t, int64_t> ChunkRange(int64_t n, int64_t r) {
+  const int64_t chunks = std::min(n, kChunks);
+  return {r * n / chunks, (r + 1) * n / chunks};
+}
+
+void Simplify(Literal& lit, const Opportunity& o) {
+  const int64_t n = lit.element_count();
+  switch (o.kind) {
+    case Kind::kZero:
+      lit = Literal(lit.shape());
+      return;
+    case Kind::kOne:
+      lit = SplatLiteral(lit.shape(), 1.0);
+      return;
+    case Kind::kRound:
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = lit.GetAsDouble(i);
+        if (std::isfinite(v)) lit.SetFromDouble(i, std::nearbyint(v));
+      }
+      return;
+    case Kind::kChunk: {
+      const auto [lo, hi] = ChunkRange(n, o.chunk);
+      const int64_t width = ByteWidth(lit.element_type());
+      std::fill(lit.mutable_bytes().begin() + lo * width,
+                lit.mutable_bytes().begin() + hi * width, 0);
+      return;
+    }
+    case Kind::kToConstant:
+      return;
+  }
+}
+
+bool Changes(const Literal& lit, const Opportunity& o) {
+  Literal copy = lit;
+  Simplify(copy, o);
+  return !(copy == lit);
+}
+
+std::vector<Opportunity> Opportunities(const EditableCase& e) {
+  std::vector<Opportunity> out;
+  const int64_t params = static_cast<int64_t>(e.param_inputs.size());
+  for (int64_t p = 0; p < params; ++p) {
+    for (size_t l = 0; l < e.param_inputs[p].size(); ++l) {
+      const Literal& lit = e.param_inputs[p][l];
+      const int64_t n = lit.element_count();
+      if (n == 0) continue;
+      std::vector<Opportunity> all = {{p, int64_t(l), Kind::kZero},
+                                      {p, int64_t(l), Kind::kOne}};
+      if (IsFloat(lit.element_type())) {
+        all.push_back({p, int64_t(l), Kind::kRound});
+      }
+      for (int64_t r = 0; n > 1 && r < std::min(n, kChunks); ++r) {
+        all.push_back({p, int64_t(l), Kind::kChunk, r});
+      }
+      for (const Opportunity& o : all) {
+        if (Changes(lit, o)) out.push_back(o);
+      }
+    }
+  }
+  const HloComputation* entry = e.module->entry_computation();
+  for (int64_t p = 0; p < params; ++p) {
+    const HloInstruction* param = entry->parameter_instruction(p);
+    if (param->user_count() > 0 && param->shape().IsArray() &&
+        param->shape().element_count() <= kMaxInlinedElements) {
+      out.push_back({p, 0, Kind::kToConstant});
+    }
+  }
+  return out;
+}
+
+class SimplifyInputsPass : public ReductionPass {
+ public:
+  std::string_view name() const override { return "simplify-inputs"; }
+  std::string_view description() const override {
+    return "input arrays to zeros, ones, integers or partly zero; small "
+           "inputs to constants";
+  }
+
+  int64_t Count(const hlo_diff::Case& c) const override {
+    StatusOr<EditableCase> e = OpenCase(c);
+    return e.ok() ? static_cast<int64_t>(Opportunities(*e).size()) : 0;
+  }
+
+  StatusOr<hlo_diff::Case> Apply(
+      const hlo_diff::Case& c, std::span<const int64_t> chosen) const override {
+    ASSIGN_OR_RETURN(EditableCase e, OpenCase(c));
+    const std::vector<Opportunity> ops = Opportunities(e);
+    RETURN_IF_ERROR(CheckChosen(chosen, static_cast<int64_t>(ops.size())));
+    HloComputation* entry = e.module->entry_computation();
+    std::pair<int64_t, int64_t> zeroed = {-1, -1};
+    for (int64_t k : chosen) {
+      const Opportunity& o = ops[k];
+      if (o.kind == Kind::kToConstant) {
+        HloInstruction* param = entry->parameter_instruction(o.param);
+        Literal value = e.param_inputs[o.param].at(0);
+        value.set_layout(param->shape().layout());
+        HloInstruction* constant =
+            entry->AddInstruction(HloInstruction::CreateConstant(
+                std::move(value), FreshName(e, param->name() + ".constant")));
+        constant->set_shape(param->shape());
+        param->ReplaceAllUsesWith(constant);
+        if (entry->root_instruction() == param) {
+          entry->set_root_instruction(constant);
+        }
+        continue;
+      }
+      if (zeroed == std::pair{o.param, o.leaf}) continue;  // Moot.
+      if (o.kind == Kind::kZero) zeroed = {o.param, o.leaf};
+      Simplify(e.param_inputs[o.param][o.leaf], o);
+    }
+    return FinishCase(e, c);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ReductionPass> MakeSimplifyInputsPass() {
+  return std::make_unique<SimplifyInputsPass>();
+}
+
+}  // namespace trench::hlo_reduce
