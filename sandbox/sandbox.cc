@@ -1,0 +1,435 @@
+// Spawn(): prepares the child's plan, starts the init, and follows the run
+// on the io_context (pidfd for the end, the pipes for output, a timer for
+// the wall clock).
+#include "sandbox/sandbox.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "sandbox/capabilities.h"
+#include "sandbox/child.h"
+
+namespace trench::sandbox {
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+std::string ErrnoText(int err) {
+  return std::string(strerror(err)) + " (errno " + std::to_string(err) + ")";
+}
+
+StatusOr<std::string> ResolveProgram(const std::string& name) {
+  std::string path = name;
+  if (name.find('/') == std::string::npos) {
+    const char* env = getenv("PATH");
+    std::istringstream dirs(env ? env : "/usr/bin:/bin");
+    std::string dir;
+    path.clear();
+    while (std::getline(dirs, dir, ':')) {
+      std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+      if (access(candidate.c_str(), X_OK) == 0) {
+        path = candidate;
+        break;
+      }
+    }
+    if (path.empty())
+      return NotFound("sandbox: cannot run '" + name + "': not found in PATH");
+  }
+  std::error_code ec;
+  path = fs::absolute(path, ec).string();
+  struct stat st;
+  if (ec || stat(path.c_str(), &st) != 0)
+    return NotFound("sandbox: cannot run '" + name + "': " + ErrnoText(errno));
+  return path;
+}
+
+Status ChownTree(const std::string& dir, uid_t uid, gid_t gid) {
+  if (lchown(dir.c_str(), uid, gid) != 0)
+    return IoError("sandbox: chown " + dir + ": " + ErrnoText(errno));
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (lchown(it->path().c_str(), uid, gid) != 0)
+      return IoError("sandbox: chown " + it->path().string() + ": " +
+                     ErrnoText(errno));
+  }
+  if (ec) return IoError("sandbox: walking " + dir + ": " + ec.message());
+  return Status::Ok();
+}
+
+// Adds `resource` = min(value, our hard limit); `extra` raises the hard
+// limit above the soft one (CPU: SIGXCPU first, SIGKILL a second later).
+void AddLimit(int resource, uint64_t value, uint64_t extra,
+              std::vector<internal::RlimitSetting>* out) {
+  rlimit cur;
+  if (getrlimit(resource, &cur) != 0) return;
+  rlim_t soft = value, hard = value + extra;
+  if (cur.rlim_max != RLIM_INFINITY) {
+    soft = std::min<rlim_t>(soft, cur.rlim_max);
+    hard = std::min<rlim_t>(hard, cur.rlim_max);
+  }
+  out->push_back({resource, {soft, hard}});
+}
+
+// The run in flight. Owns the fds; handlers hold it alive.
+class Running : public Process, public std::enable_shared_from_this<Running> {
+ public:
+  Running(asio::io_context& ioc, pid_t pid, int pidfd, int out, int err,
+          int report, const Options& o, bool namespaced, DoneHandler done)
+      : pid_(pid),
+        pidfd_(ioc, pidfd),
+        timer_(ioc),
+        grace_(ioc),
+        out_{asio::posix::stream_descriptor(ioc, out), o.limits.stdout_bytes},
+        err_{asio::posix::stream_descriptor(ioc, err), o.limits.stderr_bytes},
+        report_fd_(report),
+        program_(o.argv[0]),
+        limits_(o.limits),
+        namespaced_(namespaced),
+        done_(std::move(done)) {}
+  // Dropped unfinished (its io_context went away): the run must not
+  // outlive us. The kill is immediate with namespaces and bounded without.
+  ~Running() override {
+    if (!finished_) {
+      Send(namespaced_ ? SIGKILL : SIGTERM);
+      while (waitpid(pid_, nullptr, __WALL) < 0 && errno == EINTR) {
+      }
+    }
+    close(report_fd_);
+  }
+
+  void Start() {
+    auto self = shared_from_this();
+    pidfd_.async_wait(asio::posix::stream_descriptor::wait_read,
+                      [self](boost::system::error_code ec) {
+                        if (ec != asio::error::operation_aborted)
+                          self->OnExit();
+                      });
+    Read(&out_);
+    Read(&err_);
+    if (limits_.wall_seconds > 0) {
+      timer_.expires_after(
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+              std::chrono::duration<double>(
+                  std::min(limits_.wall_seconds, 1e9))));
+      timer_.async_wait([self](boost::system::error_code ec) {
+        if (ec || self->exited_) return;
+        self->timed_out_ = true;
+        self->SignalInit();
+      });
+    }
+  }
+
+  void Kill() override {
+    if (exited_) return;
+    killed_ = true;
+    SignalInit();
+  }
+  pid_t pid() const override { return pid_; }
+
+ private:
+  struct Stream {
+    Stream(asio::posix::stream_descriptor d, uint64_t l)
+        : desc(std::move(d)), limit(l) {}
+    asio::posix::stream_descriptor desc;
+    uint64_t limit;  // 0: keep everything.
+    std::string data;
+    uint64_t dropped = 0;
+    bool reading = true;
+    std::array<char, 65536> buf{};
+  };
+
+  // On SIGTERM the init kills and reaps its whole tree, keeping the CPU
+  // accounting (it is root; the run's uid cannot signal it). With
+  // namespaces a SIGKILL to the init is the backstop after a grace period:
+  // its death kills the namespace, only the killed processes' CPU time is
+  // lost. Without namespaces there is no such backstop (orphans would go to
+  // our own reaper), and the init's kill loop is bounded instead.
+  void SignalInit() {
+    Send(SIGTERM);
+    if (!namespaced_ || grace_armed_) return;
+    grace_armed_ = true;
+    auto self = shared_from_this();
+    grace_.expires_after(std::chrono::seconds(5));
+    grace_.async_wait([self](boost::system::error_code ec) {
+      if (!ec && !self->exited_) self->Send(SIGKILL);
+    });
+  }
+  void Send(int sig) {
+    syscall(SYS_pidfd_send_signal, pidfd_.native_handle(), sig, nullptr, 0);
+  }
+
+  void Append(Stream* s, size_t n) {
+    uint64_t room = s->limit == 0               ? n
+                    : s->data.size() < s->limit ? s->limit - s->data.size()
+                                                : 0;
+    size_t keep = std::min<uint64_t>(room, n);
+    s->data.append(s->buf.data(), keep);
+    s->dropped += n - keep;
+  }
+
+  void Read(Stream* s) {
+    auto self = shared_from_this();
+    s->desc.async_read_some(asio::buffer(s->buf),
+                            [self, s](boost::system::error_code ec, size_t n) {
+                              self->Append(s, n);
+                              if (ec || self->exited_) {
+                                s->reading = false;
+                                self->MaybeFinish();
+                                return;
+                              }
+                              self->Read(s);
+                            });
+  }
+
+  void OnExit() {
+    exited_ = true;
+    timer_.cancel();
+    grace_.cancel();
+    boost::system::error_code ignored;
+    out_.desc.cancel(ignored);
+    err_.desc.cancel(ignored);
+    MaybeFinish();
+  }
+
+  // Every process of the run is gone, so what is left in the pipes is all
+  // there will be: read it without waiting.
+  void Drain(Stream* s) {
+    boost::system::error_code ec;
+    s->desc.non_blocking(true, ec);
+    while (!ec) {
+      size_t n = s->desc.read_some(asio::buffer(s->buf), ec);
+      Append(s, n);
+    }
+  }
+
+  void MaybeFinish() {
+    if (!exited_ || out_.reading || err_.reading || finished_) return;
+    finished_ = true;
+    Drain(&out_);
+    Drain(&err_);
+    DoneHandler done = std::move(done_);
+    done(Collect());
+  }
+
+  StatusOr<Result> Collect();
+
+  pid_t pid_;
+  asio::posix::stream_descriptor pidfd_;
+  asio::steady_timer timer_, grace_;
+  Stream out_, err_;
+  int report_fd_;
+  std::string program_;
+  Limits limits_;
+  bool namespaced_;
+  DoneHandler done_;
+  std::chrono::steady_clock::time_point start_ =
+      std::chrono::steady_clock::now();
+  bool exited_ = false, finished_ = false, timed_out_ = false, killed_ = false;
+  bool grace_armed_ = false;
+};
+
+StatusOr<Result> Running::Collect() {
+  Result r;
+  r.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+          .count();
+  int status = 0;
+  rusage ru{};
+  while (wait4(pid_, &status, __WALL, &ru) < 0 && errno == EINTR) {
+  }
+  internal::Report report;
+  fcntl(report_fd_, F_SETFL, O_NONBLOCK);
+  if (read(report_fd_, &report, sizeof report) != sizeof report)
+    report.kind = 0;
+  if (report.kind == internal::Report::kSetupFailed) {
+    std::string msg =
+        "sandbox: cannot start '" + program_ + "' (" +
+        internal::StageName(static_cast<internal::Stage>(report.stage)) +
+        "): " + ErrnoText(report.error);
+    if (report.error == ENOENT) {
+      return NotFound(msg + "; paths under /tmp must be in read_only_paths");
+    }
+    return FailedPrecondition(msg);
+  }
+  r.timed_out = timed_out_;
+  r.namespaced = namespaced_;
+  if (report.kind == internal::Report::kExited) {
+    r.exited = WIFEXITED(report.status);
+    r.exit_code = r.exited ? WEXITSTATUS(report.status) : -1;
+    r.signal = WIFSIGNALED(report.status) ? WTERMSIG(report.status) : 0;
+  } else if (report.kind == internal::Report::kTerminated || timed_out_ ||
+             killed_) {
+    r.signal = SIGKILL;
+  } else {
+    return Internal("sandbox: the init of '" + program_ +
+                    "' died without a report, wait status " +
+                    std::to_string(status));
+  }
+  r.cpu_seconds = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+                  ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+  r.max_rss_bytes = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+  r.stdout_data = std::move(out_.data);
+  r.stderr_data = std::move(err_.data);
+  r.stdout_truncated = out_.dropped;
+  r.stderr_truncated = err_.dropped;
+  r.limits_hit = ClassifyLimits(r, limits_);
+  return r;
+}
+
+// Owns the strings the child's plan points into.
+struct Prepared {
+  std::string path, work_dir, tmpfs_options;
+  std::vector<std::string> strings;
+  std::vector<char*> argv, envp;
+  std::vector<const char*> read_only;
+  std::vector<internal::RlimitSetting> rlimits;
+  std::vector<sock_filter> filter;
+  sock_fprog prog{};
+};
+
+StatusOr<std::unique_ptr<Prepared>> Prepare(const Options& o,
+                                            const Capabilities& caps) {
+  if (o.argv.empty()) return InvalidArgument("sandbox: empty argv");
+  auto p = std::make_unique<Prepared>();
+  ASSIGN_OR_RETURN(p->path, ResolveProgram(o.argv[0]));
+  std::error_code ec;
+  p->work_dir = fs::canonical(o.work_dir, ec).string();
+  if (ec || !fs::is_directory(p->work_dir) || p->work_dir == "/")
+    return InvalidArgument("sandbox: work dir '" + o.work_dir +
+                           "' is not a directory (other than /)");
+  if (o.read_only_paths.size() > internal::kMaxReadOnlyPaths)
+    return InvalidArgument("sandbox: more than " +
+                           std::to_string(internal::kMaxReadOnlyPaths) +
+                           " read_only_paths");
+  for (const auto& s : o.argv) p->argv.push_back(const_cast<char*>(s.c_str()));
+  p->argv.push_back(nullptr);
+  for (const auto& s : o.env) p->envp.push_back(const_cast<char*>(s.c_str()));
+  p->envp.push_back(nullptr);
+  for (const auto& path : o.read_only_paths) {
+    p->strings.push_back(fs::canonical(path, ec).string());
+    if (ec) return InvalidArgument("sandbox: no such path '" + path + "'");
+  }
+  for (const auto& s : p->strings) p->read_only.push_back(s.c_str());
+  p->tmpfs_options = "size=" + std::to_string(o.tmp_size_bytes) + ",mode=1777";
+  const Limits& l = o.limits;
+  if (l.address_space_bytes)
+    AddLimit(RLIMIT_AS, l.address_space_bytes, 0, &p->rlimits);
+  if (l.cpu_seconds) AddLimit(RLIMIT_CPU, l.cpu_seconds, 1, &p->rlimits);
+  if (l.file_size_bytes)
+    AddLimit(RLIMIT_FSIZE, l.file_size_bytes, 0, &p->rlimits);
+  if (l.open_files) AddLimit(RLIMIT_NOFILE, l.open_files, 0, &p->rlimits);
+  // NPROC counts every process of the uid: without a uid switch that
+  // includes the caller's own processes and threads (see sandbox.h).
+  if (l.processes) AddLimit(RLIMIT_NPROC, l.processes, 0, &p->rlimits);
+  AddLimit(RLIMIT_CORE, 0, 0, &p->rlimits);
+  p->filter = BuildSeccompFilter(caps.seccomp ? o.seccomp : SeccompMode::kOff);
+  p->prog.len = static_cast<unsigned short>(p->filter.size());
+  p->prog.filter = p->filter.data();
+  return p;
+}
+
+// Pipes for the child: [read, write], CLOEXEC both ends.
+Status MakePipe(int fds[2]) {
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return IoError("sandbox: pipe: " + ErrnoText(errno));
+  return Status::Ok();
+}
+
+void CloseAll(std::initializer_list<int> fds) {
+  for (int fd : fds)
+    if (fd >= 0) close(fd);
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<Process>> Spawn(asio::io_context& ioc,
+                                         const Options& options,
+                                         DoneHandler done) {
+  const Capabilities& caps = DetectCapabilities();
+  ASSIGN_OR_RETURN(std::unique_ptr<Prepared> prep, Prepare(options, caps));
+  if (caps.can_set_uid && options.chown_work_dir)
+    RETURN_IF_ERROR(ChownTree(prep->work_dir, options.uid, options.gid));
+  int out[2] = {-1, -1}, err[2] = {-1, -1}, rep[2] = {-1, -1};
+  Status s = MakePipe(out);
+  if (s.ok()) s = MakePipe(err);
+  if (s.ok()) s = MakePipe(rep);
+  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (s.ok() && null_fd < 0)
+    s = IoError("sandbox: open /dev/null: " + ErrnoText(errno));
+  if (!s.ok()) {
+    CloseAll({out[0], out[1], err[0], err[1], rep[0], rep[1], null_fd});
+    return s;
+  }
+  internal::ChildPlan plan;
+  plan.path = prep->path.c_str();
+  plan.argv = prep->argv.data();
+  plan.envp = prep->envp.data();
+  plan.work_dir = prep->work_dir.c_str();
+  plan.read_only_paths = prep->read_only.data();
+  plan.num_read_only_paths = prep->read_only.size();
+  plan.namespaces = options.use_namespaces && caps.namespaces;
+  internal::IdMaps maps(options.uid, options.gid);
+  if (plan.namespaces && caps.user_namespace) maps.Apply(&plan);
+  plan.tmpfs_options = prep->tmpfs_options.c_str();
+  plan.set_uid = caps.can_set_uid;
+  plan.uid = options.uid;
+  plan.gid = options.gid;
+  plan.rlimits = prep->rlimits.data();
+  plan.num_rlimits = prep->rlimits.size();
+  plan.seccomp = prep->filter.empty() ? nullptr : &prep->prog;
+  plan.stdin_fd = null_fd;
+  plan.stdout_fd = out[1];
+  plan.stderr_fd = err[1];
+  plan.report_fd = rep[1];
+  pid_t pid = internal::StartInit(plan);
+  CloseAll({out[1], err[1], rep[1], null_fd});
+  if (pid < 0) {
+    CloseAll({out[0], err[0], rep[0]});
+    return IoError("sandbox: cannot start '" + options.argv[0] +
+                   "': clone: " + ErrnoText(-pid));
+  }
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) {
+    int e = errno;
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, __WALL);
+    CloseAll({out[0], err[0], rep[0]});
+    return IoError("sandbox: pidfd_open for '" + options.argv[0] +
+                   "': " + ErrnoText(e));
+  }
+  auto run =
+      std::make_shared<Running>(ioc, pid, pidfd, out[0], err[0], rep[0],
+                                options, plan.namespaces, std::move(done));
+  run->Start();
+  return std::shared_ptr<Process>(run);
+}
+
+StatusOr<Result> Run(const Options& options) {
+  asio::io_context ioc;
+  StatusOr<Result> result = Internal("sandbox: run did not complete");
+  ASSIGN_OR_RETURN(auto process,
+                   Spawn(ioc, options, [&result](StatusOr<Result> r) {
+                     result = std::move(r);
+                   }));
+  ioc.run();
+  return result;
+}
+
+}  // namespace trench::sandbox

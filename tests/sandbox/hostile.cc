@@ -1,0 +1,212 @@
+#include "tests/sandbox/hostile.h"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace trench::sandbox::testing {
+namespace {
+
+const char kSource[] = R"C(
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static void flood(int fd, char c, long n) {
+  char buf[8192];
+  memset(buf, c, sizeof buf);
+  long k = n < (long)sizeof buf ? n : (long)sizeof buf;
+  if (write(fd, buf, k) != k) exit(3);
+}
+
+int main(int argc, char** argv) {
+  const char* m = argc > 1 ? argv[1] : "";
+  if (!strcmp(m, "hello")) {
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) return 2;
+    FILE* f = fopen("hello.txt", "w");
+    if (!f) return 3;
+    fputs("hi\n", f);
+    fclose(f);
+    const char* foo = getenv("FOO");
+    printf("uid=%d cwd=%s foo=%s args=%d\n", (int)getuid(), cwd,
+           foo ? foo : "(unset)", argc);
+    return 0;
+  }
+  if (!strcmp(m, "exit")) return atoi(argv[2]);
+  if (!strcmp(m, "forkbomb")) for (;;) fork();
+  if (!strcmp(m, "memhog")) {
+    long mib = 0;
+    for (;;) {
+      char* p = malloc(1 << 20);
+      if (!p) break;
+      memset(p, 1, 1 << 20);
+      ++mib;
+    }
+    printf("malloc failed after %ld MiB\n", mib);
+    return 42;
+  }
+  if (!strcmp(m, "spin")) for (volatile unsigned long i = 0;; ++i) {}
+  if (!strcmp(m, "sleep")) for (;;) pause();
+  if (!strcmp(m, "net")) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    if (s < 0) { printf("socket: %s\n", strerrorname_np(errno)); return 0; }
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(atoi(argv[2]));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(s, (struct sockaddr*)&a, sizeof a) < 0) {
+      printf("connect: %s\n", strerrorname_np(errno));
+      return 0;
+    }
+    printf("connected\n");
+    return 1;
+  }
+  if (!strcmp(m, "write")) {
+    for (int i = 2; i < argc; ++i) {
+      int fd = open(argv[i], O_CREAT | O_WRONLY | O_TRUNC, 0666);
+      printf("%s: %s\n", argv[i], fd >= 0 ? "ok" : strerrorname_np(errno));
+      if (fd >= 0) close(fd);
+    }
+    return 0;
+  }
+  if (!strcmp(m, "escape")) {
+    int ready[2];
+    if (pipe(ready) != 0) return 2;
+    if (fork() == 0) {
+      setsid();
+      if (fork() == 0) {
+        setsid();
+        if (write(ready[1], "x", 1) != 1) _exit(2);
+        for (;;) pause();
+      }
+      _exit(0);
+    }
+    char c;
+    if (read(ready[0], &c, 1) != 1) return 2; /* The escapee exists. */
+    printf("escaped\n");
+    fflush(stdout);
+    if (!strcmp(argv[2], "wait")) for (;;) pause();
+    return 0;
+  }
+  if (!strcmp(m, "flood")) {
+    long n = atol(argv[2]);
+    for (long done = 0; done < n; done += 8192) {
+      flood(1, 'o', n - done);
+      flood(2, 'e', n - done);
+    }
+    return 0;
+  }
+  if (!strcmp(m, "bigfile")) {
+    int fd = open("big.bin", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    for (;;) flood(fd, 'x', 1 << 20);
+  }
+  if (!strcmp(m, "ptrace")) {
+    long r = ptrace(PTRACE_TRACEME, 0, 0, 0);
+    printf("ptrace: %s\n", r < 0 ? strerrorname_np(errno) : "ok");
+    return 0;
+  }
+  return 99;
+}
+)C";
+
+std::string Build() {
+  std::string dir = MakeTempDir("bin");
+  chmod(dir.c_str(), 0755);
+  std::string src = dir + "/hostile.c", bin = dir + "/hostile";
+  std::ofstream(src) << kSource;
+  std::string cmd = "cc -O1 -o " + bin + " " + src + " 2>&1";
+  if (std::system(cmd.c_str()) != 0) {
+    fprintf(stderr, "cannot build the hostile program: %s\n", cmd.c_str());
+    abort();
+  }
+  chmod(bin.c_str(), 0755);
+  static std::string to_remove = dir;
+  std::atexit([] { RemoveTree(to_remove); });
+  return bin;
+}
+
+int CountProcs(const std::function<bool(const std::string&)>& match) {
+  int n = 0;
+  DIR* d = opendir("/proc");
+  while (dirent* e = d ? readdir(d) : nullptr) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::ifstream f(std::string("/proc/") + e->d_name + "/status");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    if (!ss.str().empty() && match(ss.str())) ++n;
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+}  // namespace
+
+const std::string& HostileBinary() {
+  static const std::string bin = Build();
+  return bin;
+}
+
+std::string HostileDir() {
+  return std::filesystem::path(HostileBinary()).parent_path().string();
+}
+
+std::string MakeTempDir(const char* tag) {
+  std::string templ = std::string("/tmp/trench-sbx-") + tag + "-XXXXXX";
+  if (mkdtemp(templ.data()) == nullptr) abort();
+  return templ;
+}
+
+void RemoveTree(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+Options HostileOptions(const std::vector<std::string>& args) {
+  Options o;
+  o.argv = {HostileBinary()};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.env = {"PATH=/usr/bin:/bin", "FOO=bar"};
+  o.work_dir = MakeTempDir("work");
+  o.read_only_paths = {HostileDir()};
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name =
+      info ? std::string(info->test_suite_name()) + "." + info->name() : "none";
+  o.uid = o.gid = 200000 + std::hash<std::string>()(name) % 1000000;
+  o.limits.wall_seconds = 30;
+  o.limits.cpu_seconds = 20;
+  o.limits.address_space_bytes = 512ull << 20;
+  o.limits.processes = 64;
+  return o;
+}
+
+int ProcessesOfUid(uid_t uid) {
+  std::string key = "\nUid:\t" + std::to_string(uid) + "\t";
+  return CountProcs(
+      [&](const std::string& s) { return s.find(key) != std::string::npos; });
+}
+
+int ChildrenOfSelf() {
+  std::string key = "\nPPid:\t" + std::to_string(getpid()) + "\n";
+  return CountProcs(
+      [&](const std::string& s) { return s.find(key) != std::string::npos; });
+}
+
+}  // namespace trench::sandbox::testing

@@ -1,0 +1,52 @@
+// Test helpers: a hostile program (one C binary, the mode is argv[1]) built
+// with the system C compiler at test time, work directories, and checks
+// that a run left no process behind.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "sandbox/sandbox.h"
+
+namespace trench::sandbox::testing {
+
+// Path of the hostile binary, built once per test process into a directory
+// readable by every uid. Modes (argv[1]):
+//   hello             prints "uid=U cwd=DIR foo=$FOO args=N", writes
+//                     ./hello.txt, exits 0
+//   exit N            exits with N
+//   forkbomb          forks forever (children too)
+//   memhog            mallocs and touches 1 MiB blocks until malloc fails,
+//                     prints "malloc failed after N MiB", exits 42
+//   spin              burns CPU forever
+//   sleep             pauses forever
+//   net PORT          socket + connect to 127.0.0.1:PORT; prints
+//                     "socket: ERRNO", "connect: ERRNO" or "connected"
+//   write PATH...     creates each PATH; prints "PATH: ok" or "PATH: ERRNO"
+//   escape exit|wait  a grandchild setsid()s and pauses forever, its parent
+//                     exits; the main process then exits 0 or pauses
+//   flood N           writes N bytes of 'o' to stdout and of 'e' to stderr,
+//                     interleaved in 8 KiB chunks, exits 0
+//   bigfile           writes ./big.bin until the file-size limit stops it
+//   ptrace            calls ptrace(PTRACE_TRACEME); prints "ptrace: ERRNO"
+// Aborts the test process when the compiler fails (tests cannot run).
+const std::string& HostileBinary();
+std::string HostileDir();
+
+// A fresh directory under /tmp (removed by the caller with RemoveTree).
+std::string MakeTempDir(const char* tag);
+void RemoveTree(const std::string& dir);
+
+// Options for HostileBinary() with `args`, in a fresh work dir, with a uid
+// of its own (derived from the current test name) so that process counts
+// and RLIMIT_NPROC do not mix with other tests.
+Options HostileOptions(const std::vector<std::string>& args);
+
+// Processes (zombies included) whose real uid is `uid`.
+int ProcessesOfUid(uid_t uid);
+// Children (zombies included) of this test process.
+int ChildrenOfSelf();
+
+}  // namespace trench::sandbox::testing
