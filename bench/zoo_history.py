@@ -29,18 +29,17 @@ tool itself uses libgit2 only).
 """
 
 import argparse
+import io
 import json
 import os
 import re
 import subprocess
 import sys
 import tarfile
-import io
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ZOO = os.path.join(ROOT, "tests", "bugzoo")
-TARGET_PATHS = ["base", "compiler", "tpu", "tools", "CMakeLists.txt"]
+from zoo_common import ROOT, TARGET_SIDE, ZOO, bug_dirs as zoo_bug_dirs
+
 # Where the patch lands for each run, cycling (1-based commit positions).
 PATCH_POSITIONS = [15, 7, 18, 4, 20, 10]
 
@@ -69,9 +68,9 @@ def commit(repo, message, n):
     return git(repo, "rev-parse", "HEAD")
 
 
-def bug_dirs():
-    return sorted(d for d in os.listdir(ZOO)
-                  if os.path.isfile(os.path.join(ZOO, d, "meta.json")))
+def bug_dirs(wanted=""):
+    """The zoo's bug names ("03-algsimp-..."), `wanted` as zoo_common's."""
+    return [os.path.basename(d) for d in zoo_bug_dirs(wanted)]
 
 
 def make_base(repo):
@@ -81,7 +80,7 @@ def make_base(repo):
     os.makedirs(repo)
     git(repo, "init", "-q", "-b", "base")
     archive = subprocess.run(["git", "-C", ROOT, "archive", "HEAD"] +
-                             TARGET_PATHS, capture_output=True, check=True)
+                             TARGET_SIDE, capture_output=True, check=True)
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(repo)
     return commit(repo, "base: the target side at %s" %
@@ -160,6 +159,45 @@ def build_command(jobs):
             "--target hloc tpusim hlo-run" % jobs)
 
 
+def search_commits(bug, k, hlo_bisect, work, commits=22, jobs=2):
+    """Makes bug's history (the k-th bug's patch position) and runs
+    `hlo-bisect commits` on its witness. Returns a row dict: commits,
+    patch_at, culprit, right, confirmed, skipped, builds, cache_hits,
+    seconds; or {"error": ...}."""
+    repo = os.path.join(work, "repo")
+    base = make_base(repo)
+    broken_at = commits // 2
+    patch_at = PATCH_POSITIONS[k % len(PATCH_POSITIONS)]
+    if patch_at in (broken_at, broken_at + 1):
+        patch_at += 2
+    tip, patch_sha = make_history(repo, base, bug, commits, patch_at,
+                                  broken_at)
+    cmd = [hlo_bisect, "commits", os.path.join(ZOO, bug, "witness"),
+           "--repo", repo, "--good", base, "--bad", tip,
+           "--work", os.path.join(work, "bisect"),
+           "--build-cmd", build_command(jobs), "--json"]
+    start = time.time()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    seconds = time.time() - start
+    with open(os.path.join(work, bug + ".log"), "w") as f:
+        f.write(r.stderr)
+    try:
+        report = json.loads(r.stdout)
+    except ValueError:
+        return {"error": "hlo-bisect failed (exit %d): %s" %
+                         (r.returncode, r.stderr[-3000:])}
+    with open(os.path.join(work, bug + ".json"), "w") as f:
+        json.dump(report, f, indent=1)
+    culprit = (report.get("culprit") or {}).get("sha")
+    return {"commits": report["commits"], "patch_at": patch_at,
+            "culprit": culprit, "right": culprit == patch_sha,
+            "confirmed": report.get("confirmed", False),
+            "skipped": sum(1 for s in report["steps"]
+                           if s.get("outcome") == "skip"),
+            "builds": report["builds"], "cache_hits": report["cache_hits"],
+            "seconds": seconds}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hlo-bisect", required=True)
@@ -172,52 +210,25 @@ def main():
     if args.commits < 20:
         sys.exit("--commits must be at least 20")
 
-    bugs = bug_dirs()
-    if args.bugs != "all":
-        wanted = args.bugs.split(",")
-        bugs = [b for b in bugs if any(b.startswith(w) for w in wanted)]
-    repo = os.path.join(args.work, "repo")
-    base = make_base(repo)
-    broken_at = args.commits // 2
+    bugs = bug_dirs("" if args.bugs == "all" else args.bugs)
     rows = []
     failures = 0
     for k, bug in enumerate(bugs):
-        patch_at = PATCH_POSITIONS[k % len(PATCH_POSITIONS)]
-        if patch_at in (broken_at, broken_at + 1):
-            patch_at += 2
-        tip, patch_sha = make_history(repo, base, bug, args.commits,
-                                      patch_at, broken_at)
-        cmd = [args.hlo_bisect, "commits", os.path.join(ZOO, bug, "witness"),
-               "--repo", repo, "--good", base, "--bad", tip,
-               "--work", os.path.join(args.work, "bisect"),
-               "--build-cmd", build_command(args.jobs), "--json"]
-        start = time.time()
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        seconds = time.time() - start
-        with open(os.path.join(args.work, bug + ".log"), "w") as f:
-            f.write(r.stderr)
-        try:
-            report = json.loads(r.stdout)
-        except ValueError:
-            print("%s: hlo-bisect failed (exit %d):\n%s" %
-                  (bug, r.returncode, r.stderr[-3000:]), file=sys.stderr)
+        row = search_commits(bug, k, args.hlo_bisect, args.work, args.commits,
+                             args.jobs)
+        if "error" in row:
+            print("%s: %s" % (bug, row["error"]), file=sys.stderr)
             failures += 1
             continue
-        with open(os.path.join(args.work, bug + ".json"), "w") as f:
-            json.dump(report, f, indent=1)
-        culprit = (report.get("culprit") or {}).get("sha")
-        right = culprit == patch_sha
-        confirmed = report.get("confirmed", False)
-        skipped = sum(1 for s in report["steps"] if s.get("outcome") == "skip")
-        if not (right and confirmed):
+        if not (row["right"] and row["confirmed"]):
             failures += 1
-        rows.append((bug, report["commits"], patch_at, right, confirmed,
-                     skipped, report["builds"], report["cache_hits"],
-                     seconds))
+        rows.append((bug, row["commits"], row["patch_at"], row["right"],
+                     row["confirmed"], row["skipped"], row["builds"],
+                     row["cache_hits"], row["seconds"]))
         print("%s: culprit %s (%s), confirmed %s, %d builds, %.0f s" %
-              (bug, (culprit or "none")[:12],
-               "right" if right else "WRONG", confirmed, report["builds"],
-               seconds), file=sys.stderr, flush=True)
+              (bug, (row["culprit"] or "none")[:12],
+               "right" if row["right"] else "WRONG", row["confirmed"],
+               row["builds"], row["seconds"]), file=sys.stderr, flush=True)
 
     print("| bug | commits | patch at | culprit | confirmed | skipped | "
           "builds | cache hits | seconds |")
