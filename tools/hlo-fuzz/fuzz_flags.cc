@@ -120,6 +120,16 @@ StatusOr<bool> ApplyValueFlag(std::string_view name, std::string_view value,
     if (c.trace_share < 0 || c.trace_share > 1) {
       return InvalidArgument("--trace-share must lie in [0, 1]");
     }
+  } else if (name == "--special-values" || name == "--zero-dims" ||
+             name == "--long-rows") {
+    ASSIGN_OR_RETURN(double p, ParseNumber<double>(name, value));
+    if (!(p >= 0 && p <= 1)) {
+      return InvalidArgument(std::string(name) + " must lie in [0, 1]");
+    }
+    GeneratorOptions& g = c.generator;
+    (name == "--special-values" ? g.special_values
+     : name == "--zero-dims"    ? g.zero_dim_probability
+                                : g.long_row_probability) = p;
   } else if (name == "--generator-options") {
     const std::vector<std::string> focus = c.generator.focus;
     ASSIGN_OR_RETURN(c.generator, ReadGeneratorOptions(std::string(value)));
@@ -171,7 +181,15 @@ const char* FuzzUsage() {
          "  --linger T          stop T after the first finding (0: at once)\n"
          "  --instructions N    random ops per synthetic program (default 20)\n"
          "  --dtypes a,b        element types to draw from (default all)\n"
-         "  --generator-options F  generator settings as JSON\n"
+         "  --special-values F  share of synthetic programs whose float\n"
+         "                      inputs hold inf, NaN, -0 and subnormals\n"
+         "                      (default 0.08)\n"
+         "  --zero-dims F       probability of a size-0 dim in a new array\n"
+         "                      (default 0.03)\n"
+         "  --long-rows F       probability of a 1024..3000-element minor\n"
+         "                      dim in a new array (default 0.12)\n"
+         "  --generator-options F  generator settings as JSON (flags given\n"
+         "                      before it are overridden)\n"
          "  --target MODE       serve (default: hlo-run --serve workers),\n"
          "                      hlo-run (a process per program) or\n"
          "                      hloc-tpusim (two processes per program)\n"

@@ -4,7 +4,8 @@
 //            [--focus ops:a,b | passes:p,q | a,b] [--out DIR] [--seed N]
 //            [--max-programs N] [--linger T] [--instructions N] [--dtypes
 //            f32,bf16,...]
-//            [--trace-share F] [--generator-options FILE.json]
+//            [--trace-share F] [--special-values F] [--zero-dims F]
+//            [--long-rows F] [--generator-options FILE.json]
 //            [--target serve|hlo-run|hloc-tpusim] [--hlo-run P] [--hloc P]
 //            [--tpusim P] [--timeout S] [--target-flag F ...]
 //            [--progress|--no-progress] [--fail-on-finding]

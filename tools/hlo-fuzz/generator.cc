@@ -194,6 +194,11 @@ Json GeneratorOptions::ToJson() const {
   j["stress_probability"] = stress_probability;
   j["body_instructions"] = body_instructions;
   j["allow_nonfinite"] = allow_nonfinite;
+  j["special_values"] = special_values;
+  j["same_operand_probability"] = same_operand_probability;
+  j["zero_dim_probability"] = zero_dim_probability;
+  j["long_row_probability"] = long_row_probability;
+  j["sibling_probability"] = sibling_probability;
   return j;
 }
 
@@ -219,6 +224,12 @@ StatusOr<GeneratorOptions> GeneratorOptions::FromJson(const Json& j) {
   RETURN_IF_ERROR(get_int("body_instructions", o.body_instructions));
   RETURN_IF_ERROR(get_double("layout_probability", o.layout_probability));
   RETURN_IF_ERROR(get_double("stress_probability", o.stress_probability));
+  RETURN_IF_ERROR(get_double("special_values", o.special_values));
+  RETURN_IF_ERROR(
+      get_double("same_operand_probability", o.same_operand_probability));
+  RETURN_IF_ERROR(get_double("zero_dim_probability", o.zero_dim_probability));
+  RETURN_IF_ERROR(get_double("long_row_probability", o.long_row_probability));
+  RETURN_IF_ERROR(get_double("sibling_probability", o.sibling_probability));
   if (const Json* v = j.Find("allow_nonfinite")) {
     ASSIGN_OR_RETURN(o.allow_nonfinite, v->GetBool());
   }
@@ -315,9 +326,9 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
   auto fresh_param = [&] {
     g.Param(g.MakeShape(
         g.rng.Pick(g.dtypes),
-        g.PickDims(static_cast<int>(g.rng.Uniform(std::min(1, options.max_rank),
-                                                  options.max_rank)),
-                   options.max_elements)));
+        g.FreshDims(static_cast<int>(g.rng.Uniform(
+                        std::min(1, options.max_rank), options.max_rank)),
+                    options.max_elements)));
   };
   fresh_param();
   for (int n = 0; n < options.instructions; ++n) {
@@ -331,13 +342,14 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
     // Nothing fitted the values at hand: more material for the next op.
     if (!emitted) fresh_param();
   }
-  // The root: every value nobody reads (at most 16, most recent first), so
-  // that no generated instruction is dead.
+  // The root: the reserved outputs and every value nobody reads (at most
+  // 16, most recent first), so that no generated instruction is dead.
   std::vector<Value> outputs;
   for (size_t i = entry.pool.size(); i-- > 0 && outputs.size() < 16;) {
     if (entry.uses[i] == 0) outputs.push_back(entry.pool[i]);
   }
   std::reverse(outputs.begin(), outputs.end());
+  outputs.insert(outputs.begin(), entry.outputs.begin(), entry.outputs.end());
   if (outputs.empty()) outputs.push_back(entry.pool.back());
   if (outputs.size() == 1 && !g.rng.Chance(0.2)) {
     entry.builder->SetRoot(outputs[0].name);
@@ -357,6 +369,13 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
   c.origin["kind"] = "synthetic";
   c.origin["seed"] = seed;
   c.origin["options"] = options.ToJson();
+  if (g.special) {
+    Json which = Json::MakeArray();
+    for (int64_t i : internal::SprinkleSpecialValues(seed, c.inputs)) {
+      which.push_back(i);
+    }
+    c.origin["special_values"] = which;
+  }
   return c;
 }
 

@@ -10,6 +10,14 @@
 // 8x128 tile (1, 7, 8, 9, 127, 128, 129, 255, 256, ...) mixed with small
 // ones, size-1 dims, non-default layouts, broadcasts and transposes.
 //
+// Also (options): dimensions of size 0, long rows of 1024..3000 elements,
+// binary ops on the same value twice, and reduces with multi-output fusion
+// siblings. Half of the reduces run over the minor (trailing) dims, a
+// quarter read a fresh input, and called computations other than kLoop
+// fusions (loop bodies, branches, callees) may hold the softmax/norm
+// pattern x - broadcast(reduce(x)) (the compiler's fusion pass does not
+// enter them, so their reduces take the unfused paths).
+//
 // Values: unless options.allow_nonfinite, programs guard every domain so
 // that no NaN or infinity arises from finite inputs: the generator tracks
 // a magnitude bound per value and clamps operands before ops that could
@@ -22,7 +30,9 @@
 // defined. Inputs are compiler/ir/random_inputs.h's RandomArguments(entry,
 // seed): floats in [-4, 4), signed integers in [-8, 7], unsigned in
 // [0, 15], the same values `hlo-eval --random-inputs --seed S` and
-// `hlo-run` produce for the case's input seed.
+// `hlo-run` produce for the case's input seed, except in programs about
+// special values (options.special_values; origin["special_values"] lists
+// the inputs that got them), whose inputs are stored with the case.
 #pragma once
 
 #include <cstdint>
@@ -72,7 +82,38 @@ struct GeneratorOptions {
   // Called computations (while/conditional/call/map/fusion bodies): random
   // ops in each.
   int body_instructions = 4;
+  // No guards at all: ops may overflow and leave their domains (NaN and
+  // infinities arise anywhere). Off by default.
   bool allow_nonfinite = false;
+  // Share of programs "about" non-finite values: guards stay, but some
+  // real float inputs (f16 bf16 f32 f64) get +-inf, NaN, -0 and
+  // subnormals sprinkled in, and half of these programs draw only real
+  // float types. Such programs also canonicalize NaN before ops whose
+  // result would depend on a NaN's sign or payload or on comparing NaNs
+  // (bitcast-convert, TOTALORDER compares, sort keys, arg-max/min
+  // reducers, select-and-scatter): IEEE does not specify those bits. Dot
+  // and convolution operands are made finite (inf/NaN -> 0): the matrix
+  // unit's multi-pass f32 modes split inf into bf16 parts (inf - inf =
+  // NaN) and padding zeros may meet inf (0 * inf), both left to the
+  // backend by XLA.
+  double special_values = 0.08;
+  // Probability that a binary op reads the same value twice (x - x,
+  // x * x, compare(x, x), ...), as real graphs do (after CSE). Doubled in
+  // special-value programs, where floats may also divide by themselves.
+  double same_operand_probability = 0.1;
+  // Probability that a new array (parameter, iota, ...) gets one dimension
+  // of size 0.
+  double zero_dim_probability = 0.03;
+  // Probability that a new array of rank >= 1 gets a long minor (last)
+  // dimension of 1024..3000 elements, other dims 1..4 (total within
+  // max_elements): tiled reductions over several 1024-element chunks with
+  // ragged tails.
+  double long_row_probability = 0.12;
+  // Probability that a (single-input) reduce comes with multi-output fusion
+  // siblings: its input computed from a value x, and elementwise ops on x
+  // and on a slice of x shaped like the reduce result, all outputs of the
+  // program (the pattern XLA's multi-output fusion targets).
+  double sibling_probability = 0.3;
 
   Json ToJson() const;
   // Inverse of ToJson (missing fields keep defaults). InvalidArgument on

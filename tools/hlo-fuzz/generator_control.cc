@@ -163,8 +163,10 @@ bool EmitCallLike(Gen& g, O op) {
     if (g.rng.Chance(0.4)) results.push_back(g.Like(ops.back()));
   }
   const bool tuple_root = results.size() > 1;
+  g.loop_fusion_body = op == O::kFusion;
   const std::string f = g.Body(op == O::kFusion ? "fused" : "callee", params,
                                results, b, tuple_root);
+  g.loop_fusion_body = false;
   const std::string attrs =
       op == O::kFusion ? "kind=kLoop, calls=" + f : "to_apply=" + f;
   const char* name = op == O::kFusion ? "fusion" : "call";

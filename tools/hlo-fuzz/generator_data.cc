@@ -99,7 +99,7 @@ std::vector<Value> StartIndices(Gen& g, int64_t n) {
 std::vector<int64_t> SizesWithin(Gen& g, const std::vector<int64_t>& dims) {
   std::vector<int64_t> s;
   for (int64_t d : dims)
-    s.push_back(g.rng.Chance(0.3) ? d : g.rng.Uniform(1, d));
+    s.push_back(g.rng.Chance(0.3) || d == 0 ? d : g.rng.Uniform(1, d));
   return s;
 }
 
@@ -111,12 +111,12 @@ bool EmitBroadcast(Gen& g) {
   const int64_t out_rank = g.rng.Uniform(
       rank + (rank == 0 ? 1 : 0), std::min<int64_t>(g.opt.max_rank, rank + 2));
   std::vector<int64_t> pos = Subset(g.rng, out_rank, rank);
-  std::vector<int64_t> out(out_rank, 0);
+  std::vector<int64_t> out(out_rank, -1);
   for (int64_t i = 0; i < rank; ++i) out[pos[i]] = x->shape.dim(i);
   int64_t budget =
       g.opt.max_elements / std::max<int64_t>(1, x->shape.element_count());
   for (int64_t& d : out) {
-    if (d != 0) continue;
+    if (d != -1) continue;
     d = g.PickDim();
     if (d > budget) d = std::max<int64_t>(1, std::min<int64_t>(budget, 3));
     budget /= d;
@@ -157,9 +157,10 @@ bool EmitDataMovementOp(Gen& g, O op) {
       std::vector<std::string> parts;
       std::vector<int64_t> out;
       for (int64_t d : x->shape.dims()) {
-        const int64_t start = g.rng.Chance(0.3) ? 0 : g.rng.Uniform(0, d - 1);
+        const int64_t start =
+            g.rng.Chance(0.3) || d == 0 ? 0 : g.rng.Uniform(0, d - 1);
         const int64_t limit =
-            g.rng.Chance(0.3) ? d : g.rng.Uniform(start + 1, d);
+            g.rng.Chance(0.3) || d == 0 ? d : g.rng.Uniform(start + 1, d);
         const int64_t stride = g.rng.Chance(0.7) ? 1 : g.rng.Uniform(2, 4);
         parts.push_back("[" + std::to_string(start) + ":" +
                         std::to_string(limit) + ":" + std::to_string(stride) +
@@ -177,7 +178,10 @@ bool EmitDataMovementOp(Gen& g, O op) {
       std::vector<Value> ops = {*x};
       std::vector<int64_t> out = x->shape.dims();
       const int n = static_cast<int>(g.rng.Uniform(1, 2));
-      const int64_t rest = x->shape.element_count() / x->shape.dim(k);
+      int64_t rest = 1;
+      for (int64_t d = 0; d < x->shape.rank(); ++d) {
+        if (d != k) rest *= x->shape.dim(d);
+      }
       for (int i = 0; i < n; ++i) {
         std::vector<int64_t> dims = x->shape.dims();
         dims[k] = g.rng.Chance(0.3) ? x->shape.dim(k) : g.PickDim();
@@ -227,7 +231,7 @@ bool EmitDataMovementOp(Gen& g, O op) {
     case O::kIota: {
       auto t = g.PickType([](P t) { return t != P::PRED && !IsComplex(t); });
       if (!t) return false;
-      std::vector<int64_t> dims = g.PickDims(
+      std::vector<int64_t> dims = g.FreshDims(
           static_cast<int>(g.rng.Uniform(1, std::max(1, g.opt.max_rank))),
           g.opt.max_elements);
       const int64_t k = g.rng.Uniform(0, dims.size() - 1);
@@ -330,7 +334,7 @@ bool EmitDataMovement(Gen& g, HloOpcode op) {
 
 bool EmitIndexing(Gen& g, HloOpcode op) {
   auto x = g.PickValue([&](const Value& v) {
-    return v.shape.rank() >= 1 &&
+    return v.shape.rank() >= 1 && v.shape.element_count() > 0 &&
            (op == O::kGather || !IsComplex(v.shape.element_type()));
   });
   if (!x) return false;

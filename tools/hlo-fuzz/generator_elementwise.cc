@@ -173,23 +173,53 @@ bool EmitUnary(Gen& g, O op, Value x) {
   }
 }
 
+// Whether op(x, x) is drawn for type t: total ops, and in special-value
+// programs float division and remainder (x / x is NaN for 0 and inf).
+bool SameOk(const Gen& g, O op, P t) {
+  switch (op) {
+    case O::kAdd:
+    case O::kSubtract:
+    case O::kMultiply:
+    case O::kMaximum:
+    case O::kMinimum:
+    case O::kAnd:
+    case O::kOr:
+    case O::kXor:
+    case O::kAtan2:
+    case O::kComplex:
+      return true;
+    case O::kDivide:
+    case O::kRemainder:
+      return g.special && IsFloat(t);
+    default:
+      return false;
+  }
+}
+
 bool EmitBinary(Gen& g, O op, Value a) {
   const P t = a.shape.element_type();
   const bool guard = !g.opt.allow_nonfinite;
   const std::string name(OpcodeName(op));
   const double lim = Limit(t);
-  Value b = Second(g, a);
+  const bool same = SameOk(g, op, t) && g.SameOperand();
+  Value b = same ? a : Second(g, a);
+  if (same && (op == O::kDivide || op == O::kRemainder)) {
+    g.Binary(name, a, a, 1);
+    return true;
+  }
   switch (op) {
     case O::kAdd:
     case O::kSubtract:
-      if (guard) a = g.Tame(a, lim / 2), b = g.Tame(b, lim / 2);
+      if (guard) a = g.Tame(a, lim / 2), b = same ? a : g.Tame(b, lim / 2);
       // Unsigned subtraction wraps below zero.
       g.Binary(name, a, b,
                op == O::kSubtract && IsUnsigned(t) ? 1e300 : a.bound + b.bound);
       return true;
     case O::kMultiply:
-      if (guard)
-        a = g.Tame(a, std::sqrt(lim) / 2), b = g.Tame(b, std::sqrt(lim) / 2);
+      if (guard) {
+        a = g.Tame(a, std::sqrt(lim) / 2);
+        b = same ? a : g.Tame(b, std::sqrt(lim) / 2);
+      }
       g.Binary(name, a, b, a.bound * b.bound);
       return true;
     case O::kDivide:
@@ -246,10 +276,17 @@ const char* kDirections[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
 bool EmitCompareSelectClamp(Gen& g, O op, Value a) {
   const P t = a.shape.element_type();
   if (op == O::kCompare) {
-    Value b = Second(g, a);
+    const bool same = g.SameOperand();
+    Value b = same ? a : Second(g, a);
     std::string dir = kDirections[g.rng.Uniform(0, IsComplex(t) ? 1 : 5)];
     std::string attrs = "direction=" + dir;
-    if (IsFloat(t) && g.rng.Chance(0.2)) attrs += ", type=TOTALORDER";
+    if (IsFloat(t) && g.rng.Chance(0.2)) {
+      // The total order tells NaNs apart by sign and payload, which IEEE
+      // leaves to the implementation.
+      attrs += ", type=TOTALORDER";
+      a = g.NoNaN(a);
+      b = same ? a : g.NoNaN(b);
+    }
     g.Binary("compare", a, b, 1, attrs);
     return true;
   }
@@ -281,6 +318,7 @@ bool EmitBitcastConvert(Gen& g, Value x) {
   }
   if (targets.empty()) return false;
   const P to = g.rng.Pick(targets);
+  x = g.NoNaN(x);  // A NaN's bits are the implementation's.
   double bound = 1e300;
   if (IsFloat(to) && !g.opt.allow_nonfinite) {
     if (IsInteger(from)) {
@@ -309,6 +347,26 @@ const std::vector<HloOpcode>& BodyOps() {
       O::kAnd,     O::kXor,      O::kSin,      O::kFloor,   O::kSqrt,
       O::kLogistic};
   return *ops;
+}
+
+std::optional<Value> ElementwiseOn(Gen& g, const Value& x) {
+  static const std::vector<O> kOps = {
+      O::kAdd,   O::kSubtract, O::kMultiply, O::kMaximum, O::kMinimum,
+      O::kAbs,   O::kNegate,   O::kExp,      O::kTanh,    O::kLog,
+      O::kSqrt,  O::kSin,      O::kAnd,      O::kXor,     O::kNot,
+      O::kFloor, O::kLogistic, O::kDivide};
+  std::vector<O> ok;
+  for (O op : kOps) {
+    if (TypeOk(op, x.shape.element_type())) ok.push_back(op);
+  }
+  if (ok.empty()) return std::nullopt;
+  const O op = g.rng.Pick(ok);
+  if (IsElementwiseUnary(op)) {
+    EmitUnary(g, op, x);
+  } else {
+    EmitBinary(g, op, x);
+  }
+  return g.ctx->pool.back();
 }
 
 bool EmitElementwise(Gen& g, HloOpcode op) {

@@ -19,6 +19,8 @@ struct Context {
   std::vector<Value> pool;      // Array values usable as operands.
   std::vector<int> uses;        // Per pool entry.
   bool can_add_params = false;  // Only the entry grows new parameters.
+  // Values set aside for the root tuple (no later op reads them).
+  std::vector<Value> outputs;
 };
 
 // Largest magnitude a value of type t may reach before ops on it could
@@ -37,6 +39,10 @@ class Gen {
   std::vector<PrimitiveType> dtypes;
   Context* ctx = nullptr;
   int depth = 0;  // Nesting of called computations being built.
+  // A program about special values (GeneratorOptions::special_values).
+  bool special = false;
+  // Building a kLoop fusion body: elementwise ops only.
+  bool loop_fusion_body = false;
 
   // ---- Types and shapes.
   bool Allowed(PrimitiveType t) const;
@@ -47,9 +53,13 @@ class Gen {
   // Dims of the given rank with at most max_elements elements.
   std::vector<int64_t> PickDims(int rank, int64_t max_elements);
   std::vector<int64_t> PickDims() {
-    return PickDims(static_cast<int>(rng.Uniform(0, opt.max_rank)),
-                    opt.max_elements);
+    return FreshDims(static_cast<int>(rng.Uniform(0, opt.max_rank)),
+                     opt.max_elements);
   }
+  // Dims of a new array (parameter, iota): PickDims, or a long row
+  // (long_row_probability), and sometimes one dim of size 0
+  // (zero_dim_probability).
+  std::vector<int64_t> FreshDims(int rank, int64_t max_elements);
   // A shape with a random (sometimes non-default) layout.
   Shape MakeShape(PrimitiveType t, std::vector<int64_t> dims);
 
@@ -74,7 +84,19 @@ class Gen {
   // A scalar of integer type (an index), from a parameter or a constant.
   Value IndexScalar();
 
+  // Takes v out of the pool: it becomes an output of the root tuple.
+  // REQUIRES: v was emitted in the current context.
+  void Reserve(const Value& v);
+  // Whether a binary op should read the same value twice.
+  bool SameOperand();
+
   // ---- Guards.
+  // In special-value programs, float v with every NaN replaced by 0
+  // (select(compare(v, v, EQ), v, 0)); else v.
+  Value NoNaN(const Value& v);
+  // In special-value programs, float v with every inf and NaN replaced by
+  // 0 (select(is-finite(v), v, 0)); else v.
+  Value Finite(const Value& v);
   // clamp(-b, v, b) (complex: both parts) when v.bound > b.
   Value Tame(const Value& v, double b);
   // convert to t with the range guards of generator.h.
@@ -126,6 +148,17 @@ bool EmitIndexing(Gen& g, HloOpcode op);      // generator_data.cc
 bool EmitReduction(Gen& g, HloOpcode op);     // generator_reduce.cc
 bool EmitContraction(Gen& g, HloOpcode op);   // generator_reduce.cc
 bool EmitControl(Gen& g, HloOpcode op);       // generator_control.cc
+// In a called computation: x - broadcast(reduce(x)) over x's trailing
+// dims with add/max/min (the softmax / norm pattern); false if no value
+// fits. generator_reduce.cc.
+bool EmitNormalize(Gen& g);
+// A random elementwise op (with its guards) reading x, of x's dims; its
+// result (in the pool), or nullopt if no op takes x's type.
+std::optional<Value> ElementwiseOn(Gen& g, const Value& x);
+// Sprinkles special values (GeneratorOptions::special_values) into the
+// real float inputs; returns the indices of the inputs that got some.
+std::vector<int64_t> SprinkleSpecialValues(uint64_t seed,
+                                           std::vector<Literal>& inputs);
 
 // Ops usable inside called computations (elementwise, same shape).
 const std::vector<HloOpcode>& BodyOps();

@@ -120,13 +120,80 @@ std::string ArgReducer(Gen& g, P t, bool max) {
   return g.EndBody(*scope, {v, i}, true);
 }
 
+// The argmax/argmin reduce of x along one of `dims` (ties to the lower
+// index); its two results go to the pool.
+void EmitArgReduce(Gen& g, const Value& x_in,
+                   const std::vector<int64_t>& dims) {
+  // NaN makes the comparisons of the reducer order-dependent.
+  const Value x = g.NoNaN(x_in);
+  const P t = x.shape.element_type();
+  const int64_t r = x.shape.rank();
+  const int64_t k = g.rng.Pick(dims);
+  std::vector<int64_t> out1;
+  for (int64_t d = 0; d < r; ++d) {
+    if (d != k) out1.push_back(x.shape.dim(d));
+  }
+  Value idx = g.Emit(g.MakeShape(P::S32, x.shape.dims()), "iota", {},
+                     "iota_dimension=" + std::to_string(k),
+                     static_cast<double>(x.shape.dim(k)));
+  const bool max = g.rng.Chance(0.5);
+  const std::string red = ArgReducer(g, t, max);
+  // An empty row gives the init: keep it finite.
+  const bool finite = x.shape.dim(k) == 0 && !g.opt.allow_nonfinite;
+  Value i0 = Init(g, t, InitText(max ? "maximum" : "minimum", t, finite));
+  Value i1 = Init(g, P::S32, "2147483647");
+  Shape s0 = g.MakeShape(t, out1), s1 = g.MakeShape(P::S32, out1);
+  Value tup = g.Emit(Shape::Tuple({s0, s1}), "reduce", {x, idx, i0, i1},
+                     "dimensions={" + std::to_string(k) + "}, to_apply=" + red,
+                     0, false);
+  g.Emit(s0, "get-tuple-element", {tup}, "index=0",
+         finite ? -Lowest(t) : x.bound);
+  g.Emit(s1, "get-tuple-element", {tup}, "index=1",
+         finite ? 2147483647.0 : static_cast<double>(x.shape.dim(k)));
+}
+
+// x sliced to one element along each of `dims` and reshaped to the other
+// dims (the reduce result's shape). REQUIRES: those dims are not empty.
+Value PickAlong(Gen& g, const Value& x, const std::vector<int64_t>& dims,
+                const std::vector<int64_t>& out) {
+  std::string parts;
+  std::vector<int64_t> sliced;
+  for (int64_t d = 0; d < x.shape.rank(); ++d) {
+    int64_t lo = 0, hi = x.shape.dim(d);
+    if (std::binary_search(dims.begin(), dims.end(), d)) {
+      lo = g.rng.Chance(0.5) ? 0 : g.rng.Uniform(0, hi - 1);
+      hi = lo + 1;
+    }
+    parts += std::string(d ? ", " : "") + "[" + std::to_string(lo) + ":" +
+             std::to_string(hi) + "]";
+    sliced.push_back(hi - lo);
+  }
+  Value s = g.Emit(g.MakeShape(x.shape.element_type(), sliced), "slice", {x},
+                   "slice={" + parts + "}", x.bound);
+  return g.Emit(g.MakeShape(x.shape.element_type(), out), "reshape", {s}, "",
+                x.bound);
+}
+
 bool EmitReduce(Gen& g) {
-  auto x = g.PickValue([](const Value& v) { return v.shape.rank() >= 1; });
+  std::optional<Value> x;
+  if (g.ctx->can_add_params && g.opt.max_rank >= 1 && g.rng.Chance(0.25)) {
+    // A reduction of a program input (loss sums, norms of weights).
+    const P t = g.rng.Pick(g.dtypes);
+    x = g.Param(g.MakeShape(t, g.FreshDims(static_cast<int>(g.rng.Uniform(
+                                               1, std::max(1, g.opt.max_rank))),
+                                           g.opt.max_elements)));
+  } else {
+    x = g.PickValue([](const Value& v) { return v.shape.rank() >= 1; });
+  }
   if (!x) return false;
   const P t = x->shape.element_type();
   const int64_t r = x->shape.rank();
   std::vector<int64_t> dims = Shuffled(g.rng, Iota(r));
   dims.resize(g.rng.Uniform(1, r));
+  if (g.rng.Chance(0.5)) {
+    // Most real reductions run over the minor dims (softmax, norms).
+    std::iota(dims.begin(), dims.end(), r - static_cast<int64_t>(dims.size()));
+  }
   std::sort(dims.begin(), dims.end());
   std::vector<int64_t> out;
   double n = 1;
@@ -137,36 +204,83 @@ bool EmitReduce(Gen& g) {
       out.push_back(x->shape.dim(d));
   }
   if (!IsComplex(t) && g.rng.Chance(0.25)) {  // Variadic: arg-max/min.
-    const int64_t k = g.rng.Pick(dims);
-    std::vector<int64_t> out1;
-    for (int64_t d = 0; d < r; ++d) {
-      if (d != k) out1.push_back(x->shape.dim(d));
-    }
-    Value idx = g.Emit(g.MakeShape(P::S32, x->shape.dims()), "iota", {},
-                       "iota_dimension=" + std::to_string(k),
-                       static_cast<double>(x->shape.dim(k)));
-    const bool max = g.rng.Chance(0.5);
-    const std::string red = ArgReducer(g, t, max);
-    Value i0 = Init(g, t, InitText(max ? "maximum" : "minimum", t, false));
-    Value i1 = Init(g, P::S32, "2147483647");
-    Shape s0 = g.MakeShape(t, out1), s1 = g.MakeShape(P::S32, out1);
-    Value tup = g.Emit(
-        Shape::Tuple({s0, s1}), "reduce", {*x, idx, i0, i1},
-        "dimensions={" + std::to_string(k) + "}, to_apply=" + red, 0, false);
-    g.Emit(s0, "get-tuple-element", {tup}, "index=0", x->bound);
-    g.Emit(s1, "get-tuple-element", {tup}, "index=1",
-           static_cast<double>(x->shape.dim(k)));
+    EmitArgReduce(g, *x, dims);
     return true;
+  }
+  // Multi-output fusion opportunity (entry only: siblings become outputs):
+  // the reduce reads an elementwise op of x, and siblings read x too.
+  const bool siblings =
+      g.ctx->can_add_params && g.rng.Chance(g.opt.sibling_probability);
+  Value src = *x;
+  if (siblings && g.rng.Chance(0.7)) {
+    if (auto e = ElementwiseOn(g, src)) {
+      if (e->shape.element_type() == t) x = e;
+    }
   }
   const std::string op = PickReducer(g, t);
   Value in = TameFor(g, *x, op, n);
+  // An empty reduction gives the init: keep it finite.
+  const bool finite = n == 0 && !g.opt.allow_nonfinite;
+  Value init = Init(g, t, InitText(op, t, finite));
+  double bound = BoundAfter(op, in.bound, n);
+  if (finite && (op == "maximum" || op == "minimum")) bound = -Lowest(t);
+  Value red = g.Emit(
+      g.MakeShape(t, out), "reduce", {in, init},
+      "dimensions=" + ListText(dims) + ", to_apply=" + g.pb.ScalarBinary(t, op),
+      bound);
+  if (!siblings) return true;
+  if (g.rng.Chance(0.5)) g.Reserve(red);
+  // A sibling of the reduce input's shape.
+  if (g.rng.Chance(0.6)) {
+    if (auto e = ElementwiseOn(g, src)) g.Reserve(*e);
+  }
+  // A sibling of the reduce result's shape, computed from x.
+  if (n > 0 && g.rng.Chance(0.7)) {
+    if (auto e = ElementwiseOn(g, PickAlong(g, src, dims, out))) g.Reserve(*e);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool EmitNormalize(Gen& g) {
+  auto x = g.PickValue([](const Value& v) {
+    const P t = v.shape.element_type();
+    return v.shape.rank() >= 1 && v.shape.element_count() > 0 &&
+           !IsComplex(t) && t != P::PRED;
+  });
+  if (!x) return false;
+  const P t = x->shape.element_type();
+  const int64_t r = x->shape.rank();
+  const int64_t k = g.rng.Uniform(1, r);
+  std::vector<int64_t> dims, out, kept;
+  double n = 1;
+  for (int64_t d = 0; d < r; ++d) {
+    if (d >= r - k) {
+      dims.push_back(d);
+      n *= x->shape.dim(d);
+    } else {
+      out.push_back(x->shape.dim(d));
+      kept.push_back(d);
+    }
+  }
+  static const std::vector<std::string> kOps = {"add", "maximum", "minimum"};
+  const std::string op = g.rng.Pick(kOps);
+  Value in = TameFor(g, *x, op, n);
   Value init = Init(g, t, InitText(op, t, false));
-  g.Emit(
+  Value red = g.Emit(
       g.MakeShape(t, out), "reduce", {in, init},
       "dimensions=" + ListText(dims) + ", to_apply=" + g.pb.ScalarBinary(t, op),
       BoundAfter(op, in.bound, n));
+  Value bc = g.Emit(g.Like(*x), "broadcast", {red},
+                    "dimensions=" + ListText(kept), red.bound);
+  const double lim = Limit(t);
+  Value a = g.Tame(*x, lim / 2), b = g.Tame(bc, lim / 2);
+  g.Binary("subtract", a, b, IsUnsigned(t) ? 1e300 : a.bound + b.bound);
   return true;
 }
+
+namespace {
 
 // A random window over `dims`; `out` receives the windowed output dims.
 // Dilations only when allow_dilation. Returns the window text.
@@ -211,10 +325,12 @@ std::string MakeWindow(Gen& g, const std::vector<int64_t>& dims,
 bool EmitReduceWindow(Gen& g, bool select_and_scatter) {
   auto x = g.PickValue([&](const Value& v) {
     const P t = v.shape.element_type();
-    return v.shape.rank() >= 1 && !IsComplex(t) &&
-           (!select_and_scatter || t != P::PRED);
+    return v.shape.rank() >= 1 && v.shape.element_count() > 0 &&
+           !IsComplex(t) && (!select_and_scatter || t != P::PRED);
   });
   if (!x) return false;
+  // select-and-scatter's GE/LE selection with NaN depends on the scan.
+  if (select_and_scatter) x = g.NoNaN(*x);
   const P t = x->shape.element_type();
   std::vector<int64_t> out;
   bool padded = false;
@@ -256,7 +372,8 @@ bool EmitSort(Gen& g) {
   });
   if (!x) return false;
   const int64_t n = g.rng.Uniform(1, 3);
-  std::vector<Value> ops = {*x};
+  // Comparisons with NaN are no strict weak order.
+  std::vector<Value> ops = {g.NoNaN(*x)};
   for (int64_t i = 1; i < n; ++i) {
     auto t = g.PickType([](P) { return true; });
     ops.push_back(g.Operand(*t, x->shape.dims()));
@@ -350,7 +467,11 @@ bool EmitDot(Gen& g) {
                           pos.begin() + lb.size() + lc.size());
   double k = 1;
   for (int64_t d : lc) k *= a->shape.dim(d);
-  Value lhs = *a, rhs = g.Operand(t, rshape);
+  // Finite operands even in special-value programs: the matrix unit's
+  // multi-pass f32 modes split inf into bf16 parts (inf - inf = NaN), and
+  // whether a padded zero times inf contributes NaN is the backend's
+  // choice (XLA does not specify either).
+  Value lhs = g.Finite(*a), rhs = g.Finite(g.Operand(t, rshape));
   const double cap = std::sqrt(Limit(t) / (2 * k));
   lhs = g.Tame(lhs, cap);
   rhs = g.Tame(rhs, cap);
@@ -435,8 +556,9 @@ bool EmitConvolution(Gen& g) {
   }
   double k = static_cast<double>(cin / groups * Product(ker));
   const double cap = std::sqrt(Limit(*t) / (2 * k));
-  Value lhs = g.Tame(g.Operand(*t, lhs_d), cap);
-  Value rhs = g.Tame(g.Operand(*t, ker_d), cap);
+  // Finite operands (see EmitDot).
+  Value lhs = g.Tame(g.Finite(g.Operand(*t, lhs_d)), cap);
+  Value rhs = g.Tame(g.Finite(g.Operand(*t, ker_d)), cap);
   std::string w = "size=" + size + " stride=" + stride + " pad=" + pad;
   if (any_ld) w += " lhs_dilate=" + ld;
   if (any_rd) w += " rhs_dilate=" + rd;

@@ -69,7 +69,17 @@ Gen::Gen(uint64_t seed, const GeneratorOptions& options)
     : rng(seed ^ 0x6a09e667f3bcc909ull),
       opt(options),
       pb("fuzz_" + std::to_string(seed)),
-      dtypes(options.dtypes.empty() ? AllDtypes() : options.dtypes) {}
+      dtypes(options.dtypes.empty() ? AllDtypes() : options.dtypes) {
+  special = rng.Chance(opt.special_values);
+  if (special && rng.Chance(0.5)) {
+    // Half of the special-value programs compute in real floats only.
+    std::vector<P> floats;
+    for (P t : dtypes) {
+      if (IsFloat(t)) floats.push_back(t);
+    }
+    if (!floats.empty()) dtypes = floats;
+  }
+}
 
 bool Gen::Allowed(P t) const {
   return std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end();
@@ -101,6 +111,33 @@ std::vector<int64_t> Gen::PickDims(int rank, int64_t max_elements) {
       d = std::max<int64_t>(1, max_elements / product);
     product *= d;
     dims.push_back(d);
+  }
+  return dims;
+}
+
+// Long rows: around multiples of the 1024-element (8x128) chunk.
+const std::vector<int64_t> kLongRows = {1024, 1025, 1100, 1151, 1152, 1153,
+                                        2047, 2048, 2049, 2175, 2900};
+
+std::vector<int64_t> Gen::FreshDims(int rank, int64_t max_elements) {
+  std::vector<int64_t> dims;
+  if (rank >= 1 && max_elements >= 1024 &&
+      rng.Chance(opt.long_row_probability)) {
+    const int64_t hi = std::min<int64_t>(3000, max_elements);
+    int64_t row = rng.Chance(0.4) ? rng.Pick(kLongRows) : rng.Uniform(1024, hi);
+    row = std::min(row, hi);
+    int64_t budget = max_elements / row;
+    for (int i = 0; i + 1 < rank; ++i) {
+      const int64_t d = rng.Uniform(1, std::clamp<int64_t>(budget, 1, 4));
+      budget /= d;
+      dims.push_back(d);
+    }
+    dims.push_back(row);
+  } else {
+    dims = PickDims(rank, max_elements);
+  }
+  if (rank >= 1 && rng.Chance(opt.zero_dim_probability)) {
+    dims[rng.Uniform(0, rank - 1)] = 0;
   }
   return dims;
 }
@@ -145,6 +182,37 @@ Value Gen::Emit(const Shape& shape, std::string_view op,
     ctx->uses.push_back(0);
   }
   return v;
+}
+
+void Gen::Reserve(const Value& v) {
+  for (size_t i = 0; i < ctx->pool.size(); ++i) {
+    if (ctx->pool[i].name != v.name) continue;
+    ctx->pool.erase(ctx->pool.begin() + i);
+    ctx->uses.erase(ctx->uses.begin() + i);
+    break;
+  }
+  ctx->outputs.push_back(v);
+}
+
+bool Gen::SameOperand() {
+  return rng.Chance(opt.same_operand_probability * (special ? 2 : 1));
+}
+
+Value Gen::NoNaN(const Value& v) {
+  const P t = v.shape.element_type();
+  if (!special || !IsFloat(t)) return v;
+  Value eq =
+      Emit(Like(v, P::PRED), "compare", {v, v}, "direction=EQ", 1, false);
+  Value zero = Splat(t, v.shape.dims(), 0);
+  return Emit(Like(v), "select", {eq, v, zero}, "", v.bound);
+}
+
+Value Gen::Finite(const Value& v) {
+  const P t = v.shape.element_type();
+  if (!special || !IsFloat(t)) return v;
+  Value ok = Emit(Like(v, P::PRED), "is-finite", {v}, "", 1, false);
+  Value zero = Splat(t, v.shape.dims(), 0);
+  return Emit(Like(v), "select", {ok, v, zero}, "", v.bound);
 }
 
 Value Gen::Param(const Shape& shape) {
@@ -339,6 +407,9 @@ void Gen::BodyOps() {
       if (EmitElementwise(*this, rng.Pick(internal::BodyOps()))) break;
     }
   }
+  // Loop bodies, branches and callees compute more than elementwise ops;
+  // the compiler's fusion pass leaves them as they are.
+  if (!loop_fusion_body && rng.Chance(0.5)) EmitNormalize(*this);
 }
 
 std::string Gen::EndBody(BodyScope& scope, const std::vector<Value>& outs,

@@ -162,7 +162,9 @@ TEST(GeneratorTest, ThreeHundredProgramsVerifyEvaluateAndCover) {
       errors[r.status().message().substr(0, 80)]++;
       continue;
     }
-    if (NonFinite(*r) > 0 && ++nonfinite <= 3) {
+    // Programs about special values may compute NaN and inf on purpose.
+    if (c->origin.Find("special_values") == nullptr && NonFinite(*r) > 0 &&
+        ++nonfinite <= 3) {
       ADD_FAILURE() << "non-finite output, seed " << 1000 + seed << "\n"
                     << c->hlo_text;
     }
