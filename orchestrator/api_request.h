@@ -1,0 +1,73 @@
+// The HTTP API's request and response values, free of any HTTP library:
+// http_server.cc turns Beast messages into ApiRequest and ApiResponse back
+// into Beast messages; the handlers (api_handlers.h) see only these.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+
+namespace trench::orchestrator {
+
+struct ApiRequest {
+  std::string method;  // "GET", "POST", ... as sent.
+  std::string path;    // Percent-decoded path, without the query.
+  std::map<std::string, std::string> query;  // Decoded; last one wins.
+  // Header names lowercased; values as sent.
+  std::map<std::string, std::string> headers;
+  std::string body;
+};
+
+struct ApiResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // Extra ones.
+};
+
+// Splits a request target ("/a%20b?x=1&y") into a decoded path and query
+// map (a key without '=' maps to ""; '+' in the query means a space).
+// Errors: InvalidArgument for a bad percent escape or a target that does
+// not start with '/'.
+Status ParseTarget(std::string_view target, std::string* path,
+                   std::map<std::string, std::string>* query);
+
+// A JSON response with `body` (compact).
+ApiResponse JsonResponse(int status, const Json& body);
+// {"error": {"code": code, "message": message}} with `status`.
+ApiResponse ErrorResponse(int status, std::string_view code,
+                          std::string_view message);
+// The error response for a Status from the store or a validator:
+// kInvalidArgument 400, kNotFound 404, kFailedPrecondition 409,
+// kResourceExhausted 503 (store busy), anything else 500.
+// REQUIRES: !status.ok().
+ApiResponse StatusResponse(const Status& status);
+
+// Parses a request body that must be one JSON object. Errors:
+// InvalidArgument "malformed JSON in request body: LINE:COL: ..." or
+// "request body must be a JSON object, got <type>".
+StatusOr<Json> ParseBodyObject(std::string_view body);
+// InvalidArgument "unknown field 'x' (expected one of a, b)" when `object`
+// has a member not in `allowed`.
+Status CheckFields(const Json& object,
+                   std::initializer_list<std::string_view> allowed);
+// Member `key` as a string, nullopt when absent. Errors: InvalidArgument
+// "field 'key' must be a string, got number".
+StatusOr<std::optional<std::string>> OptionalString(const Json& object,
+                                                    std::string_view key);
+// "null", "boolean", "number", "string", "array" or "object".
+std::string_view JsonTypeName(const Json& value);
+
+// True when `a` equals `b`, in time independent of where they differ and
+// of their lengths (both are hashed first).
+bool ConstantTimeEquals(std::string_view a, std::string_view b);
+
+}  // namespace trench::orchestrator

@@ -1,0 +1,81 @@
+// Prometheus text rendering of the store's counts.
+#include "orchestrator/metrics.h"
+
+#include <cstdint>
+#include <functional>
+
+#include "orchestrator/job_queue.h"
+
+namespace trench::orchestrator {
+namespace {
+
+constexpr JobState kJobStates[] = {JobState::kQueued, JobState::kLeased,
+                                   JobState::kDone, JobState::kFailed,
+                                   JobState::kParked};
+
+// Appends one metric family: HELP, TYPE and its samples.
+class Writer {
+ public:
+  void Family(const char* name, const char* type, const char* help) {
+    name_ = name;
+    out_ += std::string("# HELP ") + name + " " + help + "\n";
+    out_ += std::string("# TYPE ") + name + " " + type + "\n";
+  }
+  void Sample(int64_t value, std::string_view state = {}) {
+    out_ += name_;
+    if (!state.empty()) out_ += "{state=\"" + std::string(state) + "\"}";
+    out_ += " " + std::to_string(value) + "\n";
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string name_;
+  std::string out_;
+};
+
+Status WriteBugs(Store* store, Writer* w) {
+  ASSIGN_OR_RETURN(auto counts, store->CountBugsByState());
+  w->Family("trench_bugs", "gauge", "Bugs by lifecycle state.");
+  for (BugState s : AllBugStates()) w->Sample(counts[s], BugStateName(s));
+  return Status::Ok();
+}
+
+Status WriteJobs(Store* store, Writer* w) {
+  JobQueue queue(store);
+  w->Family("trench_jobs", "gauge", "Jobs in the durable queue by state.");
+  for (JobState s : kJobStates) {
+    ASSIGN_OR_RETURN(int64_t n, queue.Count(s));
+    w->Sample(n, JobStateName(s));
+  }
+  return Status::Ok();
+}
+
+Status WriteRuns(Store* store, Writer* w) {
+  ASSIGN_OR_RETURN(int64_t n, store->CountRuns());
+  w->Family("trench_target_runs_total", "counter",
+            "Target runs recorded in the store.");
+  w->Sample(n);
+  return Status::Ok();
+}
+
+Status WriteTokens(Store* store, Writer* w) {
+  ASSIGN_OR_RETURN(int64_t n, store->TotalAgentTokens());
+  w->Family("trench_agent_tokens_total", "counter",
+            "LLM tokens used by agents (input + output).");
+  w->Sample(n);
+  return Status::Ok();
+}
+
+// THE metric list: one writer per family, in exposition order.
+const std::function<Status(Store*, Writer*)> kFamilies[] = {
+    WriteBugs, WriteJobs, WriteRuns, WriteTokens};
+
+}  // namespace
+
+StatusOr<std::string> RenderMetrics(Store* store) {
+  Writer w;
+  for (const auto& family : kFamilies) RETURN_IF_ERROR(family(store, &w));
+  return w.Take();
+}
+
+}  // namespace trench::orchestrator
