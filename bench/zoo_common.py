@@ -1,7 +1,8 @@
 """The bug zoo's build machinery, shared by the zoo benchmarks.
 
 A copy of the target side (base compiler tpu tools CMakeLists.txt, tracked
-and untracked-but-not-ignored files of this checkout) under WORK/src, one
+and untracked-but-not-ignored files of this checkout) kept in sync under
+WORK/src (changed files get a fresh mtime, so reused builds stay right), one
 -DTRENCH_TARGET_ONLY=ON build of it under WORK/build, and per bug: apply
 its bug.patch, rebuild incrementally, and take it out again.
 """
@@ -29,16 +30,38 @@ def target_side_files():
     return [f for f in out if os.path.isfile(os.path.join(ROOT, f))]
 
 
+def sync_tree(src):
+    """Makes `src` a copy of the target side. Files whose content differs
+    (or a killed run left patched) are rewritten with a fresh mtime, so an
+    incremental build of `src` rebuilds exactly them; identical files keep
+    theirs; files no longer in the target side are removed."""
+    wanted = set(target_side_files())
+    for f in sorted(wanted):
+        dst = os.path.join(src, f)
+        with open(os.path.join(ROOT, f), "rb") as a:
+            data = a.read()
+        if os.path.isfile(dst):
+            with open(dst, "rb") as b:
+                if b.read() == data:
+                    continue
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        with open(dst, "wb") as b:
+            b.write(data)
+        shutil.copymode(os.path.join(ROOT, f), dst)
+    for d, _, names in os.walk(src):
+        for n in names:
+            rel = os.path.relpath(os.path.join(d, n), src)
+            if rel not in wanted:
+                os.remove(os.path.join(d, n))
+
+
 def prepare(work):
-    """Copies the target side to WORK/src and configures WORK/build.
+    """Syncs the target side to WORK/src and configures WORK/build.
 
     Returns (src, build, env); env makes ccache share hits across copies.
     """
     src, build = os.path.join(work, "src"), os.path.join(work, "build")
-    shutil.rmtree(src, ignore_errors=True)
-    for f in target_side_files():
-        os.makedirs(os.path.dirname(os.path.join(src, f)), exist_ok=True)
-        shutil.copy2(os.path.join(ROOT, f), os.path.join(src, f))
+    sync_tree(src)
     env = dict(os.environ, CCACHE_BASEDIR=work, CCACHE_NOHASHDIR="1")
     cfg = run(["cmake", "-S", src, "-B", build, "-G", "Ninja",
                "-DTRENCH_TARGET_ONLY=ON", "-DCMAKE_BUILD_TYPE=Release"],

@@ -126,8 +126,8 @@ LevelResult LocalizeGraph(const hlo_diff::Case& c, const Probe& full,
   std::vector<std::string> names;
   auto all = AllValuesModule(**module, entry->name(), &names);
   if (!all.ok()) return Stop(std::move(r), "error", all.status().message());
-  StatusOr<BoundedResult> bounds =
-      EvaluateWithBounds(**all, c.inputs, numerics);
+  StatusOr<BoundedResult> bounds = EvaluateWithBounds(
+      **all, hlo_diff::ParameterArguments(**all, c.inputs), numerics);
   if (!bounds.ok()) {
     return Stop(std::move(r), "error", "oracle: " + bounds.status().message());
   }

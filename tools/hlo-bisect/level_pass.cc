@@ -82,8 +82,8 @@ Json SemanticCheck(const hlo_diff::Case& c, const Probe& dumped,
     return fail(!input.ok() ? input.status().message()
                             : after.status().message());
   }
-  StatusOr<BoundedResult> bounds =
-      EvaluateWithBounds(**after, c.inputs, numerics);
+  StatusOr<BoundedResult> bounds = EvaluateWithBounds(
+      **after, hlo_diff::ParameterArguments(**after, c.inputs), numerics);
   if (!bounds.ok()) return fail("oracle: " + bounds.status().message());
   bool within = true;
   Json outs = Json::MakeArray();
@@ -103,8 +103,8 @@ Json SemanticCheck(const hlo_diff::Case& c, const Probe& dumped,
   j["checked"] = true;
   j["target_within_compiled_module_contract"] = within;
   j["outputs_vs_compiled_module"] = std::move(outs);
-  StatusOr<BoundedResult> in_bounds =
-      EvaluateWithBounds(**input, c.inputs, numerics);
+  StatusOr<BoundedResult> in_bounds = EvaluateWithBounds(
+      **input, hlo_diff::ParameterArguments(**input, c.inputs), numerics);
   if (in_bounds.ok()) {
     j["compiled_module_agrees_with_input"] =
         CompareWithBounds(bounds->nominal, *in_bounds).ok();

@@ -227,6 +227,32 @@ std::vector<Literal> ArgumentLeaves(const std::vector<Literal>& args) {
   return leaves;
 }
 
+Literal AssembleLeaves(const Shape& shape, std::vector<Literal>& leaves,
+                       size_t& next) {
+  if (shape.IsTuple()) {
+    std::vector<Literal> elements;
+    for (const Shape& s : shape.tuple_shapes()) {
+      elements.push_back(AssembleLeaves(s, leaves, next));
+    }
+    return Literal::Tuple(std::move(elements));
+  }
+  if (!shape.IsArray()) return Literal(shape);
+  if (next >= leaves.size()) return Literal(shape);  // Zeros, never UB.
+  return std::move(leaves[next++]);
+}
+
+std::vector<Literal> ParameterArguments(const HloModule& module,
+                                        std::vector<Literal> inputs) {
+  const HloComputation& entry = *module.entry_computation();
+  std::vector<Literal> args;
+  size_t next = 0;
+  for (int64_t k = 0; k < entry.num_parameters(); ++k) {
+    args.push_back(
+        AssembleLeaves(entry.parameter_instruction(k)->shape(), inputs, next));
+  }
+  return args;
+}
+
 Status CheckInputs(const HloModule& module,
                    const std::vector<Literal>& inputs) {
   const std::vector<Shape> shapes = InputLeafShapes(module);

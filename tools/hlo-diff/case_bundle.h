@@ -81,6 +81,18 @@ std::vector<Shape> InputLeafShapes(const HloModule& module);
 // parameters give one input per array leaf; token leaves give none.
 std::vector<Literal> ArgumentLeaves(const std::vector<Literal>& args);
 
+// The inverse: one argument per entry parameter, tuple-shaped ones
+// assembled from their leaves (token leaves become token literals).
+// REQUIRES: CheckInputs(module, inputs) is ok.
+std::vector<Literal> ParameterArguments(const HloModule& module,
+                                        std::vector<Literal> inputs);
+
+// A value of `shape` from array leaves leaves[next...] (moved out; `next`
+// advances past them; token leaves become token literals). REQUIRES: enough
+// leaves of the right shapes (missing ones become zeros).
+Literal AssembleLeaves(const Shape& shape, std::vector<Literal>& leaves,
+                       size_t& next);
+
 // Checks that `inputs` match the entry parameter leaves (count, dtype,
 // dims). InvalidArgument naming the first bad input.
 Status CheckInputs(const HloModule& module, const std::vector<Literal>& inputs);

@@ -48,21 +48,6 @@ const HloInstruction* LeafProducer(const HloInstruction* instr, int64_t leaf) {
   return instr;
 }
 
-// The target's output leaves in the structure of `shape` (tokens get
-// empty token literals). REQUIRES: leaves.size() == ArrayLeafCount(shape).
-Literal Assemble(const Shape& shape, std::vector<Literal>& leaves,
-                 size_t& next) {
-  if (shape.IsTuple()) {
-    std::vector<Literal> elements;
-    for (const Shape& s : shape.tuple_shapes()) {
-      elements.push_back(Assemble(s, leaves, next));
-    }
-    return Literal::Tuple(std::move(elements));
-  }
-  if (!shape.IsArray()) return Literal(shape);
-  return std::move(leaves[next++]);
-}
-
 const char* CompareName(CompareKind k) {
   return k == CompareKind::kContract ? "contract"
          : k == CompareKind::kNear   ? "near"
@@ -165,6 +150,8 @@ StatusOr<Json> ComputeVerdict(const Case& c, TargetRunner& runner,
   if (Status st = CheckInputs(module, c.inputs); !st.ok()) {
     return InvalidInputVerdict(st.message());
   }
+  // The oracle takes one argument per parameter (tuples assembled).
+  const std::vector<Literal> args = ParameterArguments(module, c.inputs);
   Json v = Json::MakeObject();
   v["status"] = "pass";
   v["message"] = "";
@@ -181,7 +168,7 @@ StatusOr<Json> ComputeVerdict(const Case& c, TargetRunner& runner,
   if (c.options.compare == CompareKind::kContract) {
     NumericsOptions no;
     no.evaluator = options.evaluator;
-    StatusOr<BoundedResult> b = EvaluateWithBounds(module, c.inputs, no);
+    StatusOr<BoundedResult> b = EvaluateWithBounds(module, args, no);
     if (b.ok()) {
       bounded = std::move(b).value();
       int64_t undetermined = 0;
@@ -193,7 +180,7 @@ StatusOr<Json> ComputeVerdict(const Case& c, TargetRunner& runner,
       oracle_status = b.status();
     }
   } else {
-    StatusOr<Literal> l = Evaluate(module, c.inputs, options.evaluator);
+    StatusOr<Literal> l = Evaluate(module, args, options.evaluator);
     if (l.ok())
       nominal = std::move(l).value();
     else
@@ -273,7 +260,7 @@ StatusOr<Json> ComputeVerdict(const Case& c, TargetRunner& runner,
   } else {
     size_t next = 0;
     std::vector<Literal> leaves = std::move(t.outputs);
-    Literal actual = Assemble(expected.shape(), leaves, next);
+    Literal actual = AssembleLeaves(expected.shape(), leaves, next);
     ComparisonResult cmp =
         c.options.compare == CompareKind::kContract
             ? CompareWithBounds(actual, *bounded)

@@ -25,9 +25,11 @@
 //     --pass-limit does not reach it either (required passes do not count
 //     toward it), so the check is skipped and culprit_note() says so;
 //   - P == "codegen": the failure must remain with --pass-limit=0 (every
-//     optional pass skipped).
-// The reference case itself must pass the culprit check (else Create
-// fails: the culprit is wrong).
+//     optional pass skipped). When the reference case itself passes at
+//     --pass-limit=0, a pass exposes the back-end bug (hlo-bisect's
+//     "trigger") and the check is skipped (culprit_note() says so).
+// Otherwise the reference case itself must pass the culprit check (else
+// Create fails: the culprit is wrong).
 //
 // ExternalCommandTest (--test CMD), as C-Reduce and llvm-reduce do: the
 // candidate is written as a case directory (or just its module.hlo with

@@ -105,6 +105,29 @@ TEST(HloDiffCliTest, ModuleWithRandomInputsWritesACase) {
   }
 }
 
+// A tuple-shaped parameter takes one input per leaf in the case; the
+// oracle gets it assembled, the target gets the leaves.
+TEST(HloDiffCliTest, TupleParameterFromLeafInputs) {
+  TempDir tmp;
+  WriteText(tmp / "m.hlo", R"(
+HloModule m
+ENTRY e {
+  p = (f32[2,3], s32[4]) parameter(0)
+  q = f32[2,3] parameter(1)
+  a = f32[2,3] get-tuple-element(p), index=0
+  ROOT r = f32[2,3] add(a, q)
+}
+)");
+  ProcessResult r =
+      HloDiff({tmp / "m.hlo", "--random-inputs", "--seed", "3", "--hlo-run",
+               BinaryDir() + "/hlo-run", "--write-case", tmp / "c"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  StatusOr<Case> c = ReadCase(tmp / "c");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->inputs.size(), 3u);
+  EXPECT_EQ(c->verdict.Find("status")->string_value(), "pass");
+}
+
 TEST(HloDiffCliTest, MalformedCaseIsExitOneWithFileAndPosition) {
   TempDir tmp;
   ASSERT_TRUE(WriteCase(tmp / "c", AddCase()).ok());
