@@ -205,6 +205,8 @@ const char* FuzzUsage() {
          "  --keep-unsupported  also keep one case per reason the target or\n"
          "                      the oracle refused a program, under\n"
          "                      DIR/unsupported/<sig>/\n"
+         "  --no-localize       deduplicate findings by their coarse\n"
+         "                      signature, without localizing them\n"
          "\n"
          "Ctrl-C (SIGINT) or SIGTERM ends the campaign early; running\n"
          "programs finish and the summary is still written.\n"
@@ -296,7 +298,8 @@ StatusOr<FuzzFlags> ParseFuzzFlags(int argc, char** argv) {
       has_value = true;
     }
     if (name == "--help" || name == "--progress" || name == "--no-progress" ||
-        name == "--fail-on-finding" || name == "--keep-unsupported") {
+        name == "--fail-on-finding" || name == "--keep-unsupported" ||
+        name == "--no-localize") {
       if (has_value)
         return InvalidArgument(std::string(name) + " takes no value");
       if (name == "--help") f.help = true;
@@ -304,6 +307,7 @@ StatusOr<FuzzFlags> ParseFuzzFlags(int argc, char** argv) {
       if (name == "--no-progress") f.progress = 0;
       if (name == "--fail-on-finding") f.fail_on_finding = true;
       if (name == "--keep-unsupported") f.campaign.keep_unsupported = true;
+      if (name == "--no-localize") f.campaign.localize = false;
       continue;
     }
     if (!has_value) {

@@ -9,7 +9,7 @@
 //            [--target serve|hlo-run|hloc-tpusim] [--hlo-run P] [--hloc P]
 //            [--tpusim P] [--timeout S] [--target-flag F ...]
 //            [--progress|--no-progress] [--fail-on-finding]
-//            [--keep-unsupported]
+//            [--keep-unsupported] [--no-localize]
 //
 // Budgets take a unit: 90, 90s, 5m, 1h. The target binaries default to
 // hlo-run / hloc / tpusim next to the hlo-fuzz binary.

@@ -252,6 +252,11 @@ TEST(FuzzFlagsTest, DurationsFocusAndErrors) {
   EXPECT_EQ(f->campaign.jobs, 2);
   EXPECT_EQ(f->campaign.out_dir, "/tmp/x");
   EXPECT_FALSE(f->campaign.generator.focus.empty());
+  EXPECT_TRUE(f->campaign.localize);
+  const char* coarse[] = {"hlo-fuzz", "--no-localize"};
+  StatusOr<FuzzFlags> nl = ParseFuzzFlags(2, const_cast<char**>(coarse));
+  ASSERT_TRUE(nl.ok()) << nl.status().ToString();
+  EXPECT_FALSE(nl->campaign.localize);
   const char* bad[] = {"hlo-fuzz", "--jobs"};
   StatusOr<FuzzFlags> missing = ParseFuzzFlags(2, const_cast<char**>(bad));
   ASSERT_FALSE(missing.ok());
