@@ -99,6 +99,11 @@ bool IsAllZero(const Literal& lit);
 // real part v).
 Literal SplatLiteral(const Shape& shape, double v);
 
+// simplify-constants' well-founded order on array constants: 0 all zeros
+// (bytes), 1 all ones (pred: true), 2 another splat, 3 not a splat. Every
+// simplify-constants opportunity strictly lowers it.
+int ConstantRank(const Literal& lit);
+
 // Validates that `chosen` is ascending, unique and < count.
 Status CheckChosen(std::span<const int64_t> chosen, int64_t count);
 
@@ -121,6 +126,7 @@ void PropagateShapes(EditableCase& e, HloComputation& comp,
 std::unique_ptr<ReductionPass> MakeRemoveOutputsPass();
 std::unique_ptr<ReductionPass> MakeRemoveInstructionsPass();
 std::unique_ptr<ReductionPass> MakeReplaceSubgraphsPass();
+std::unique_ptr<ReductionPass> MakeRewireUsesPass();
 std::unique_ptr<ReductionPass> MakeInlineCallsPass();
 std::unique_ptr<ReductionPass> MakeUnfusePass();
 std::unique_ptr<ReductionPass> MakeShrinkShapesPass();

@@ -7,9 +7,17 @@
 // is one dimension flowing through the graph, so they must shrink
 // together); then per source (post order) and dim of size > 1: "dim to
 // 1", then, for sizes > 2, "halve the dim" (rounding up). The smallest
-// size chosen for a dim wins.
+// size chosen for a dim wins. Then sizes carried by attributes (entry, post
+// order): per broadcast and dim not taken from its operand, of size > 1:
+// "to 1", then (> 2) "halve"; per pad and dim with positive padding:
+// "zero its positive padding (low, high, interior)", then, when one of
+// them is > 1, "halve them" (rounding down; negative padding stays).
+// Every opportunity strictly shrinks something, so none undoes another.
+#include <algorithm>
+#include <map>
 #include <set>
 
+#include "compiler/ir/shape_inference.h"
 #include "tools/hlo-reduce/reduce_pass_internal.h"
 
 namespace trench::hlo_reduce {
@@ -18,8 +26,26 @@ namespace {
 struct Opportunity {
   HloInstruction* source;  // Null: every source dim of size `dim`.
   int64_t dim;
-  bool to_one;
+  bool to_one;  // Pads: zero the padding (else halve it).
 };
+
+bool IsFreeBroadcastDim(const HloInstruction& i, int64_t d) {
+  const auto& map = i.attrs().dimensions;
+  return std::find(map.begin(), map.end(), d) == map.end() &&
+         !i.shape().is_dynamic_dim(d) && i.shape().dim(d) > 1;
+}
+
+int64_t PositivePart(int64_t v) { return std::max<int64_t>(v, 0); }
+
+// The pad amounts after the opportunity (negative amounts stay).
+void ShrinkPadding(PaddingDim& p, bool to_zero) {
+  auto shrink = [&](int64_t& v) {
+    if (v > 0) v = to_zero ? 0 : v / 2;
+  };
+  shrink(p.lo);
+  shrink(p.hi);
+  shrink(p.interior);
+}
 
 int64_t NewSize(int64_t n, bool to_one) { return to_one ? 1 : (n + 1) / 2; }
 
@@ -64,6 +90,25 @@ std::vector<Opportunity> Opportunities(const HloModule& m) {
       if (n > 2) out.push_back({i, d, false});
     }
   }
+  for (HloInstruction* i : m.entry_computation()->MakeInstructionPostOrder()) {
+    if (i->opcode() == HloOpcode::kBroadcast && i->shape().IsArray()) {
+      for (int64_t d = 0; d < i->shape().rank(); ++d) {
+        if (!IsFreeBroadcastDim(*i, d)) continue;
+        out.push_back({i, d, true});
+        if (i->shape().dim(d) > 2) out.push_back({i, d, false});
+      }
+    } else if (i->opcode() == HloOpcode::kPad) {
+      const auto& padding = i->attrs().padding;
+      for (int64_t d = 0; d < static_cast<int64_t>(padding.size()); ++d) {
+        const PaddingDim& p = padding[d];
+        const int64_t most = std::max(
+            {PositivePart(p.lo), PositivePart(p.hi), PositivePart(p.interior)});
+        if (most == 0) continue;
+        out.push_back({i, d, true});
+        if (most > 1) out.push_back({i, d, false});
+      }
+    }
+  }
   return out;
 }
 
@@ -90,8 +135,24 @@ class ShrinkShapesPass : public ReductionPass {
     for (HloInstruction* i : Sources(*e.module)) {
       sources.push_back({i, i->shape().dims()});
     }
+    std::unordered_map<const HloInstruction*, Shape> changed;
+    std::map<HloInstruction*, std::vector<int64_t>> broadcasts;
+    std::vector<HloInstruction*> pads;
     for (int64_t k : chosen) {
       const Opportunity& o = ops[k];
+      if (o.source != nullptr && o.source->opcode() == HloOpcode::kPad) {
+        if (changed.emplace(o.source, o.source->shape()).second) {
+          pads.push_back(o.source);
+        }
+        ShrinkPadding(o.source->mutable_attrs().padding[o.dim], o.to_one);
+        continue;
+      }
+      if (o.source != nullptr && o.source->opcode() == HloOpcode::kBroadcast) {
+        auto it = broadcasts.emplace(o.source, o.source->shape().dims()).first;
+        it->second[o.dim] = std::min(
+            it->second[o.dim], NewSize(o.source->shape().dim(o.dim), o.to_one));
+        continue;
+      }
       for (auto& [source, dims] : sources) {
         const Shape& shape = source->shape();
         for (int64_t d = 0; d < shape.rank(); ++d) {
@@ -108,7 +169,6 @@ class ShrinkShapesPass : public ReductionPass {
     std::erase_if(sources, [](const auto& s) {
       return s.first->shape().dims() == s.second;
     });
-    std::unordered_map<const HloInstruction*, Shape> changed;
     for (auto& [source, dims] : sources) {
       changed.emplace(source, source->shape());
       Shape s = source->shape();
@@ -122,6 +182,20 @@ class ShrinkShapesPass : public ReductionPass {
         Literal& input = e.param_inputs[source->parameter_number()].at(0);
         input = SliceLeadingCorner(input, dims);
       }
+    }
+    for (auto& [b, dims] : broadcasts) {
+      changed.emplace(b, b->shape());
+      Shape s = b->shape();
+      for (int64_t d = 0; d < s.rank(); ++d) s.set_dim(d, dims[d]);
+      b->set_shape(s);
+    }
+    // A pad whose operand shrank too is re-inferred again by propagation.
+    for (HloInstruction* pad : pads) {
+      StatusOr<Shape> inferred = InferShape(*pad);
+      if (!inferred.ok()) return FailedPrecondition("padding does not infer");
+      Shape s = *inferred;
+      if (pad->shape().has_layout()) s.set_layout(*pad->shape().layout());
+      pad->set_shape(s);
     }
     PropagateShapes(e, *e.module->entry_computation(), std::move(changed));
     return FinishCase(e, c);

@@ -1,7 +1,15 @@
 // simplify-constants: per array constant (every computation, post order),
-// up to three opportunities, each offered only when it changes the value:
-// "all zeros", "all ones" (pred: true), "splat of the first element". When
-// several of one constant are chosen, the first wins. Shapes stay.
+// up to three opportunities: "all zeros", "all ones" (pred: true), "splat
+// of the first element". When several of one constant are chosen, the
+// first wins. Shapes stay.
+//
+// Every opportunity strictly lowers the constant's rank (ConstantRank:
+// all zeros 0 < all ones 1 < other splat 2 < not a splat 3), so no
+// sequence of steps can undo one (a 0 -> 1 -> 0 flip would look like
+// progress forever): "zeros" is offered above rank 0, "ones" above rank 1,
+// "splat" at rank 3 only.
+#include <algorithm>
+
 #include "tools/hlo-reduce/reduce_pass_internal.h"
 
 namespace trench::hlo_reduce {
@@ -32,6 +40,22 @@ Literal Simplified(const Literal& lit, Kind kind) {
   return out;
 }
 
+}  // namespace
+
+int ConstantRank(const Literal& lit) {
+  if (IsAllZero(lit)) return 0;
+  if (lit == SplatLiteral(lit.shape(), 1.0)) return 1;
+  const int64_t width = ByteWidth(lit.shape().element_type());
+  const auto b = lit.bytes();
+  for (int64_t i = width; i + width <= static_cast<int64_t>(b.size());
+       i += width) {
+    if (!std::equal(b.begin(), b.begin() + width, b.begin() + i)) return 3;
+  }
+  return 2;
+}
+
+namespace {
+
 std::vector<Opportunity> Opportunities(const HloModule& m) {
   std::vector<Opportunity> out;
   for (const HloComputation* comp : m.computations()) {
@@ -41,11 +65,10 @@ std::vector<Opportunity> Opportunities(const HloModule& m) {
           i->literal().element_count() == 0) {
         continue;
       }
-      for (Kind k : {Kind::kZero, Kind::kOne, Kind::kSplat}) {
-        if (!(Simplified(i->literal(), k) == i->literal())) {
-          out.push_back({i, k});
-        }
-      }
+      const int rank = ConstantRank(i->literal());
+      if (rank > 0) out.push_back({i, Kind::kZero});
+      if (rank > 1) out.push_back({i, Kind::kOne});
+      if (rank > 2) out.push_back({i, Kind::kSplat});
     }
   }
   return out;

@@ -5,9 +5,16 @@
 // changes something:
 //   "zeros", "ones", "round to integers" (floats; Inf/NaN stay),
 //   then "zero chunk r" for r < min(n, kChunks) (consecutive ranges).
-// Applied in that order per array ("zeros" makes the rest moot). Then per
-// used entry parameter of an array shape of at most kMaxInlinedElements:
-// "becomes a constant holding its input".
+// Applied in that order per array ("zeros" or "ones" make the rest moot).
+// Then per used entry parameter of an array shape of at most
+// kMaxInlinedElements: "becomes a constant holding its input".
+//
+// Every opportunity strictly lowers a well-founded order, so no sequence of
+// steps can undo one: per array, (class: 0 all zeros, 1 all ones, 2 other;
+// finite non-integers; elements with a nonzero byte), lexicographically.
+// An all-zero array offers nothing, an all-ones array only "zeros"; the
+// rest only when they change something. "To a constant" drops a parameter
+// (no pass turns a constant back into one).
 #include <cmath>
 
 #include "tools/hlo-reduce/reduce_pass_internal.h"
@@ -72,7 +79,11 @@ std::vector<Opportunity> Opportunities(const EditableCase& e) {
     for (size_t l = 0; l < e.param_inputs[p].size(); ++l) {
       const Literal& lit = e.param_inputs[p][l];
       const int64_t n = lit.element_count();
-      if (n == 0) continue;
+      if (n == 0 || IsAllZero(lit)) continue;
+      if (lit == SplatLiteral(lit.shape(), 1.0)) {
+        out.push_back({p, int64_t(l), Kind::kZero});
+        continue;
+      }
       std::vector<Opportunity> all = {{p, int64_t(l), Kind::kZero},
                                       {p, int64_t(l), Kind::kOne}};
       if (IsFloat(lit.element_type())) {
@@ -116,7 +127,7 @@ class SimplifyInputsPass : public ReductionPass {
     const std::vector<Opportunity> ops = Opportunities(e);
     RETURN_IF_ERROR(CheckChosen(chosen, static_cast<int64_t>(ops.size())));
     HloComputation* entry = e.module->entry_computation();
-    std::pair<int64_t, int64_t> zeroed = {-1, -1};
+    std::pair<int64_t, int64_t> splatted = {-1, -1};
     for (int64_t k : chosen) {
       const Opportunity& o = ops[k];
       if (o.kind == Kind::kToConstant) {
@@ -133,8 +144,10 @@ class SimplifyInputsPass : public ReductionPass {
         }
         continue;
       }
-      if (zeroed == std::pair{o.param, o.leaf}) continue;  // Moot.
-      if (o.kind == Kind::kZero) zeroed = {o.param, o.leaf};
+      if (splatted == std::pair{o.param, o.leaf}) continue;  // Moot.
+      if (o.kind == Kind::kZero || o.kind == Kind::kOne) {
+        splatted = {o.param, o.leaf};
+      }
       Simplify(e.param_inputs[o.param][o.leaf], o);
     }
     return FinishCase(e, c);

@@ -31,10 +31,11 @@ ENTRY main {
 )";
 
 // Opportunities: sizes 6 (to 1: 0, halve: 1) and 8 (2, 3); p: d0 to 1
-// (4), d0 halve (5), d1 to 1 (6), d1 halve (7); q: 8..11.
+// (4), d0 halve (5), d1 to 1 (6), d1 halve (7); q: 8..11; the broadcast
+// b's dims (not from its operand): 12..15.
 TEST(ShrinkShapesTest, CountsDimsOfSources) {
   auto pass = PassNamed("shrink-shapes");
-  EXPECT_EQ(pass->Count(CaseOf(kGraph)), 12);
+  EXPECT_EQ(pass->Count(CaseOf(kGraph)), 16);
   EXPECT_EQ(pass->Count(CaseOf(R"(
 ENTRY m {
   i = s32[2,1] iota(), iota_dimension=0
@@ -112,6 +113,110 @@ ENTRY main {
   hlo_diff::Case both = ApplyValid(*pass, c, {8, 10});
   EXPECT_NE(both.module_text.find("f32[4,5,1] reshape"), std::string::npos);
   EXPECT_EQ(ApplyValid(*pass, c, {4}).module_text, both.module_text);
+}
+
+constexpr char kPadded[] = R"(
+HloModule padded
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+ENTRY main {
+  x = s32[2,10] parameter(0)
+  fill = s32[] parameter(1)
+  wide = s32[3,50] pad(x, fill), padding=1_0x3_28_1
+  zero = s32[] constant(0)
+  ROOT sums = s32[3] reduce(wide, zero), dimensions={1}, to_apply=add
+}
+)";
+
+TEST(ShrinkShapesTest, ShrinksPadding) {
+  auto pass = PassNamed("shrink-shapes");
+  hlo_diff::Case c = CaseOf(kPadded);
+  // Sizes 2 (0) and 10 (1, 2); x: 3, 4, 5; wide d0: zero (6; nothing
+  // above 1 to halve); wide d1: zero (7), halve (8).
+  ASSERT_EQ(pass->Count(c), 9);
+  hlo_diff::Case zero = ApplyValid(*pass, c, {7});
+  EXPECT_NE(zero.module_text.find("s32[3,10] pad"), std::string::npos)
+      << zero.module_text;
+  EXPECT_NE(zero.module_text.find("padding=1_0x0_0\n"), std::string::npos)
+      << zero.module_text;
+  // Halved: 3_28_1 -> 1_14_0, 10 + 1 + 14 = 25.
+  hlo_diff::Case half = ApplyValid(*pass, c, {8});
+  EXPECT_NE(half.module_text.find("s32[3,25] pad"), std::string::npos)
+      << half.module_text;
+  EXPECT_LT(MeasureCase(half).elements, MeasureCase(c).elements);
+  // With the operand shrunk too: 1 + 1 + 14.
+  hlo_diff::Case both = ApplyValid(*pass, c, {4, 8});
+  EXPECT_NE(both.module_text.find("s32[3,16] pad"), std::string::npos)
+      << both.module_text;
+  EXPECT_NE(ApplyValid(*pass, c, {6, 7}).module_text.find("s32[2,10] pad"),
+            std::string::npos);
+  // The sums of the unpadded rows stay (fill only adds the padding).
+  hlo_diff::Case fill0 = zero;
+  fill0.inputs[1].SetFromInt64(0, 0);
+  hlo_diff::Case orig0 = c;
+  orig0.inputs[1].SetFromInt64(0, 0);
+  auto a = testing::Run(orig0);
+  auto b = testing::Run(fill0);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, *b);
+  // Nothing shrinks back: every reachable case once on a path.
+  EXPECT_GT(testing::ExpectAcyclic(*pass, c, 5000), 20);
+}
+
+TEST(ShrinkShapesTest, ZeroesTheZooWitnessHugePad) {
+  // tests/bugzoo/01-*'s witness: a 2.2M-element pad kept every target run
+  // slow after reduction; its padding alone can go now.
+  auto pass = PassNamed("shrink-shapes");
+  hlo_diff::Case c = CaseOf(R"(
+HloModule padded_row_sums
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+ENTRY main {
+  x = s32[2,1100]{1,0} parameter(0)
+  fill = s32[] parameter(1)
+  wide = s32[2,1100000]{1,0} pad(x, fill), padding=0_0x1098900_0
+  zero = s32[] constant(0)
+  ROOT sums = s32[2]{0} reduce(wide, zero), dimensions={1}, to_apply=add
+}
+)");
+  // Sizes 2 (0) and 1100 (1, 2); x: 3, 4, 5; wide d1: zero (6), halve (7).
+  ASSERT_EQ(pass->Count(c), 8);
+  hlo_diff::Case out = ApplyValid(*pass, c, {6});
+  EXPECT_NE(out.module_text.find("s32[2,1100]{1,0} pad"), std::string::npos)
+      << out.module_text;
+  EXPECT_LT(MeasureCase(out).elements, 10000);
+  EXPECT_NE(
+      ApplyValid(*pass, c, {7}).module_text.find("s32[2,550550]{1,0} pad"),
+      std::string::npos);
+}
+
+TEST(ShrinkShapesTest, ShrinksBroadcastDims) {
+  auto pass = PassNamed("shrink-shapes");
+  hlo_diff::Case c = CaseOf(R"(
+HloModule b
+ENTRY main {
+  v = f32[8] parameter(0)
+  b = f32[3,8] broadcast(v), dimensions={1}
+  ROOT n = f32[3,8] negate(b)
+}
+)");
+  // Size 8 (0, 1); v (2, 3); b's d0 (not from v): to 1 (4), halve (5).
+  ASSERT_EQ(pass->Count(c), 6);
+  EXPECT_NE(
+      ApplyValid(*pass, c, {4}).module_text.find("ROOT %n = f32[1,8] negate"),
+      std::string::npos);
+  EXPECT_NE(ApplyValid(*pass, c, {5}).module_text.find("f32[2,8] broadcast"),
+            std::string::npos);
+  hlo_diff::Case tiny = ApplyValid(*pass, c, {0, 4});
+  EXPECT_NE(tiny.module_text.find("ROOT %n = f32[1,1] negate"),
+            std::string::npos)
+      << tiny.module_text;
 }
 
 TEST(ShrinkShapesTest, DeterministicAndGreedyToTiny) {

@@ -25,8 +25,8 @@ ENTRY main {
 
 TEST(SimplifyConstantsTest, OffersOnlyChanges) {
   auto pass = PassNamed("simplify-constants");
-  // c: zero, one, splat; z: one; one: zero.
-  EXPECT_EQ(pass->Count(CaseOf(kConstants)), 5);
+  // c: zero, one, splat; z (all zeros): nothing; one: zero.
+  EXPECT_EQ(pass->Count(CaseOf(kConstants)), 4);
 }
 
 TEST(SimplifyConstantsTest, ZeroOneSplatAndFirstWins) {
@@ -43,7 +43,31 @@ TEST(SimplifyConstantsTest, ZeroOneSplatAndFirstWins) {
             ApplyValid(*pass, c, {1}).module_text);
   hlo_diff::Case all = ApplyValid(*pass, c, testing::Iota(pass->Count(c)));
   EXPECT_LT(MeasureCase(all).text_bytes, MeasureCase(c).text_bytes);
-  EXPECT_EQ(pass->Count(all), 3);  // Zeros to one, ones to zero.
+  // Everything went to zeros (the first wins): nothing is left, in
+  // particular no "ones" for what became zeros.
+  EXPECT_EQ(pass->Count(all), 0);
+}
+
+TEST(SimplifyConstantsTest, NoStepUndoesAnother) {
+  auto pass = PassNamed("simplify-constants");
+  // Every case reachable by single steps, none twice on a path; c has 4
+  // states (itself, zeros, ones, splat), z 1, one 2, w 3, b 3.
+  const int64_t states = testing::ExpectAcyclic(*pass, CaseOf(R"(
+HloModule k
+ENTRY main {
+  p = f32[3] parameter(0)
+  c = f32[3] constant({0.25, -7.5, 3})
+  z = f32[3] constant({0, 0, 0})
+  one = s32[] constant(1)
+  w = s32[2] constant({5, 5})
+  b = pred[2] constant({false, true})
+  a = f32[3] add(p, c)
+  m = f32[3] multiply(a, z)
+  ROOT t = (f32[3], s32[], s32[2], pred[2]) tuple(m, one, w, b)
+}
+)"),
+                                                1000);
+  EXPECT_EQ(states, 4 * 1 * 2 * 3 * 3);
 }
 
 constexpr char kInputs[] = R"(
@@ -72,6 +96,37 @@ TEST(SimplifyInputsTest, Opportunities) {
   c.inputs[1].SetFromInt64(0, 3);
   c.inputs[1].SetFromInt64(1, 4);
   EXPECT_EQ(pass->Count(c), 11 + 4 + 1);
+}
+
+TEST(SimplifyInputsTest, NoStepUndoesAnother) {
+  auto pass = PassNamed("simplify-inputs");
+  hlo_diff::Case c = CaseOf(R"(
+HloModule in
+ENTRY main {
+  x = f32[3] parameter(0)
+  i = s32[2] parameter(1)
+  y = f32[20] parameter(2)
+  e = f32[3] exponential(x)
+  ROOT t = (f32[3], s32[2], f32[20]) tuple(e, i, y)
+}
+)");
+  c.inputs[0].SetFromDouble(0, 0.5);
+  c.inputs[0].SetFromDouble(1, 0);
+  c.inputs[0].SetFromDouble(2, -2.25);
+  c.inputs[1].SetFromInt64(0, 0);
+  c.inputs[1].SetFromInt64(1, 1);
+  for (int64_t k = 0; k < 20; ++k) c.inputs[2].SetFromDouble(k, 1);
+  // Terminates without a cycle; y (all ones) only ever goes to zeros.
+  EXPECT_GT(testing::ExpectAcyclic(*pass, c, 20000), 10);
+  hlo_diff::Case ones = c;
+  for (int64_t k = 0; k < 3; ++k) ones.inputs[0].SetFromDouble(k, 1);
+  hlo_diff::Case zeros = ApplyValid(*pass, ones, {0});
+  for (int64_t k = 0; k < 3; ++k) EXPECT_EQ(zeros.inputs[0].GetAsDouble(k), 0);
+  // x, i: all zeros now or ones/zeros; no "ones" offered for zeros.
+  for (int64_t k = 0; k < pass->Count(zeros); ++k) {
+    hlo_diff::Case next = ApplyValid(*pass, zeros, {k});
+    EXPECT_FALSE(next.inputs[0] == ones.inputs[0]) << k;
+  }
 }
 
 TEST(SimplifyInputsTest, KeepsWhatTheFailureNeeds) {

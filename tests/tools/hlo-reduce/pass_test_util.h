@@ -10,6 +10,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "compiler/ir/hlo_parser.h"
@@ -134,6 +135,45 @@ inline hlo_diff::Case GreedyReduce(
     if (!progress) break;
   }
   return c;
+}
+
+// Explores every case reachable from `c` by applying single opportunities
+// of `pass` (depth first, up to `max_states` distinct cases) and returns
+// the number of cases seen; a failure when a step leads back to a case on
+// the current path (a cycle: the pass can undo its own changes) or when
+// more than `max_states` cases are reachable.
+inline int64_t ExpectAcyclic(const ReductionPass& pass, const hlo_diff::Case& c,
+                             int64_t max_states) {
+  std::unordered_map<std::string, bool> seen;  // sha -> on the current path
+  bool failed = false;
+  std::function<void(const hlo_diff::Case&, int)> visit =
+      [&](const hlo_diff::Case& k, int depth) {
+        const std::string sha = hlo_diff::CaseSha256(k);
+        auto [it, fresh] = seen.emplace(sha, true);
+        if (!fresh) {
+          if (it->second && !failed) {
+            ADD_FAILURE() << pass.name() << " cycles back (depth " << depth
+                          << ") to\n"
+                          << k.module_text;
+            failed = true;
+          }
+          return;
+        }
+        if (static_cast<int64_t>(seen.size()) > max_states) {
+          if (!failed) ADD_FAILURE() << "more than " << max_states << " cases";
+          failed = true;
+        }
+        const int64_t n = failed ? 0 : pass.Count(k);
+        for (int64_t i = 0; i < n && !failed; ++i) {
+          auto next = pass.Apply(k, std::vector<int64_t>{i});
+          if (next.ok() && ValidateCandidate(*next).ok()) {
+            visit(*next, depth + 1);
+          }
+        }
+        seen[sha] = false;
+      };
+  visit(c, 0);
+  return static_cast<int64_t>(seen.size());
 }
 
 // True when the case's module has an instruction of opcode `op`.
