@@ -36,6 +36,27 @@ bool HasSubnormal(const Literal& v) {
   return false;
 }
 
+bool HasNonFinite(const Literal& v) {
+  for (double x : AsDoubles(v)) {
+    if (!std::isfinite(x)) return true;
+  }
+  return false;
+}
+
+// A convolution that meets padding or dilation holes: the matrix unit
+// multiplies the holes' zeros too, and 0 * inf is NaN where the oracle
+// skips the hole.
+bool HasHoles(const HloInstruction& conv) {
+  if (!conv.attrs().window) return false;
+  for (const WindowDim& w : *conv.attrs().window) {
+    if (w.pad_lo > 0 || w.pad_hi > 0 || w.base_dilation > 1 ||
+        w.window_dilation > 1) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Literal Ones(const Literal& like) {
   return F64Array(like.shape().dims(),
                   std::vector<double>(like.shape().element_count(), 1.0));
@@ -141,11 +162,27 @@ StatusOr<Literal> ContractionBound(BoundsEvaluator& ev,
       d[i] = h * (r[i] + c[i]) + static_cast<double>(k) * h * h;
     }
   }
+  // Non-finite operands on the matrix unit: a multi-pass product splits
+  // inf into bf16 parts (inf - inf = NaN), and a convolution multiplies
+  // the zeros of its padding and dilation holes (0 * inf = NaN), where the
+  // oracle gives inf or skips the hole. Real TPUs do the same, so which
+  // NaN/inf pattern comes out is the back end's to decide.
+  const bool nonfinite_in = HasNonFinite(ops[0]->v) || HasNonFinite(ops[1]->v);
+  if (nonfinite_in && !is_dot && HasHoles(instr)) {
+    ev.Note("non-finite convolution operand meets padding or dilation");
+    return FilledBound(y.shape(), kInf);
+  }
+  const bool multi_pass_nonfinite = nonfinite_in && passes > 1;
+  const bool fixed_nonfinite = exact_in && !multi_pass_nonfinite;
+  if (exact_in && multi_pass_nonfinite) {
+    ev.Note("non-finite operand in a multi-pass matrix-unit product");
+  }
   const auto m = mag.data<double>(), f = full.data<double>();
   for (size_t i = 0; i < d.size(); ++i) {
     if (!std::isfinite(yd[i])) {
-      // NaN/inf results are fixed only when the inputs are exact.
-      d[i] = exact_in ? 0 : kInf;
+      // NaN/inf results are fixed only when the inputs are exact (and the
+      // matrix unit takes them in one pass).
+      d[i] = fixed_nonfinite ? 0 : kInf;
       continue;
     }
     const double spread = std::max(0.0, f[i] - m[i]) + 4 * u64 * f[i];

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "tests/oracle/numerics_test_util.h"
 
@@ -93,6 +94,42 @@ TEST(NumericsOpsTest, SubnormalOperandsMayVanishOnTheMatrixUnit) {
   EXPECT_LT(r.nominal.data<float>()[0], 0);
   EXPECT_TRUE(CompareWithBounds(R0(F32, 0.0f), r).ok());
   EXPECT_FALSE(CompareWithBounds(R0(F32, 1e-30f), r).ok());
+}
+
+// Found by fuzzing with special values: with HIGH/HIGHEST precision the
+// matrix unit splits inf into bf16 parts (inf - inf = NaN), so a
+// non-finite dot result is undetermined there; with DEFAULT (one pass) it
+// is fixed. A convolution whose padding meets an inf may give NaN too.
+TEST(NumericsOpsTest, NonFiniteOperandsOfMultiPassDotsAreUndetermined) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<Literal> args = {R1(F32, std::vector<float>{inf, 1}),
+                                     R1(F32, std::vector<float>{2, 3})};
+  const std::string dot =
+      "HloModule m\n\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] "
+      "parameter(1)\n  ROOT d = f32[] dot(a, b), lhs_contracting_dims={0}, "
+      "rhs_contracting_dims={0}";
+  const Literal nan = R0(F32, std::numeric_limits<float>::quiet_NaN());
+  const BoundedResult one = Bounds(dot + "\n}\n", args);
+  EXPECT_FALSE(CompareWithBounds(nan, one).ok());
+  const BoundedResult six =
+      Bounds(dot + ", operand_precision={highest,highest}\n}\n", args);
+  ASSERT_EQ(six.outputs.size(), 1u);
+  EXPECT_EQ(six.outputs[0].undetermined, 1);
+  EXPECT_TRUE(CompareWithBounds(nan, six).ok());
+
+  const std::string conv =
+      "HloModule m\n\nENTRY e {\n  x = f32[1,2,1] parameter(0)\n  k = "
+      "f32[2,1,1] parameter(1)\n  ROOT c = f32[1,3,1] convolution(x, k), "
+      "window={size=2 pad=1_1}, dim_labels=b0f_0io->b0f\n}\n";
+  const BoundedResult padded = Bounds(
+      conv, {testing::RunHlo("HloModule m\nENTRY e {\n  ROOT c = f32[1,2,1] "
+                             "constant({{{inf}, {1}}})\n}\n",
+                             {}),
+             testing::RunHlo("HloModule m\nENTRY e {\n  ROOT c = f32[2,1,1] "
+                             "constant({{{2}}, {{3}}})\n}\n",
+                             {})});
+  ASSERT_EQ(padded.outputs.size(), 1u);
+  EXPECT_EQ(padded.outputs[0].undetermined, 3);
 }
 
 // Found by fuzzing: an f16 product whose partial products overflow in some
