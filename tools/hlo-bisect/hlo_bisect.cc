@@ -10,6 +10,7 @@
 #include "tools/hlo-bisect/localization_report.h"
 #include "tools/hlo-bisect/localize.h"
 #include "tools/hlo-diff/case_bundle.h"
+#include "tools/hlo-diff/target_flags.h"
 #include "tools/hlo-diff/target_runner.h"
 
 namespace trench {
@@ -32,9 +33,8 @@ const char* Usage() {
 
 struct Args {
   std::string case_dir, levels, out, keep;
-  std::string hloc, tpusim, hlo_run, bin_dir;
-  bool serve = false, text = false, help = false;
-  double timeout = 60;
+  hlo_diff::TargetFlags target;
+  bool text = false, help = false;
 };
 
 StatusOr<Args> Parse(int argc, char** argv) {
@@ -45,39 +45,22 @@ StatusOr<Args> Parse(int argc, char** argv) {
       a.help = true;
       continue;
     }
-    if (arg == "--serve" || arg == "--json" || arg == "--text") {
-      if (arg == "--serve") a.serve = true;
-      if (arg != "--serve") a.text = arg == "--text";
+    if (a.target.ApplySwitch(arg)) continue;
+    if (arg == "--json" || arg == "--text") {
+      a.text = arg == "--text";
       continue;
     }
     if (arg.rfind("--", 0) == 0) {
-      std::string name = arg.substr(2), value;
-      const size_t eq = name.find('=');
-      if (eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-      } else if (i + 1 < argc) {
-        value = argv[++i];
-      } else {
-        return InvalidArgument("--" + name + " needs a value");
-      }
-      std::string* slot = name == "levels"    ? &a.levels
-                          : name == "out"     ? &a.out
-                          : name == "keep"    ? &a.keep
-                          : name == "hloc"    ? &a.hloc
-                          : name == "tpusim"  ? &a.tpusim
-                          : name == "hlo-run" ? &a.hlo_run
-                          : name == "bin-dir" ? &a.bin_dir
-                                              : nullptr;
+      ASSIGN_OR_RETURN(auto flag, hlo_diff::TakeFlag(argc, argv, &i));
+      const auto& [name, value] = flag;
+      ASSIGN_OR_RETURN(const bool target, a.target.Apply(name, value));
+      std::string* slot = name == "levels" ? &a.levels
+                          : name == "out"  ? &a.out
+                          : name == "keep" ? &a.keep
+                                           : nullptr;
       if (slot != nullptr) {
         *slot = value;
-      } else if (name == "timeout") {
-        char* end = nullptr;
-        a.timeout = std::strtod(value.c_str(), &end);
-        if (end == value.c_str() || *end != '\0' || !(a.timeout > 0)) {
-          return InvalidArgument("--timeout expects seconds > 0");
-        }
-      } else {
+      } else if (!target) {
         return InvalidArgument("unknown flag --" + name);
       }
       continue;
@@ -87,30 +70,8 @@ StatusOr<Args> Parse(int argc, char** argv) {
   }
   if (a.help) return a;
   if (a.case_dir.empty()) return InvalidArgument("missing CASE_DIR");
-  if (!a.hlo_run.empty() && (!a.hloc.empty() || !a.tpusim.empty())) {
-    return InvalidArgument("--hlo-run excludes --hloc/--tpusim");
-  }
+  RETURN_IF_ERROR(a.target.Check());
   return a;
-}
-
-std::string SelfDir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : exe.parent_path().string();
-}
-
-hlo_diff::TargetSpec MakeSpec(const Args& a) {
-  const std::string dir = a.bin_dir.empty() ? SelfDir() : a.bin_dir;
-  const bool run_mode = !a.hlo_run.empty() || a.serve;
-  hlo_diff::TargetSpec s = hlo_diff::TargetSpec::FromBinaryDir(
-      dir, !run_mode ? hlo_diff::TargetMode::kHlocTpusim
-           : a.serve ? hlo_diff::TargetMode::kServe
-                     : hlo_diff::TargetMode::kHloRun);
-  if (!a.hloc.empty()) s.hloc = a.hloc;
-  if (!a.tpusim.empty()) s.tpusim = a.tpusim;
-  if (!a.hlo_run.empty()) s.hlo_run = a.hlo_run;
-  s.timeout_seconds = a.timeout;
-  return s;
 }
 
 // A work directory removed on destruction unless kept.
@@ -170,7 +131,8 @@ int RunHloBisect(int argc, char** argv, std::ostream& out, std::ostream& err) {
     }
     work.path = tmpl;
   }
-  hlo_bisect::TargetProber prober(*c, MakeSpec(*args), work.path);
+  hlo_bisect::TargetProber prober(
+      *c, args->target.Spec(hlo_diff::TargetMode::kHlocTpusim), work.path);
   StatusOr<hlo_bisect::Localization> l =
       hlo_bisect::Localize(*c, prober, options);
   if (!l.ok()) {

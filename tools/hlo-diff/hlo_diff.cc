@@ -13,6 +13,7 @@
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/random_inputs.h"
 #include "tools/hlo-diff/case_bundle.h"
+#include "tools/hlo-diff/target_flags.h"
 #include "tools/hlo-diff/target_runner.h"
 #include "tools/hlo-diff/verdict.h"
 
@@ -37,10 +38,10 @@ const char* Usage() {
 
 struct Args {
   std::string input;
-  std::string hloc, tpusim, hlo_run, bin_dir, keep, write_case, compare, store;
-  bool serve = false, random = false, record = false, help = false;
+  std::string keep, write_case, compare, store;
+  hlo_diff::TargetFlags target;
+  bool random = false, record = false, help = false;
   uint64_t seed = 0;
-  double timeout = 60;
 };
 
 StatusOr<Args> Parse(int argc, char** argv) {
@@ -51,31 +52,16 @@ StatusOr<Args> Parse(int argc, char** argv) {
       a.help = true;
       continue;
     }
-    if (arg == "--serve" || arg == "--random-inputs" || arg == "--record") {
-      (arg == "--serve"    ? a.serve
-       : arg == "--record" ? a.record
-                           : a.random) = true;
+    if (a.target.ApplySwitch(arg)) continue;
+    if (arg == "--random-inputs" || arg == "--record") {
+      (arg == "--record" ? a.record : a.random) = true;
       continue;
     }
     if (arg.rfind("--", 0) == 0) {
-      std::string name = arg.substr(2), value;
-      const size_t eq = name.find('=');
-      if (eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-      } else if (i + 1 < argc) {
-        value = argv[++i];
-      } else {
-        return InvalidArgument("--" + name + " needs a value");
-      }
-      if (name == "hloc") {
-        a.hloc = value;
-      } else if (name == "tpusim") {
-        a.tpusim = value;
-      } else if (name == "hlo-run") {
-        a.hlo_run = value;
-      } else if (name == "bin-dir") {
-        a.bin_dir = value;
+      ASSIGN_OR_RETURN(auto flag, hlo_diff::TakeFlag(argc, argv, &i));
+      const auto& [name, value] = flag;
+      ASSIGN_OR_RETURN(const bool target, a.target.Apply(name, value));
+      if (target) {
       } else if (name == "keep") {
         a.keep = value;
       } else if (name == "write-case") {
@@ -90,12 +76,6 @@ StatusOr<Args> Parse(int argc, char** argv) {
         if (ec != std::errc() || p != value.data() + value.size()) {
           return InvalidArgument("--seed expects a non-negative integer");
         }
-      } else if (name == "timeout") {
-        char* end = nullptr;
-        a.timeout = std::strtod(value.c_str(), &end);
-        if (end == value.c_str() || *end != '\0' || !(a.timeout > 0)) {
-          return InvalidArgument("--timeout expects seconds > 0");
-        }
       } else {
         return InvalidArgument("unknown flag --" + name);
       }
@@ -106,30 +86,8 @@ StatusOr<Args> Parse(int argc, char** argv) {
   }
   if (a.help) return a;
   if (a.input.empty()) return InvalidArgument("missing CASE_DIR or MODULE.hlo");
-  if (!a.hlo_run.empty() && (!a.hloc.empty() || !a.tpusim.empty())) {
-    return InvalidArgument("--hlo-run excludes --hloc/--tpusim");
-  }
+  RETURN_IF_ERROR(a.target.Check());
   return a;
-}
-
-std::string SelfDir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : exe.parent_path().string();
-}
-
-hlo_diff::TargetSpec MakeSpec(const Args& a) {
-  const std::string dir = a.bin_dir.empty() ? SelfDir() : a.bin_dir;
-  const bool run_mode = !a.hlo_run.empty() || a.serve;
-  hlo_diff::TargetSpec s = hlo_diff::TargetSpec::FromBinaryDir(
-      dir, !run_mode ? hlo_diff::TargetMode::kHlocTpusim
-           : a.serve ? hlo_diff::TargetMode::kServe
-                     : hlo_diff::TargetMode::kHloRun);
-  if (!a.hloc.empty()) s.hloc = a.hloc;
-  if (!a.tpusim.empty()) s.tpusim = a.tpusim;
-  if (!a.hlo_run.empty()) s.hlo_run = a.hlo_run;
-  s.timeout_seconds = a.timeout;
-  return s;
 }
 
 // Loads the case (a bundle, or a module with random inputs).
@@ -214,7 +172,8 @@ int RunHloDiff(int argc, char** argv, std::ostream& out, std::ostream& err) {
     temp_work = true;
   }
   StatusOr<Json> verdict = [&]() -> StatusOr<Json> {
-    hlo_diff::TargetRunner runner(MakeSpec(*args));
+    hlo_diff::TargetRunner runner(
+        args->target.Spec(hlo_diff::TargetMode::kHlocTpusim));
     return hlo_diff::ComputeVerdict(*c, runner, work);
   }();
   std::error_code ec;

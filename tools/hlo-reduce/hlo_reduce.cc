@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tools/hlo-diff/case_bundle.h"
+#include "tools/hlo-diff/target_flags.h"
 #include "tools/hlo-diff/target_runner.h"
 #include "tools/hlo-reduce/interestingness.h"
 #include "tools/hlo-reduce/reducer.h"
@@ -35,10 +36,10 @@ const char* Usage() {
 
 struct Args {
   std::string case_dir, out, passes, test, culprit, work;
-  std::string bin_dir, hlo_run, hloc, tpusim, target = "serve";
+  hlo_diff::TargetFlags target;
   int jobs = 1, repeats = 1, max_rounds = 50;
   int64_t max_tests = -1;
-  double min_rate = 1.0, timeout = 60;
+  double min_rate = 1.0;
   bool resume = false, list = false, dry_run = false, help = false,
        test_module = false;
 };
@@ -77,18 +78,13 @@ StatusOr<Args> Parse(int argc, char** argv) {
       a.dry_run = true;
     } else if (arg == "--test-module") {
       a.test_module = true;
+    } else if (a.target.ApplySwitch(arg)) {
     } else if (arg.rfind("--", 0) == 0) {
-      std::string name = arg.substr(2), value;
-      const size_t eq = name.find('=');
-      if (eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-      } else if (i + 1 < argc) {
-        value = argv[++i];
-      } else {
-        return InvalidArgument("--" + name + " needs a value");
-      }
-      if (name == "out") {
+      ASSIGN_OR_RETURN(auto flag, hlo_diff::TakeFlag(argc, argv, &i));
+      const auto& [name, value] = flag;
+      ASSIGN_OR_RETURN(const bool target, a.target.Apply(name, value));
+      if (target) {
+      } else if (name == "out") {
         a.out = value;
       } else if (name == "passes") {
         a.passes = value;
@@ -98,21 +94,6 @@ StatusOr<Args> Parse(int argc, char** argv) {
         a.culprit = value;
       } else if (name == "work") {
         a.work = value;
-      } else if (name == "bin-dir") {
-        a.bin_dir = value;
-      } else if (name == "hlo-run") {
-        a.hlo_run = value;
-      } else if (name == "hloc") {
-        a.hloc = value;
-      } else if (name == "tpusim") {
-        a.tpusim = value;
-      } else if (name == "target") {
-        if (value != "serve" && value != "hlo-run" && value != "hloc-tpusim") {
-          return InvalidArgument(
-              "--target expects serve, hlo-run or hloc-tpusim, got '" + value +
-              "'");
-        }
-        a.target = value;
       } else if (name == "jobs") {
         RETURN_IF_ERROR(ParseInt(name, value, 1, &a.jobs));
       } else if (name == "repeats") {
@@ -127,8 +108,6 @@ StatusOr<Args> Parse(int argc, char** argv) {
           return InvalidArgument("--min-rate expects a rate in (0, 1], got '" +
                                  value + "'");
         }
-      } else if (name == "timeout") {
-        RETURN_IF_ERROR(ParseDouble(name, value, &a.timeout));
       } else {
         return InvalidArgument("unknown flag --" + name);
       }
@@ -142,12 +121,7 @@ StatusOr<Args> Parse(int argc, char** argv) {
   if (a.help || a.list) return a;
   if (a.case_dir.empty()) return InvalidArgument("missing CASE_DIR");
   if (!a.dry_run && a.out.empty()) return InvalidArgument("missing --out DIR");
-  if (!a.hloc.empty() || !a.tpusim.empty()) {
-    if (!a.hlo_run.empty()) {
-      return InvalidArgument("--hlo-run excludes --hloc/--tpusim");
-    }
-    a.target = "hloc-tpusim";
-  }
+  RETURN_IF_ERROR(a.target.Check());
   if (!a.test.empty() && !a.culprit.empty()) {
     return InvalidArgument(
         "--culprit-pass needs the same-bug test (no --test)");
@@ -155,23 +129,8 @@ StatusOr<Args> Parse(int argc, char** argv) {
   return a;
 }
 
-std::string SelfDir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : exe.parent_path().string();
-}
-
 hlo_diff::TargetSpec MakeSpec(const Args& a) {
-  const std::string dir = a.bin_dir.empty() ? SelfDir() : a.bin_dir;
-  hlo_diff::TargetSpec s = hlo_diff::TargetSpec::FromBinaryDir(
-      dir, a.target == "serve"     ? hlo_diff::TargetMode::kServe
-           : a.target == "hlo-run" ? hlo_diff::TargetMode::kHloRun
-                                   : hlo_diff::TargetMode::kHlocTpusim);
-  if (!a.hloc.empty()) s.hloc = a.hloc;
-  if (!a.tpusim.empty()) s.tpusim = a.tpusim;
-  if (!a.hlo_run.empty()) s.hlo_run = a.hlo_run;
-  s.timeout_seconds = a.timeout;
-  return s;
+  return a.target.Spec(hlo_diff::TargetMode::kServe);
 }
 
 // The run after parsing and loading; returns the exit code.
@@ -188,7 +147,7 @@ int Reduce(const Args& a, const hlo_diff::Case& c,
     StatusOr<std::unique_ptr<ExternalCommandTest>> t =
         ExternalCommandTest::Create({.command = a.test,
                                      .module_path = a.test_module,
-                                     .timeout_seconds = a.timeout,
+                                     .timeout_seconds = a.target.timeout,
                                      .work_dir = work + "/test",
                                      .jobs = a.jobs});
     if (!t.ok()) {
