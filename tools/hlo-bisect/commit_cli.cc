@@ -11,6 +11,7 @@
 #include "tools/hlo-bisect/commit_builder.h"
 #include "tools/hlo-bisect/git_repo.h"
 #include "tools/hlo-diff/case_bundle.h"
+#include "tools/hlo-diff/target_flags.h"
 
 namespace trench {
 namespace {
@@ -61,16 +62,8 @@ StatusOr<Args> Parse(int argc, char** argv) {
     } else if (arg == "--no-confirm") {
       a.confirm = false;
     } else if (arg.rfind("--", 0) == 0) {
-      std::string name = arg.substr(2), value;
-      const size_t eq = name.find('=');
-      if (eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-      } else if (i + 1 < argc) {
-        value = argv[++i];
-      } else {
-        return InvalidArgument("--" + name + " needs a value");
-      }
+      ASSIGN_OR_RETURN(auto flag, hlo_diff::TakeFlag(argc, argv, &i));
+      const auto& [name, value] = flag;
       if (name == "repo") {
         a.repo = value;
       } else if (name == "good") {
