@@ -24,6 +24,15 @@ bool IsPassCulprit(const std::string& pass) {
 
 }  // namespace
 
+std::string DtypeClass(const std::string& dtype) {
+  if (dtype.empty() || dtype == "pred") return dtype;
+  if (dtype == "bf16" || dtype[0] == 'f') return "float";
+  if (dtype[0] == 's') return "signed";
+  if (dtype[0] == 'u') return "unsigned";
+  if (dtype[0] == 'c') return "complex";
+  return dtype;
+}
+
 Json RefinedSignature(const Localization& l) {
   const Findings& f = l.findings;
   Json s = Json::MakeObject();
@@ -50,7 +59,15 @@ Json RefinedSignature(const Localization& l) {
   const Json* coarse = Field(l.full.verdict, "signature");
   if (dtype.empty() && coarse != nullptr) dtype = StringField(*coarse, "dtype");
   s["dtype"] = OrNull(dtype);
-  return hlo_diff::WithSignatureHash(std::move(s));
+  // The hash covers what tells bugs apart (the header says why).
+  Json key = Json::MakeObject();
+  key["status"] = s["status"];
+  key["pass"] = s["pass"];
+  key["site"] = s["site"];
+  key["opcode"] = s["site"].is_null() ? s["opcode"] : Json();
+  key["dtype_class"] = OrNull(DtypeClass(dtype));
+  s["sig"] = hlo_diff::WithSignatureHash(std::move(key))["sig"];
+  return s;
 }
 
 Json LocalizationJson(const Localization& l, const std::string& case_dir) {

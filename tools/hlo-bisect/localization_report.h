@@ -22,8 +22,8 @@
 
 namespace trench::hlo_bisect {
 
-// {"status", "pass", "site", "opcode", "dtype", "sig"} (sig from
-// hlo_diff::WithSignatureHash). pass: the culprit (a pass, "codegen",
+// {"status", "pass", "site", "opcode", "dtype", "sig"}. pass: the culprit
+// (a pass, "codegen",
 // "buffer-assignment") or null; site: the rewrite decision's site or null;
 // opcode: for a pass culprit the opcode of the instruction its decision
 // rewrote (when the input module has it and it is no parameter or
@@ -31,7 +31,18 @@ namespace trench::hlo_bisect {
 // else the graph level's instruction, else the rewritten instruction's
 // opcode (for back-end culprits), else null; dtype: that instruction's
 // element type, else the coarse signature's, else null.
+// "sig" (what findings are deduplicated by) is hlo_diff::WithSignatureHash
+// of {status, pass, site, opcode, dtype class}, where the opcode enters
+// only when no rewrite site is named and the dtype only by its class
+// (DtypeClass): a rewrite rule that misfires is one bug whichever op sits
+// next to the damage (the op near a clobbered buffer, the sibling of a
+// wrong multi-output fusion), and a rule that rounds wrongly for s16 does
+// so for s32 too; the opcode does tell back-end bugs apart (which emitter).
 Json RefinedSignature(const Localization& l);
+
+// "float" (f16, bf16, f32, f64, ...), "signed", "unsigned", "complex",
+// "pred"; other names as they are.
+std::string DtypeClass(const std::string& dtype);
 
 // The report JSON described above.
 Json LocalizationJson(const Localization& l, const std::string& case_dir);

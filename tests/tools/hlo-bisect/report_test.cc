@@ -56,7 +56,30 @@ TEST(RefinedSignatureTest, PassCulpritsUseTheRewrittenOpcode) {
   EXPECT_EQ(s["opcode"].string_value(), "transpose");
   EXPECT_EQ(s["dtype"].string_value(), "bf16");
   EXPECT_EQ(s["sig"].string_value().size(), 16u);
-  EXPECT_EQ(s, hlo_diff::WithSignatureHash(s));  // The hash is canonical.
+  // One bug: the same rewrite site on other ops and other floats.
+  const std::string sig = s["sig"].string_value();
+  l.findings.rewrite_opcode = "copy";
+  l.findings.dtype = "f16";
+  EXPECT_EQ(RefinedSignature(l)["sig"].string_value(), sig);
+  // Another: other site, other pass, other dtype class.
+  l.findings.dtype = "s32";
+  EXPECT_NE(RefinedSignature(l)["sig"].string_value(), sig);
+  l.findings.dtype = "bf16";
+  l.findings.rewrite["site"] = "reshape-of-reshape";
+  EXPECT_NE(RefinedSignature(l)["sig"].string_value(), sig);
+  l.findings.rewrite["site"] = "transpose-of-transpose";
+  l.findings.pass = "cse";
+  EXPECT_NE(RefinedSignature(l)["sig"].string_value(), sig);
+}
+
+TEST(RefinedSignatureTest, DtypeClasses) {
+  EXPECT_EQ(DtypeClass("bf16"), "float");
+  EXPECT_EQ(DtypeClass("f64"), "float");
+  EXPECT_EQ(DtypeClass("s8"), "signed");
+  EXPECT_EQ(DtypeClass("u32"), "unsigned");
+  EXPECT_EQ(DtypeClass("c64"), "complex");
+  EXPECT_EQ(DtypeClass("pred"), "pred");
+  EXPECT_EQ(DtypeClass(""), "");
 }
 
 TEST(RefinedSignatureTest, BackEndCulpritsUseTheDivergingOpcode) {
@@ -71,6 +94,10 @@ TEST(RefinedSignatureTest, BackEndCulpritsUseTheDivergingOpcode) {
   Json none = RefinedSignature(l);
   EXPECT_TRUE(none["site"].is_null());
   EXPECT_NE(none["sig"].string_value(), sig);  // Site is part of the hash.
+  // Without a site the opcode tells back-end bugs apart.
+  l.findings.fused_opcode = "pad";
+  EXPECT_NE(RefinedSignature(l)["sig"].string_value(),
+            none["sig"].string_value());
   // Without levels' findings the coarse signature's dtype is kept.
   Localization bare = Sample();
   bare.findings = Findings();
