@@ -65,7 +65,8 @@ Json RefinedSignature(const Localization& l) {
   key["pass"] = s["pass"];
   key["site"] = s["site"];
   key["opcode"] = s["site"].is_null() ? s["opcode"] : Json();
-  key["dtype_class"] = OrNull(DtypeClass(dtype));
+  key["dtype_class"] =
+      IsValueFailure(l.full.status) ? OrNull(DtypeClass(dtype)) : Json();
   s["sig"] = hlo_diff::WithSignatureHash(std::move(key))["sig"];
   return s;
 }

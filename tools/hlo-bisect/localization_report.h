@@ -34,10 +34,12 @@ namespace trench::hlo_bisect {
 // "sig" (what findings are deduplicated by) is hlo_diff::WithSignatureHash
 // of {status, pass, site, opcode, dtype class}, where the opcode enters
 // only when no rewrite site is named and the dtype only by its class
-// (DtypeClass): a rewrite rule that misfires is one bug whichever op sits
-// next to the damage (the op near a clobbered buffer, the sibling of a
-// wrong multi-output fusion), and a rule that rounds wrongly for s16 does
-// so for s32 too; the opcode does tell back-end bugs apart (which emitter).
+// (DtypeClass), and only for wrong values (a crash or memory error is the
+// same whatever the element type): a rewrite rule that misfires is one bug
+// whichever op sits next to the damage (the op near a clobbered buffer, the
+// sibling of a wrong multi-output fusion), and a rule that rounds wrongly for
+// s16 does so for s32 too; the opcode does tell back-end bugs apart (which
+// emitter).
 Json RefinedSignature(const Localization& l);
 
 // "float" (f16, bf16, f32, f64, ...), "signed", "unsigned", "complex",

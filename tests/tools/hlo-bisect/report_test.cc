@@ -64,6 +64,12 @@ TEST(RefinedSignatureTest, PassCulpritsUseTheRewrittenOpcode) {
   // Another: other site, other pass, other dtype class.
   l.findings.dtype = "s32";
   EXPECT_NE(RefinedSignature(l)["sig"].string_value(), sig);
+  // A crash is one bug whatever the element type.
+  l.full.status = "memory_error";
+  const std::string crash = RefinedSignature(l)["sig"].string_value();
+  l.findings.dtype = "f32";
+  EXPECT_EQ(RefinedSignature(l)["sig"].string_value(), crash);
+  l.full.status = "mismatch";
   l.findings.dtype = "bf16";
   l.findings.rewrite["site"] = "reshape-of-reshape";
   EXPECT_NE(RefinedSignature(l)["sig"].string_value(), sig);
