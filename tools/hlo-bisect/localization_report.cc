@@ -24,15 +24,6 @@ bool IsPassCulprit(const std::string& pass) {
 
 }  // namespace
 
-std::string DtypeClass(const std::string& dtype) {
-  if (dtype.empty() || dtype == "pred") return dtype;
-  if (dtype == "bf16" || dtype[0] == 'f') return "float";
-  if (dtype[0] == 's') return "signed";
-  if (dtype[0] == 'u') return "unsigned";
-  if (dtype[0] == 'c') return "complex";
-  return dtype;
-}
-
 Json RefinedSignature(const Localization& l) {
   const Findings& f = l.findings;
   Json s = Json::MakeObject();
@@ -61,12 +52,12 @@ Json RefinedSignature(const Localization& l) {
   s["dtype"] = OrNull(dtype);
   // The hash covers what tells bugs apart (the header says why).
   Json key = Json::MakeObject();
-  key["status"] = s["status"];
+  key["class"] = IsValueFailure(l.full.status) ? "value"
+                 : IsCrash(l.full.status)      ? "crash"
+                                               : l.full.status;
   key["pass"] = s["pass"];
   key["site"] = s["site"];
   key["opcode"] = s["site"].is_null() ? s["opcode"] : Json();
-  key["dtype_class"] =
-      IsValueFailure(l.full.status) ? OrNull(DtypeClass(dtype)) : Json();
   s["sig"] = hlo_diff::WithSignatureHash(std::move(key))["sig"];
   return s;
 }

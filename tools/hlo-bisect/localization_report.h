@@ -32,19 +32,16 @@ namespace trench::hlo_bisect {
 // opcode (for back-end culprits), else null; dtype: that instruction's
 // element type, else the coarse signature's, else null.
 // "sig" (what findings are deduplicated by) is hlo_diff::WithSignatureHash
-// of {status, pass, site, opcode, dtype class}, where the opcode enters
-// only when no rewrite site is named and the dtype only by its class
-// (DtypeClass), and only for wrong values (a crash or memory error is the
-// same whatever the element type): a rewrite rule that misfires is one bug
-// whichever op sits next to the damage (the op near a clobbered buffer, the
-// sibling of a wrong multi-output fusion), and a rule that rounds wrongly for
-// s16 does so for s32 too; the opcode does tell back-end bugs apart (which
-// emitter).
+// of {class (value for mismatch/nan_mismatch, crash for the crash statuses),
+// pass, site, opcode}, the opcode only when no rewrite site is named: a
+// rewrite rule that misfires is one bug whichever op sits next to the
+// damage (the op near a clobbered buffer, the sibling of a wrong
+// multi-output fusion), and a back-end bug is told apart by its emitter's
+// opcode. The dtype is reported but not hashed: one bad DMA stride or
+// rounding rule shows in every element type it touches. Two bugs of one
+// rule or emitter then share a finding; fixing the first leaves the
+// second's case failing, which fix verification reports.
 Json RefinedSignature(const Localization& l);
-
-// "float" (f16, bf16, f32, f64, ...), "signed", "unsigned", "complex",
-// "pred"; other names as they are.
-std::string DtypeClass(const std::string& dtype);
 
 // The report JSON described above.
 Json LocalizationJson(const Localization& l, const std::string& case_dir);

@@ -56,36 +56,26 @@ TEST(RefinedSignatureTest, PassCulpritsUseTheRewrittenOpcode) {
   EXPECT_EQ(s["opcode"].string_value(), "transpose");
   EXPECT_EQ(s["dtype"].string_value(), "bf16");
   EXPECT_EQ(s["sig"].string_value().size(), 16u);
-  // One bug: the same rewrite site on other ops and other floats.
+  // One bug: the same rewrite site on other ops and other dtypes, and one
+  // crash class.
   const std::string sig = s["sig"].string_value();
   l.findings.rewrite_opcode = "copy";
-  l.findings.dtype = "f16";
-  EXPECT_EQ(RefinedSignature(l)["sig"].string_value(), sig);
-  // Another: other site, other pass, other dtype class.
   l.findings.dtype = "s32";
-  EXPECT_NE(RefinedSignature(l)["sig"].string_value(), sig);
-  // A crash is one bug whatever the element type.
+  EXPECT_EQ(RefinedSignature(l)["sig"].string_value(), sig);
+  l.full.status = "nan_mismatch";
+  EXPECT_EQ(RefinedSignature(l)["sig"].string_value(), sig);
+  // Another: a crash, another site, another pass.
   l.full.status = "memory_error";
   const std::string crash = RefinedSignature(l)["sig"].string_value();
-  l.findings.dtype = "f32";
+  EXPECT_NE(crash, sig);
+  l.full.status = "run_crash";
   EXPECT_EQ(RefinedSignature(l)["sig"].string_value(), crash);
   l.full.status = "mismatch";
-  l.findings.dtype = "bf16";
   l.findings.rewrite["site"] = "reshape-of-reshape";
   EXPECT_NE(RefinedSignature(l)["sig"].string_value(), sig);
   l.findings.rewrite["site"] = "transpose-of-transpose";
   l.findings.pass = "cse";
   EXPECT_NE(RefinedSignature(l)["sig"].string_value(), sig);
-}
-
-TEST(RefinedSignatureTest, DtypeClasses) {
-  EXPECT_EQ(DtypeClass("bf16"), "float");
-  EXPECT_EQ(DtypeClass("f64"), "float");
-  EXPECT_EQ(DtypeClass("s8"), "signed");
-  EXPECT_EQ(DtypeClass("u32"), "unsigned");
-  EXPECT_EQ(DtypeClass("c64"), "complex");
-  EXPECT_EQ(DtypeClass("pred"), "pred");
-  EXPECT_EQ(DtypeClass(""), "");
 }
 
 TEST(RefinedSignatureTest, BackEndCulpritsUseTheDivergingOpcode) {
