@@ -23,14 +23,13 @@
 namespace trench::hlo_bisect {
 
 // {"status", "pass", "site", "opcode", "dtype", "sig"}. pass: the culprit
-// (a pass, "codegen",
-// "buffer-assignment") or null; site: the rewrite decision's site or null;
-// opcode: for a pass culprit the opcode of the instruction its decision
-// rewrote (when the input module has it and it is no parameter or
-// constant), else the fusion level's member,
-// else the graph level's instruction, else the rewritten instruction's
-// opcode (for back-end culprits), else null; dtype: that instruction's
-// element type, else the coarse signature's, else null.
+// (a pass, "codegen", "buffer-assignment") or null; site: the rewrite
+// decision's site or null; opcode: for a pass culprit the opcode of the
+// instruction its decision rewrote (when the input module has it and it is
+// no parameter or constant), else the fusion level's member, else the graph
+// level's instruction, else the rewritten instruction's opcode (for
+// back-end culprits), else null; dtype: that instruction's element type,
+// else the coarse signature's, else null.
 // "sig" (what findings are deduplicated by) is hlo_diff::WithSignatureHash
 // of {class (value for mismatch/nan_mismatch, crash for the crash statuses),
 // pass, site, opcode}, the opcode only when no rewrite site is named: a
