@@ -133,5 +133,6 @@ std::unique_ptr<ReductionPass> MakeShrinkShapesPass();
 std::unique_ptr<ReductionPass> MakeSimplifyConstantsPass();
 std::unique_ptr<ReductionPass> MakeSimplifyInputsPass();
 std::unique_ptr<ReductionPass> MakeDropAttributesPass();
+std::unique_ptr<ReductionPass> MakeRenamePass();
 
 }  // namespace trench::hlo_reduce
