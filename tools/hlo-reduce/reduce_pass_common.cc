@@ -241,20 +241,6 @@ struct CacheEntry {
 };
 
 // Rebuilds parameter p's value from its leaves (nullopt with a token).
-std::optional<Literal> AssembleValue(const Shape& shape,
-                                     const std::vector<Literal>& leaves,
-                                     size_t& next) {
-  if (shape.IsToken()) return std::nullopt;
-  if (shape.IsArray()) return leaves.at(next++);
-  std::vector<Literal> elements;
-  for (const Shape& s : shape.tuple_shapes()) {
-    std::optional<Literal> v = AssembleValue(s, leaves, next);
-    if (!v) return std::nullopt;
-    elements.push_back(std::move(*v));
-  }
-  return Literal::Tuple(std::move(elements));
-}
-
 int64_t LeafElements(const Shape& shape) {
   int64_t n = 0;
   ForEachLeafShape(shape, [&](const Shape& s) {
@@ -282,14 +268,8 @@ std::shared_ptr<const ValueMap> ComputeOracleValues(const hlo_diff::Case& c) {
     }
   }
   if (token || total > kMaxOracleElements) return empty;
-  std::vector<Literal> args;
-  for (size_t p = 0; p < e->param_inputs.size(); ++p) {
-    size_t next = 0;
-    std::optional<Literal> v = AssembleValue(
-        entry->parameter_instruction(p)->shape(), e->param_inputs[p], next);
-    if (!v) return empty;
-    args.push_back(std::move(*v));
-  }
+  const std::vector<Literal> args =
+      hlo_diff::ParameterArguments(*e->module, c.inputs);
   EvaluatorOptions options;
   options.threads = 1;
   options.max_while_iterations = 100'000;

@@ -82,20 +82,8 @@ inline std::vector<int64_t> Iota(int64_t n) {
 // The oracle's result of the case.
 inline StatusOr<Literal> Run(const hlo_diff::Case& c) {
   ASSIGN_OR_RETURN(auto m, hlo_diff::ParseCaseModule(c.module_text, "case"));
-  std::vector<Literal> args;
-  size_t next = 0;
-  for (const HloInstruction* p : m->entry_computation()->parameters()) {
-    if (p->shape().IsArray()) {
-      args.push_back(c.inputs.at(next++));
-    } else {
-      std::vector<Literal> elems;
-      for (const Shape& s : p->shape().tuple_shapes()) {
-        if (!s.IsArray()) return Unimplemented("nested tuple parameter");
-        elems.push_back(c.inputs.at(next++));
-      }
-      args.push_back(Literal::Tuple(std::move(elems)));
-    }
-  }
+  RETURN_IF_ERROR(hlo_diff::CheckInputs(*m, c.inputs));
+  const std::vector<Literal> args = hlo_diff::ParameterArguments(*m, c.inputs);
   return Evaluate(*m, args);
 }
 
