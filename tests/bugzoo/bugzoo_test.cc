@@ -82,10 +82,6 @@ std::vector<std::string> MetaFiles(const fs::path& bug) {
   return files;
 }
 
-bool HasTool(const std::string& tool) {
-  return RunCommand(tool + " --version >/dev/null 2>&1") == 0;
-}
-
 // A fresh temp dir, removed when the object goes (kept if `keep`).
 struct TempDir {
   fs::path path;
@@ -166,55 +162,26 @@ TEST(BugZooTest, WitnessesPassWithoutTheBugs) {
   }
 }
 
-// Copies what a target-only build needs.
-void CopyTargetSide(const fs::path& to) {
-  fs::create_directories(to);
-  for (const char* d : {"base", "compiler", "tpu", "tools"}) {
-    fs::copy(kSource / d, to / d, fs::copy_options::recursive);
-  }
-  fs::copy_file(kSource / "CMakeLists.txt", to / "CMakeLists.txt");
-}
-
 TEST(BugZooTest, EveryWitnessCatchesItsBug) {
   ASSERT_TRUE(HasTool("git") && HasTool("cmake")) << "git and cmake are needed";
   TempDir tmp("build");
-  const fs::path src = tmp.path / "src", build = tmp.path / "build";
-  CopyTargetSide(src);
-  // ccache (when CMakeLists finds it) hits across runs despite the fresh
-  // temp dir: paths below it are made relative, the cwd is not hashed.
-  const std::string env = "CCACHE_BASEDIR=" + ShellQuote(tmp.path.string()) +
-                          " CCACHE_NOHASHDIR=1 ";
-  const std::string log = ShellQuote((tmp.path / "build.log").string());
-  const unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-  const std::string configure =
-      env + "cmake -S " + ShellQuote(src.string()) + " -B " +
-      ShellQuote(build.string()) + (HasTool("ninja") ? " -G Ninja" : "") +
-      " -DTRENCH_TARGET_ONLY=ON -DCMAKE_BUILD_TYPE=Release"
-      " '-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG' >" +
-      log + " 2>&1";
-  const std::string make = env + "cmake --build " + ShellQuote(build.string()) +
-                           " --target hlo-run -j " + std::to_string(jobs) +
-                           " >>" + log + " 2>&1";
+  const ZooBuild zoo(kSource, tmp.path);
   tmp.keep = true;  // For inspection if an assertion stops the test.
-  ASSERT_EQ(RunCommand(configure), 0) << "see " << tmp.path / "build.log";
-  ASSERT_EQ(RunCommand(make), 0) << "see " << tmp.path / "build.log";
-  const std::string hlo_run = (build / "hlo-run").string();
-  const std::string in_src = "cd " + ShellQuote(src.string()) + " && ";
+  ASSERT_TRUE(zoo.Configure()) << "see " << zoo.log();
+  ASSERT_TRUE(zoo.Build()) << "see " << zoo.log();
+  const std::string hlo_run = (zoo.build_dir() / "hlo-run").string();
   for (const fs::path& bug : Bugs()) {
     SCOPED_TRACE(bug.filename().string());
-    const std::string patch = ShellQuote((bug / "bug.patch").string());
-    ASSERT_EQ(RunCommand(in_src + "git apply " + patch), 0)
-        << "the patch does not apply";
-    const int built = RunCommand(make);
+    ASSERT_TRUE(zoo.Patch(bug)) << "the patch does not apply";
+    const bool built = zoo.Build();
     std::optional<StatusOr<WitnessResult>> r;
-    if (built == 0) {
+    if (built) {
       r = RunWitness(hlo_run, (bug / "witness").string(),
                      (tmp.path / "runs" / bug.filename()).string());
     }
-    ASSERT_EQ(RunCommand(in_src + "git apply -R " + patch), 0)
+    ASSERT_TRUE(zoo.Patch(bug, /*reverse=*/true))
         << "the patch does not reverse; the copy is corrupt";
-    ASSERT_EQ(built, 0) << "the patched tree does not build; see "
-                        << tmp.path / "build.log";
+    ASSERT_TRUE(built) << "the patched tree does not build; see " << zoo.log();
     ASSERT_TRUE(r->ok()) << r->status().message();
     EXPECT_TRUE((*r)->caught())
         << "the witness does not catch the bug: " << (*r)->verdict.DumpPretty();

@@ -16,25 +16,6 @@ bool WitnessResult::caught() const {
          status == "timeout" || status == "memory_error";
 }
 
-std::string ShellQuote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
-  return q + "'";
-}
-
-int RunCommand(const std::string& command) {
-  const int st = std::system(command.c_str());
-  if (st == -1) return 127;
-  if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 127;
-}
-
 StatusOr<WitnessResult> RunWitness(const std::string& hlo_run,
                                    const std::string& case_dir,
                                    const std::string& work_dir,

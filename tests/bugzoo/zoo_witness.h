@@ -9,6 +9,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
+#include "tests/bugzoo/zoo_build.h"
 
 namespace trench::bugzoo {
 
@@ -29,12 +30,5 @@ StatusOr<WitnessResult> RunWitness(const std::string& hlo_run,
                                    const std::string& case_dir,
                                    const std::string& work_dir,
                                    double timeout_s = 300);
-
-// Runs `command` through /bin/sh; returns its exit code, or 128 + signal
-// when it died from a signal. Output goes where the command redirects it.
-int RunCommand(const std::string& command);
-
-// `s` quoted for /bin/sh.
-std::string ShellQuote(const std::string& s);
 
 }  // namespace trench::bugzoo
