@@ -28,30 +28,13 @@
 namespace trench::codegen {
 namespace {
 
-// The identity of `op` (vadd/vmax/vmin) in lane type `lane`.
-std::string Identity(const std::string& op, const std::string& lane) {
-  const bool is_float = lane == "f32" || lane == "f64";
-  if (op == "vadd") return "0";
-  if (op == "vmax") {
-    if (is_float) return "-inf";
-    if (lane == "s32") return "0x80000000";
-    if (lane == "s64") return "0x8000000000000000";
-    return "0";
-  }
-  if (is_float) return "inf";
-  if (lane == "s32") return "0x7fffffff";
-  if (lane == "s64") return "0x7fffffffffffffff";
-  if (lane == "u32") return "0xffffffff";
-  return "0xffffffffffffffff";
-}
-
 // One input, reduced dims = the trailing run [rank - k, rank).
 Status EmitCrossLaneReduce(const ArrayBuffer& in, const ArrayBuffer& init,
                            const ArrayBuffer& out, const std::string& op,
                            int64_t rows, int64_t r, KernelBuilder& kb) {
   const std::string lane = LaneType(in.dtype);
   const std::string sfx = "." + lane;
-  const std::string id = Identity(op, lane);
+  const std::string id = ReducerIdentity(op, lane);
   const std::string red = op == "vadd"   ? "vlredsum"
                           : op == "vmax" ? "vlredmax"
                                          : "vlredmin";

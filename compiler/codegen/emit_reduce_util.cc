@@ -24,6 +24,22 @@ std::vector<ArrayBuffer> LeafBuffers(const BufferPlan& plan,
   return out;
 }
 
+std::string ReducerIdentity(const std::string& op, const std::string& lane) {
+  const bool is_float = lane == "f32" || lane == "f64";
+  if (op == "vadd") return "0";
+  if (op == "vmax") {
+    if (is_float) return "-inf";
+    if (lane == "s32") return "0x80000000";
+    if (lane == "s64") return "0x8000000000000000";
+    return "0";
+  }
+  if (is_float) return "inf";
+  if (lane == "s32") return "0x7fffffff";
+  if (lane == "s64") return "0x7fffffffffffffff";
+  if (lane == "u32") return "0xffffffff";
+  return "0xffffffffffffffff";
+}
+
 std::string ScalarType(const HloInstruction& instr) {
   return std::string(PrimitiveTypeName(instr.shape().element_type()));
 }

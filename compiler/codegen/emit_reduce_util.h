@@ -38,6 +38,10 @@ std::string VReg(int r);
 std::vector<ArrayBuffer> LeafBuffers(const BufferPlan& plan,
                                      const HloInstruction* instr);
 
+// The identity of the reducer `op` (vadd/vmax/vmin) in lane type `lane`
+// (f32, f64, s32, s64, u32, u64), as an immediate.
+std::string ReducerIdentity(const std::string& op, const std::string& lane);
+
 // Element type name of a scalar instruction ("f32", "pred", ...).
 std::string ScalarType(const HloInstruction& instr);
 

@@ -22,23 +22,6 @@ std::string AccMem(const std::string& t) {
   return t == "c64" || t == "c128" ? t : LaneType(t);
 }
 
-// The identity of `op` (vadd/vmax/vmin) in lane type `lane`.
-std::string Identity(const std::string& op, const std::string& lane) {
-  const bool is_float = lane == "f32" || lane == "f64";
-  if (op == "vadd") return "0";
-  if (op == "vmax") {
-    if (is_float) return "-inf";
-    if (lane == "s32") return "0x80000000";
-    if (lane == "s64") return "0x8000000000000000";
-    return "0";
-  }
-  if (is_float) return "inf";
-  if (lane == "s32") return "0x7fffffff";
-  if (lane == "s64") return "0x7fffffffffffffff";
-  if (lane == "u32") return "0xffffffff";
-  return "0xffffffffffffffff";
-}
-
 struct SlabPlan {
   std::vector<int64_t> dims;  // The input's.
   std::vector<int64_t> red;   // Reduced dims, sorted.
@@ -247,7 +230,7 @@ void SlabEmitter::EmitVectorSlab(int64_t rows) {
   const ArrayBuffer& in = ops_.ins[0];
   const std::string lane = LaneType(in.dtype), sfx = "." + lane;
   const std::string& op = reducer_.simple;
-  const std::string id = Identity(op, lane);
+  const std::string id = ReducerIdentity(op, lane);
   const std::string red = op == "vadd"   ? "redsum"
                           : op == "vmax" ? "redmax"
                                          : "redmin";
