@@ -338,6 +338,18 @@ StatusOr<Job> JobQueue::Get(int64_t job_id) {
   return ReadJob(db, st);
 }
 
+StatusOr<std::optional<Job>> JobQueue::Latest(const std::string& dedup_key) {
+  Db* db = store_->db();
+  ASSIGN_OR_RETURN(Statement st,
+                   db->Prepare(std::string(kJobColumns) +
+                               "WHERE dedup_key = ?1 ORDER BY id DESC LIMIT "
+                               "1"));
+  ASSIGN_OR_RETURN(bool row, st.BindText(1, dedup_key).Step());
+  if (!row) return std::optional<Job>();
+  ASSIGN_OR_RETURN(Job job, ReadJob(db, st));
+  return std::optional<Job>(std::move(job));
+}
+
 StatusOr<std::vector<Job>> JobQueue::List(JobState state, int limit) {
   Db* db = store_->db();
   ASSIGN_OR_RETURN(Statement st,

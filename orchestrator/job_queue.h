@@ -138,6 +138,8 @@ class JobQueue {
 
   // kNotFound for an unknown id; kIoError for malformed stored JSON.
   StatusOr<Job> Get(int64_t job_id);
+  // The newest job with this dedup key (live or not), if any.
+  StatusOr<std::optional<Job>> Latest(const std::string& dedup_key);
   // Jobs in `state`, oldest first, at most `limit`.
   StatusOr<std::vector<Job>> List(JobState state, int limit);
   StatusOr<int64_t> Count(JobState state);

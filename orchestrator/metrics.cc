@@ -66,9 +66,31 @@ Status WriteTokens(Store* store, Writer* w) {
   return Status::Ok();
 }
 
+// The fuzz rate's two counters (rate = programs / seconds), summed over
+// the finished fuzz jobs' results.
+Status WriteFuzz(Store* store, Writer* w) {
+  ASSIGN_OR_RETURN(
+      Statement st,
+      store->db()->Prepare(
+          "SELECT coalesce(sum(json_extract(result, '$.programs')), 0), "
+          "coalesce(sum(json_extract(result, '$.seconds')), 0) FROM jobs "
+          "WHERE kind = 'fuzz' AND state = 'done' AND json_valid(result)"));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  const int64_t programs = row ? st.ColumnInt64(0) : 0;
+  const double seconds = row ? st.ColumnDouble(1) : 0;
+  w->Family("trench_fuzz_programs_total", "counter",
+            "Programs run by finished fuzz campaigns.");
+  w->Sample(programs);
+  w->Family("trench_fuzz_seconds_total", "counter",
+            "Wall seconds of finished fuzz campaigns (the fuzz rate is "
+            "programs_total / seconds_total).");
+  w->Sample(static_cast<int64_t>(seconds));
+  return Status::Ok();
+}
+
 // THE metric list: one writer per family, in exposition order.
 const std::function<Status(Store*, Writer*)> kFamilies[] = {
-    WriteBugs, WriteJobs, WriteRuns, WriteTokens};
+    WriteBugs, WriteJobs, WriteRuns, WriteFuzz, WriteTokens};
 
 }  // namespace
 

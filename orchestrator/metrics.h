@@ -4,6 +4,8 @@
 //   trench_bugs{state="..."}          gauge, one series per lifecycle state
 //   trench_jobs{state="..."}          gauge, one series per job state
 //   trench_target_runs_total          counter, target runs recorded
+//   trench_fuzz_programs_total        counter, programs fuzzed
+//   trench_fuzz_seconds_total         counter, seconds fuzzed (the rate)
 //   trench_agent_tokens_total         counter, LLM tokens (input + output)
 #pragma once
 

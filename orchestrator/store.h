@@ -72,6 +72,9 @@ struct TransitionFields {
   std::optional<std::string> culprit_commit;  // REQUIRED for -> culprit_found.
   std::optional<std::string> fix_commit;      // REQUIRED for -> fixed.
   std::optional<Json> details;  // Replaces the whole details object.
+  // Replaces the repro case (e.g. a report's module made a full case with
+  // inputs by the reproducer); must be stored.
+  std::optional<std::string> case_sha256;
 };
 
 struct Event {
@@ -171,6 +174,10 @@ class Store {
   StatusOr<Bug> TransitionBug(int64_t id, BugState to, const std::string& actor,
                               const Json& evidence,
                               const TransitionFields& fields = {});
+  // Replaces bug `id`'s details without a state change (no event row):
+  // for the daemon's bookkeeping (draft rounds, "needs a human").
+  // kNotFound for an unknown bug.
+  Status SetBugDetails(int64_t id, const Json& details);
   // Events with id > after_id (all bugs, or only `bug_id`), in order.
   StatusOr<std::vector<Event>> ListEvents(std::optional<int64_t> bug_id,
                                           int64_t after_id, int limit);
@@ -220,6 +227,14 @@ class Store {
   StatusOr<std::vector<AgentMessage>> ListAgentMessages(int64_t session_id);
   // Sum of input + output tokens over all agent messages.
   StatusOr<int64_t> TotalAgentTokens();
+
+  // ---- Daemon settings that must survive restarts (store_meta.cc) ----
+
+  // The meta table's value for `key` (e.g. "watch.last_commit"), or
+  // nullopt. Keys starting with "schema" are the migrations' own.
+  StatusOr<std::optional<std::string>> GetMeta(const std::string& key);
+  // Sets it (one transaction). kInvalidArgument for a "schema..." key.
+  Status SetMeta(const std::string& key, const std::string& value);
 
  private:
   Store(std::unique_ptr<Db> db, Clock* clock)

@@ -225,11 +225,12 @@ StatusOr<Bug> Store::TransitionBug(int64_t id, BugState to,
     RETURN_IF_ERROR(CheckTransition(bug.state, to)
                         .WithContext("bug " + std::to_string(id)));
     RETURN_IF_ERROR(CheckTransitionFields(this, bug, to, &fields));
-    if (fields.minimized_sha256) {
-      ASSIGN_OR_RETURN(bool exists, CaseExists(db(), *fields.minimized_sha256));
+    for (const auto* c : {&fields.minimized_sha256, &fields.case_sha256}) {
+      if (!*c) continue;
+      ASSIGN_OR_RETURN(bool exists, CaseExists(db(), **c));
       if (!exists) {
         return FailedPrecondition("bug " + std::to_string(id) + ": case " +
-                                  *fields.minimized_sha256 + " is not stored");
+                                  **c + " is not stored");
       }
     }
     const int64_t now = clock_->NowMillis();
@@ -242,7 +243,9 @@ StatusOr<Bug> Store::TransitionBug(int64_t id, BugState to,
                       "minimized_sha256 = coalesce(?7, minimized_sha256), "
                       "culprit_commit = coalesce(?8, culprit_commit), "
                       "fix_commit = coalesce(?9, fix_commit), "
-                      "details = coalesce(?10, details) WHERE id = ?1"));
+                      "details = coalesce(?10, details), "
+                      "case_sha256 = coalesce(?11, case_sha256) WHERE id = "
+                      "?1"));
     st.BindInt64(1, id)
         .BindText(2, BugStateName(to))
         .BindInt64(3, now)
@@ -251,7 +254,8 @@ StatusOr<Bug> Store::TransitionBug(int64_t id, BugState to,
         .BindOptionalText(6, fields.signature)
         .BindOptionalText(7, fields.minimized_sha256)
         .BindOptionalText(8, fields.culprit_commit)
-        .BindOptionalText(9, fields.fix_commit);
+        .BindOptionalText(9, fields.fix_commit)
+        .BindOptionalText(11, fields.case_sha256);
     if (fields.details) {
       st.BindJson(10, *fields.details);
     } else {

@@ -4,6 +4,7 @@
 #include "sandbox/sandbox.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -116,11 +117,7 @@ class Running : public Process, public std::enable_shared_from_this<Running> {
 
   void Start() {
     auto self = shared_from_this();
-    pidfd_.async_wait(asio::posix::stream_descriptor::wait_read,
-                      [self](boost::system::error_code ec) {
-                        if (ec != asio::error::operation_aborted)
-                          self->OnExit();
-                      });
+    WaitForExit();
     Read(&out_);
     Read(&err_);
     if (limits_.wall_seconds > 0) {
@@ -196,6 +193,24 @@ class Running : public Process, public std::enable_shared_from_this<Running> {
                               }
                               self->Read(s);
                             });
+  }
+
+  // The pidfd turns readable when the init exits. The reactor can report
+  // it early (seen on an io_context reused across runs: a wake-up with no
+  // epoll event behind it), so readiness is checked with poll() before
+  // the run counts as ended; otherwise the wait starts again.
+  void WaitForExit() {
+    auto self = shared_from_this();
+    pidfd_.async_wait(asio::posix::stream_descriptor::wait_read,
+                      [self](boost::system::error_code ec) {
+                        if (ec == asio::error::operation_aborted) return;
+                        pollfd pfd{self->pidfd_.native_handle(), POLLIN, 0};
+                        if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN)) {
+                          self->OnExit();
+                        } else {
+                          self->WaitForExit();
+                        }
+                      });
   }
 
   void OnExit() {

@@ -13,13 +13,16 @@
 // order in the lane type (like EmitReduce), while outputs shaped like the
 // reduce input are computed and scattered in the same inner loop. Tapped
 // fused instructions are stored to their tap buffers from the main loop
-// when it covers every element, else by a loop of their own.
+// when it covers every element, else by a loop of their own. A fused
+// kernel whose staged operands, results and taps do not fit in the VMEM
+// left (tried on a copy of the kernel) streams instead (stream_fusion.h).
 #include <algorithm>
 #include <unordered_set>
 
 #include "compiler/codegen/emit_dot_internal.h"
 #include "compiler/codegen/emit_fusion_internal.h"
 #include "compiler/codegen/emit_inline.h"
+#include "compiler/codegen/stream_fusion.h"
 #include "compiler/codegen/vector_ops.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/opcode.h"
@@ -31,20 +34,10 @@ namespace {
 using fusion_internal::Staged;
 using fusion_internal::TapRegion;
 using fusion_internal::TileEvaluator;
+using fusion_internal::TwoPass;
 
 std::string TypeName(const HloInstruction* i) {
   return std::string(PrimitiveTypeName(i->shape().element_type()));
-}
-
-// Runs `body` twice over the evaluator: dry (counting uses), then for real.
-template <typename Body>
-Status TwoPass(TileEvaluator& ev, Body body) {
-  ev.SetDry(true);
-  RETURN_IF_ERROR(body());
-  ev.SetDry(false);
-  RETURN_IF_ERROR(body());
-  ev.End();
-  return Status::Ok();
 }
 
 // The fused instructions whose every element the main loop evaluates (at
@@ -157,8 +150,11 @@ bool EmitsFusedKernel(const HloInstruction& instr) {
   return true;
 }
 
-Status EmitFusion(const HloInstruction& instr, const BufferPlan& plan,
-                  KernelBuilder& kb) {
+namespace {
+
+// The fused kernel with its operands, results and taps staged whole.
+Status EmitStagedFusion(const HloInstruction& instr, const BufferPlan& plan,
+                        KernelBuilder& kb) {
   if (instr.called_computations().size() != 1) {
     return CannotCompile(instr, "a fusion without one fused computation");
   }
@@ -175,12 +171,8 @@ Status EmitFusion(const HloInstruction& instr, const BufferPlan& plan,
     return CannotCompile(instr, "mismatched fused parameters");
   }
   const HloInstruction* root = fused.root_instruction();
-  std::vector<const HloInstruction*> roots;
-  if (root->opcode() == HloOpcode::kTuple) {
-    roots.assign(root->operands().begin(), root->operands().end());
-  } else {
-    roots.push_back(root);
-  }
+  const std::vector<const HloInstruction*> roots =
+      fusion_internal::FusionRoots(fused);
   // Stage the operands.
   std::unordered_map<const HloInstruction*, Staged> staged;
   for (int64_t i = 0; i < instr.operand_count(); ++i) {
@@ -294,6 +286,25 @@ Status EmitFusion(const HloInstruction& instr, const BufferPlan& plan,
     }
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status EmitFusion(const HloInstruction& instr, const BufferPlan& plan,
+                  KernelBuilder& kb) {
+  // Staged whole when that fits in the VMEM left (tried on a copy of the
+  // kernel), else streamed (stream_fusion.h).
+  KernelBuilder staged = kb;
+  RETURN_IF_ERROR(EmitStagedFusion(instr, plan, staged));
+  if (staged.vmem_used() <= staged.vmem_capacity() ||
+      !EmitsFusedKernel(instr)) {
+    kb = std::move(staged);
+    return Status::Ok();
+  }
+  StatusOr<FusionSpec> spec =
+      AnalyzeFusedComputation(*instr.fused_computation());
+  if (!spec.ok()) return spec.status();
+  return EmitStreamedFusion(instr, plan, *spec, kb);
 }
 
 }  // namespace trench::codegen

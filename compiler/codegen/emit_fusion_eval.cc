@@ -191,7 +191,13 @@ StatusOr<int> TileEvaluator::Compute(const HloInstruction* instr, int pos) {
   int dst = -1;
   if (auto it = staged_.find(instr); it != staged_.end()) {
     ASSIGN_OR_RETURN(dst, Alloc(wide));
-    if (pos == 0 && tile_reg_ < 0) {
+    if (it->second.stream >= 0) {
+      if (pos != 0 || !stream_load_) {
+        return Internal("hloc: streamed operand %" + instr->name() +
+                        " read at a mapped position");
+      }
+      if (!dry_) stream_load_(dst, it->second.stream);
+    } else if (pos == 0 && tile_reg_ < 0) {
       if (!dry_) kb_.LoadTile(dst, it->second.mem, it->second.vmem);
     } else {
       ASSIGN_OR_RETURN(int r, PositionReg(pos));

@@ -13,22 +13,29 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/streaming.h"
 #include "compiler/codegen/vector_ops.h"
 #include "compiler/passes/fusion_support.h"
 
 namespace trench::codegen::fusion_internal {
 
-// An array staged whole in VMEM (dense row-major, memory type `mem`).
+// An array staged whole in VMEM (dense row-major, memory type `mem`), or,
+// when `stream` >= 0, streamed input `stream` of a streamed kernel
+// (stream_fusion.h): read only at the body's own position, through the
+// evaluator's stream loader.
 struct Staged {
   int64_t vmem = 0;
   std::string mem;
+  int stream = -1;
 };
 
 // Where a tapped fused instruction's value goes (VMEM, then DMA'd out).
@@ -50,6 +57,11 @@ class TileEvaluator {
       const std::unordered_map<const HloInstruction*, TapRegion>& taps,
       int tile_reg);
 
+  // Streamed kernels: `load(dst, stream)` emits vD = the body's own
+  // position of streamed input `stream` (Staged::stream) under m0.
+  void SetStreamLoader(std::function<void(int dst, int stream)> load) {
+    stream_load_ = std::move(load);
+  }
   // Dry run on/off: while dry, Get/Release count uses and emit nothing.
   void SetDry(bool dry) { dry_ = dry; }
   bool dry() const { return dry_; }
@@ -99,7 +111,19 @@ class TileEvaluator {
   };
   std::map<Key, Value> values_;
   int tile_reg_;  // < 0: the body's position is the linear tile.
+  std::function<void(int, int)> stream_load_;
 };
+
+// Runs `body` twice over the evaluator: dry (counting uses), then for real.
+template <typename Body>
+Status TwoPass(TileEvaluator& ev, Body body) {
+  ev.SetDry(true);
+  RETURN_IF_ERROR(body());
+  ev.SetDry(false);
+  RETURN_IF_ERROR(body());
+  ev.End();
+  return Status::Ok();
+}
 
 // The tile loop of a reduce fusion (kInput, see emit_fusion.cc): over the
 // reduce output's tiles, accumulating every reduce root and scattering the
@@ -116,5 +140,42 @@ Status EmitFusedReduceLoop(
 // region (returned). REQUIRES: AnalyzeFusion accepted the dot.
 StatusOr<int64_t> EmitFusedDot(KernelBuilder& kb, const HloInstruction& dot,
                                const Staged& lhs, const Staged& rhs);
+
+// The values a fused computation returns: its root, or the root tuple's
+// operands.
+std::vector<const HloInstruction*> FusionRoots(const HloComputation& fused);
+
+// Streamed fusions (stream_fusion*.cc). A fusion's parameters and their
+// operands' buffers.
+using ParamBuffers = std::unordered_map<const HloInstruction*, ArrayBuffer>;
+
+// How the fused expression reads each parameter: at the body's own
+// position (`own`) and/or at mapped ones (through broadcast, transpose,
+// slice: `mapped`).
+struct ParamAccess {
+  std::unordered_set<const HloInstruction*> own, mapped;
+  // Adds the reads of `x` evaluated at the own position (own) or a mapped
+  // one (!own).
+  void Collect(const HloInstruction* x, bool at_own);
+
+ private:
+  std::unordered_set<const HloInstruction*> seen_own_, seen_mapped_;
+};
+
+// Places every parameter `access` reads: those read only at the own
+// position with `n` elements stream (Staged::stream = their index in
+// `streamed`, appended as StreamArrays); the others are DMAed whole into
+// new VMEM. ResourceExhausted (naming the parameter) when one does not fit.
+StatusOr<std::unordered_map<const HloInstruction*, Staged>> PlaceParams(
+    KernelBuilder& kb, const HloInstruction& fusion, const ParamBuffers& params,
+    const ParamAccess& access, int64_t n, std::vector<StreamArray>* streamed);
+
+// The reduce-fusion fold streamed in slabs (stream_fusion_reduce.cc):
+// computes every root of the kInput fusion `instr` into `outs`.
+Status EmitStreamedReduceFusion(KernelBuilder& kb, const HloInstruction& instr,
+                                const FusionSpec& spec,
+                                const std::vector<const HloInstruction*>& roots,
+                                const ParamBuffers& params,
+                                const std::vector<ArrayBuffer>& outs);
 
 }  // namespace trench::codegen::fusion_internal

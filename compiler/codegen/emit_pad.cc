@@ -11,6 +11,7 @@
 
 #include "compiler/codegen/emit_data_movement_util.h"
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/stream_pad.h"
 
 namespace trench::codegen {
 
@@ -26,6 +27,9 @@ Status EmitPad(const HloInstruction& instr, const BufferPlan& plan,
     return CannotCompile(instr, "malformed pad");
   }
   if (out.elements == 0) return Status::Ok();
+  if (!PadFitsStaged(kb, in, out)) {  // stream_pad.h
+    return EmitStreamedPad(instr, in, value, out, kb);
+  }
   const std::string mem = dm::MoveType(out.dtype);
   const int esz = dm::ElemBytes(out.dtype);
   const std::vector<int64_t> ist = dm::RowMajorStrides(in.dims);

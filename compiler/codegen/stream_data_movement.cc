@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/codegen/emit_data_movement_util.h"
+#include "compiler/codegen/streaming.h"
 
 namespace trench::codegen {
 namespace {
@@ -272,14 +273,9 @@ void BlockStreamer::Emit() {
   if (ragged_ == b_) {
     EmitBlock(b_);
   } else {
-    const std::string part = kb_.NewLabel("blk_part");
-    const std::string next = kb_.NewLabel("blk_next");
-    kb_.Emit("brnz s9, " + part);
-    EmitBlock(b_);
-    kb_.Emit("jmp " + next);
-    kb_.PlaceLabel(part);
-    EmitBlock(ragged_);
-    kb_.PlaceLabel(next);
+    (void)EmitBranch(
+        kb_, "s9", "blk_part", [&] { return EmitBlock(ragged_), Status::Ok(); },
+        [&] { return EmitBlock(b_), Status::Ok(); });
   }
   kb_.Emit("sadd s1, s1, 1");
   kb_.Emit("simm s5, " + I(set_bytes_));

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/stream_slab.h"
+#include "compiler/codegen/streaming.h"
 #include "compiler/codegen/vector_ops.h"
 
 namespace trench::codegen {
@@ -22,33 +24,23 @@ std::string AccMem(const std::string& t) {
   return t == "c64" || t == "c128" ? t : LaneType(t);
 }
 
-struct SlabPlan {
-  std::vector<int64_t> dims;  // The input's.
-  std::vector<int64_t> red;   // Reduced dims, sorted.
-  int64_t p = 0;              // The split dimension.
-  int64_t b = 0;              // Indices of dim p per slab.
-  int64_t inner = 1;          // Input elements per index of dim p.
-  int64_t outer = 1;          // Product of dims 0..p-1.
-  int64_t blocks = 0;         // Slabs per outer index: ceil(dims[p] / b).
-  int64_t ragged = 0;         // Indices of the last block (b when even).
-  int64_t kept_inner = 1;     // Product of the kept dims after p.
-  bool p_kept = false;
-  bool resident = false;  // Accumulators of the whole result in VMEM.
+struct ReducePlan : SlabPlan {
   // Every dim from p on is reduced and the reducer a plain add/max/min:
   // a slab is one contiguous run of one result's elements, folded with
   // whole-vreg loads and the cross-lane unit.
   bool vector = false;
-  std::vector<int64_t> in_off;  // Offset of each input in a buffer set.
-  int64_t set_bytes = 0;        // One buffer set (one slab of every input).
+  std::vector<SlabArray> arrays;  // One per input, in a buffer set.
+  int64_t set_bytes = 0;          // One buffer set (one slab of every input).
+  int64_t results = 0;            // Result elements (product of kept dims).
+};
 
-  int64_t slabs() const { return outer * blocks; }
-  bool Reduced(int64_t d) const {
-    return std::binary_search(red.begin(), red.end(), d);
-  }
-  // Result elements of a slab of `rows` indices of dim p.
-  int64_t SlabOutputs(int64_t rows) const {
-    return (p_kept ? rows : 1) * kept_inner;
-  }
+// Kept-dim tiling (stream_reduce.h): the input as [A, Q, I] (A the
+// reduced dims before the first kept dim q, Q = dims[q], I the rest), in
+// blocks of w indices of dim q; each block is a reduce of the box
+// [A, w, I] with resident accumulators of its own results.
+struct Tiling {
+  int64_t w = 0, blocks = 0, row = 0, hbm_row = 0;
+  ReducePlan full, last;  // Plans of a block of w and of the last block.
 };
 
 // VMEM bytes of plan `s` with `b` indices per slab.
@@ -57,174 +49,118 @@ int64_t Cost(const ReductionOperands& ops, const SlabPlan& s, int64_t b) {
   for (const ArrayBuffer& in : ops.ins) {
     set += Aligned(b * s.inner * ElemBytes(in.dtype));
   }
-  int64_t c = 2 * set;
+  int64_t c = 2 * set, results = 1;
+  for (size_t d = 0; d < s.dims.size(); ++d) {
+    if (!s.Reduced(d)) results *= s.dims[d];
+  }
   for (const ArrayBuffer& init : ops.inits) c += Aligned(init.bytes);
   for (const ArrayBuffer& out : ops.outs) {
-    c += s.resident ? Aligned(out.elements * MemTypeBytes(AccMem(out.dtype)))
+    c += s.resident ? Aligned(results * MemTypeBytes(AccMem(out.dtype)))
                     : Aligned(s.SlabOutputs(b) * ElemBytes(out.dtype));
   }
   return c;
 }
 
-// The outermost split dimension with a slab that fits in `avail`, and the
-// largest such slab.
-StatusOr<SlabPlan> ChoosePlan(const HloInstruction& instr,
-                              const ReductionOperands& ops,
-                              const Reducer& reducer, std::vector<int64_t> red,
-                              int64_t avail) {
-  SlabPlan s;
-  s.dims = ops.ins[0].dims;
-  s.red = std::move(red);
-  const int64_t rank = s.dims.size();
-  for (int64_t p = 0; p < rank; ++p) {
-    s.p = p;
-    s.outer = Product(std::vector<int64_t>(s.dims.begin(), s.dims.begin() + p));
-    s.inner =
-        Product(std::vector<int64_t>(s.dims.begin() + p + 1, s.dims.end()));
-    s.p_kept = !s.Reduced(p);
-    s.resident = !s.red.empty() && s.red.front() <= p;
-    s.kept_inner = 1;
-    for (int64_t d = p + 1; d < rank; ++d) {
-      if (!s.Reduced(d)) s.kept_inner *= s.dims[d];
-    }
-    s.vector = false;
-    if (s.red.size() >= static_cast<size_t>(rank - p) && s.red[0] <= p &&
-        s.red[s.red.size() - (rank - p)] == p && reducer.direct &&
-        (reducer.simple == "vadd" || reducer.simple == "vmax" ||
-         reducer.simple == "vmin")) {
-      s.vector = true;
-    }
-    if (Cost(ops, s, 1) > avail) continue;
-    int64_t lo = 1, hi = s.dims[p];  // Cost(lo) fits; find the largest.
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo + 1) / 2;
-      if (Cost(ops, s, mid) <= avail) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    s.b = lo;
-    s.blocks = (s.dims[p] + s.b - 1) / s.b;
-    s.ragged = s.dims[p] - (s.blocks - 1) * s.b;
-    for (const ArrayBuffer& in : ops.ins) {
-      s.in_off.push_back(s.set_bytes);
-      s.set_bytes += Aligned(s.b * s.inner * ElemBytes(in.dtype));
-    }
-    return s;
+// The outermost split dimension of the input `dims` (reduced: `red`) with
+// a slab that fits in `avail`, and the largest such slab; NotFound when
+// none fits.
+StatusOr<ReducePlan> ChoosePlan(const ReductionOperands& ops,
+                                const Reducer& reducer,
+                                const std::vector<int64_t>& dims,
+                                const std::vector<int64_t>& red,
+                                int64_t avail) {
+  ASSIGN_OR_RETURN(SlabPlan chosen, ChooseSlabPlan(
+                                        dims, red, avail, [](SlabPlan&) {},
+                                        [&](const SlabPlan& s, int64_t b) {
+                                          return Cost(ops, s, b);
+                                        }));
+  ReducePlan s;
+  static_cast<SlabPlan&>(s) = chosen;
+  const int64_t rank = s.dims.size(), p = s.p;
+  s.vector = s.red.size() >= static_cast<size_t>(rank - p) && s.red[0] <= p &&
+             s.red[s.red.size() - (rank - p)] == p && reducer.direct &&
+             (reducer.simple == "vadd" || reducer.simple == "vmax" ||
+              reducer.simple == "vmin");
+  for (const ArrayBuffer& in : ops.ins) {
+    s.arrays.push_back({in.name, ElemBytes(in.dtype), 0});
   }
-  return ResourceExhausted("hloc: " + instr.name() +
-                           ": not even one row of a streamed reduce slab "
-                           "(with its accumulators) fits in VMEM");
+  s.set_bytes = LayOutSlabSet(s, s.arrays);
+  s.results = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!s.Reduced(d)) s.results *= s.dims[d];
+  }
+  return s;
+}
+
+// The kept-dim tiling with the largest block that fits; NotFound when the
+// input has no reduced dim before a kept one or not even a block of one
+// index fits.
+StatusOr<Tiling> ChooseTiling(const ReductionOperands& ops,
+                              const Reducer& reducer,
+                              const std::vector<int64_t>& dims,
+                              const std::vector<int64_t>& red, int64_t avail) {
+  auto plan = [&](const std::vector<int64_t>& vd,
+                  const std::vector<int64_t>& vred, int64_t left) {
+    return ChoosePlan(ops, reducer, vd, vred, left);
+  };
+  ASSIGN_OR_RETURN(
+      KeptTiling k,
+      ChooseKeptTiling(dims, red, [&](const auto& vd, const auto& vred) {
+        return plan(vd, vred, avail).ok();
+      }));
+  Tiling t;
+  t.w = k.w;
+  t.blocks = k.blocks;
+  t.row = k.w * k.inner;  // Box elements per index of A.
+  t.hbm_row = k.hbm_row();
+  ASSIGN_OR_RETURN(t.full, plan(k.Dims(k.w), k.vred, avail));
+  // The accumulators are allocated for a full block, the buffer sets for
+  // the larger of the two plans: the last block's plan must leave room
+  // for the full block's accumulators.
+  int64_t extra = 0;
+  for (const ArrayBuffer& out : ops.outs) {
+    const int64_t e = MemTypeBytes(AccMem(out.dtype));
+    extra += Aligned(t.full.results * e) -
+             Aligned(t.full.results / t.w * k.last_w * e);
+  }
+  ASSIGN_OR_RETURN(t.last, plan(k.Dims(k.last_w), k.vred, avail - extra));
+  return t;
 }
 
 class SlabEmitter {
  public:
   SlabEmitter(const HloInstruction& instr, const ReductionOperands& ops,
-              const Reducer& reducer, const SlabPlan& s, KernelBuilder& kb)
-      : instr_(instr), ops_(ops), reducer_(reducer), s_(s), kb_(kb) {}
+              const Reducer& reducer, KernelBuilder& kb)
+      : instr_(instr), ops_(ops), reducer_(reducer), kb_(kb) {}
 
-  Status Emit();
+  // The whole input with plan `s`.
+  Status Emit(const ReducePlan& s);
+  // Block after block of the kept-dim tiling `t`.
+  Status EmitTiled(const Tiling& t);
 
  private:
-  // Starts the DMAs of the slab whose index is in register `slab` into the
-  // buffer set at byte offset `set` (a register; semaphore 2 for set 0, 3
-  // for set 1). Clobbers s24, s28..s31.
-  void EmitSlabDmas(const std::string& slab, const std::string& set);
-  void EmitDmas(const std::string& set, int64_t rows, int sem);
-  // s9 = the first result element of slab s18. Leaves j (the block index)
-  // in s29.
-  void EmitOutputOffset();
+  // VMEM for the inits, two buffer sets and the results of a plan.
+  void Alloc(int64_t set_bytes, const ReducePlan& s);
+  // One pass of the slab loop over plan `s` (with the HBM view `view`
+  // when tiled, results written at block `word`'s offset).
+  Status EmitPass(const ReducePlan& s, const SlabView* view, int64_t word);
   // The fold of the current slab when it holds `rows` indices of dim p.
   Status EmitSlab(int64_t rows);
   // The same for a vector plan.
   void EmitVectorSlab(int64_t rows);
   // Resident accumulators: init fill before, conversion and DMA after.
   void EmitFillAccumulators();
-  void EmitWriteResults();
+  void EmitWriteResults(int64_t word);
 
   const HloInstruction& instr_;
   const ReductionOperands& ops_;
   const Reducer& reducer_;
-  const SlabPlan& s_;
+  const ReducePlan* s_ = nullptr;
   KernelBuilder& kb_;
   int64_t slab_base_ = 0;
+  int64_t acc_stride_ = 0;  // Results per block (tiled).
   std::vector<int64_t> init_v_, acc_v_;
 };
-
-void SlabEmitter::EmitDmas(const std::string& set, int64_t rows, int sem) {
-  for (int64_t i = 0; i < ops_.n; ++i) {
-    const int64_t e = ElemBytes(ops_.ins[i].dtype);
-    kb_.Emit("saddr s28, " + ops_.ins[i].name);
-    kb_.Emit("smul s29, s30, " + I(e));
-    kb_.Emit("sadd s28, s28, s29");
-    kb_.Emit("dmastart vmem[" + set + "+" + I(slab_base_ + s_.in_off[i]) +
-             "], hbm[s28], " + I(rows * s_.inner * e) + ", " + I(sem));
-  }
-}
-
-void SlabEmitter::EmitSlabDmas(const std::string& slab,
-                               const std::string& set) {
-  // s30 = the slab's first input element: o * dims[p] * inner + j * b *
-  // inner, with o = slab / blocks and j = slab % blocks.
-  kb_.Emit("sdiv s28, " + slab + ", " + I(s_.blocks));
-  kb_.Emit("srem s29, " + slab + ", " + I(s_.blocks));
-  kb_.Emit("smul s30, s28, " + I(s_.dims[s_.p] * s_.inner));
-  kb_.Emit("smul s31, s29, " + I(s_.b * s_.inner));
-  kb_.Emit("sadd s30, s30, s31");
-  kb_.Emit("scmpeq s24, s29, " + I(s_.blocks - 1));
-  const std::string odd = kb_.NewLabel("slab_odd");
-  const std::string done = kb_.NewLabel("slab_dma");
-  auto sized = [&](int sem) {
-    if (s_.ragged == s_.b) {
-      EmitDmas(set, s_.b, sem);
-      return;
-    }
-    const std::string part = kb_.NewLabel("slab_ragged");
-    const std::string end = kb_.NewLabel("slab_sized");
-    kb_.Emit("brnz s24, " + part);
-    EmitDmas(set, s_.b, sem);
-    kb_.Emit("jmp " + end);
-    kb_.PlaceLabel(part);
-    EmitDmas(set, s_.ragged, sem);
-    kb_.PlaceLabel(end);
-  };
-  kb_.Emit("brnz " + set + ", " + odd);
-  sized(2);
-  kb_.Emit("jmp " + done);
-  kb_.PlaceLabel(odd);
-  sized(3);
-  kb_.PlaceLabel(done);
-}
-
-void SlabEmitter::EmitOutputOffset() {
-  const std::vector<int64_t>& dims = s_.dims;
-  // Result strides: the row-major strides of the kept dims.
-  std::vector<int64_t> ost(dims.size(), 0);
-  int64_t stride = 1;
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
-    if (s_.Reduced(d)) continue;
-    ost[d] = stride;
-    stride *= dims[d];
-  }
-  kb_.Emit("sdiv s28, s18, " + I(s_.blocks));
-  kb_.Emit("srem s29, s18, " + I(s_.blocks));
-  kb_.Emit("simm s9, 0");
-  int64_t ist = 1;  // Stride of dim d in the outer index (dims 0..p-1).
-  for (int64_t d = s_.p - 1; d >= 0; --d) {
-    if (!s_.Reduced(d) && dims[d] > 1) {
-      kb_.Emit("sdiv s30, s28, " + I(ist));
-      kb_.Emit("srem s30, s30, " + I(dims[d]));
-      kb_.Emit("smul s30, s30, " + I(ost[d]));
-      kb_.Emit("sadd s9, s9, s30");
-    }
-    ist *= dims[d];
-  }
-  if (s_.p_kept) {
-    kb_.Emit("smul s30, s29, " + I(s_.b * ost[s_.p]));
-    kb_.Emit("sadd s9, s9, s30");
-  }
-}
 
 void SlabEmitter::EmitVectorSlab(int64_t rows) {
   const ArrayBuffer& in = ops_.ins[0];
@@ -238,11 +174,12 @@ void SlabEmitter::EmitVectorSlab(int64_t rows) {
   // v0 partials (1024 lanes), v2 the loaded tile, v4 the slab's total,
   // v6 the result's accumulator, v8 its index (pairs for 64-bit lanes).
   kb_.Splat(0, lane, id);
-  kb_.BeginLinearTiles(rows * s_.inner);
+  kb_.BeginLinearTiles(rows * s_->inner);
   kb_.Splat(2, lane, id);  // Masked-off lanes keep the identity.
   kb_.Emit("smul s29, s20, " + I(ElemBytes(in.dtype)));
   kb_.Emit("sadd s29, s29, s19");
-  kb_.LoadLanes(2, in.dtype, "vmem[s29+" + I(slab_base_ + s_.in_off[0]) + "]");
+  kb_.LoadLanes(2, in.dtype,
+                "vmem[s29+" + I(slab_base_ + s_->arrays[0].offset) + "]");
   kb_.Emit(op + sfx + " v0, v0, v2");
   kb_.EndLinearTiles();
   kb_.Emit("vl" + red + sfx + " v4, v0");
@@ -256,25 +193,12 @@ void SlabEmitter::EmitVectorSlab(int64_t rows) {
 }
 
 Status SlabEmitter::EmitSlab(int64_t rows) {
-  if (s_.vector) {
+  if (s_->vector) {
     EmitVectorSlab(rows);
     return Status::Ok();
   }
-  // The slab as an array of its own: [rows, dims p+1..].
-  std::vector<int64_t> ld = {rows};
-  ld.insert(ld.end(), s_.dims.begin() + s_.p + 1, s_.dims.end());
-  const std::vector<int64_t> lst = RowMajorStrides(ld);
-  std::vector<int64_t> out_dims, coeff;
-  std::vector<LoopDim> loops;
-  for (size_t d = 0; d < ld.size(); ++d) {
-    if (s_.Reduced(s_.p + static_cast<int64_t>(d))) {
-      loops.push_back({ld[d], 0, lst[d]});
-    } else {
-      out_dims.push_back(ld[d]);
-      coeff.push_back(lst[d]);
-    }
-  }
-  const int64_t outputs = s_.SlabOutputs(rows);
+  const SlabFoldShape f = FoldShape(*s_, rows);
+  const int64_t outputs = s_->SlabOutputs(rows);
   VRegPool pool;
   ASSIGN_OR_RETURN(int base, pool.Alloc(false));
   ASSIGN_OR_RETURN(int idx, pool.Alloc(false));
@@ -291,27 +215,23 @@ Status SlabEmitter::EmitSlab(int64_t rows) {
   }
   std::vector<int> params = acc;
   params.insert(params.end(), x.begin(), x.end());
-  kb_.BeginLinearTiles(outputs);
-  kb_.LinearIndex();
-  EmitIndexFromLinear(kb_, 31, out_dims, coeff, 0, base, tmp);
-  if (s_.resident) {
-    kb_.Emit("vbcast.s32 " + VReg(oidx) + ", s9");
-    kb_.Emit("vadd.s32 " + VReg(oidx) + ", " + VReg(oidx) + ", v31");
+  BeginFoldTiles(kb_, *s_, rows, f, base, oidx, tmp);
+  if (s_->resident) {
     for (int64_t i = 0; i < ops_.n; ++i) {
       kb_.Gather(acc[i], AccMem(ops_.outs[i].dtype),
                  "vmem[" + I(acc_v_[i]) + "]", oidx, "m0");
     }
   } else {
-    kb_.Splat(idx, "s32", "0");
     for (int64_t i = 0; i < ops_.n; ++i) {
       kb_.Gather(acc[i], ops_.inits[i].dtype, "vmem[" + I(init_v_[i]) + "]",
-                 idx, "m0");
+                 oidx, "m0");
     }
   }
   auto fold = [&](int at) -> Status {
     for (int64_t i = 0; i < ops_.n; ++i) {
       kb_.Gather(x[i], ops_.ins[i].dtype,
-                 "vmem[s19+" + I(slab_base_ + s_.in_off[i]) + "]", at, "m0");
+                 "vmem[s19+" + I(slab_base_ + s_->arrays[i].offset) + "]", at,
+                 "m0");
     }
     if (reducer_.direct) {
       kb_.Emit(reducer_.simple + "." + LaneType(ops_.ins[0].dtype) + " " +
@@ -321,21 +241,18 @@ Status SlabEmitter::EmitSlab(int64_t rows) {
     return EmitScalarComputation(kb_, pool, instr_, *instr_.to_apply(), params,
                                  acc);
   };
-  if (loops.empty()) {
+  if (f.loops.empty()) {
     RETURN_IF_ERROR(fold(base));
   } else {
-    RETURN_IF_ERROR(EmitNestedLoops(kb_, loops, [&]() -> Status {
-      kb_.Emit("simm s0, 0");
-      for (size_t j = 0; j < loops.size(); ++j) {
-        kb_.Emit("sadd s0, s0, s" + I(10 + j));
-      }
+    RETURN_IF_ERROR(EmitNestedLoops(kb_, f.loops, [&]() -> Status {
+      EmitFoldOffset(kb_, f);
       kb_.Emit("vbcast.s32 " + VReg(idx) + ", s0");
       kb_.Emit("vadd.s32 " + VReg(idx) + ", " + VReg(idx) + ", " + VReg(base));
       return fold(idx);
     }));
   }
   for (int64_t i = 0; i < ops_.n; ++i) {
-    if (s_.resident) {
+    if (s_->resident) {
       kb_.Scatter(AccMem(ops_.outs[i].dtype), "vmem[" + I(acc_v_[i]) + "]",
                   oidx, acc[i], "m0");
     } else {
@@ -343,7 +260,7 @@ Status SlabEmitter::EmitSlab(int64_t rows) {
     }
   }
   kb_.EndLinearTiles();
-  if (!s_.resident) {
+  if (!s_->resident) {
     // The slab's results are final: out[s9 ..] = them.
     for (int64_t i = 0; i < ops_.n; ++i) {
       const int64_t e = ElemBytes(ops_.outs[i].dtype);
@@ -359,7 +276,7 @@ Status SlabEmitter::EmitSlab(int64_t rows) {
 }
 
 void SlabEmitter::EmitFillAccumulators() {
-  kb_.BeginLinearTiles(ops_.outs[0].elements);
+  kb_.BeginLinearTiles(s_->results);
   kb_.Splat(8, "s32", "0");
   for (int64_t i = 0; i < ops_.n; ++i) {
     kb_.Gather(0, ops_.inits[i].dtype, "vmem[" + I(init_v_[i]) + "]", 8, "m0");
@@ -368,85 +285,86 @@ void SlabEmitter::EmitFillAccumulators() {
   kb_.EndLinearTiles();
 }
 
-void SlabEmitter::EmitWriteResults() {
+void SlabEmitter::EmitWriteResults(int64_t word) {
   for (int64_t i = 0; i < ops_.n; ++i) {
     const ArrayBuffer& out = ops_.outs[i];
-    const std::string acc = AccMem(out.dtype);
-    if (acc != out.dtype) {
-      // In place: tile t's result bytes lie within the accumulator bytes
-      // of tiles <= t (the lane form is at least as wide), already read.
-      kb_.BeginLinearTiles(out.elements);
-      kb_.LoadTile(0, acc, acc_v_[i]);
-      kb_.StoreTile(out.dtype, acc_v_[i], 0);
-      kb_.EndLinearTiles();
-    }
-    kb_.DmaOut(out.name, acc_v_[i], out.bytes);
+    const int64_t e = ElemBytes(out.dtype);
+    EmitResidentWriteBack(kb_, AccMem(out.dtype), acc_v_[i], out.name,
+                          out.dtype, s_->results, s_->results * e, word,
+                          word < 0 ? 0 : acc_stride_ * e);
   }
 }
 
-Status SlabEmitter::Emit() {
+void SlabEmitter::Alloc(int64_t set_bytes, const ReducePlan& s) {
   for (const ArrayBuffer& init : ops_.inits) {
     init_v_.push_back(kb_.AllocVmem(init.bytes));
   }
-  slab_base_ = kb_.AllocVmem(2 * s_.set_bytes);
+  slab_base_ = kb_.AllocVmem(2 * set_bytes);
   for (const ArrayBuffer& out : ops_.outs) {
-    acc_v_.push_back(kb_.AllocVmem(
-        s_.resident ? out.elements * MemTypeBytes(AccMem(out.dtype))
-                    : s_.SlabOutputs(s_.b) * ElemBytes(out.dtype)));
+    acc_v_.push_back(
+        kb_.AllocVmem(s.resident ? s.results * MemTypeBytes(AccMem(out.dtype))
+                                 : s.SlabOutputs(s.b) * ElemBytes(out.dtype)));
   }
-  // Prologue: slab 0 into set 0, then the inits (and accumulators) while
-  // it flies.
-  kb_.Emit("simm s18, 0");
-  kb_.Emit("simm s19, 0");
-  EmitSlabDmas("s18", "s19");
+}
+
+Status SlabEmitter::EmitPass(const ReducePlan& s, const SlabView* view,
+                             int64_t word) {
+  s_ = &s;
+  SlabLoop loop(kb_, s, s.arrays, slab_base_, s.set_bytes);
+  if (view != nullptr) {
+    SlabView v = *view;  // Rows of this plan's box: w (or the last w) * I.
+    v.row = Product(s.dims) / s.dims[0];
+    loop.SetView(v);
+  }
+  // Slab 0 flies while the inits (untiled) and accumulators are set up.
+  loop.Start();
+  if (view == nullptr) {
+    for (int64_t i = 0; i < ops_.n; ++i) {
+      kb_.DmaIn(init_v_[i], ops_.inits[i].name, ops_.inits[i].bytes);
+    }
+  }
+  if (s.resident) EmitFillAccumulators();
+  RETURN_IF_ERROR(
+      loop.Run([&](int64_t rows) -> Status { return EmitSlab(rows); }));
+  if (s.resident) EmitWriteResults(word);
+  return Status::Ok();
+}
+
+Status SlabEmitter::Emit(const ReducePlan& s) {
+  Alloc(s.set_bytes, s);
+  return EmitPass(s, nullptr, -1);
+}
+
+Status SlabEmitter::EmitTiled(const Tiling& t) {
+  Alloc(std::max(t.full.set_bytes, t.last.set_bytes), t.full);
+  acc_stride_ = t.full.results;
   for (int64_t i = 0; i < ops_.n; ++i) {
     kb_.DmaIn(init_v_[i], ops_.inits[i].name, ops_.inits[i].bytes);
   }
-  if (s_.resident) EmitFillAccumulators();
-  const int64_t slabs = s_.slabs();
-  const std::string loop = kb_.NewLabel("slab");
+  // Block index j at `word`, its first HBM element j * w * I at word + 8
+  // (every scalar register is taken by the pass).
+  const int64_t word = kb_.AllocVmem(16);
+  const SlabView view{t.row, t.hbm_row, word + 8};
+  const std::string loop = kb_.NewLabel("kept_block");
+  kb_.Emit("simm s0, 0");
+  kb_.Emit("sst.s64 vmem[" + I(word) + "], s0");
   kb_.PlaceLabel(loop);
-  if (slabs > 1) {
-    // Prefetch slab s18 + 1 into the other set.
-    const std::string skip = kb_.NewLabel("slab_noprefetch");
-    kb_.Emit("sadd s22, s18, 1");
-    kb_.Emit("scmplt s23, s22, " + I(slabs));
-    kb_.Emit("brz s23, " + skip);
-    kb_.Emit("simm s23, " + I(s_.set_bytes));
-    kb_.Emit("ssub s23, s23, s19");
-    EmitSlabDmas("s22", "s23");
-    kb_.PlaceLabel(skip);
-  }
-  {
-    const std::string odd = kb_.NewLabel("slab_wodd");
-    const std::string done = kb_.NewLabel("slab_wait");
-    kb_.Emit("brnz s19, " + odd);
-    kb_.Emit("dmawait 2");
-    kb_.Emit("jmp " + done);
-    kb_.PlaceLabel(odd);
-    kb_.Emit("dmawait 3");
-    kb_.PlaceLabel(done);
-  }
-  EmitOutputOffset();
-  if (s_.ragged == s_.b) {
-    RETURN_IF_ERROR(EmitSlab(s_.b));
+  kb_.Emit("sld.s64 s0, vmem[" + I(word) + "]");
+  kb_.Emit("smul s1, s0, " + I(t.row));
+  kb_.Emit("sst.s64 vmem[" + I(word + 8) + "], s1");
+  if (t.last.dims[1] == t.w) {
+    RETURN_IF_ERROR(EmitPass(t.full, &view, word));
   } else {
-    const std::string part = kb_.NewLabel("slab_part");
-    const std::string next = kb_.NewLabel("slab_next");
-    kb_.Emit("scmpeq s31, s29, " + I(s_.blocks - 1));
-    kb_.Emit("brnz s31, " + part);
-    RETURN_IF_ERROR(EmitSlab(s_.b));
-    kb_.Emit("jmp " + next);
-    kb_.PlaceLabel(part);
-    RETURN_IF_ERROR(EmitSlab(s_.ragged));
-    kb_.PlaceLabel(next);
+    kb_.Emit("scmpeq s1, s0, " + I(t.blocks - 1));
+    RETURN_IF_ERROR(EmitBranch(
+        kb_, "s1", "kept_last", [&] { return EmitPass(t.last, &view, word); },
+        [&] { return EmitPass(t.full, &view, word); }));
   }
-  kb_.Emit("sadd s18, s18, 1");
-  kb_.Emit("simm s22, " + I(s_.set_bytes));
-  kb_.Emit("ssub s19, s22, s19");
-  kb_.Emit("scmplt s22, s18, " + I(slabs));
-  kb_.Emit("brnz s22, " + loop);
-  if (s_.resident) EmitWriteResults();
+  kb_.Emit("sld.s64 s0, vmem[" + I(word) + "]");
+  kb_.Emit("sadd s0, s0, 1");
+  kb_.Emit("sst.s64 vmem[" + I(word) + "], s0");
+  kb_.Emit("scmplt s1, s0, " + I(t.blocks));
+  kb_.Emit("brnz s1, " + loop);
   return Status::Ok();
 }
 
@@ -470,9 +388,19 @@ Status EmitStreamedReduce(const HloInstruction& instr,
   for (int64_t d : ops.ins[0].dims) {
     if (d == 0) return InvalidArgument("hloc: streamed reduce of no elements");
   }
-  ASSIGN_OR_RETURN(SlabPlan s, ChoosePlan(instr, ops, reducer, std::move(red),
-                                          kb.vmem_capacity() - kb.vmem_used()));
-  return SlabEmitter(instr, ops, reducer, s, kb).Emit();
+  const int64_t avail = kb.vmem_capacity() - kb.vmem_used();
+  SlabEmitter emitter(instr, ops, reducer, kb);
+  StatusOr<ReducePlan> s =
+      ChoosePlan(ops, reducer, ops.ins[0].dims, red, avail);
+  if (s.ok()) return emitter.Emit(*s);
+  // The tiling keeps its block index in 512 bytes of VMEM of its own.
+  StatusOr<Tiling> t =
+      ChooseTiling(ops, reducer, ops.ins[0].dims, red, avail - 512);
+  if (t.ok()) return emitter.EmitTiled(*t);
+  return ResourceExhausted("hloc: " + instr.name() +
+                           ": not even one row of a streamed reduce slab "
+                           "(with its accumulators, for one index of the "
+                           "outermost kept dim) fits in VMEM");
 }
 
 }  // namespace trench::codegen

@@ -23,6 +23,17 @@
 //    result type once at the end. bf16/f16 sums thus accumulate in f32 and
 //    round once, as the unstreamed kernel and XLA do; reducers given as
 //    computations round after every op as there.
+// Kept-dim tiling: when even resident accumulators of the whole result
+// do not fit, the input is viewed as [A, Q, I] -- A the reduced dims
+// before the first kept dim q, Q = dims[q], I the dims after it -- and
+// processed in blocks of w indices of dim q (the largest w that fits; the
+// last block ragged): each block is the reduce of the box [A, w, I]
+// (reduced: A and the reduced dims after q), streamed in slabs as above
+// (a slab of several A indices is one strided DMA of rows w*I elements
+// long, Q*I apart) into resident accumulators of the block's results,
+// which are one contiguous range of the result (q is the outermost kept
+// dim) written back after the block. The block index lives in VMEM (every
+// scalar register is taken by the pass).
 // Vector fold: when every dim from p on is reduced and the reducer is a
 // plain add/max/min of one input, a slab is one contiguous run of one
 // result's elements: it is folded with whole 8x128 loads (ragged tail
@@ -58,7 +69,8 @@ bool ReductionFitsStaged(const KernelBuilder& kb, const ReductionOperands& ops);
 // Emits `instr` (a reduce whose operands are `ops`, reducer `reducer`) as a
 // streamed kernel (above). REQUIRES: every input and result has elements,
 // rank <= 8. Errors: ResourceExhausted when not even one row of the split
-// dimension (with resident accumulators, if needed) fits in VMEM;
+// dimension (with resident accumulators, if needed, of at least one index
+// of the outermost kept dim) fits in VMEM;
 // CannotCompile / the reducer's errors as EmitReduce.
 Status EmitStreamedReduce(const HloInstruction& instr,
                           const ReductionOperands& ops, const Reducer& reducer,

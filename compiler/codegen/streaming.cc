@@ -16,6 +16,20 @@ int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
 
 }  // namespace
 
+Status EmitBranch(KernelBuilder& kb, const std::string& cond,
+                  const std::string& hint, const std::function<Status()>& taken,
+                  const std::function<Status()>& otherwise) {
+  const std::string yes = kb.NewLabel(hint + "_yes");
+  const std::string end = kb.NewLabel(hint + "_end");
+  kb.Emit("brnz " + cond + ", " + yes);
+  RETURN_IF_ERROR(otherwise());
+  kb.Emit("jmp " + end);
+  kb.PlaceLabel(yes);
+  RETURN_IF_ERROR(taken());
+  kb.PlaceLabel(end);
+  return Status::Ok();
+}
+
 int64_t ChooseStreamChunk(int64_t n, const std::vector<StreamArray>& arrays,
                           int64_t vmem_avail, int64_t max_chunk) {
   int64_t per_element = 0;

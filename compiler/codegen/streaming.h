@@ -38,6 +38,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,13 @@ int64_t ChooseStreamChunk(int64_t n, const std::vector<StreamArray>& arrays,
 // earlier ones and waits shrink to about one chunk's transfer, for a
 // handful of extra scalar instructions per chunk.
 bool StreamingPays(int64_t n, int64_t whole_bytes, int64_t vmem_avail);
+
+// Emits an if/else on scalar register `cond`: `brnz cond, T;
+// otherwise(); jmp E; T: taken(); E:` (labels named after `hint`).
+// Returns the first error of the bodies.
+Status EmitBranch(KernelBuilder& kb, const std::string& cond,
+                  const std::string& hint, const std::function<Status()>& taken,
+                  const std::function<Status()>& otherwise);
 
 class StreamLoop {
  public:

@@ -192,6 +192,26 @@ TEST_F(SandboxTest, ConcurrentRunsOnOneIoContext) {
   EXPECT_EQ(testing::ChildrenOfSelf(), 0);
 }
 
+// One io_context reused for run after run (the daemon's loop): each run
+// ends only when its process does, with all of its output. The reactor
+// once woke the pidfd wait of every other run at once, which lost the
+// output and the wall time.
+TEST_F(SandboxTest, SequentialRunsOnOneReusedIoContext) {
+  boost::asio::io_context ioc;
+  for (int i = 0; i < 12; ++i) {
+    Options o = Track(HostileOptions({}));
+    o.argv = {"/bin/sh", "-c", "sleep 0.02; echo run" + std::to_string(i)};
+    StatusOr<Result> result = Internal("not done");
+    auto p = Spawn(ioc, o, [&](StatusOr<Result> r) { result = std::move(r); });
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    ioc.restart();
+    ioc.run();
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(result->stdout_data, "run" + std::to_string(i) + "\n") << i;
+    EXPECT_GE(result->wall_seconds, 0.02) << i;
+  }
+}
+
 TEST(ClassifyLimitsTest, SignalsAndUsageMapToLimits) {
   Limits l;
   l.cpu_seconds = 2;

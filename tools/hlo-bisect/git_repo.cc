@@ -9,103 +9,24 @@
 #include <sstream>
 
 #include "base/sha256.h"
+#include "tools/hlo-bisect/git_util.h"
 
 namespace trench::hlo_bisect {
 namespace {
 
 namespace fs = std::filesystem;
 
-// libgit2 is initialized once per process and stays so.
-void EnsureLibGit2() {
-  static const int once = git_libgit2_init();
-  (void)once;
-}
-
-// Owning pointers for libgit2 objects.
-template <typename T, void (*Free)(T*)>
-struct GitDeleter {
-  void operator()(T* p) const {
-    if (p) Free(p);
-  }
-};
-template <typename T, void (*Free)(T*)>
-using GitPtr = std::unique_ptr<T, GitDeleter<T, Free>>;
-using Commit = GitPtr<git_commit, git_commit_free>;
-using Tree = GitPtr<git_tree, git_tree_free>;
-using Index = GitPtr<git_index, git_index_free>;
-using Object = GitPtr<git_object, git_object_free>;
-using Revwalk = GitPtr<git_revwalk, git_revwalk_free>;
-using Signature = GitPtr<git_signature, git_signature_free>;
-using Diff = GitPtr<git_diff, git_diff_free>;
-using ConflictIterator =
-    GitPtr<git_index_conflict_iterator, git_index_conflict_iterator_free>;
-
-// A Status for libgit2 error `code` while doing `what`.
-Status GitError(int code, const std::string& what) {
-  const git_error* e = git_error_last();
-  const std::string detail =
-      (e && e->message) ? e->message : "error " + std::to_string(code);
-  const std::string msg = what + " (libgit2: " + detail + ")";
-  switch (code) {
-    case GIT_ENOTFOUND:
-      return NotFound(msg);
-    case GIT_EAMBIGUOUS:
-    case GIT_EINVALIDSPEC:
-    case GIT_EINVALID:
-      return InvalidArgument(msg);
-    case GIT_ECONFLICT:
-    case GIT_EMERGECONFLICT:
-    case GIT_EUNMERGED:
-    case GIT_ELOCKED:
-      return FailedPrecondition(msg);
-    default:
-      return IoError(msg);
-  }
-}
-
-#define GIT_RETURN_IF_ERROR(call, what)        \
-  do {                                         \
-    const int _rc = (call);                    \
-    if (_rc < 0) return GitError(_rc, (what)); \
-  } while (0)
-
-std::string OidHex(const git_oid* oid) {
-  char buf[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(buf, sizeof(buf), oid);
-  return buf;
-}
-
-StatusOr<Commit> LookupCommit(git_repository* repo, const std::string& rev) {
-  git_object* obj = nullptr;
-  GIT_RETURN_IF_ERROR(git_revparse_single(&obj, repo, rev.c_str()),
-                      "cannot resolve revision '" + rev + "'");
-  Object owned(obj);
-  git_object* peeled = nullptr;
-  const int rc = git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT);
-  if (rc < 0) {
-    return InvalidArgument(
-        "revision '" + rev + "' does not name a commit" + " (libgit2: " +
-        (git_error_last() ? git_error_last()->message : "") + ")");
-  }
-  return Commit(reinterpret_cast<git_commit*>(peeled));
-}
-
-StatusOr<Tree> CommitTree(git_commit* commit) {
-  git_tree* tree = nullptr;
-  GIT_RETURN_IF_ERROR(
-      git_commit_tree(&tree, commit),
-      "cannot read the tree of commit " + OidHex(git_commit_id(commit)));
-  return Tree(tree);
-}
-
-StatusOr<Signature> DefaultSignature(git_repository* repo) {
-  git_signature* sig = nullptr;
-  if (git_signature_default(&sig, repo) == 0) return Signature(sig);
-  GIT_RETURN_IF_ERROR(git_signature_now(&sig, "trench", "trench@localhost"),
-                      "cannot make a commit signature");
-  return Signature(sig);
-}
-
+using git::Commit;
+using git::ConflictIterator;
+using git::DefaultSignature;
+using git::Diff;
+using git::Index;
+using git::LookupCommit;
+using git::Object;
+using git::OidHex;
+using git::Revwalk;
+using git::Signature;
+using git::Tree;
 // Creates a commit of `tree` with the given parents and sets `ref` to it.
 StatusOr<std::string> CreateCommit(git_repository* repo, git_tree* tree,
                                    const std::vector<git_commit*>& parents,
@@ -114,13 +35,14 @@ StatusOr<std::string> CreateCommit(git_repository* repo, git_tree* tree,
   ASSIGN_OR_RETURN(Signature sig, DefaultSignature(repo));
   git_oid oid;
   std::vector<const git_commit*> cparents(parents.begin(), parents.end());
-  GIT_RETURN_IF_ERROR(git_commit_create(&oid, repo, nullptr, sig.get(),
-                                        sig.get(), nullptr, message.c_str(),
-                                        tree, cparents.size(), cparents.data()),
-                      "cannot create a commit");
+  TRENCH_GIT_RETURN_IF_ERROR(
+      git_commit_create(&oid, repo, nullptr, sig.get(), sig.get(), nullptr,
+                        message.c_str(), tree, cparents.size(),
+                        cparents.data()),
+      "cannot create a commit");
   if (!ref.empty()) {
     git_reference* r = nullptr;
-    GIT_RETURN_IF_ERROR(
+    TRENCH_GIT_RETURN_IF_ERROR(
         git_reference_create(
             &r, repo, ref.c_str(), &oid, /*force=*/1,
             ("trench: " + message.substr(0, message.find('\n'))).c_str()),
@@ -141,15 +63,15 @@ constexpr char kCheckoutStateFile[] = ".trench-checkout";
 
 StatusOr<Tree> EmptyTree(git_repository* repo) {
   git_treebuilder* tb = nullptr;
-  GIT_RETURN_IF_ERROR(git_treebuilder_new(&tb, repo, nullptr),
-                      "cannot build the empty tree");
+  TRENCH_GIT_RETURN_IF_ERROR(git_treebuilder_new(&tb, repo, nullptr),
+                             "cannot build the empty tree");
   git_oid empty;
   const int rc = git_treebuilder_write(&empty, tb);
   git_treebuilder_free(tb);
-  if (rc < 0) return GitError(rc, "cannot write the empty tree");
+  if (rc < 0) return git::Error(rc, "cannot write the empty tree");
   git_tree* t = nullptr;
-  GIT_RETURN_IF_ERROR(git_tree_lookup(&t, repo, &empty),
-                      "cannot read the empty tree");
+  TRENCH_GIT_RETURN_IF_ERROR(git_tree_lookup(&t, repo, &empty),
+                             "cannot read the empty tree");
   return Tree(t);
 }
 
@@ -184,8 +106,9 @@ StatusOr<std::vector<std::string>> DifferingFiles(git_repository* repo,
                                                   const std::string& dir) {
   std::vector<std::string> out;
   WalkState st{repo, dir, &out};
-  GIT_RETURN_IF_ERROR(git_tree_walk(tree, GIT_TREEWALK_PRE, CheckOnDisk, &st),
-                      "cannot compare " + dir + " with its tree");
+  TRENCH_GIT_RETURN_IF_ERROR(
+      git_tree_walk(tree, GIT_TREEWALK_PRE, CheckOnDisk, &st),
+      "cannot compare " + dir + " with its tree");
   return out;
 }
 
@@ -209,7 +132,7 @@ Status CheckoutTree(git_repository* repo, git_tree* tree, git_tree* baseline,
     opts.paths.count = path_ptrs.size();
     opts.checkout_strategy |= GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH;
   }
-  GIT_RETURN_IF_ERROR(
+  TRENCH_GIT_RETURN_IF_ERROR(
       git_checkout_tree(repo, reinterpret_cast<git_object*>(tree), &opts),
       "checkout into " + dir);
   return Status::Ok();
@@ -228,9 +151,9 @@ Json CommitInfo::ToJson() const {
 }
 
 StatusOr<std::unique_ptr<GitRepo>> GitRepo::Open(const std::string& path) {
-  EnsureLibGit2();
+  git::EnsureInit();
   git_repository* repo = nullptr;
-  GIT_RETURN_IF_ERROR(
+  TRENCH_GIT_RETURN_IF_ERROR(
       git_repository_open_ext(&repo, path.c_str(),
                               GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr),
       "cannot open a git repository at " + path);
@@ -238,10 +161,11 @@ StatusOr<std::unique_ptr<GitRepo>> GitRepo::Open(const std::string& path) {
 }
 
 StatusOr<std::unique_ptr<GitRepo>> GitRepo::Init(const std::string& path) {
-  EnsureLibGit2();
+  git::EnsureInit();
   git_repository* repo = nullptr;
-  GIT_RETURN_IF_ERROR(git_repository_init(&repo, path.c_str(), /*bare=*/0),
-                      "cannot create a git repository at " + path);
+  TRENCH_GIT_RETURN_IF_ERROR(
+      git_repository_init(&repo, path.c_str(), /*bare=*/0),
+      "cannot create a git repository at " + path);
   return std::unique_ptr<GitRepo>(new GitRepo(repo));
 }
 
@@ -275,14 +199,15 @@ StatusOr<std::string> GitRepo::CommitFiles(
     return InvalidArgument("a merge needs a first parent");
   }
   git_index* raw_index = nullptr;
-  GIT_RETURN_IF_ERROR(git_index_new(&raw_index), "cannot create an index");
+  TRENCH_GIT_RETURN_IF_ERROR(git_index_new(&raw_index),
+                             "cannot create an index");
   Index index(raw_index);
   std::vector<Commit> parent;
   if (!parent_rev.empty()) {
     ASSIGN_OR_RETURN(Commit p, LookupCommit(repo_, parent_rev));
-    ASSIGN_OR_RETURN(Tree t, CommitTree(p.get()));
-    GIT_RETURN_IF_ERROR(git_index_read_tree(index.get(), t.get()),
-                        "cannot read the tree of " + parent_rev);
+    ASSIGN_OR_RETURN(Tree t, git::TreeOf(p.get()));
+    TRENCH_GIT_RETURN_IF_ERROR(git_index_read_tree(index.get(), t.get()),
+                               "cannot read the tree of " + parent_rev);
     parent.push_back(std::move(p));
   }
   if (!merge_rev.empty()) {
@@ -291,8 +216,9 @@ StatusOr<std::string> GitRepo::CommitFiles(
   }
   for (const FileChange& ch : changes) {
     if (!ch.content) {
-      GIT_RETURN_IF_ERROR(git_index_remove_bypath(index.get(), ch.path.c_str()),
-                          "cannot remove " + ch.path);
+      TRENCH_GIT_RETURN_IF_ERROR(
+          git_index_remove_bypath(index.get(), ch.path.c_str()),
+          "cannot remove " + ch.path);
       continue;
     }
     git_index_entry entry = {};
@@ -300,19 +226,20 @@ StatusOr<std::string> GitRepo::CommitFiles(
     entry.mode =
         ch.executable ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
     entry.file_size = static_cast<uint32_t>(ch.content->size());
-    GIT_RETURN_IF_ERROR(
+    TRENCH_GIT_RETURN_IF_ERROR(
         git_blob_create_from_buffer(&entry.id, repo_, ch.content->data(),
                                     ch.content->size()),
         "cannot store " + ch.path);
-    GIT_RETURN_IF_ERROR(git_index_add(index.get(), &entry),
-                        "cannot add " + ch.path);
+    TRENCH_GIT_RETURN_IF_ERROR(git_index_add(index.get(), &entry),
+                               "cannot add " + ch.path);
   }
   git_oid tree_oid;
-  GIT_RETURN_IF_ERROR(git_index_write_tree_to(&tree_oid, index.get(), repo_),
-                      "cannot write the tree");
+  TRENCH_GIT_RETURN_IF_ERROR(
+      git_index_write_tree_to(&tree_oid, index.get(), repo_),
+      "cannot write the tree");
   git_tree* tree = nullptr;
-  GIT_RETURN_IF_ERROR(git_tree_lookup(&tree, repo_, &tree_oid),
-                      "cannot read the new tree");
+  TRENCH_GIT_RETURN_IF_ERROR(git_tree_lookup(&tree, repo_, &tree_oid),
+                             "cannot read the new tree");
   Tree owned_tree(tree);
   std::vector<git_commit*> parents;
   for (Commit& p : parent) parents.push_back(p.get());
@@ -329,27 +256,31 @@ StatusOr<std::vector<std::string>> GitRepo::FirstParentRange(
     return InvalidArgument("good and bad are the same commit " + OidHex(g));
   }
   const int desc = git_graph_descendant_of(repo_, b, g);
-  if (desc < 0) return GitError(desc, "cannot relate good and bad");
+  if (desc < 0) return git::Error(desc, "cannot relate good and bad");
   if (desc == 0) {
     return FailedPrecondition("good " + OidHex(g) +
                               " is not an ancestor of bad " + OidHex(b));
   }
   git_revwalk* raw = nullptr;
-  GIT_RETURN_IF_ERROR(git_revwalk_new(&raw, repo_), "cannot walk history");
+  TRENCH_GIT_RETURN_IF_ERROR(git_revwalk_new(&raw, repo_),
+                             "cannot walk history");
   Revwalk walk(raw);
-  GIT_RETURN_IF_ERROR(git_revwalk_sorting(walk.get(), GIT_SORT_TOPOLOGICAL),
-                      "cannot sort the walk");
-  GIT_RETURN_IF_ERROR(git_revwalk_simplify_first_parent(walk.get()),
-                      "cannot simplify the walk");
-  GIT_RETURN_IF_ERROR(git_revwalk_push(walk.get(), b), "cannot walk from bad");
-  GIT_RETURN_IF_ERROR(git_revwalk_hide(walk.get(), g), "cannot hide good");
+  TRENCH_GIT_RETURN_IF_ERROR(
+      git_revwalk_sorting(walk.get(), GIT_SORT_TOPOLOGICAL),
+      "cannot sort the walk");
+  TRENCH_GIT_RETURN_IF_ERROR(git_revwalk_simplify_first_parent(walk.get()),
+                             "cannot simplify the walk");
+  TRENCH_GIT_RETURN_IF_ERROR(git_revwalk_push(walk.get(), b),
+                             "cannot walk from bad");
+  TRENCH_GIT_RETURN_IF_ERROR(git_revwalk_hide(walk.get(), g),
+                             "cannot hide good");
   std::vector<std::string> out;
   git_oid oid;
   int rc;
   while ((rc = git_revwalk_next(&oid, walk.get())) == 0) {
     out.push_back(OidHex(&oid));
   }
-  if (rc != GIT_ITEROVER) return GitError(rc, "cannot walk history");
+  if (rc != GIT_ITEROVER) return git::Error(rc, "cannot walk history");
   std::reverse(out.begin(), out.end());
   return out;
 }
@@ -374,7 +305,7 @@ Status GitRepo::CheckoutTo(const std::string& rev,
     git_commit* prev = nullptr;
     if (git_commit_lookup(&prev, repo_, &prev_oid) == 0) {
       Commit owned(prev);
-      StatusOr<Tree> t = CommitTree(prev);
+      StatusOr<Tree> t = git::TreeOf(prev);
       if (t.ok()) baseline = std::move(*t);
     }
   }
@@ -383,7 +314,7 @@ Status GitRepo::CheckoutTo(const std::string& rev,
   }
   // The state is invalid while files are being written.
   fs::remove(state, ec);
-  ASSIGN_OR_RETURN(Tree tree, CommitTree(target.get()));
+  ASSIGN_OR_RETURN(Tree tree, git::TreeOf(target.get()));
   Status st = CheckoutTree(repo_, tree.get(), baseline.get(), dir, nullptr);
   if (!st.ok()) return st.WithContext("cannot check out " + rev);
   // Files equal in both trees but modified or deleted on disk (libgit2
@@ -415,9 +346,10 @@ StatusOr<RevertResult> GitRepo::RevertOnto(const std::string& culprit_rev,
     return FailedPrecondition("cannot revert root commit " + culprit_sha);
   }
   git_index* raw = nullptr;
-  GIT_RETURN_IF_ERROR(git_revert_commit(&raw, repo_, culprit.get(), base.get(),
-                                        mainline, nullptr),
-                      "cannot revert " + culprit_sha + " on " + base_sha);
+  TRENCH_GIT_RETURN_IF_ERROR(
+      git_revert_commit(&raw, repo_, culprit.get(), base.get(), mainline,
+                        nullptr),
+      "cannot revert " + culprit_sha + " on " + base_sha);
   Index index(raw);
   if (git_index_has_conflicts(index.get())) {
     std::vector<std::string> paths;
@@ -438,22 +370,24 @@ StatusOr<RevertResult> GitRepo::RevertOnto(const std::string& culprit_rev,
                               " conflicts in: " + list);
   }
   git_oid tree_oid;
-  GIT_RETURN_IF_ERROR(git_index_write_tree_to(&tree_oid, index.get(), repo_),
-                      "cannot write the reverted tree");
+  TRENCH_GIT_RETURN_IF_ERROR(
+      git_index_write_tree_to(&tree_oid, index.get(), repo_),
+      "cannot write the reverted tree");
   git_tree* tree_raw = nullptr;
-  GIT_RETURN_IF_ERROR(git_tree_lookup(&tree_raw, repo_, &tree_oid),
-                      "cannot read the reverted tree");
+  TRENCH_GIT_RETURN_IF_ERROR(git_tree_lookup(&tree_raw, repo_, &tree_oid),
+                             "cannot read the reverted tree");
   Tree tree(tree_raw);
-  ASSIGN_OR_RETURN(Tree base_tree, CommitTree(base.get()));
+  ASSIGN_OR_RETURN(Tree base_tree, git::TreeOf(base.get()));
   // The patch hash: what the revert changes, as a unified diff.
   git_diff* diff_raw = nullptr;
-  GIT_RETURN_IF_ERROR(git_diff_tree_to_tree(&diff_raw, repo_, base_tree.get(),
-                                            tree.get(), nullptr),
-                      "cannot diff the revert");
+  TRENCH_GIT_RETURN_IF_ERROR(
+      git_diff_tree_to_tree(&diff_raw, repo_, base_tree.get(), tree.get(),
+                            nullptr),
+      "cannot diff the revert");
   Diff diff(diff_raw);
   git_buf buf = GIT_BUF_INIT;
   const int rc = git_diff_to_buf(&buf, diff.get(), GIT_DIFF_FORMAT_PATCH);
-  if (rc < 0) return GitError(rc, "cannot print the revert's patch");
+  if (rc < 0) return git::Error(rc, "cannot print the revert's patch");
   const std::string patch(buf.ptr ? buf.ptr : "", buf.size);
   git_buf_dispose(&buf);
 

@@ -110,6 +110,10 @@ class GitRepo {
   StatusOr<RevertResult> RevertOnto(const std::string& culprit_rev,
                                     const std::string& base_rev);
 
+  // The libgit2 handle, for helpers outside this class (agents/git_patch.h).
+  // Owned by this object.
+  git_repository* raw() const { return repo_; }
+
  private:
   explicit GitRepo(git_repository* repo) : repo_(repo) {}
   git_repository* repo_;

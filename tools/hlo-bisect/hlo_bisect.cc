@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "tools/hlo-bisect/build_cli.h"
 #include "tools/hlo-bisect/commit_cli.h"
 #include "tools/hlo-bisect/localization_report.h"
 #include "tools/hlo-bisect/localize.h"
@@ -24,6 +25,8 @@ const char* Usage() {
          "                  [--out FILE] [--keep DIR] [target flags]\n"
          "       hlo-bisect commits ...  (commit bisection; see "
          "`hlo-bisect commits --help`)\n"
+         "       hlo-bisect build REV --repo R --work DIR ...  (one commit's "
+         "build)\n"
          "target flags: [--hloc P --tpusim P | --hlo-run P [--serve]]\n"
          "              [--bin-dir D] [--timeout S]\n"
          "Prints the localization report (JSON unless --text). Exit: 0 "
@@ -89,6 +92,9 @@ struct WorkDir {
 }  // namespace
 
 int RunHloBisect(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  if (argc >= 2 && std::string(argv[1]) == "build") {
+    return RunBuildCli(argc - 1, argv + 1, out, err);
+  }
   if (argc >= 2 && std::string(argv[1]) == "commits") {
     return RunCommitBisectCli(argc - 1, argv + 1, out, err);
   }

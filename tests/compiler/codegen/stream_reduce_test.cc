@@ -4,7 +4,8 @@
 // used to fail with ResourceExhausted; now it must compile, stream (many
 // DMAs) and match the oracle: every reduced-dims combination, ragged slab
 // edges, the split inside a row, every dtype, computed reducers, bf16 sums
-// accumulated in f32, variadic argmax.
+// accumulated in f32, variadic argmax, and results larger than VMEM
+// (kept-dim tiling).
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -204,6 +205,36 @@ TEST(StreamReduceTest, VariadicArgMax) {
     ExpectStreams(ArgMax(t, "[1100,24]", "[24]", 0), 18,
                   ComparisonOptions::Exact());
   }
+}
+
+TEST(StreamReduceTest, KeptAccumulatorsLargerThanVmemAreTiled) {
+  // The results (80-200 KB of accumulators) exceed VMEM: blocks of the
+  // outermost kept dim, each reduced with resident accumulators; ragged
+  // last blocks; strided slab DMAs of several reduced rows.
+  const std::vector<Case> cases = {{"[8,20000]", "[20000]", "0", 8},
+                                   {"[6,5003,3]", "[5003]", "0,2", 18},
+                                   {"[4,3,9001]", "[3,9001]", "0", 4},
+                                   {"[2,3,50,170]", "[50,170]", "0,1", 6},
+                                   {"[5,20001]", "[20001]", "0", 5}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.in);
+    ExpectStreams(
+        Reduce("f32", c.in, c.out, c.dims, ReducerRoot("f32", "add"), "0.5"),
+        30, SumTolerance(c.terms));
+    ExpectStreams(
+        Reduce("s32", c.in, c.out, c.dims, SumOfSquaresRoot("s32"), "1"), 31,
+        ComparisonOptions::Exact());
+  }
+  for (const std::string t : {"bf16", "f64", "s8", "u16", "pred"}) {
+    SCOPED_TRACE(t);
+    const bool pred = t == "pred";
+    ExpectStreams(
+        Reduce(t, "[8,40000]", "[40000]", "0",
+               ReducerRoot(t, pred ? "or" : "add"), pred ? "false" : "1"),
+        32, SumTolerance(8));
+  }
+  ExpectStreams(ArgMax("f32", "[6,20000]", "[20000]", 0), 33,
+                ComparisonOptions::Exact());
 }
 
 }  // namespace

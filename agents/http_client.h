@@ -1,0 +1,53 @@
+// A small blocking HTTP client over libcurl, for the LLM backends and the
+// `trench` CLI. One request at a time per call; safe to call from several
+// threads at once (each call uses its own curl handle).
+//
+// Errors (as values, never exceptions):
+//   kInvalidArgument   a malformed URL or method;
+//   kDeadlineExceeded  no complete answer within `timeout_seconds`
+//                      ("POST http://127.0.0.1:8080/v1/chat/completions:
+//                      timed out after 30 s");
+//   kIoError           connection refused, reset, DNS, TLS: curl's own
+//                      message after the method and URL.
+// Any HTTP status (2xx, 4xx, 5xx) is a response, not an error.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace trench::agents {
+
+struct HttpRequest {
+  std::string method = "GET";  // GET, POST, PUT, DELETE.
+  std::string url;
+  // Extra headers, e.g. {"Authorization", "Bearer ..."}; never logged.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;  // Sent when not empty (or for POST/PUT).
+  double timeout_seconds = 60;
+  double connect_timeout_seconds = 10;
+  // When set, body bytes are passed here as they arrive (for SSE) instead
+  // of being collected in HttpResponse::body. Returning false aborts the
+  // transfer (the call then fails with kIoError "aborted by the reader").
+  std::function<bool(std::string_view chunk)> on_body;
+};
+
+struct HttpResponse {
+  int status = 0;
+  // Header names in lower case, in the order received (the last
+  // response's headers when there were redirects or 100-continue).
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;  // Empty when on_body took the bytes.
+
+  // The first header with this (lower-case) name, or "".
+  std::string Header(std::string_view lower_name) const;
+};
+
+StatusOr<HttpResponse> HttpFetch(const HttpRequest& request);
+
+}  // namespace trench::agents

@@ -1,0 +1,115 @@
+// The `trench` command line (DESIGN.md "The daemon"): one table of
+// subcommands, each a function of its arguments and streams, so tests run
+// them in-process and capture their output.
+//
+//   trench serve --config F            the daemon (cmd_serve.cc)
+//   trench report [FILE|-] ...         API client commands (cmd_client.cc)
+//   trench bugs | show N | review N | events
+//   trench triage CASE_DIR ...         one-shot, no daemon (cmd_triage.cc)
+//   trench fuzz --budget 60s ...       one-shot campaign (cmd_fuzz.cc)
+//   trench demo [--bug X | --all]      the service end to end (cmd_demo.cc)
+//
+// Exit codes: 0 ok, 1 failure (the message says why, on `err`), 2 usage
+// error (bad subcommand or flags; the usage follows the message).
+// Messages start with "trench: ".
+#pragma once
+
+#include <istream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace trench::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+// What one subcommand runs with.
+struct Context {
+  std::vector<std::string> args;  // After the subcommand name.
+  std::istream* in = nullptr;     // stdin (for `trench report -`).
+  std::ostream* out = nullptr;
+  std::ostream* err = nullptr;
+  // Environment variables the commands read (TRENCH_SERVER, TRENCH_TOKEN);
+  // main() fills it from the process environment.
+  std::map<std::string, std::string> env;
+  // argv[0] of the process (to find the tools next to `trench`).
+  std::string self;
+
+  // env[name], or nullopt when unset or empty.
+  std::optional<std::string> Env(const std::string& name) const;
+};
+
+using CommandFn = int (*)(const Context& ctx);
+
+struct Command {
+  std::string_view name;
+  std::string_view usage;    // Arguments, e.g. "N --approve|--reject".
+  std::string_view summary;  // One line.
+  CommandFn run;
+};
+
+// THE list of subcommands, in the order `trench help` shows them.
+std::span<const Command> Commands();
+
+// The overall usage text (every command's usage and summary).
+std::string UsageText();
+
+// Runs `trench args...` (args[0] is the subcommand). Returns the exit code.
+int RunCli(const std::vector<std::string>& args, Context ctx);
+
+// ---- Helpers for the command files.
+
+// Parsed flags of one subcommand: `--name value`, `--name=value`, switches
+// and positionals (everything after "--" is positional; "-" alone is a
+// positional).
+struct Flags {
+  std::map<std::string, std::vector<std::string>> values;  // By name.
+  std::vector<std::string> switches;
+  std::vector<std::string> positional;
+
+  bool Has(const std::string& name) const;  // A switch or valued flag.
+  // The last value of `name`, or `fallback`.
+  std::string Get(const std::string& name,
+                  const std::string& fallback = "") const;
+};
+
+// Parses `args` given the names (without dashes) of the flags that take a
+// value and of the switches. InvalidArgument for an unknown flag or a
+// missing value ("--state needs a value").
+StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
+                           const std::vector<std::string>& valued,
+                           const std::vector<std::string>& switch_names);
+
+// Prints "trench: <message>" and the command's usage on ctx.err; returns
+// kExitUsage.
+int UsageError(const Context& ctx, std::string_view command,
+               const std::string& message);
+// Prints "trench: <message>"; returns kExitFailure.
+int Fail(const Context& ctx, const std::string& message);
+
+// The HLO module in free text, or "" when there is none: from a line
+// starting with "HloModule " to the end of its ``` fence when it is inside
+// one, else to the close of its ENTRY computation (braces balanced), else
+// to the end of the text.
+std::string ExtractInlineHlo(std::string_view text);
+
+// The subcommands (one file per group).
+int CmdServe(const Context& ctx);   // cmd_serve.cc
+int CmdReport(const Context& ctx);  // cmd_client.cc
+int CmdBugs(const Context& ctx);    // cmd_client.cc
+int CmdShow(const Context& ctx);    // cmd_client.cc
+int CmdReview(const Context& ctx);  // cmd_client.cc
+int CmdEvents(const Context& ctx);  // cmd_client.cc
+int CmdTriage(const Context& ctx);  // cmd_triage.cc
+int CmdFuzz(const Context& ctx);    // cmd_fuzz.cc
+int CmdDemo(const Context& ctx);    // cmd_demo.cc
+
+}  // namespace trench::cli

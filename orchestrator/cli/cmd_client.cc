@@ -1,0 +1,418 @@
+// The API client commands: report, bugs, show, review, events. They talk
+// to the daemon's HTTP API (api_handlers.h) through agents/http_client.h.
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "agents/http_client.h"
+#include "base/json.h"
+#include "orchestrator/cli/cli.h"
+#include "orchestrator/triage_report.h"
+
+namespace trench::cli {
+namespace {
+
+constexpr char kDefaultServer[] = "http://127.0.0.1:7878";
+constexpr int kPageSize = 1000;
+
+// The daemon at --server URL, $TRENCH_SERVER or the default.
+class ApiClient {
+ public:
+  ApiClient(const Context& ctx, const Flags& flags)
+      : server_(flags.Get("server",
+                          ctx.Env("TRENCH_SERVER").value_or(kDefaultServer))),
+        token_(ctx.Env("TRENCH_TOKEN").value_or("")) {
+    while (server_.size() > 1 && server_.back() == '/') server_.pop_back();
+  }
+
+  // GET `path`: the response's JSON object. Errors carry the message to
+  // print (see Call).
+  StatusOr<Json> Get(const std::string& path) { return Call("GET", path, ""); }
+  StatusOr<Json> Post(const std::string& path, const Json& body) {
+    return Call("POST", path, body.Dump());
+  }
+
+ private:
+  // Errors: "no daemon at URL (curl's message)" when nothing answers;
+  // "<error.message> (HTTP 409)" for API errors; "unexpected reply ..."
+  // for a reply that is not a JSON object.
+  StatusOr<Json> Call(const std::string& method, const std::string& path,
+                      const std::string& body) {
+    agents::HttpRequest req;
+    req.method = method;
+    req.url = server_ + path;
+    req.body = body;
+    req.timeout_seconds = 120;
+    req.connect_timeout_seconds = 10;
+    if (!body.empty())
+      req.headers.emplace_back("Content-Type", "application/json");
+    if (method != "GET" && !token_.empty()) {
+      req.headers.emplace_back("Authorization", "Bearer " + token_);
+    }
+    StatusOr<agents::HttpResponse> resp = agents::HttpFetch(req);
+    if (!resp.ok()) {
+      if (resp.status().code() == StatusCode::kIoError) {
+        return IoError("no daemon at " + server_ + " (" +
+                       resp.status().message() + ")");
+      }
+      return resp.status();
+    }
+    StatusOr<Json> json = ParseJson(resp->body);
+    if (resp->status < 200 || resp->status >= 300) {
+      std::string msg;
+      if (json.ok()) {
+        const Json* e = json->Find("error");
+        const Json* m = e != nullptr ? e->Find("message") : nullptr;
+        if (m != nullptr && m->is_string()) msg = m->string_value();
+      }
+      if (msg.empty()) {
+        msg =
+            "unexpected reply: " +
+            resp->body.substr(0, std::min<size_t>(resp->body.find('\n'), 200));
+      }
+      if (resp->status == 401 && token_.empty()) {
+        msg += "; set TRENCH_TOKEN to the daemon's API token";
+      }
+      return Status(resp->status == 404 ? StatusCode::kNotFound
+                                        : StatusCode::kFailedPrecondition,
+                    msg + " (HTTP " + std::to_string(resp->status) + ")");
+    }
+    if (!json.ok() || !json->is_object()) {
+      return Internal("unexpected reply from " + req.url + " (HTTP " +
+                      std::to_string(resp->status) + "): not a JSON object" +
+                      (json.ok() ? "" : ": " + json.status().message()));
+    }
+    return std::move(*json);
+  }
+
+  std::string server_;
+  std::string token_;
+};
+
+std::optional<int64_t> PositiveId(const std::string& s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v <= 0) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) return IoError("cannot read " + path);
+  return s.str();
+}
+
+std::string Str(const Json& j, std::string_view key) {
+  const Json* v = j.Find(key);
+  return v != nullptr && v->is_string() ? v->string_value() : "";
+}
+
+std::string Scalar(const Json& j, std::string_view key) {
+  const Json* v = j.Find(key);
+  if (v == nullptr || v->is_null()) return "";
+  return v->is_string() ? v->string_value() : v->Dump();
+}
+
+std::string Time(const Json& j, std::string_view key) {
+  const Json* v = j.Find(key);
+  if (v == nullptr || !v->is_integer() || !v->GetInt64().ok()) return "?";
+  const std::time_t secs = static_cast<std::time_t>(*v->GetInt64() / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M", &tm);
+  return buf;
+}
+
+// `s` percent-encoded for a query value.
+std::string QueryValue(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof(buf), "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+// Prints an API error (or another failure) and returns kExitFailure.
+int ApiFail(const Context& ctx, const Status& s) {
+  return Fail(ctx, s.message());
+}
+
+const std::vector<std::string> kServer = {"server"};
+
+std::vector<std::string> With(std::vector<std::string> a,
+                              const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+std::string ExtractInlineHlo(std::string_view text) {
+  std::vector<std::string_view> lines;
+  for (size_t pos = 0; pos <= text.size();) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    lines.push_back(text.substr(pos, eol - pos));
+    pos = eol + 1;
+  }
+  auto trimmed = [](std::string_view l) {
+    const size_t b = l.find_first_not_of(" \t\r");
+    return b == std::string_view::npos ? std::string_view() : l.substr(b);
+  };
+  bool in_fence = false;
+  size_t start = lines.size();
+  bool fenced = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string_view t = trimmed(lines[i]);
+    if (t.starts_with("```")) {
+      in_fence = !in_fence;
+      continue;
+    }
+    if (t.starts_with("HloModule ")) {
+      start = i;
+      fenced = in_fence;
+      break;
+    }
+  }
+  if (start == lines.size()) return "";
+  std::string out;
+  int depth = 0;
+  bool in_entry = false;
+  for (size_t i = start; i < lines.size(); ++i) {
+    std::string_view t = trimmed(lines[i]);
+    if (fenced && t.starts_with("```")) break;
+    out.append(lines[i]);
+    out += '\n';
+    if (fenced) continue;
+    if (depth == 0 && t.starts_with("ENTRY")) in_entry = true;
+    bool quoted = false;
+    for (size_t k = 0; k < t.size(); ++k) {
+      const char c = t[k];
+      if (c == '\\' && quoted) {
+        ++k;
+      } else if (c == '"') {
+        quoted = !quoted;
+      } else if (!quoted && c == '{') {
+        ++depth;
+      } else if (!quoted && c == '}') {
+        depth = std::max(0, depth - 1);
+      }
+    }
+    if (in_entry && depth == 0 && t.find('}') != std::string_view::npos) break;
+  }
+  return out;
+}
+
+int CmdReport(const Context& ctx) {
+  StatusOr<Flags> flags =
+      ParseFlags(ctx.args, With({"title", "hlo", "inputs"}, kServer), {});
+  if (!flags.ok()) return UsageError(ctx, "report", flags.status().message());
+  if (flags->positional.size() > 1) {
+    return UsageError(ctx, "report", "at most one FILE (or - for stdin)");
+  }
+  std::string text;
+  const std::string file =
+      flags->positional.empty() ? "" : flags->positional[0];
+  if (file == "-" || (file.empty() && !flags->Has("hlo"))) {
+    std::ostringstream s;
+    s << ctx.in->rdbuf();
+    text = s.str();
+  } else if (!file.empty()) {
+    StatusOr<std::string> t = ReadFile(file);
+    if (!t.ok()) return ApiFail(ctx, t.status());
+    text = std::move(*t);
+  }
+  Json body = Json::MakeObject();
+  if (!text.empty()) body["text"] = text;
+  if (flags->Has("title")) body["title"] = flags->Get("title");
+  std::string hlo;
+  if (flags->Has("hlo")) {
+    StatusOr<std::string> h = ReadFile(flags->Get("hlo"));
+    if (!h.ok()) return ApiFail(ctx, h.status());
+    hlo = std::move(*h);
+  } else {
+    hlo = ExtractInlineHlo(text);
+  }
+  if (!hlo.empty()) body["hlo"] = hlo;
+  if (flags->Has("inputs")) {
+    const std::string path = flags->Get("inputs");
+    StatusOr<std::string> raw = ReadFile(path);
+    if (!raw.ok()) return ApiFail(ctx, raw.status());
+    StatusOr<Json> inputs = ParseJson(*raw);
+    if (!inputs.ok()) return Fail(ctx, path + ":" + inputs.status().message());
+    if (hlo.empty()) {
+      return UsageError(ctx, "report",
+                        "--inputs needs an HLO module (--hlo, or inline)");
+    }
+    body["inputs"] = std::move(*inputs);
+  }
+  if (text.empty() && hlo.empty()) {
+    return UsageError(ctx, "report", "the report is empty: give text or --hlo");
+  }
+  ApiClient api(ctx, *flags);
+  StatusOr<Json> r = api.Post("/api/v1/reports", body);
+  if (!r.ok()) return ApiFail(ctx, r.status());
+  *ctx.out << Scalar(*r, "id") << "\n";
+  const std::string c = Str(*r, "case");
+  *ctx.err << "trench: bug " << Scalar(*r, "id") << " created"
+           << (c.empty() ? "" : " with case " + c.substr(0, 12)) << "\n";
+  return kExitOk;
+}
+
+int CmdBugs(const Context& ctx) {
+  StatusOr<Flags> flags =
+      ParseFlags(ctx.args, With({"state"}, kServer), {"json"});
+  if (!flags.ok()) return UsageError(ctx, "bugs", flags.status().message());
+  if (!flags->positional.empty()) {
+    return UsageError(ctx, "bugs",
+                      "unexpected argument '" + flags->positional[0] + "'");
+  }
+  ApiClient api(ctx, *flags);
+  Json all = Json::MakeArray();
+  for (int64_t after = 0;;) {
+    std::string path = "/api/v1/bugs?limit=" + std::to_string(kPageSize) +
+                       "&after=" + std::to_string(after);
+    if (flags->Has("state"))
+      path += "&state=" + QueryValue(flags->Get("state"));
+    StatusOr<Json> page = api.Get(path);
+    if (!page.ok()) return ApiFail(ctx, page.status());
+    const Json* bugs = page->Find("bugs");
+    if (bugs == nullptr || !bugs->is_array()) {
+      return Fail(ctx, "unexpected reply: no \"bugs\" array");
+    }
+    for (const Json& b : bugs->array()) all.push_back(b);
+    if (bugs->size() < static_cast<size_t>(kPageSize)) break;
+    const Json* id = bugs->array().back().Find("id");
+    if (id == nullptr || !id->GetInt64().ok()) break;
+    after = *id->GetInt64();
+  }
+  if (flags->Has("json")) {
+    Json out = Json::MakeObject();
+    out["bugs"] = std::move(all);
+    *ctx.out << out.DumpPretty() << "\n";
+    return kExitOk;
+  }
+  if (all.size() == 0) {
+    *ctx.out << "no bugs\n";
+    return kExitOk;
+  }
+  std::ostringstream o;
+  o << std::left << std::setw(6) << "ID" << std::setw(17) << "STATE"
+    << std::setw(18) << "UPDATED" << std::setw(14) << "CULPRIT"
+    << "TITLE\n";
+  for (const Json& b : all.array()) {
+    if (!b.is_object()) continue;
+    o << std::setw(6) << Scalar(b, "id") << std::setw(17) << Str(b, "state")
+      << std::setw(18) << Time(b, "updated_ms") << std::setw(14)
+      << Str(b, "culprit_commit").substr(0, 12) << Str(b, "title") << "\n";
+  }
+  *ctx.out << o.str();
+  return kExitOk;
+}
+
+int CmdShow(const Context& ctx) {
+  StatusOr<Flags> flags = ParseFlags(ctx.args, kServer, {"json"});
+  if (!flags.ok()) return UsageError(ctx, "show", flags.status().message());
+  if (flags->positional.size() != 1) {
+    return UsageError(ctx, "show", "give one bug id");
+  }
+  std::optional<int64_t> id = PositiveId(flags->positional[0]);
+  if (!id) {
+    return UsageError(ctx, "show",
+                      "bug id must be a positive integer, got '" +
+                          flags->positional[0] + "'");
+  }
+  ApiClient api(ctx, *flags);
+  StatusOr<Json> bug = api.Get("/api/v1/bugs/" + std::to_string(*id));
+  if (!bug.ok()) return ApiFail(ctx, bug.status());
+  if (flags->Has("json")) {
+    *ctx.out << bug->DumpPretty() << "\n";
+    return kExitOk;
+  }
+  StatusOr<std::string> text = orchestrator::BugReportText(*bug);
+  if (!text.ok())
+    return Fail(ctx, "unexpected reply: " + text.status().message());
+  *ctx.out << *text;
+  return kExitOk;
+}
+
+int CmdReview(const Context& ctx) {
+  StatusOr<Flags> flags =
+      ParseFlags(ctx.args, With({"comment"}, kServer), {"approve", "reject"});
+  if (!flags.ok()) return UsageError(ctx, "review", flags.status().message());
+  if (flags->positional.size() != 1) {
+    return UsageError(ctx, "review", "give one bug id");
+  }
+  std::optional<int64_t> id = PositiveId(flags->positional[0]);
+  if (!id) {
+    return UsageError(ctx, "review",
+                      "bug id must be a positive integer, got '" +
+                          flags->positional[0] + "'");
+  }
+  if (flags->Has("approve") == flags->Has("reject")) {
+    return UsageError(ctx, "review", "give exactly one of --approve, --reject");
+  }
+  Json body = Json::MakeObject();
+  body["decision"] = flags->Has("approve") ? "approve" : "reject";
+  if (flags->Has("comment")) body["comment"] = flags->Get("comment");
+  ApiClient api(ctx, *flags);
+  StatusOr<Json> r =
+      api.Post("/api/v1/patches/" + std::to_string(*id) + "/review", body);
+  if (!r.ok()) return ApiFail(ctx, r.status());
+  const Json* bug = r->Find("bug");
+  *ctx.out << "bug " << *id << ": "
+           << (bug != nullptr ? Str(*bug, "state") : std::string("?")) << "\n";
+  return kExitOk;
+}
+
+int CmdEvents(const Context& ctx) {
+  StatusOr<Flags> flags =
+      ParseFlags(ctx.args, With({"bug", "since", "limit"}, kServer), {"json"});
+  if (!flags.ok()) return UsageError(ctx, "events", flags.status().message());
+  if (!flags->positional.empty()) {
+    return UsageError(ctx, "events",
+                      "unexpected argument '" + flags->positional[0] + "'");
+  }
+  std::string path =
+      "/api/v1/events?since=" + QueryValue(flags->Get("since", "0")) +
+      "&limit=" + QueryValue(flags->Get("limit", "100"));
+  if (flags->Has("bug")) path += "&bug=" + QueryValue(flags->Get("bug"));
+  ApiClient api(ctx, *flags);
+  StatusOr<Json> r = api.Get(path);
+  if (!r.ok()) return ApiFail(ctx, r.status());
+  if (flags->Has("json")) {
+    *ctx.out << r->DumpPretty() << "\n";
+    return kExitOk;
+  }
+  const Json* events = r->Find("events");
+  if (events == nullptr || !events->is_array()) {
+    return Fail(ctx, "unexpected reply: no \"events\" array");
+  }
+  for (const Json& e : events->array()) {
+    if (!e.is_object()) continue;
+    const std::string from = Str(e, "from");
+    *ctx.out << "#" << Scalar(e, "id") << "  " << Time(e, "at_ms") << "  bug "
+             << Scalar(e, "bug_id") << ": "
+             << (from.empty() ? "(created)" : from) << " -> " << Str(e, "to")
+             << "  by " << Str(e, "actor") << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace trench::cli

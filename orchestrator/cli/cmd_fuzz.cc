@@ -1,0 +1,127 @@
+// `trench fuzz`: a one-shot differential fuzzing campaign with no daemon
+// (tools/hlo-fuzz: the same flags as hlo-fuzz, plus --json). Prints a
+// readable summary (or the campaign's summary JSON with --json) and where
+// the findings' cases are, for `trench triage` or `trench report`.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <iomanip>
+#include <sstream>
+
+#include "orchestrator/cli/cli.h"
+#include "tools/hlo-diff/target_flags.h"
+#include "tools/hlo-fuzz/fuzz_flags.h"
+
+namespace trench::cli {
+namespace {
+
+std::atomic<bool> g_cancel{false};
+
+extern "C" void OnFuzzSignal(int) { g_cancel = true; }
+
+// SIGINT/SIGTERM end the campaign early (it then prints its summary); the
+// previous handlers come back when the guard goes.
+class CancelOnSignal {
+ public:
+  CancelOnSignal() {
+    g_cancel = false;
+    struct sigaction sa {};
+    sa.sa_handler = OnFuzzSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~CancelOnSignal() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+std::string SummaryText(const fuzz::CampaignSummary& s,
+                        const std::string& out_dir) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(1);
+  o << "fuzzed " << s.programs << " programs (" << s.synthetic << " synthetic, "
+    << s.traces << " from traces) in " << s.seconds << " s";
+  if (s.seconds > 0) o << " (" << s.programs / s.seconds << "/s)";
+  o << "\n";
+  if (!s.statuses.empty()) {
+    o << "verdicts:";
+    for (const auto& [status, n] : s.statuses) o << " " << status << " " << n;
+    o << "\n";
+  }
+  if (s.generator_errors > 0) {
+    o << "generator errors: " << s.generator_errors
+      << " (first: " << s.first_generator_error << ")\n";
+  }
+  o << s.findings.size() << " finding" << (s.findings.size() == 1 ? "" : "s")
+    << (s.cancelled ? " (cancelled)" : "") << "\n";
+  for (const fuzz::Finding& f : s.findings) {
+    o << "  " << f.sig << "  " << f.status << "  x" << f.count << "  "
+      << f.signature.Dump()
+      << "\n    case: " << (f.case_dir.empty() ? "(not written)" : f.case_dir)
+      << "\n";
+  }
+  o << "summary: " << out_dir << "/summary.json\n";
+  if (!s.findings.empty()) {
+    o << "next: trench triage CASE_DIR (one-shot), or trench report --hlo "
+         "CASE_DIR/module.hlo (to the daemon)\n";
+  }
+  return o.str();
+}
+
+}  // namespace
+
+int CmdFuzz(const Context& ctx) {
+  std::vector<std::string> storage;
+  // hlo-fuzz finds its target binaries next to argv[0]: ours.
+  storage.push_back(hlo_diff::ExecutableDir() + "/trench");
+  bool json = false;
+  for (const std::string& a : ctx.args) {
+    if (a == "--json") {
+      json = true;
+    } else {
+      storage.push_back(a);
+    }
+  }
+  std::vector<char*> argv;
+  for (std::string& s : storage) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  StatusOr<fuzz::FuzzFlags> flags =
+      fuzz::ParseFuzzFlags(static_cast<int>(storage.size()), argv.data());
+  if (!flags.ok()) return UsageError(ctx, "fuzz", flags.status().message());
+  if (flags->help) {
+    *ctx.out << "usage: trench fuzz [--json] [hlo-fuzz's flags]\n"
+             << fuzz::FuzzUsage();
+    return kExitOk;
+  }
+  const bool progress =
+      flags->progress == 1 || (flags->progress == -1 && isatty(2));
+  fuzz::ProgressFn report;
+  if (progress) {
+    report = [&ctx](const fuzz::CampaignSummary& s) {
+      *ctx.err << "\r" << fuzz::ProgressLine(s) << "\x1b[K" << std::flush;
+    };
+  }
+  StatusOr<fuzz::CampaignSummary> summary = [&] {
+    CancelOnSignal guard;
+    flags->campaign.cancel = &g_cancel;
+    return fuzz::RunCampaign(flags->campaign, report);
+  }();
+  if (progress) *ctx.err << "\n";
+  if (!summary.ok()) return Fail(ctx, "fuzz: " + summary.status().message());
+  if (json) {
+    *ctx.out << summary->ToJson().DumpPretty() << "\n";
+  } else {
+    *ctx.out << SummaryText(*summary, flags->campaign.out_dir);
+  }
+  return flags->fail_on_finding && !summary->findings.empty() ? kExitFailure
+                                                              : kExitOk;
+}
+
+}  // namespace trench::cli

@@ -1,0 +1,113 @@
+// The daemon's configuration: config/trench.json (defaults) and
+// config/demo.json. Every field is optional; unknown fields are refused
+// (a typo must not silently fall back to a default).
+//
+//   {
+//     "var_dir": "/var/lib/trench",     store.db, cases/, builds/, work/
+//     "repo": "/srv/compiler",          the target repository (required)
+//     "branch": "main",                 the watched branch (never written)
+//     "good_commit": "",                known-good base for commit bisection
+//                                       ("": the first commit watched)
+//     "build_command": "",              "" : the default CMake target build
+//     "tools_dir": "",                  hlo-diff, hlo-reduce, hlo-bisect,
+//                                       hlo-fuzz ("": next to `trench`)
+//     "poll_seconds": 10,
+//     "fuzz": {"budget_seconds": 60, "jobs": 1, "seed": 1,
+//              "corpus": ""},           trace corpus dir ("": none)
+//     "reproduce_runs": 3,              re-runs to call a bug reproduced
+//     "reduce_seconds": 300,            hlo-reduce's time limit
+//     "regression": ["dir", ...],       cases a patched build must still
+//                                       pass (case dirs, or dirs of them:
+//                                       e.g. the bugzoo witnesses)
+//     "verify_fuzz_seconds": 20,        focused fuzzing of a patched build
+//     "max_draft_rounds": 3,            drafts before a human is asked
+//     "build_timeout_seconds": 1800,
+//     "step_timeout_seconds": 900,      any other tool run
+//     "max_concurrent_runs": 2,         sandboxed runs at once (global cap)
+//     "drain_seconds": 30,              graceful shutdown: wait for steps
+//     "http": {"address": "127.0.0.1", "port": 7878,
+//              "token_env": "TRENCH_TOKEN", "body_limit": 8388608},
+//     "sandbox": {"namespaces": true, "uid": 65534, "gid": 65534,
+//                 "memory_bytes": 4294967296},
+//     "log": {"format": "human" | "json", "level": "info"},
+//     "swarm": {"<role>": {"count": 1, "brain": "builtin" | "openai" |
+//                          "anthropic"}},   roles: stress_test_author,
+//                                           reproducer, minimizer,
+//                                           patch_drafter
+//     "llm": {"openai": {"base_url", "model", "api_key_env", "stream"},
+//             "anthropic": {...}},
+//     "budgets": {"turns": 20, "tokens": 200000, "wall_seconds": 600,
+//                 "bug_tokens": 1000000},   per session; per bug
+//     "prompts_dir": "prompts"          the roles' prompt templates
+//   }
+// Relative paths are taken relative to the config file's directory.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+
+namespace trench::orchestrator {
+
+struct RoleConfig {
+  int count = 1;
+  std::string brain = "builtin";
+};
+
+struct DaemonConfig {
+  std::string var_dir;
+  std::string repo;
+  std::string branch = "main";
+  std::string good_commit;
+  std::string build_command;
+  std::string tools_dir;
+  double poll_seconds = 10;
+  double fuzz_budget_seconds = 60;
+  int fuzz_jobs = 1;
+  uint64_t fuzz_seed = 1;
+  std::string fuzz_corpus;
+  int reproduce_runs = 3;
+  double reduce_seconds = 300;
+  std::vector<std::string> regression;
+  double verify_fuzz_seconds = 20;
+  int max_draft_rounds = 3;
+  double build_timeout_seconds = 1800;
+  double step_timeout_seconds = 900;
+  int max_concurrent_runs = 2;
+  double drain_seconds = 30;
+  std::string http_address = "127.0.0.1";
+  int http_port = 7878;  // 0: ephemeral.
+  std::string token_env = "TRENCH_TOKEN";
+  uint64_t body_limit = 8u << 20;
+  bool sandbox_namespaces = true;
+  uint32_t sandbox_uid = 65534, sandbox_gid = 65534;
+  uint64_t sandbox_memory_bytes = 4ull << 30;
+  std::string log_format = "human";
+  std::string log_level = "info";
+  std::map<std::string, RoleConfig> swarm;  // Every role present.
+  Json llm = Json::MakeObject();            // Per backend (agents/).
+  int budget_turns = 20;
+  int64_t budget_tokens = 200000;
+  double budget_wall_seconds = 600;
+  int64_t budget_bug_tokens = 1000000;
+  std::string prompts_dir;  // "": <tools_dir>/../prompts
+};
+
+// The roles of DESIGN.md "Agents", in pipeline order.
+const std::vector<std::string>& SwarmRoles();
+
+// Parses config text. `base_dir` resolves relative paths. Errors:
+// kInvalidArgument naming the file, line:column for JSON syntax, or the
+// field ("trench.json: fuzz.jobs: expected an integer >= 1, got \"two\"").
+StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
+                                         const std::string& file_name,
+                                         const std::string& base_dir);
+// Reads and parses a config file (kIoError when unreadable).
+StatusOr<DaemonConfig> LoadDaemonConfig(const std::string& path);
+
+}  // namespace trench::orchestrator

@@ -1,0 +1,69 @@
+// `trench demo`: the whole service on one machine, with no network and no
+// API key. It makes a target repository from the project's own compiler
+// (demo_repo.h) in which a commit brings a bugzoo bug, starts the daemon
+// in-process with built-in brains against it, lands the commits, shows the
+// pipeline's progress, and ends with the triage report and the proposed
+// branch trench/bug-<id>.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+
+namespace trench::orchestrator {
+
+struct DemoOptions {
+  std::string source_dir;  // A trench checkout (sources, tests/bugzoo).
+  std::string tools_dir;   // hlo-diff, hlo-reduce, hlo-bisect, hlo-fuzz.
+  std::string dir;         // Work directory (created); repo/, var/.
+  std::string bug;         // A zoo bug id or its number ("07").
+  // The daemon's settings (config/demo.json); var_dir, repo, branch,
+  // tools_dir, regression and the port (0) are replaced by the demo's.
+  std::string config_path;
+  // A var/builder/ of an earlier demo whose build cache and ccache are
+  // reused ("" for none): later demos then build incrementally.
+  std::string reuse_builder;
+  double timeout_seconds = 3600;  // Gives up after this.
+};
+
+// The outcome of one demo, for the report and the --all table.
+struct DemoResult {
+  std::string zoo_bug;
+  std::string dir;
+  int64_t bug_id = 0;         // The bug carried to the end (0: none).
+  std::string state;          // Its final state.
+  double found_seconds = -1;  // From the landing to the first finding.
+  bool reproduced = false;
+  int64_t instructions_before = 0, instructions_after = 0;
+  std::string pass, site, opcode;  // Localization.
+  std::string culprit;             // The culprit commit found.
+  bool culprit_right = false;      // It is the commit that brought the bug.
+  bool patch_verified = false;
+  std::string branch;
+  double wall_seconds = 0;
+  std::string report;   // The triage report (text).
+  std::string failure;  // Why it stopped short, if it did.
+  Json ToJson() const;
+};
+
+// The zoo bug ids (tests/bugzoo/NN-name) under `source_dir`, sorted.
+StatusOr<std::vector<std::string>> ZooBugs(const std::string& source_dir);
+// The zoo id `bug` names (an id, or its number "7" / "07"); a random one
+// when empty. kNotFound naming the ids for an unknown one.
+StatusOr<std::string> ResolveZooBug(const std::string& source_dir,
+                                    const std::string& bug);
+
+// Runs one demo, printing progress lines on `progress`. A pipeline that
+// stops short is a result with `failure` set; errors are set-up failures.
+StatusOr<DemoResult> RunDemo(const DemoOptions& options,
+                             std::ostream& progress);
+
+// The --all table (one line per result).
+std::string DemoTable(const std::vector<DemoResult>& results);
+
+}  // namespace trench::orchestrator

@@ -1,0 +1,322 @@
+// The API client commands (cmd_client.cc) against the real API over a
+// real socket (api_test_util.h: HttpServer + ApiHandlers over a temporary
+// store), run in-process with captured output.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "base/sha256.h"
+#include "orchestrator/cli/cli.h"
+#include "tests/orchestrator/api_test_util.h"
+
+namespace trench::orchestrator::testing {
+namespace {
+
+constexpr char kHlo[] = R"(HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  ROOT c = f32[2] add(a, b)
+})";
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+class CliClientTest : public ApiTest {
+ protected:
+  // Runs `trench args...` against the test's server with `token` in
+  // TRENCH_TOKEN and `stdin_text` on stdin.
+  CliRun Run(std::vector<std::string> args, const std::string& token = kToken,
+             const std::string& stdin_text = "") {
+    args.push_back("--server");
+    args.push_back(Url());
+    return RunRaw(args, token, stdin_text);
+  }
+  CliRun RunRaw(const std::vector<std::string>& args, const std::string& token,
+                const std::string& stdin_text = "") {
+    std::istringstream in(stdin_text);
+    std::ostringstream out, err;
+    cli::Context ctx;
+    ctx.in = &in;
+    ctx.out = &out;
+    ctx.err = &err;
+    if (!token.empty()) ctx.env["TRENCH_TOKEN"] = token;
+    CliRun r;
+    r.code = cli::RunCli(args, std::move(ctx));
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+  }
+  std::string Url() const {
+    return "http://127.0.0.1:" + std::to_string(server_->port());
+  }
+  std::string WriteFile(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  // The bug the report printed the id of.
+  Bug ReportedBug(const CliRun& r) {
+    EXPECT_EQ(r.code, 0) << r.err;
+    const int64_t id = std::atoll(r.out.c_str());
+    EXPECT_GT(id, 0) << r.out;
+    StatusOr<Bug> bug = check_->GetBug(id);
+    EXPECT_TRUE(bug.ok()) << bug.status().ToString();
+    return bug.ok() ? *bug : Bug{};
+  }
+  // A bug moved along the main line up to `proposed`, with details.
+  int64_t ProposedBug() {
+    const std::string sha = Sha256Hex("minimized");
+    EXPECT_TRUE(check_->PutCase(sha, "", Json::MakeObject()).ok());
+    NewBug nb{"sig-1", "wrong add", std::nullopt, Json::MakeObject()};
+    auto id = check_->CreateBug(nb, "test", Json());
+    EXPECT_TRUE(id.ok());
+    TransitionFields f;
+    f.minimized_sha256 = sha;
+    f.culprit_commit = "c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00";
+    for (BugState s :
+         {BugState::kReproduced, BugState::kMinimized, BugState::kLocalized,
+          BugState::kCulpritFound, BugState::kPatchDrafted,
+          BugState::kPatchVerified, BugState::kProposed}) {
+      Json evidence = Json::MakeObject();
+      evidence["event"] = std::string(BugStateName(s));
+      if (s == BugState::kLocalized) {
+        evidence["localization"]["findings"]["pass"] = "algsimp";
+        evidence["localization"]["findings"]["fused_opcode"] = "add";
+      }
+      EXPECT_TRUE(check_->TransitionBug(*id, s, "test", evidence, f).ok());
+    }
+    auto patch = check_->AddPatch(*id, "trench/bug-" + std::to_string(*id),
+                                  "--- a/f\n+++ b/f\n-x\n+y\n");
+    EXPECT_TRUE(patch.ok());
+    return *id;
+  }
+};
+
+void ExpectHas(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos)
+      << "missing \"" << part << "\" in:\n"
+      << text;
+}
+
+TEST(ExtractInlineHloTest, FencedUnfencedAndNone) {
+  const std::string module = std::string(kHlo) + "\n";
+  EXPECT_EQ(
+      cli::ExtractInlineHlo("It breaks:\n```hlo\n" + module + "```\nThanks!\n"),
+      module);
+  EXPECT_EQ(cli::ExtractInlineHlo("It breaks:\n\n" + module +
+                                  "\nThe output is wrong.\n"),
+            module);
+  // Braces inside strings do not count; computations before ENTRY stay.
+  const std::string two =
+      "HloModule n\n\nadd {\n  x = f32[] parameter(0)\n}\n\n"
+      "ENTRY e {\n  p = f32[] parameter(0), metadata={op_name=\"}{\"}\n}\n";
+  EXPECT_EQ(cli::ExtractInlineHlo("see\n" + two + "bye\n"), two);
+  EXPECT_EQ(cli::ExtractInlineHlo("no module here\n```\ncode\n```\n"), "");
+  EXPECT_EQ(cli::ExtractInlineHlo(""), "");
+}
+
+TEST_F(CliClientTest, ReportWithInlineFencedHlo) {
+  const std::string text = "add gives garbage\n\nRepro:\n```\n" +
+                           std::string(kHlo) + "\n```\nOn main since today.\n";
+  CliRun r =
+      Run({"report", WriteFile("report.txt", text), "--title", "bad add"});
+  Bug bug = ReportedBug(r);
+  EXPECT_EQ(bug.title, "bad add");
+  ASSERT_TRUE(bug.case_sha256.has_value());
+  EXPECT_EQ(*bug.case_sha256, Sha256Hex(std::string(kHlo) + "\n"));
+  const Json* rep = bug.details.Find("report");
+  ASSERT_NE(rep, nullptr);
+  EXPECT_EQ(rep->Find("text")->string_value(), text);
+  EXPECT_EQ(rep->Find("hlo")->string_value(), std::string(kHlo) + "\n");
+  ExpectHas(r.err, "bug " + std::to_string(bug.id) + " created with case");
+}
+
+TEST_F(CliClientTest, ReportFromStdinWithHloFileAndInputs) {
+  const std::string hlo = WriteFile("m.hlo", kHlo);
+  const std::string inputs =
+      WriteFile("in.json", R"([{"dtype": "f32", "shape": [2], "values": [1, 2]},
+                    {"dtype": "f32", "shape": [2], "values": [3, 4]}])");
+  CliRun r = Run({"report", "-", "--hlo", hlo, "--inputs", inputs}, kToken,
+                 "NaN appears\nsecond line");
+  Bug bug = ReportedBug(r);
+  EXPECT_EQ(bug.title, "NaN appears");
+  EXPECT_TRUE(bug.case_sha256.has_value());
+  EXPECT_EQ(bug.details.Find("report")->Find("inputs")->size(), 2u);
+
+  // No FILE and no --hlo: the text comes from stdin; no HLO, no case.
+  r = Run({"report"}, kToken, "it crashes on my model");
+  bug = ReportedBug(r);
+  EXPECT_FALSE(bug.case_sha256.has_value());
+  EXPECT_EQ(bug.details.Find("report")->Find("hlo"), nullptr);
+}
+
+TEST_F(CliClientTest, ReportErrors) {
+  StoreSnapshot before = Snapshot();
+  // Invalid HLO inline: the API's 400 and its message.
+  CliRun r =
+      Run({"report", "-"}, kToken, "HloModule m\nENTRY e {\n  ROOT x\n}");
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "trench: field 'hlo' is not a valid HLO module");
+  ExpectHas(r.err, "(HTTP 400)");
+  // Empty report, bad flags, unreadable files.
+  EXPECT_EQ(Run({"report", "-"}, kToken, "").code, 2);
+  EXPECT_EQ(Run({"report", "--bogus"}).code, 2);
+  r = Run({"report", dir_ + "/missing.txt"});
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "cannot read");
+  r = Run({"report", "--hlo", WriteFile("m.hlo", kHlo), "--inputs",
+           WriteFile("bad.json", "[1,\n 2")});
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "bad.json:2:");
+  EXPECT_EQ(Snapshot(), before);
+}
+
+TEST_F(CliClientTest, WritesNeedTheRightToken) {
+  StoreSnapshot before = Snapshot();
+  CliRun r = Run({"report", "-"}, "", "text");
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "set TRENCH_TOKEN");
+  ExpectHas(r.err, "(HTTP 401)");
+  r = Run({"report", "-"}, "wrong-token", "text");
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "trench: the bearer token is not valid (HTTP 403)");
+  EXPECT_EQ(Snapshot(), before);
+}
+
+TEST_F(CliClientTest, BugsTable) {
+  EXPECT_EQ(Run({"bugs"}).out, "no bugs\n");
+  ReportedBug(Run({"report", "-", "--title", "first one"}, kToken, "a"));
+  ReportedBug(Run({"report", "-", "--title", "second one"}, kToken, "b"));
+  const int64_t proposed = ProposedBug();
+  CliRun r = Run({"bugs"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectHas(r.out, "ID    STATE");
+  ExpectHas(r.out, "first one");
+  ExpectHas(r.out, "second one");
+  ExpectHas(r.out, std::to_string(proposed) + "     proposed");
+  ExpectHas(r.out, "c0ffee00c0ff");
+  r = Run({"bugs", "--state", "proposed"});
+  EXPECT_EQ(r.out.find("first one"), std::string::npos) << r.out;
+  ExpectHas(r.out, "wrong add");
+  r = Run({"bugs", "--json"});
+  StatusOr<Json> j = ParseJson(r.out);
+  ASSERT_TRUE(j.ok()) << r.out;
+  EXPECT_EQ(j->Find("bugs")->size(), 3u);
+  r = Run({"bugs", "--state", "bogus"});
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "trench: unknown bug state 'bogus' (HTTP 400)");
+}
+
+TEST_F(CliClientTest, ShowPrintsTheTriageReport) {
+  const int64_t id = ProposedBug();
+  CliRun r = Run({"show", std::to_string(id)});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectHas(r.out, "# Bug " + std::to_string(id) + ": wrong add");
+  ExpectHas(r.out, "state: proposed");
+  ExpectHas(r.out, "pass: algsimp");
+  ExpectHas(r.out, "commit: c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00");
+  ExpectHas(r.out, "branch: trench/bug-" + std::to_string(id));
+  ExpectHas(r.out, "```diff\n--- a/f");
+  ExpectHas(r.out, "patch_verified -> proposed  by test");
+  r = Run({"show", std::to_string(id), "--json"});
+  StatusOr<Json> j = ParseJson(r.out);
+  ASSERT_TRUE(j.ok()) << r.out;
+  EXPECT_EQ(*j->Find("bug")->Find("id")->GetInt64(), id);
+  EXPECT_EQ(j->Find("events")->size(), 8u);
+}
+
+TEST_F(CliClientTest, UnknownAndBadIds) {
+  CliRun r = Run({"show", "999"});
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "trench: ");
+  ExpectHas(r.err, "999");
+  ExpectHas(r.err, "(HTTP 404)");
+  EXPECT_EQ(Run({"show", "abc"}).code, 2);
+  EXPECT_EQ(Run({"show"}).code, 2);
+  r = Run({"review", "999", "--approve"});
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "(HTTP 404)");
+}
+
+TEST_F(CliClientTest, Review) {
+  const int64_t id = ProposedBug();
+  const std::string n = std::to_string(id);
+  // Wrong token: refused, nothing changes.
+  CliRun r = Run({"review", n, "--reject", "--comment", "no"}, "nope");
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "(HTTP 403)");
+  EXPECT_EQ(check_->GetBug(id)->state, BugState::kProposed);
+  // Usage errors.
+  EXPECT_EQ(Run({"review", n}).code, 2);
+  EXPECT_EQ(Run({"review", n, "--approve", "--reject"}).code, 2);
+  // The right token.
+  r = Run({"review", n, "--reject", "--comment", "breaks the fast path"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "bug " + n + ": rejected\n");
+  StatusOr<std::vector<Event>> events = check_->ListEvents(id, 0, 100);
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(events->back().evidence.Find("comment")->string_value(),
+            "breaks the fast path");
+  // An illegal move: the lifecycle's message with 409.
+  r = Run({"review", n, "--approve"});
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "illegal bug transition rejected -> approved");
+  ExpectHas(r.err, "(HTTP 409)");
+}
+
+TEST_F(CliClientTest, Events) {
+  const int64_t id = ProposedBug();
+  CliRun r = Run({"events", "--bug", std::to_string(id)});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectHas(r.out, "bug " + std::to_string(id) + ": (created) -> new  by test");
+  ExpectHas(r.out, "patch_verified -> proposed");
+  r = Run({"events", "--since", "bad"});
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "(HTTP 400)");
+}
+
+TEST_F(CliClientTest, ServerFromTheEnvironment) {
+  std::istringstream in;
+  std::ostringstream out, err;
+  cli::Context ctx;
+  ctx.in = &in;
+  ctx.out = &out;
+  ctx.err = &err;
+  ctx.env["TRENCH_SERVER"] = Url() + "/";
+  EXPECT_EQ(cli::RunCli({"bugs"}, ctx), 0) << err.str();
+  EXPECT_EQ(out.str(), "no bugs\n");
+}
+
+TEST(CliNoDaemonTest, ConnectionRefusedIsNamed) {
+  // A port nobody listens on: bound, then closed.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  close(fd);
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  std::istringstream in;
+  std::ostringstream out, err;
+  cli::Context ctx;
+  ctx.in = &in;
+  ctx.out = &out;
+  ctx.err = &err;
+  EXPECT_EQ(cli::RunCli({"bugs", "--server", url}, ctx), 1);
+  EXPECT_NE(err.str().find("trench: no daemon at " + url + " ("),
+            std::string::npos)
+      << err.str();
+}
+
+}  // namespace
+}  // namespace trench::orchestrator::testing

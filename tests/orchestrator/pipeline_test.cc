@@ -1,0 +1,150 @@
+// The pipeline's registry and bookkeeping without running tools: which
+// worker leases which step, the step a bug's state calls for (queued once),
+// the reconciler, and the repo watcher on a real git repository.
+#include "orchestrator/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "orchestrator/repo_watcher.h"
+#include "tests/orchestrator/store_test_util.h"
+
+namespace trench::orchestrator {
+namespace {
+
+using testing::StoreTest;
+
+TEST(PipelineRegistryTest, EveryStepHasAWorkerAndAHandler) {
+  std::set<std::string> workers = {"orchestrator"};
+  for (const std::string& role : SwarmRoles()) workers.insert(role);
+  for (const StepKind& s : Steps()) {
+    EXPECT_TRUE(workers.count(s.worker)) << s.kind << ": " << s.worker;
+    EXPECT_TRUE(s.handler) << s.kind;
+    EXPECT_EQ(FindStep(s.kind)->kind, s.kind);
+  }
+  EXPECT_EQ(FindStep("no-such-step"), nullptr);
+  EXPECT_EQ(KindsOfWorker("minimizer"), std::vector<std::string>{"minimize"});
+  EXPECT_EQ(KindsOfWorker("reproducer"), std::vector<std::string>{"reproduce"});
+  // Every open state but the ones waiting for people or commits has a step.
+  for (BugState s : AllBugStates()) {
+    bool has_step = false;
+    for (const StepKind& k : Steps()) has_step |= k.state && *k.state == s;
+    const bool waits = s == BugState::kProposed || s == BugState::kApproved;
+    EXPECT_EQ(has_step, IsOpen(s) && !waits) << BugStateName(s);
+  }
+}
+
+class PipelineTest : public StoreTest {
+ protected:
+  void SetUp() override {
+    StoreTest::SetUp();
+    store_ = OpenStore(SystemClock::Get());
+    queue_ = std::make_unique<JobQueue>(store_.get());
+    ctx_.config = &config_;
+    ctx_.store = store_.get();
+    ctx_.queue = queue_.get();
+    ctx_.worker = "test";
+  }
+  int64_t AddBug(const std::string& sig) {
+    orchestrator::NewBug b;
+    b.signature = sig;
+    b.title = sig;
+    return *store_->CreateBug(b, "test", Json::MakeObject());
+  }
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<JobQueue> queue_;
+  DaemonConfig config_;
+  StepContext ctx_;
+};
+
+TEST_F(PipelineTest, QueuesTheStepOfTheStateOnce) {
+  const int64_t id = AddBug("a");
+  Bug bug = *store_->GetBug(id);
+  EXPECT_EQ(*QueueNextStep(ctx_, bug), "reproduce");
+  EXPECT_EQ(*QueueNextStep(ctx_, bug), "reproduce");
+  EXPECT_EQ(*queue_->Count(JobState::kQueued), 1);  // Deduplicated.
+  // Waiting for a human: nothing.
+  Json d = Json::MakeObject();
+  d["needs_human"] = true;
+  ASSERT_TRUE(store_->SetBugDetails(id, d).ok());
+  EXPECT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "");
+}
+
+TEST_F(PipelineTest, ReconcileQueuesEveryOpenBugsStep) {
+  const int64_t a = AddBug("a");
+  const int64_t b = AddBug("b");
+  ASSERT_TRUE(store_
+                  ->TransitionBug(b, BugState::kNotReproducible, "t",
+                                  Json::MakeObject())
+                  .ok());
+  ASSERT_TRUE(Reconcile(ctx_).ok());
+  StatusOr<std::vector<Job>> jobs = queue_->List(JobState::kQueued, 10);
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 1u);  // b is closed (not reproducible).
+  EXPECT_EQ((*jobs)[0].kind, "reproduce");
+  EXPECT_EQ((*jobs)[0].payload.Find("bug")->int64_value(), a);
+  ASSERT_TRUE(Reconcile(ctx_).ok());
+  EXPECT_EQ(*queue_->Count(JobState::kQueued), 1);
+}
+
+TEST_F(PipelineTest, WatcherReportsLandedCommitsOnce) {
+  const std::string dir = dir_ + "/repo";
+  auto repo = hlo_bisect::GitRepo::Init(dir);
+  ASSERT_TRUE(repo.ok());
+  std::string c0 =
+      *(*repo)->CommitFiles("", {{"a", "1"}}, "c0", "refs/heads/main");
+  auto watcher = RepoWatcher::Create(dir, "main");
+  ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
+  EXPECT_FALSE(RepoWatcher::Create(dir, "nope").ok());
+  // First poll: the head alone, recorded as the base.
+  EXPECT_EQ(*(*watcher)->Poll(*store_), std::vector<std::string>{c0});
+  EXPECT_EQ(store_->GetMeta("watch.base")->value_or(""), c0);
+  ASSERT_TRUE((*watcher)->Commit(*store_, c0).ok());
+  EXPECT_TRUE((*watcher)->Poll(*store_)->empty());
+  std::string c1 =
+      *(*repo)->CommitFiles(c0, {{"a", "2"}}, "c1", "refs/heads/main");
+  std::string c2 =
+      *(*repo)->CommitFiles(c1, {{"a", "3"}}, "c2", "refs/heads/main");
+  EXPECT_EQ(*(*watcher)->Poll(*store_), (std::vector<std::string>{c1, c2}));
+  // Not committed (a crash before the jobs were queued): reported again.
+  EXPECT_EQ(*(*watcher)->Poll(*store_), (std::vector<std::string>{c1, c2}));
+  ASSERT_TRUE((*watcher)->Commit(*store_, c2).ok());
+  EXPECT_TRUE((*watcher)->Poll(*store_)->empty());
+  // A force-push that drops c2: the new head alone.
+  std::string d1 =
+      *(*repo)->CommitFiles(c0, {{"a", "4"}}, "d1", "refs/heads/main");
+  EXPECT_EQ(*(*watcher)->Poll(*store_), std::vector<std::string>{d1});
+  EXPECT_EQ(store_->GetMeta("watch.base")->value_or(""), c0);
+}
+
+TEST_F(PipelineTest, MetaKeysOfTheMigrationsAreRefused) {
+  EXPECT_EQ(store_->SetMeta("schema_version", "9").code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_FALSE(store_->GetMeta("nothing")->has_value());
+  EXPECT_EQ(store_->SetBugDetails(42, Json::MakeObject()).code(),
+            StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace trench::orchestrator
+
+namespace trench::orchestrator {
+namespace {
+
+TEST_F(PipelineTest, AFailedStepIsNotRetriedUntilTheBugChanges) {
+  const int64_t id = AddBug("a");
+  ASSERT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "reproduce");
+  StatusOr<std::vector<Job>> leased = queue_->Lease("w", 1, 60000);
+  ASSERT_TRUE(leased.ok() && leased->size() == 1);
+  ASSERT_TRUE(queue_->Fail(LeaseOf((*leased)[0]), "no", false).ok());
+  EXPECT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "");
+  EXPECT_EQ(*queue_->Count(JobState::kQueued), 0);
+  // The bug changes (e.g. a human edits it): the step may run again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(store_->SetBugDetails(id, Json::MakeObject()).ok());
+  EXPECT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "reproduce");
+}
+
+}  // namespace
+}  // namespace trench::orchestrator
