@@ -120,7 +120,8 @@ StatusOr<std::string> DiffOfCommit(const hlo_bisect::GitRepo& repo,
     Commit owned(parent);
     ASSIGN_OR_RETURN(parent_tree, TreeOf(parent));
   }
-  git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
+  git_diff_options opts;
+  git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
   std::string filter = path_filter;
   char* spec = filter.data();
   if (!filter.empty()) opts.pathspec = {&spec, 1};
@@ -170,7 +171,8 @@ StatusOr<std::string> ApplyPatchOnto(hlo_bisect::GitRepo& repo,
   }
 
   std::string failing_path;
-  git_apply_options opts = GIT_APPLY_OPTIONS_INIT;
+  git_apply_options opts;
+  git_apply_options_init(&opts, GIT_APPLY_OPTIONS_VERSION);
   opts.delta_cb = RememberDelta;
   opts.payload = &failing_path;
   git_index* applied = nullptr;

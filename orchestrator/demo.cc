@@ -96,6 +96,18 @@ class ProgressPrinter {
 
   void Print(Store& store) {
     JobQueue q(&store);
+    if (StatusOr<std::vector<Job>> running = q.List(JobState::kLeased, 100);
+        running.ok()) {
+      for (const Job& j : *running) {
+        if (!started_.insert(j.id).second) continue;
+        if (j.kind == "build" || j.kind == "fuzz") {
+          Line() << j.kind << " " << Str(j.payload, "commit").substr(0, 12)
+                 << ": started\n";
+        } else if (const Json* bug = j.payload.Find("bug")) {
+          Line() << "bug " << bug->Dump() << ": " << j.kind << "...\n";
+        }
+      }
+    }
     for (JobState s : {JobState::kDone, JobState::kFailed}) {
       StatusOr<std::vector<Job>> jobs = q.List(s, 10000);
       if (!jobs.ok()) continue;
@@ -173,7 +185,7 @@ class ProgressPrinter {
 
   std::ostream& out_;
   SteadyClock::time_point start_;
-  std::set<int64_t> jobs_;
+  std::set<int64_t> jobs_, started_;
   int64_t last_event_ = 0;
 };
 

@@ -38,7 +38,8 @@ Status SyncMirror(const std::string& source, const std::string& mirror_dir) {
     char refspec[] = "+refs/heads/*:refs/heads/*";
     char* specs[] = {refspec};
     git_strarray refspecs = {specs, 1};
-    git_fetch_options opts = GIT_FETCH_OPTIONS_INIT;
+    git_fetch_options opts;
+    git_fetch_options_init(&opts, GIT_FETCH_OPTIONS_VERSION);
     if (git_remote_fetch(remote, &refspecs, &opts, nullptr) != 0) {
       result = GitError(context + ": fetch failed");
     }

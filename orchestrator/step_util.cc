@@ -66,9 +66,9 @@ StatusOr<std::string> FoundCommitOf(StepContext& ctx, const Bug& bug) {
   }
   ASSIGN_OR_RETURN(std::optional<std::string> head,
                    ctx.store->GetMeta("head.built"));
-  if (!head) {
-    return FailedPrecondition("bug " + std::to_string(bug.id) +
-                              ": no commit was built yet to run it on");
+  if (!head) {  // Retryable: a build will come.
+    return ResourceExhausted("bug " + std::to_string(bug.id) +
+                             ": no commit was built yet to run it on");
   }
   return *head;
 }

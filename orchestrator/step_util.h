@@ -34,7 +34,8 @@ StatusOr<std::string> ImportCase(StepContext& ctx, const std::string& dir,
 StatusOr<std::string> ReproCaseOf(const Bug& bug, bool prefer_minimized);
 
 // The commit a bug was found at (details.commit), else the newest built
-// head (meta "head.built"). kFailedPrecondition when neither exists.
+// head (meta "head.built"). kResourceExhausted (retry later) when neither
+// exists yet.
 StatusOr<std::string> FoundCommitOf(StepContext& ctx, const Bug& bug);
 // The binaries of commit `sha` (a successful build of it).
 // kFailedPrecondition when it was not built or does not build.
@@ -83,6 +84,12 @@ StatusOr<Json> BuildCommit(StepContext& ctx, const std::string& rev,
 // bug (its reproduction queued). Returns what was done.
 StatusOr<Json> FileFinding(StepContext& ctx, const std::string& commit,
                            const Json& finding);
+// What a commit's diff touches: the passes of compiler/passes/ files (by
+// the registry's names) and the opcodes of compiler/codegen/emit_<op>*.cc.
+struct ChangedArea {
+  std::vector<std::string> passes, ops;
+};
+ChangedArea ChangedAreaOf(const std::string& diff);
 // A hlo-fuzz campaign on the build in `bin_dir`: its summary JSON.
 StatusOr<Json> FuzzBuild(StepContext& ctx, int64_t job_id,
                          const std::string& bin_dir, double seconds,

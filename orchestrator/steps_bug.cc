@@ -63,16 +63,41 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
     ASSIGN_OR_RETURN(case_sha, CaseFromReport(ctx, *bug, job.id));
     fields.case_sha256 = case_sha;
   }
+  ASSIGN_OR_RETURN(std::string commit, FoundCommitOf(ctx, *bug));
+  ASSIGN_OR_RETURN(std::string bin, BinDirOf(ctx, commit));
   Json evidence = Json::MakeObject();
   evidence["event"] = "reproduced";
+  const Json* report = bug->details.Find("report");
+  const Json* text = report ? report->Find("text") : nullptr;
+  if (!case_sha && text && text->is_string() && !text->string_value().empty()) {
+    // Free text only: the reproducer (a brain with write_case / run_case)
+    // turns it into a case, which the runs below then check.
+    ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job.id, "reproducer"));
+    ASSIGN_OR_RETURN(
+        auto tools,
+        agents::SandboxToolBox::Create(
+            "reproducer", ToolContextFor(ctx, bin, scratch, commit)));
+    Json task = Json::MakeObject();
+    task["bug"] = bug->id;
+    task["report_text"] = text->string_value();
+    task["runs"] = ctx.config->reproduce_runs;
+    ASSIGN_OR_RETURN(Json claim,
+                     RunAgent(ctx, "reproducer", bug->id, task, *tools));
+    evidence["reproducer"] = claim;
+    const Json* c = claim.Find("case");
+    if (c && c->is_string()) {
+      ASSIGN_OR_RETURN(
+          case_sha,
+          ImportCase(ctx, CaseDir(ctx, c->string_value()), Json::MakeObject()));
+      fields.case_sha256 = case_sha;
+    }
+  }
   if (!case_sha) {
-    evidence["reason"] = "the report carries no HLO program to run";
+    evidence["reason"] = "no program to run could be made from the report";
     ASSIGN_OR_RETURN(Bug moved, Advance(ctx, *bug, BugState::kNotReproducible,
                                         evidence, fields));
     return evidence;
   }
-  ASSIGN_OR_RETURN(std::string commit, FoundCommitOf(ctx, *bug));
-  ASSIGN_OR_RETURN(std::string bin, BinDirOf(ctx, commit));
   Json statuses = Json::MakeArray();
   int failures = 0;
   std::string failing_status;

@@ -168,74 +168,119 @@ StatusOr<Json> FuzzBuild(StepContext& ctx, int64_t job_id,
   return ToolJson("hlo-fuzz", r);
 }
 
-std::vector<std::string> ChangedPasses(const std::string& diff) {
+namespace {
+
+// The longest of `names` that `stem` starts with ("" when none).
+std::string LongestPrefix(const std::string& stem,
+                          const std::vector<std::string>& names) {
+  std::string best;
+  for (const std::string& n : names) {
+    if (stem.rfind(n, 0) == 0 && n.size() > best.size()) best = n;
+  }
+  return best;
+}
+
+void AddOnce(std::vector<std::string>& list, const std::string& name) {
+  if (!name.empty() &&
+      std::find(list.begin(), list.end(), name) == list.end()) {
+    list.push_back(name);
+  }
+}
+
+}  // namespace
+
+ChangedArea ChangedAreaOf(const std::string& diff) {
   static const std::vector<std::string> passes = {
 #define X(cls, name, kind, description) name,
 #include "compiler/passes/pass_registry.def"
 #undef X
   };
-  std::vector<std::string> out;
+  static const std::vector<std::string> ops = {
+#define X(e, name, arity, kind) name,
+#include "compiler/ir/opcode.def"
+#undef X
+  };
+  ChangedArea area;
   std::istringstream lines(diff);
-  const std::string prefix = "+++ b/compiler/passes/";
   for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(prefix, 0) != 0) continue;
-    std::string stem = fs::path(line.substr(prefix.size())).stem().string();
+    if (line.rfind("+++ b/", 0) != 0) continue;
+    const fs::path path(line.substr(6));
+    std::string stem = path.stem().string();
     std::replace(stem.begin(), stem.end(), '_', '-');
-    std::string best;  // The longest pass name the file name starts with.
-    for (const std::string& p : passes) {
-      if (stem.rfind(p, 0) == 0 && p.size() > best.size()) best = p;
-    }
-    if (!best.empty() && std::find(out.begin(), out.end(), best) == out.end()) {
-      out.push_back(best);
+    const std::string dir = path.parent_path().generic_string();
+    if (dir == "compiler/passes") {
+      AddOnce(area.passes, LongestPrefix(stem, passes));
+    } else if (dir == "compiler/codegen" && stem.rfind("emit-", 0) == 0) {
+      // emit_<op>[_part].cc emits <op>: aim at that opcode.
+      AddOnce(area.ops, LongestPrefix(stem.substr(5), ops));
     }
   }
+  return area;
+}
+
+namespace {
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
   return out;
 }
+
+}  // namespace
 
 StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
   ASSIGN_OR_RETURN(std::string sha, PayloadString(job, "commit"));
   ASSIGN_OR_RETURN(std::string bin, BinDirOf(ctx, sha));
-  // Half the budget aims at the passes this commit changed (the
-  // stress-test author's "recently changed passes"), half is unfocused.
-  std::vector<std::string> changed;
+  // The budget is shared by campaigns aimed at what this commit changed
+  // (the stress-test author's "recently changed passes"; for the code
+  // generator, the opcodes of the changed emitters) and an unfocused one.
+  ChangedArea area;
   if (auto mirror = hlo_bisect::GitRepo::Open(ctx.paths->mirror); mirror.ok()) {
     if (StatusOr<std::string> d = agents::DiffOfCommit(**mirror, sha); d.ok()) {
-      changed = ChangedPasses(*d);
+      area = ChangedAreaOf(*d);
     }
   }
-  std::vector<std::vector<std::string>> rounds = {{}};
-  double seconds = ctx.config->fuzz_budget_seconds;
-  if (!changed.empty()) {
-    std::string list;
-    for (const std::string& p : changed) list += (list.empty() ? "" : ",") + p;
-    rounds = {{"--focus", "passes:" + list}, {}};
-    seconds /= 2;
+  std::vector<std::vector<std::string>> rounds;
+  if (!area.passes.empty()) {
+    rounds.push_back({"--focus", "passes:" + Joined(area.passes)});
   }
+  if (!area.ops.empty())
+    rounds.push_back({"--focus", "ops:" + Joined(area.ops)});
+  rounds.push_back({});
+  const double seconds = ctx.config->fuzz_budget_seconds / rounds.size();
   Json filed = Json::MakeArray();
   Json out = Json::MakeObject();
   int64_t programs = 0;
   double seconds_run = 0;
   for (const std::vector<std::string>& flags : rounds) {
-    ASSIGN_OR_RETURN(Json summary, FuzzBuild(ctx, job.id, bin, seconds, flags));
-    if (const Json* findings = summary.Find("findings");
+    StatusOr<Json> summary = FuzzBuild(ctx, job.id, bin, seconds, flags);
+    if (!summary.ok() && !flags.empty()) {
+      // A focus hlo-fuzz does not take: the other rounds still run.
+      spdlog::warn("fuzz {}: {} refused: {}", sha.substr(0, 12), flags[1],
+                   summary.status().message());
+      continue;
+    }
+    if (!summary.ok()) return summary.status();
+    if (const Json* findings = summary->Find("findings");
         findings && findings->is_array()) {
       for (const Json& f : findings->array()) {
         ASSIGN_OR_RETURN(Json one, FileFinding(ctx, sha, f));
         filed.push_back(std::move(one));
       }
     }
-    if (const Json* p = summary.Find("programs"); p && p->is_integer()) {
+    if (const Json* p = summary->Find("programs"); p && p->is_integer()) {
       programs += p->int64_value();
     }
-    if (const Json* t = summary.Find("seconds"); t && t->is_number()) {
+    if (const Json* t = summary->Find("seconds"); t && t->is_number()) {
       seconds_run += t->number_value();
     }
   }
   out["programs"] = programs;
   out["seconds"] = seconds_run;
-  Json focus = Json::MakeArray();
-  for (const std::string& p : changed) focus.push_back(p);
-  out["focus_passes"] = std::move(focus);
+  Json focus = Json::MakeObject();
+  focus["passes"] = Joined(area.passes);
+  focus["ops"] = Joined(area.ops);
+  out["focus"] = std::move(focus);
   out["filed"] = std::move(filed);
   return out;
 }

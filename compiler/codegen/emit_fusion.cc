@@ -245,7 +245,10 @@ Status EmitStagedFusion(const HloInstruction& instr, const BufferPlan& plan,
         kb, pool, *spec, roots, outs, staged, in_loop));
   }
   // Taps the main loop does not cover: a loop of their own.
-  for (auto& [t, region] : own_loop) {
+  for (auto& entry : own_loop) {
+    // Not a structured binding: clang 14 cannot capture those.
+    const auto& t = entry.first;
+    auto& region = entry.second;
     const int64_t count = t->shape().element_count();
     if (count == 0) continue;
     TileEvaluator tev(kb, pool, staged, {}, -1);

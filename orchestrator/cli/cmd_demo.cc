@@ -1,4 +1,5 @@
-// `trench demo [--bug X | --all] [--dir D] [--config F] [--source DIR]`:
+// `trench demo [--bug X | --all] [--dir D] [--config F] [--source DIR]
+// [--reuse BUILDER_DIR]`:
 // the service end to end on a target repository made from our own
 // compiler, with built-in brains (orchestrator/demo.h).
 #include <stdlib.h>
@@ -51,7 +52,8 @@ void PrintOne(const Context& ctx, const orchestrator::DemoResult& r) {
 
 int CmdDemo(const Context& ctx) {
   StatusOr<Flags> flags = ParseFlags(
-      ctx.args, {"bug", "dir", "config", "source", "timeout"}, {"all", "json"});
+      ctx.args, {"bug", "dir", "config", "source", "timeout", "reuse"},
+      {"all", "json"});
   if (!flags.ok()) return UsageError(ctx, "demo", flags.status().message());
   if (!flags->positional.empty()) {
     return UsageError(ctx, "demo",
@@ -65,6 +67,8 @@ int CmdDemo(const Context& ctx) {
   o.source_dir = flags->Get("source", DefaultSource());
   o.tools_dir = hlo_diff::ExecutableDir();
   o.config_path = flags->Get("config");
+  // --reuse DIR: an earlier demo's var/builder (its build cache, ccache).
+  o.reuse_builder = flags->Get("reuse");
   if (o.config_path.empty() && fs::exists(o.source_dir + "/config/demo.json")) {
     o.config_path = o.source_dir + "/config/demo.json";
   }
@@ -95,7 +99,11 @@ int CmdDemo(const Context& ctx) {
     *ctx.out << "== trench demo: zoo bug " << bug << " in " << o.dir << "\n";
     StatusOr<orchestrator::DemoResult> r = orchestrator::RunDemo(o, *ctx.out);
     if (!r.ok()) return Fail(ctx, bug + ": " + r.status().message());
-    if (bugs.size() == 1) PrintOne(ctx, *r);
+    if (bugs.size() == 1) {
+      PrintOne(ctx, *r);
+    } else {
+      *ctx.out << orchestrator::DemoTable({*r}) << std::flush;
+    }
     // Later demos reuse the first one's builds (incremental).
     if (o.reuse_builder.empty()) o.reuse_builder = o.dir + "/var/builder";
     results.push_back(*r);

@@ -2,8 +2,9 @@
 // target repository made from our own compiler, a commit bringing zoo bug
 // 07 (CSE merges compares of different directions) lands, and the daemon
 // alone finds the bug, reproduces, minimizes, localizes and bisects it,
-// and drafts, verifies and proposes a patch on trench/bug-<id>. Then the
-// same with the daemon killed (SIGKILL) at many points of the pipeline.
+// and drafts, verifies and proposes a patch on trench/bug-<id>; once a
+// reviewer approves it and the branch is merged, the daemon verifies the
+// fix. Then the same with the daemon killed (SIGKILL) at many points.
 // Slow (it builds the compiler): suite DaemonE2E is labelled "slow".
 #include <git2.h>
 
@@ -220,6 +221,33 @@ TEST_F(DaemonE2E, FindsBisectsAndPatchesALandedBug) {
   EXPECT_NE(shown.find("trench/bug-" + std::to_string(bug->id)),
             std::string::npos)
       << shown;
+
+  // A reviewer approves; the branch is merged (main moves to its commit);
+  // the daemon sees the fix land and verifies it.
+  agents::HttpRequest review;
+  review.method = "POST";
+  review.url =
+      server + "/api/v1/patches/" + std::to_string(bug->id) + "/review";
+  review.headers = {{"Authorization", std::string("Bearer ") + kToken}};
+  review.body = R"({"decision": "approve", "comment": "looks right"})";
+  StatusOr<agents::HttpResponse> reviewed = agents::HttpFetch(review);
+  ASSERT_TRUE(reviewed.ok()) << reviewed.status().ToString();
+  EXPECT_EQ(reviewed->status, 200) << reviewed->body;
+  auto repo = hlo_bisect::GitRepo::Open(repo_->path);
+  ASSERT_TRUE(repo.ok());
+  const std::string fix =
+      *(*repo)->Resolve("refs/heads/trench/bug-" + std::to_string(bug->id));
+  ASSERT_TRUE(Land(repo_->path, "main", fix).ok());
+  auto state = [&] {
+    auto s = OpenForReading(var + "/store.db");
+    StatusOr<Bug> b = s ? s->GetBug(bug->id) : StatusOr<Bug>(NotFound(""));
+    return b.ok() ? b->state : BugState::kNew;
+  };
+  ASSERT_TRUE(WaitFor([&] { return state() == BugState::kFixed; },
+                      std::chrono::minutes(20), std::chrono::seconds(1)))
+      << Diagnose(var + "/store.db", log);
+  EXPECT_EQ(OpenForReading(var + "/store.db")->GetBug(bug->id)->fix_commit,
+            fix);
 
   // Graceful stop.
   const int status = daemon.Kill(SIGTERM);

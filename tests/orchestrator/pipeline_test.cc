@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "orchestrator/repo_watcher.h"
+#include "orchestrator/step_util.h"
 #include "tests/orchestrator/store_test_util.h"
 
 namespace trench::orchestrator {
@@ -144,6 +145,32 @@ TEST_F(PipelineTest, AFailedStepIsNotRetriedUntilTheBugChanges) {
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ASSERT_TRUE(store_->SetBugDetails(id, Json::MakeObject()).ok());
   EXPECT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "reproduce");
+}
+
+}  // namespace
+}  // namespace trench::orchestrator
+
+namespace trench::orchestrator {
+namespace {
+
+TEST(ChangedAreaTest, PassesAndEmittedOpsOfADiff) {
+  const std::string diff =
+      "diff --git a/compiler/passes/cse.cc b/compiler/passes/cse.cc\n"
+      "--- a/compiler/passes/cse.cc\n+++ b/compiler/passes/cse.cc\n"
+      "@@ -1 +1 @@\n-a\n+b\n"
+      "+++ b/compiler/passes/algsimp_arith.cc\n"
+      "+++ b/compiler/passes/algsimp_shape.cc\n"
+      "+++ b/compiler/passes/literal_folder.cc\n"
+      "+++ b/compiler/codegen/emit_reduce.cc\n"
+      "+++ b/compiler/codegen/emit_reduce_window.cc\n"
+      "+++ b/compiler/codegen/emit_pad.cc\n"
+      "+++ b/compiler/codegen/kernel_builder.cc\n"
+      "+++ b/tpu/ISA.md\n";
+  ChangedArea area = ChangedAreaOf(diff);
+  EXPECT_EQ(area.passes, (std::vector<std::string>{"cse", "algsimp"}));
+  EXPECT_EQ(area.ops,
+            (std::vector<std::string>{"reduce", "reduce-window", "pad"}));
+  EXPECT_TRUE(ChangedAreaOf("").passes.empty());
 }
 
 }  // namespace
