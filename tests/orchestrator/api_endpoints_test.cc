@@ -14,13 +14,6 @@
 namespace trench::orchestrator::testing {
 namespace {
 
-constexpr char kHlo[] = R"(HloModule m
-ENTRY e {
-  a = f32[2] parameter(0)
-  b = f32[2] parameter(1)
-  ROOT c = f32[2] add(a, b)
-})";
-
 // Wraps `s` as a JSON string.
 std::string Q(const std::string& s) { return Json(s).Dump(); }
 

@@ -24,6 +24,14 @@
 
 namespace trench::orchestrator::testing {
 
+// A small valid module for reports.
+inline constexpr char kHlo[] = R"(HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  ROOT c = f32[2] add(a, b)
+})";
+
 inline constexpr char kToken[] = "s3cret-token";
 
 struct HttpReply {

@@ -1,6 +1,5 @@
 #include "tools/hlo-bisect/build_cli.h"
 
-#include <cstdlib>
 #include <string>
 
 #include "tools/hlo-bisect/commit_builder.h"
@@ -43,11 +42,7 @@ StatusOr<Args> Parse(int argc, char** argv) {
       } else if (name == "work") {
         a.work = value;
       } else if (name == "timeout") {
-        char* end = nullptr;
-        a.timeout = std::strtod(value.c_str(), &end);
-        if (end == value.c_str() || *end != '\0' || !(a.timeout > 0)) {
-          return InvalidArgument("--timeout expects seconds > 0");
-        }
+        ASSIGN_OR_RETURN(a.timeout, hlo_diff::ParseSeconds(name, value));
       } else {
         return InvalidArgument("unknown flag --" + name);
       }

@@ -42,15 +42,6 @@ struct Args {
   bool json = false, confirm = true, help = false;
 };
 
-StatusOr<double> Seconds(const std::string& flag, const std::string& v) {
-  char* end = nullptr;
-  const double s = std::strtod(v.c_str(), &end);
-  if (end == v.c_str() || *end != '\0' || !(s > 0)) {
-    return InvalidArgument(flag + " expects seconds > 0");
-  }
-  return s;
-}
-
 StatusOr<Args> Parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -82,9 +73,9 @@ StatusOr<Args> Parse(int argc, char** argv) {
         }
         a.mode = value;
       } else if (name == "timeout") {
-        ASSIGN_OR_RETURN(a.timeout, Seconds("--timeout", value));
+        ASSIGN_OR_RETURN(a.timeout, hlo_diff::ParseSeconds(name, value));
       } else if (name == "run-timeout") {
-        ASSIGN_OR_RETURN(a.run_timeout, Seconds("--run-timeout", value));
+        ASSIGN_OR_RETURN(a.run_timeout, hlo_diff::ParseSeconds(name, value));
       } else {
         return InvalidArgument("unknown flag --" + name);
       }

@@ -20,6 +20,16 @@ StatusOr<std::pair<std::string, std::string>> TakeFlag(int argc, char** argv,
   return std::make_pair(std::move(name), std::move(value));
 }
 
+StatusOr<double> ParseSeconds(std::string_view name, const std::string& value) {
+  char* end = nullptr;
+  const double s = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !(s > 0)) {
+    return InvalidArgument("--" + std::string(name) +
+                           " expects seconds > 0, got '" + value + "'");
+  }
+  return s;
+}
+
 std::string ExecutableDir() {
   std::error_code ec;
   std::filesystem::path exe =
@@ -50,12 +60,7 @@ StatusOr<bool> TargetFlags::Apply(std::string_view name,
           "'");
     }
   } else if (name == "timeout") {
-    char* end = nullptr;
-    timeout = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || !(timeout > 0)) {
-      return InvalidArgument("--timeout expects seconds > 0, got '" + value +
-                             "'");
-    }
+    ASSIGN_OR_RETURN(timeout, ParseSeconds(name, value));
   } else {
     return false;
   }

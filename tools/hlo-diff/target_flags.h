@@ -30,6 +30,10 @@ namespace trench::hlo_diff {
 StatusOr<std::pair<std::string, std::string>> TakeFlag(int argc, char** argv,
                                                        int* i);
 
+// `value` of flag --`name` as seconds > 0. InvalidArgument("--timeout
+// expects seconds > 0, got 'x'") otherwise.
+StatusOr<double> ParseSeconds(std::string_view name, const std::string& value);
+
 // The directory of the running executable ("." if unknown).
 std::string ExecutableDir();
 

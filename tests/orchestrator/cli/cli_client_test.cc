@@ -16,13 +16,6 @@
 namespace trench::orchestrator::testing {
 namespace {
 
-constexpr char kHlo[] = R"(HloModule m
-ENTRY e {
-  a = f32[2] parameter(0)
-  b = f32[2] parameter(1)
-  ROOT c = f32[2] add(a, b)
-})";
-
 struct CliRun {
   int code = -1;
   std::string out, err;
