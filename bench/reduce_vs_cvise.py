@@ -17,6 +17,14 @@ appends a line to a counter file, so "runs" is counted the same way for
 every tool. Since the script draws its own inputs, hlo-reduce runs without
 its simplify-inputs pass (input edits cannot matter to this test).
 
+Witnesses that only fail on their own inputs (e.g. an Inf that random
+inputs never draw) use the witness's inputs instead ("witness inputs" in
+the table's header): the script runs hlo-diff on a case directory, which
+hlo-reduce writes as $1 (--test without --test-module; every pass,
+simplify-inputs too) and which the script assembles from ./module.hlo and
+the witness's case.json and inputs/ for cvise/creduce (so their modules
+must keep the parameters' shapes: the inputs do not change with them).
+
 Each tool starts from the witness's module.hlo:
     hlo-reduce WITNESS --out D --test SCRIPT --test-module --jobs 1 (and 2)
     cvise --n N --not-c SCRIPT module.hlo
@@ -35,6 +43,7 @@ the Debian packages cvise and creduce with apt-get when missing):
     /usr/bin/python3 bench/reduce_vs_cvise.py [--build build] [--bugs 12,03]
         [--tools hlo-reduce-1,hlo-reduce-2,cvise,creduce] [--n 1]
         [--tool-timeout 900] [--work /tmp/trench-reduce-bench]
+        [--target-rev HEAD]
 """
 import argparse
 import json
@@ -91,35 +100,57 @@ def ensure_tools():
                   file=sys.stderr)
 
 
-def write_script(path, args, patched_run, status):
+def write_script(path, args, patched_run, status, witness=None):
+    """The interestingness script. With `witness` (a case directory), runs
+    hlo-diff on a case with the witness's inputs: $1 (hlo-reduce's case
+    directory), or ./module.hlo with the witness's case.json and inputs/
+    copied next to it into a temporary directory; else on $1 or
+    ./module.hlo with random inputs."""
     hlo_diff = os.path.join(args.build, "hlo-diff")
     unpatched = os.path.join(args.build, "hlo-run")
-    check = ("u=$(timeout 120 '%s' \"$M\" --random-inputs --hlo-run '%s' "
-             "2>/dev/null | grep -m1 '\"status\"')\n"
+    if witness is None:
+        setup = "M=${1:-module.hlo}\n"
+        target = "\"$M\" --random-inputs"
+    else:
+        setup = ("if [ -n \"$1\" ]; then M=$1; else\n"
+                 "  M=$(mktemp -d) && trap 'rm -rf \"$M\"' EXIT &&\n"
+                 "  cp module.hlo \"$M/\" && cp -r '%s/case.json' '%s/inputs' "
+                 "\"$M/\" || exit 1\nfi\n" % (witness, witness))
+        target = "\"$M\""
+    diff = ("$(timeout 120 '%s' %s --hlo-run '%%s' 2>/dev/null "
+            "| grep -m1 '\"status\"')" % (hlo_diff, target))
+    check = ("u=%s\n"
              "case \"$u\" in *'\"pass\"'*) exit 0;; *) exit 1;; esac\n" %
-             (hlo_diff, unpatched)) if args.unpatched_check else "exit 0\n"
+             (diff % unpatched)) if args.unpatched_check else "exit 0\n"
     with open(path, "w") as f:
-        f.write("#!/bin/sh\n"
-                "M=${1:-module.hlo}\n"
+        f.write("#!/bin/sh\n%s"
                 "echo x >> \"$REDUCE_BENCH_COUNT\"\n"
-                "v=$(timeout 120 '%s' \"$M\" --random-inputs --hlo-run '%s' "
-                "2>/dev/null | grep -m1 '\"status\"')\n"
+                "v=%s\n"
                 "case \"$v\" in *'\"%s\"'*) ;; *) exit 1;; esac\n%s" %
-                (hlo_diff, patched_run, status, check))
+                (setup, diff % patched_run, status, check))
     os.chmod(path, 0o755)
 
 
-def witness_status(args, module, patched_run):
-    v = run([os.path.join(args.build, "hlo-diff"), module, "--random-inputs",
-             "--hlo-run", patched_run])
+def witness_status(args, witness, patched_run, random_inputs):
+    """hlo-diff's status on the witness, with random inputs or its own."""
+    target = ([os.path.join(witness, "module.hlo"), "--random-inputs"]
+              if random_inputs else [witness])
+    v = run([os.path.join(args.build, "hlo-diff")] + target +
+            ["--hlo-run", patched_run])
     try:
         return json.loads(v.stdout)["status"]
     except (ValueError, KeyError):
         return "error: " + v.stderr[-300:]
 
 
-def run_tool(tool, args, witness, script, wdir):
-    """Runs one tool; returns its row (time, runs, size, finished)."""
+def fails(status):
+    return not (status in ("pass", "invalid_input") or
+                status.startswith("error"))
+
+
+def run_tool(tool, args, witness, script, wdir, own_inputs):
+    """Runs one tool; returns its row (time, runs, size, finished).
+    `own_inputs`: the script takes a case directory (witness inputs)."""
     shutil.rmtree(wdir, ignore_errors=True)
     os.makedirs(wdir)
     count = os.path.join(wdir, "count")
@@ -129,8 +160,10 @@ def run_tool(tool, args, witness, script, wdir):
     if tool.startswith("hlo-reduce"):
         jobs = tool.rsplit("-", 1)[1]
         cmd = [os.path.join(args.build, "hlo-reduce"), witness, "--out",
-               os.path.join(wdir, "out"), "--test", script, "--test-module",
-               "--jobs", jobs, "--passes=" + reduction_passes(args.build)]
+               os.path.join(wdir, "out"), "--test", script, "--jobs", jobs]
+        if not own_inputs:
+            cmd += ["--test-module",
+                    "--passes=" + reduction_passes(args.build)]
         result = os.path.join(wdir, "out", "best", "module.hlo")
     else:
         cmd = [tool, "--n", str(args.n), "--not-c", script, "module.hlo"]
@@ -176,11 +209,14 @@ def main():
     p.add_argument("--no-unpatched-check", dest="unpatched_check",
                    action="store_false")
     p.add_argument("--work", default="/tmp/trench-reduce-bench")
+    p.add_argument("--target-rev", default=None,
+                   help="build the patched compiler from this git revision "
+                        "(default: the working tree)")
     args = p.parse_args()
     args.build = os.path.abspath(args.build)
     ensure_tools()
     os.makedirs(args.work, exist_ok=True)
-    src, zoo_build, env = prepare(args.work)
+    src, zoo_build, env = prepare(args.work, args.target_rev)
     tables = []
     for bug_dir in bug_dirs(args.bugs):
         name = os.path.basename(bug_dir)
@@ -193,24 +229,28 @@ def main():
                     tables.append((name, None, "build failed: " + log[-300:]))
                     continue
                 patched_run = os.path.join(zoo_build, "hlo-run")
-                status = witness_status(
-                    args, os.path.join(witness, "module.hlo"), patched_run)
-                if status in ("pass", "invalid_input") or \
-                        status.startswith("error"):
-                    tables.append((name, None, "witness with random inputs: "
-                                   + status))
+                status = witness_status(args, witness, patched_run, True)
+                own_inputs = not fails(status)
+                if own_inputs:
+                    status = witness_status(args, witness, patched_run, False)
+                if not fails(status):
+                    tables.append((name, None, "the witness: " + status))
                     continue
                 script = os.path.join(args.work, name + "-interesting.sh")
-                write_script(script, args, patched_run, status)
+                write_script(script, args, patched_run, status,
+                             witness if own_inputs else None)
                 for tool in args.tools.split(","):
                     row = run_tool(tool, args, witness, script,
-                                   os.path.join(args.work, name, tool))
+                                   os.path.join(args.work, name, tool),
+                                   own_inputs)
                     rows.append(row)
                     print(name, json.dumps(row), file=sys.stderr, flush=True)
-                tables.append((name, rows, status))
+                tables.append((name, rows, status + (
+                    ", witness inputs" if own_inputs else "")))
         except RuntimeError as e:
             tables.append((name, None, str(e)))
-    print("interestingness: hlo-diff --random-inputs status with the patched "
+    print("interestingness: hlo-diff --random-inputs (or the witness's "
+          "inputs where said) status with the patched "
           "hlo-run%s; cvise/creduce --n %d; timeout %ds" %
           (" and pass with the unpatched one" if args.unpatched_check else "",
            args.n, args.tool_timeout))

@@ -1,7 +1,9 @@
 """The bug zoo's build machinery, shared by the zoo benchmarks.
 
 A copy of the target side (base compiler tpu tools CMakeLists.txt, tracked
-and untracked-but-not-ignored files of this checkout) kept in sync under
+and untracked-but-not-ignored files of this checkout, or the files of a git
+revision when one is given: other sessions' uncommitted edits then do not
+change the compiler under test) kept in sync under
 WORK/src (changed files get a fresh mtime, so reused builds stay right), one
 -DTRENCH_TARGET_ONLY=ON build of it under WORK/build, and per bug: apply
 its bug.patch, rebuild incrementally, and take it out again.
@@ -23,23 +25,36 @@ def run(cmd, **kw):
                           **kw)
 
 
-def target_side_files():
-    """The target side's files of this checkout (relative paths)."""
+def target_side_files(rev=None):
+    """The target side's files of this checkout, or of git revision `rev`
+    (relative paths)."""
+    if rev:
+        return run(["git", "ls-tree", "-r", "--name-only", rev, "--"] +
+                   TARGET_SIDE, cwd=ROOT).stdout.split()
     out = run(["git", "ls-files", "--cached", "--others", "--exclude-standard",
                "--"] + TARGET_SIDE, cwd=ROOT).stdout.split()
     return [f for f in out if os.path.isfile(os.path.join(ROOT, f))]
 
 
-def sync_tree(src):
-    """Makes `src` a copy of the target side. Files whose content differs
-    (or a killed run left patched) are rewritten with a fresh mtime, so an
-    incremental build of `src` rebuilds exactly them; identical files keep
-    theirs; files no longer in the target side are removed."""
-    wanted = set(target_side_files())
+def read_target_file(f, rev=None):
+    """The content of target-side file `f` in this checkout or at `rev`."""
+    if rev:
+        return subprocess.run(["git", "show", "%s:%s" % (rev, f)], cwd=ROOT,
+                              capture_output=True, check=True).stdout
+    with open(os.path.join(ROOT, f), "rb") as a:
+        return a.read()
+
+
+def sync_tree(src, rev=None):
+    """Makes `src` a copy of the target side (of the working tree, or of
+    git revision `rev`). Files whose content differs (or a killed run left
+    patched) are rewritten with a fresh mtime, so an incremental build of
+    `src` rebuilds exactly them; identical files keep theirs; files no
+    longer in the target side are removed."""
+    wanted = set(target_side_files(rev))
     for f in sorted(wanted):
         dst = os.path.join(src, f)
-        with open(os.path.join(ROOT, f), "rb") as a:
-            data = a.read()
+        data = read_target_file(f, rev)
         if os.path.isfile(dst):
             with open(dst, "rb") as b:
                 if b.read() == data:
@@ -47,7 +62,8 @@ def sync_tree(src):
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         with open(dst, "wb") as b:
             b.write(data)
-        shutil.copymode(os.path.join(ROOT, f), dst)
+        if os.path.exists(os.path.join(ROOT, f)):
+            shutil.copymode(os.path.join(ROOT, f), dst)
     for d, _, names in os.walk(src):
         for n in names:
             rel = os.path.relpath(os.path.join(d, n), src)
@@ -55,13 +71,14 @@ def sync_tree(src):
                 os.remove(os.path.join(d, n))
 
 
-def prepare(work):
-    """Syncs the target side to WORK/src and configures WORK/build.
+def prepare(work, rev=None):
+    """Syncs the target side (of the working tree, or of git revision `rev`)
+    to WORK/src and configures WORK/build.
 
     Returns (src, build, env); env makes ccache share hits across copies.
     """
     src, build = os.path.join(work, "src"), os.path.join(work, "build")
-    sync_tree(src)
+    sync_tree(src, rev)
     env = dict(os.environ, CCACHE_BASEDIR=work, CCACHE_NOHASHDIR="1")
     cfg = run(["cmake", "-S", src, "-B", build, "-G", "Ninja",
                "-DTRENCH_TARGET_ONLY=ON", "-DCMAKE_BUILD_TYPE=Release"],

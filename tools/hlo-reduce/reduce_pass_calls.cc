@@ -22,7 +22,8 @@ struct Opportunity {
   std::string computation;
 };
 
-std::vector<Opportunity> Opportunities(const EditableCase& e, bool fusions) {
+std::vector<Opportunity> CallOpportunities(const EditableCase& e,
+                                           bool fusions) {
   std::vector<Opportunity> out;
   for (const HloComputation* comp : e.module->computations()) {
     for (HloInstruction* i : comp->MakeInstructionPostOrder()) {
@@ -71,32 +72,27 @@ HloInstruction* Replacement(EditableCase& e, const Opportunity& o) {
   }
 }
 
-class CallsPass : public ReductionPass {
+class CallsPass : public OpportunityListPass<Opportunity> {
  public:
-  explicit CallsPass(bool fusions) : fusions_(fusions) {}
-  std::string_view name() const override {
-    return fusions_ ? "unfuse" : "inline-calls";
-  }
-  std::string_view description() const override {
-    return fusions_ ? "inline fused computations (unfuse)"
+  explicit CallsPass(bool fusions)
+      : OpportunityListPass(
+            fusions ? "unfuse" : "inline-calls",
+            fusions ? "inline fused computations (unfuse)"
                     : "inline calls, conditionals to one branch, while to its "
-                      "init or one body, remove unreachable computations";
+                      "init or one body, remove unreachable computations"),
+        fusions_(fusions) {}
+
+ private:
+  std::vector<Opportunity> Opportunities(const hlo_diff::Case&,
+                                         const EditableCase& e) const override {
+    return CallOpportunities(e, fusions_);
   }
 
-  int64_t Count(const hlo_diff::Case& c) const override {
-    StatusOr<EditableCase> e = OpenCase(c);
-    return e.ok() ? static_cast<int64_t>(Opportunities(*e, fusions_).size())
-                  : 0;
-  }
-
-  StatusOr<hlo_diff::Case> Apply(
-      const hlo_diff::Case& c, std::span<const int64_t> chosen) const override {
-    ASSIGN_OR_RETURN(EditableCase e, OpenCase(c));
-    const std::vector<Opportunity> ops = Opportunities(e, fusions_);
-    RETURN_IF_ERROR(CheckChosen(chosen, static_cast<int64_t>(ops.size())));
+  StatusOr<hlo_diff::Case> ApplyChosen(
+      const hlo_diff::Case& c, EditableCase& e,
+      const std::vector<Opportunity>& chosen) const override {
     std::vector<HloInstruction*> gone;
-    for (int64_t k : chosen) {
-      const Opportunity& o = ops[k];
+    for (const Opportunity& o : chosen) {
       if (o.site == nullptr) {
         e.dead_computations.erase(o.computation);
         continue;
@@ -111,7 +107,6 @@ class CallsPass : public ReductionPass {
     return FinishCase(e, c, gone);
   }
 
- private:
   bool fusions_;
 };
 

@@ -66,7 +66,7 @@ void ClearDefaultLayouts(Shape& shape) {
   }
 }
 
-std::vector<Opportunity> Opportunities(const HloModule& m) {
+std::vector<Opportunity> AttributeOpportunities(const HloModule& m) {
   std::vector<Opportunity> out;
   for (const auto& [key, value] : m.header_attrs()) {
     out.push_back({Kind::kHeader, nullptr, key});
@@ -135,25 +135,24 @@ void ApplyOne(HloModule& m, const Opportunity& o) {
   }
 }
 
-class DropAttributesPass : public ReductionPass {
+class DropAttributesPass : public OpportunityListPass<Opportunity> {
  public:
-  std::string_view name() const override { return "drop-attributes"; }
-  std::string_view description() const override {
-    return "drop metadata, sharding, backend_config, ..., header attributes, "
-           "layouts, precision_config, control dependencies";
+  DropAttributesPass()
+      : OpportunityListPass(
+            "drop-attributes",
+            "drop metadata, sharding, backend_config, ..., header attributes, "
+            "layouts, precision_config, control dependencies") {}
+
+ private:
+  std::vector<Opportunity> Opportunities(const hlo_diff::Case&,
+                                         const EditableCase& e) const override {
+    return AttributeOpportunities(*e.module);
   }
 
-  int64_t Count(const hlo_diff::Case& c) const override {
-    StatusOr<EditableCase> e = OpenCase(c);
-    return e.ok() ? static_cast<int64_t>(Opportunities(*e->module).size()) : 0;
-  }
-
-  StatusOr<hlo_diff::Case> Apply(
-      const hlo_diff::Case& c, std::span<const int64_t> chosen) const override {
-    ASSIGN_OR_RETURN(EditableCase e, OpenCase(c));
-    const std::vector<Opportunity> ops = Opportunities(*e.module);
-    RETURN_IF_ERROR(CheckChosen(chosen, static_cast<int64_t>(ops.size())));
-    for (int64_t k : chosen) ApplyOne(*e.module, ops[k]);
+  StatusOr<hlo_diff::Case> ApplyChosen(
+      const hlo_diff::Case& c, EditableCase& e,
+      const std::vector<Opportunity>& chosen) const override {
+    for (const Opportunity& o : chosen) ApplyOne(*e.module, o);
     return FinishCase(e, c);
   }
 };

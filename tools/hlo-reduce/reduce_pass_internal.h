@@ -3,11 +3,11 @@
 // arrays, cleaning up what an edit made dead, the oracle's values of entry
 // instructions, literal helpers, and the pass classes' factories.
 //
-// Every pass works the same way: Count and Apply both parse the case's
-// module and enumerate its opportunities in the same deterministic order
-// (computations in module order, instructions in post order), so the
-// numbers agree. Apply edits the parsed module (EditableCase) and
-// FinishCase prints it back with the matching inputs.
+// Every pass works the same way (OpportunityListPass): Count and Apply both
+// parse the case's module and enumerate its opportunities in the same
+// deterministic order (computations in module order, instructions in post
+// order), so the numbers agree. Apply edits the parsed module
+// (EditableCase) and FinishCase prints it back with the matching inputs.
 #pragma once
 
 #include <cstdint>
@@ -121,6 +121,54 @@ HloInstruction* InlineComputation(EditableCase& e, HloInstruction* site,
 // cannot follow keeps its declared shape (the module then fails to verify).
 void PropagateShapes(EditableCase& e, HloComputation& comp,
                      std::unordered_map<const HloInstruction*, Shape> changed);
+
+// The frame every pass shares (with its name and description): its
+// opportunities are a list of `Opportunity` values enumerated from the
+// opened case, Count is the list's size, and Apply opens the case,
+// enumerates the list again (the same order, so the numbers agree), checks
+// `chosen` (CheckChosen) and hands the chosen entries, in enumeration
+// order, to ApplyChosen.
+template <typename Opportunity>
+class OpportunityListPass : public ReductionPass {
+ public:
+  // `name` and `description`: string literals (ReductionPass's name() and
+  // description()).
+  OpportunityListPass(std::string_view name, std::string_view description)
+      : name_(name), description_(description) {}
+
+  std::string_view name() const final { return name_; }
+  std::string_view description() const final { return description_; }
+
+  int64_t Count(const hlo_diff::Case& c) const final {
+    StatusOr<EditableCase> e = OpenCase(c);
+    return e.ok() ? static_cast<int64_t>(Opportunities(c, *e).size()) : 0;
+  }
+
+  StatusOr<hlo_diff::Case> Apply(const hlo_diff::Case& c,
+                                 std::span<const int64_t> chosen) const final {
+    ASSIGN_OR_RETURN(EditableCase e, OpenCase(c));
+    std::vector<Opportunity> ops = Opportunities(c, e);
+    RETURN_IF_ERROR(CheckChosen(chosen, static_cast<int64_t>(ops.size())));
+    std::vector<Opportunity> picked;
+    picked.reserve(chosen.size());
+    for (int64_t k : chosen) picked.push_back(std::move(ops[k]));
+    return ApplyChosen(c, e, picked);
+  }
+
+ protected:
+  // The opportunities of `c`, opened as `e`, in a deterministic order.
+  virtual std::vector<Opportunity> Opportunities(
+      const hlo_diff::Case& c, const EditableCase& e) const = 0;
+  // `c` with `chosen` (a subset of Opportunities(c, e), in its order)
+  // applied to `e`, printed back (FinishCase). Errors: FailedPrecondition
+  // when this combination cannot be applied.
+  virtual StatusOr<hlo_diff::Case> ApplyChosen(
+      const hlo_diff::Case& c, EditableCase& e,
+      const std::vector<Opportunity>& chosen) const = 0;
+
+ private:
+  std::string_view name_, description_;
+};
 
 // The pass objects (one file each).
 std::unique_ptr<ReductionPass> MakeRemoveOutputsPass();

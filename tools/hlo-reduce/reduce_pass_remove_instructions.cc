@@ -68,37 +68,33 @@ std::vector<Opportunity> Removable(const HloModule& m) {
   return out;
 }
 
-class RemoveInstructionsPass : public ReductionPass {
+class RemoveInstructionsPass : public OpportunityListPass<Opportunity> {
  public:
-  std::string_view name() const override { return "remove-instructions"; }
-  std::string_view description() const override {
-    return "remove instructions; uses go to a same-shaped operand, a new "
-           "parameter holding the oracle's value, or a zero constant";
+  RemoveInstructionsPass()
+      : OpportunityListPass(
+            "remove-instructions",
+            "remove instructions; uses go to a same-shaped operand, a new "
+            "parameter holding the oracle's value, or a zero constant") {}
+
+ private:
+  std::vector<Opportunity> Opportunities(const hlo_diff::Case&,
+                                         const EditableCase& e) const override {
+    return Removable(*e.module);
   }
 
-  int64_t Count(const hlo_diff::Case& c) const override {
-    StatusOr<EditableCase> e = OpenCase(c);
-    return e.ok() ? static_cast<int64_t>(Removable(*e->module).size()) : 0;
-  }
-
-  StatusOr<hlo_diff::Case> Apply(
-      const hlo_diff::Case& c, std::span<const int64_t> chosen) const override {
-    ASSIGN_OR_RETURN(EditableCase e, OpenCase(c));
-    const std::vector<Opportunity> removable = Removable(*e.module);
-    RETURN_IF_ERROR(
-        CheckChosen(chosen, static_cast<int64_t>(removable.size())));
+  StatusOr<hlo_diff::Case> ApplyChosen(
+      const hlo_diff::Case& c, EditableCase& e,
+      const std::vector<Opportunity>& chosen) const override {
     HloComputation* entry = e.module->entry_computation();
     std::shared_ptr<const ValueMap> values;
     std::vector<HloInstruction*> gone;
-    for (int64_t k : chosen) {
-      HloInstruction* x = removable[k].instr;
+    for (const Opportunity& o : chosen) {
+      HloInstruction* x = o.instr;
       if (!gone.empty() && gone.back() == x) continue;  // First wins.
       HloComputation* comp = x->parent();
       gone.push_back(x);
       if (x->user_count() == 0 && x != comp->root_instruction()) continue;
-      HloInstruction* with = removable[k].operand >= 0
-                                 ? x->operand(removable[k].operand)
-                                 : nullptr;
+      HloInstruction* with = o.operand >= 0 ? x->operand(o.operand) : nullptr;
       if (with == nullptr && comp == entry) {
         if (values == nullptr) values = OracleValues(c);
         auto it = values->find(x->name());

@@ -7,36 +7,37 @@
 namespace trench::hlo_reduce {
 namespace {
 
-class RemoveOutputsPass : public ReductionPass {
+// Opportunity: the index of the output to drop.
+class RemoveOutputsPass : public OpportunityListPass<int64_t> {
  public:
-  std::string_view name() const override { return "remove-outputs"; }
-  std::string_view description() const override {
-    return "drop elements of the entry's tuple root";
+  RemoveOutputsPass()
+      : OpportunityListPass("remove-outputs",
+                            "drop elements of the entry's tuple root") {}
+
+ private:
+  std::vector<int64_t> Opportunities(const hlo_diff::Case&,
+                                     const EditableCase& e) const override {
+    const Shape& s = e.module->entry_computation()->root_instruction()->shape();
+    std::vector<int64_t> out(s.IsTuple() ? s.tuple_size() : 0);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int64_t>(i);
+    return out;
   }
 
-  int64_t Count(const hlo_diff::Case& c) const override {
-    StatusOr<EditableCase> e = OpenCase(c);
-    if (!e.ok()) return 0;
-    const Shape& s =
-        e->module->entry_computation()->root_instruction()->shape();
-    return s.IsTuple() ? s.tuple_size() : 0;
-  }
-
-  StatusOr<hlo_diff::Case> Apply(
-      const hlo_diff::Case& c, std::span<const int64_t> chosen) const override {
-    ASSIGN_OR_RETURN(EditableCase e, OpenCase(c));
+  StatusOr<hlo_diff::Case> ApplyChosen(
+      const hlo_diff::Case& c, EditableCase& e,
+      const std::vector<int64_t>& chosen) const override {
     HloComputation* entry = e.module->entry_computation();
     HloInstruction* root = entry->root_instruction();
     const int64_t n = root->shape().IsTuple() ? root->shape().tuple_size() : 0;
-    RETURN_IF_ERROR(CheckChosen(chosen, n));
-    if (n == 1 && chosen.size() == 1) chosen = {};  // Unwrap.
     if (n > 1 && static_cast<int64_t>(chosen.size()) == n) {
       return FailedPrecondition("remove-outputs: cannot drop every output");
     }
+    // A tuple of one element: its one opportunity unwraps it.
+    const size_t dropped = n == 1 ? 0 : chosen.size();
     std::vector<HloInstruction*> kept;
     size_t next = 0;
     for (int64_t i = 0; i < n; ++i) {
-      if (next < chosen.size() && chosen[next] == i) {
+      if (next < dropped && chosen[next] == i) {
         ++next;
         continue;
       }

@@ -4,8 +4,10 @@
 //   0  the module's name becomes "m";
 //   1  the computations become "main" (the entry) and c0, c1, ... (module
 //      order);
-//   2  the instructions become v0, v1, ... (computations in module order,
-//      instructions in post order).
+//   2  the instructions become a, b, ..., z, aa, ab, ... (computations in
+//      module order, instructions in post order): the shortest names
+//      (letters only, so never a type like f32), as a text reducer that
+//      shortens identifiers ends with.
 // Names are only labels: operands, called computations and control edges
 // are printed from the graph, so behaviour never changes.
 #include <string>
@@ -19,6 +21,15 @@ namespace {
 
 std::vector<HloComputation*> Computations(HloModule& m) {
   return m.computations();
+}
+
+// The i-th name of a, b, ..., z, aa, ab, ... (bijective base 26).
+std::string InstructionName(size_t i) {
+  std::string name;
+  for (size_t n = i + 1; n > 0; n = (n - 1) / 26) {
+    name.insert(name.begin(), static_cast<char>('a' + (n - 1) % 26));
+  }
+  return name;
 }
 
 // The canonical computation names, in module order.
@@ -55,7 +66,7 @@ std::vector<int> Offered(HloModule& m) {
   }
   const std::vector<HloInstruction*> instrs = Instructions(m);
   for (size_t i = 0; i < instrs.size(); ++i) {
-    if (instrs[i]->name() != "v" + std::to_string(i)) {
+    if (instrs[i]->name() != InstructionName(i)) {
       offered.push_back(2);
       break;
     }
@@ -63,27 +74,26 @@ std::vector<int> Offered(HloModule& m) {
   return offered;
 }
 
-class RenamePass : public ReductionPass {
+class RenamePass : public OpportunityListPass<int> {
  public:
-  std::string_view name() const override { return "rename"; }
-  std::string_view description() const override {
-    return "short names: module m, computations main/c0.., instructions "
-           "v0..";
+  RenamePass()
+      : OpportunityListPass(
+            "rename",
+            "short names: module m, computations main/c0.., instructions "
+            "a, b, ..") {}
+
+ private:
+  std::vector<int> Opportunities(const hlo_diff::Case&,
+                                 const EditableCase& e) const override {
+    return Offered(*e.module);
   }
 
-  int64_t Count(const hlo_diff::Case& c) const override {
-    StatusOr<EditableCase> e = OpenCase(c);
-    return e.ok() ? static_cast<int64_t>(Offered(*e->module).size()) : 0;
-  }
-
-  StatusOr<hlo_diff::Case> Apply(
-      const hlo_diff::Case& c, std::span<const int64_t> chosen) const override {
-    ASSIGN_OR_RETURN(EditableCase e, OpenCase(c));
+  StatusOr<hlo_diff::Case> ApplyChosen(
+      const hlo_diff::Case& c, EditableCase& e,
+      const std::vector<int>& chosen) const override {
     HloModule& m = *e.module;
-    const std::vector<int> offered = Offered(m);
-    RETURN_IF_ERROR(CheckChosen(chosen, static_cast<int64_t>(offered.size())));
-    for (int64_t k : chosen) {
-      switch (offered[k]) {
+    for (int k : chosen) {
+      switch (k) {
         case 0:
           m.set_name("m");
           break;
@@ -106,7 +116,7 @@ class RenamePass : public ReductionPass {
           std::unordered_set<std::string> dead;
           e.names.clear();
           for (size_t i = 0; i < instrs.size(); ++i) {
-            const std::string name = "v" + std::to_string(i);
+            const std::string name = InstructionName(i);
             if (e.dead_instructions.count(instrs[i]->name())) dead.insert(name);
             instrs[i]->set_name(name);
             e.names.insert(name);

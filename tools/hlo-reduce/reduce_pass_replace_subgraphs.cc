@@ -18,8 +18,8 @@ struct Opportunity {
   bool constant;
 };
 
-std::vector<Opportunity> Opportunities(const HloModule& m,
-                                       const ValueMap& values) {
+std::vector<Opportunity> SubgraphOpportunities(const HloModule& m,
+                                               const ValueMap& values) {
   std::vector<Opportunity> out;
   const HloComputation* entry = m.entry_computation();
   for (HloInstruction* i : entry->MakeInstructionPostOrder()) {
@@ -38,34 +38,31 @@ std::vector<Opportunity> Opportunities(const HloModule& m,
   return out;
 }
 
-class ReplaceSubgraphsPass : public ReductionPass {
+class ReplaceSubgraphsPass : public OpportunityListPass<Opportunity> {
  public:
-  std::string_view name() const override { return "replace-subgraphs"; }
-  std::string_view description() const override {
-    return "replace an entry instruction and what only it uses by its "
-           "value (oracle), as a parameter or a small constant";
+  ReplaceSubgraphsPass()
+      : OpportunityListPass(
+            "replace-subgraphs",
+            "replace an entry instruction and what only it uses by its "
+            "value (oracle), as a parameter or a small constant") {}
+
+ private:
+  std::vector<Opportunity> Opportunities(const hlo_diff::Case& c,
+                                         const EditableCase& e) const override {
+    return SubgraphOpportunities(*e.module, *OracleValues(c));
   }
 
-  int64_t Count(const hlo_diff::Case& c) const override {
-    StatusOr<EditableCase> e = OpenCase(c);
-    if (!e.ok()) return 0;
-    return static_cast<int64_t>(
-        Opportunities(*e->module, *OracleValues(c)).size());
-  }
-
-  StatusOr<hlo_diff::Case> Apply(
-      const hlo_diff::Case& c, std::span<const int64_t> chosen) const override {
-    ASSIGN_OR_RETURN(EditableCase e, OpenCase(c));
-    std::shared_ptr<const ValueMap> values = OracleValues(c);
-    const std::vector<Opportunity> ops = Opportunities(*e.module, *values);
-    RETURN_IF_ERROR(CheckChosen(chosen, static_cast<int64_t>(ops.size())));
+  StatusOr<hlo_diff::Case> ApplyChosen(
+      const hlo_diff::Case& c, EditableCase& e,
+      const std::vector<Opportunity>& chosen) const override {
+    std::shared_ptr<const ValueMap> values = OracleValues(c);  // Cached.
     HloComputation* entry = e.module->entry_computation();
     std::vector<HloInstruction*> gone;
     for (size_t k = 0; k < chosen.size(); ++k) {
-      const Opportunity& op = ops[chosen[k]];
+      const Opportunity& op = chosen[k];
       // "By parameter" directly followed by "by constant": the constant.
       if (!op.constant && k + 1 < chosen.size() &&
-          ops[chosen[k + 1]].instr == op.instr) {
+          chosen[k + 1].instr == op.instr) {
         continue;
       }
       HloInstruction* x = op.instr;

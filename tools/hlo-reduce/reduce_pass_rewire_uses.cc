@@ -35,7 +35,7 @@ struct Opportunity {
   HloInstruction* with;  // v.
 };
 
-std::vector<Opportunity> Opportunities(const HloModule& m) {
+std::vector<Opportunity> RewireOpportunities(const HloModule& m) {
   std::vector<Opportunity> out;
   const HloComputation* entry = m.entry_computation();
   for (const HloComputation* comp : m.computations()) {
@@ -125,24 +125,23 @@ bool DependsOn(const HloInstruction* a, const HloInstruction* b) {
   return false;
 }
 
-class RewireUsesPass : public ReductionPass {
+class RewireUsesPass : public OpportunityListPass<Opportunity> {
  public:
-  std::string_view name() const override { return "rewire-uses"; }
-  std::string_view description() const override {
-    return "replace a value, or one use of it, by another existing value "
-           "of the same shape";
+  RewireUsesPass()
+      : OpportunityListPass(
+            "rewire-uses",
+            "replace a value, or one use of it, by another existing value "
+            "of the same shape") {}
+
+ private:
+  std::vector<Opportunity> Opportunities(const hlo_diff::Case&,
+                                         const EditableCase& e) const override {
+    return RewireOpportunities(*e.module);
   }
 
-  int64_t Count(const hlo_diff::Case& c) const override {
-    StatusOr<EditableCase> e = OpenCase(c);
-    return e.ok() ? static_cast<int64_t>(Opportunities(*e->module).size()) : 0;
-  }
-
-  StatusOr<hlo_diff::Case> Apply(
-      const hlo_diff::Case& c, std::span<const int64_t> chosen) const override {
-    ASSIGN_OR_RETURN(EditableCase e, OpenCase(c));
-    const std::vector<Opportunity> ops = Opportunities(*e.module);
-    RETURN_IF_ERROR(CheckChosen(chosen, static_cast<int64_t>(ops.size())));
+  StatusOr<hlo_diff::Case> ApplyChosen(
+      const hlo_diff::Case& c, EditableCase& e,
+      const std::vector<Opportunity>& chosen) const override {
     std::unordered_map<const HloInstruction*, HloInstruction*> replaced;
     auto resolve = [&](HloInstruction* v) {
       for (auto it = replaced.find(v); it != replaced.end();
@@ -153,8 +152,7 @@ class RewireUsesPass : public ReductionPass {
     };
     std::vector<HloInstruction*> gone;
     std::set<std::pair<const HloInstruction*, int64_t>> rewired;
-    for (int64_t k : chosen) {
-      const Opportunity& op = ops[k];
+    for (const Opportunity& op : chosen) {
       HloInstruction* site = op.site;
       if (replaced.contains(site)) continue;  // First wins.
       HloInstruction* with = resolve(op.with);

@@ -56,7 +56,7 @@ int ConstantRank(const Literal& lit) {
 
 namespace {
 
-std::vector<Opportunity> Opportunities(const HloModule& m) {
+std::vector<Opportunity> ConstantOpportunities(const HloModule& m) {
   std::vector<Opportunity> out;
   for (const HloComputation* comp : m.computations()) {
     for (HloInstruction* i : comp->MakeInstructionPostOrder()) {
@@ -74,29 +74,27 @@ std::vector<Opportunity> Opportunities(const HloModule& m) {
   return out;
 }
 
-class SimplifyConstantsPass : public ReductionPass {
+class SimplifyConstantsPass : public OpportunityListPass<Opportunity> {
  public:
-  std::string_view name() const override { return "simplify-constants"; }
-  std::string_view description() const override {
-    return "replace array constants by zeros, ones or a splat";
+  SimplifyConstantsPass()
+      : OpportunityListPass(
+            "simplify-constants",
+            "replace array constants by zeros, ones or a splat") {}
+
+ private:
+  std::vector<Opportunity> Opportunities(const hlo_diff::Case&,
+                                         const EditableCase& e) const override {
+    return ConstantOpportunities(*e.module);
   }
 
-  int64_t Count(const hlo_diff::Case& c) const override {
-    StatusOr<EditableCase> e = OpenCase(c);
-    return e.ok() ? static_cast<int64_t>(Opportunities(*e->module).size()) : 0;
-  }
-
-  StatusOr<hlo_diff::Case> Apply(
-      const hlo_diff::Case& c, std::span<const int64_t> chosen) const override {
-    ASSIGN_OR_RETURN(EditableCase e, OpenCase(c));
-    const std::vector<Opportunity> ops = Opportunities(*e.module);
-    RETURN_IF_ERROR(CheckChosen(chosen, static_cast<int64_t>(ops.size())));
+  StatusOr<hlo_diff::Case> ApplyChosen(
+      const hlo_diff::Case& c, EditableCase& e,
+      const std::vector<Opportunity>& chosen) const override {
     const HloInstruction* last = nullptr;
-    for (int64_t k : chosen) {
-      if (ops[k].constant == last) continue;  // First wins.
-      last = ops[k].constant;
-      ops[k].constant->set_literal(
-          Simplified(ops[k].constant->literal(), ops[k].kind));
+    for (const Opportunity& o : chosen) {
+      if (o.constant == last) continue;  // First wins.
+      last = o.constant;
+      o.constant->set_literal(Simplified(o.constant->literal(), o.kind));
     }
     return FinishCase(e, c);
   }

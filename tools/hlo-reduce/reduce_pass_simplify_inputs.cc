@@ -72,7 +72,7 @@ bool Changes(const Literal& lit, const Opportunity& o) {
   return !(copy == lit);
 }
 
-std::vector<Opportunity> Opportunities(const EditableCase& e) {
+std::vector<Opportunity> InputOpportunities(const EditableCase& e) {
   std::vector<Opportunity> out;
   const int64_t params = static_cast<int64_t>(e.param_inputs.size());
   for (int64_t p = 0; p < params; ++p) {
@@ -108,28 +108,26 @@ std::vector<Opportunity> Opportunities(const EditableCase& e) {
   return out;
 }
 
-class SimplifyInputsPass : public ReductionPass {
+class SimplifyInputsPass : public OpportunityListPass<Opportunity> {
  public:
-  std::string_view name() const override { return "simplify-inputs"; }
-  std::string_view description() const override {
-    return "input arrays to zeros, ones, integers or partly zero; small "
-           "inputs to constants";
+  SimplifyInputsPass()
+      : OpportunityListPass(
+            "simplify-inputs",
+            "input arrays to zeros, ones, integers or partly zero; small "
+            "inputs to constants") {}
+
+ private:
+  std::vector<Opportunity> Opportunities(const hlo_diff::Case&,
+                                         const EditableCase& e) const override {
+    return InputOpportunities(e);
   }
 
-  int64_t Count(const hlo_diff::Case& c) const override {
-    StatusOr<EditableCase> e = OpenCase(c);
-    return e.ok() ? static_cast<int64_t>(Opportunities(*e).size()) : 0;
-  }
-
-  StatusOr<hlo_diff::Case> Apply(
-      const hlo_diff::Case& c, std::span<const int64_t> chosen) const override {
-    ASSIGN_OR_RETURN(EditableCase e, OpenCase(c));
-    const std::vector<Opportunity> ops = Opportunities(e);
-    RETURN_IF_ERROR(CheckChosen(chosen, static_cast<int64_t>(ops.size())));
+  StatusOr<hlo_diff::Case> ApplyChosen(
+      const hlo_diff::Case& c, EditableCase& e,
+      const std::vector<Opportunity>& chosen) const override {
     HloComputation* entry = e.module->entry_computation();
     std::pair<int64_t, int64_t> splatted = {-1, -1};
-    for (int64_t k : chosen) {
-      const Opportunity& o = ops[k];
+    for (const Opportunity& o : chosen) {
       if (o.kind == Kind::kToConstant) {
         HloInstruction* param = entry->parameter_instruction(o.param);
         Literal value = e.param_inputs[o.param].at(0);

@@ -290,11 +290,14 @@ StatusOr<ReduceResult> Reduce(
   while (!stop && r.rounds < options.max_rounds) {
     ++r.rounds;
     bool changed = false;
-    for (size_t pi = 0; pi < passes.size() && !stop; ++pi) {
+    bool sideways = false;
+    for (size_t pi = 0; pi < passes.size() && !stop && !sideways; ++pi) {
       const ReductionPass& pass = *passes[pi];
       PassStats& ps = r.passes[pi];
       pass_name = ps.name;
       const auto pass_start = Clock::now();
+      const CaseSize size_before = MeasureCase(r.best);
+      bool pass_changed = false;
       while (!stop) {
         const int64_t n = pass.Count(r.best);
         if (n == 0) break;
@@ -325,9 +328,14 @@ StatusOr<ReduceResult> Reduce(
           stop = true;
         }
         if (er->accepted.empty()) break;
-        changed = true;
+        changed = pass_changed = true;
       }
       ps.seconds += SecondsSince(pass_start);
+      const CaseSize size_after = MeasureCase(r.best);
+      sideways = pass_changed && pi > 0 &&
+                 size_after.instructions == size_before.instructions &&
+                 size_after.elements == size_before.elements &&
+                 size_after.text_bytes >= size_before.text_bytes;
     }
     if (!changed) break;
   }

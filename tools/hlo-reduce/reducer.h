@@ -5,6 +5,11 @@
 // the engine over its Count(best) opportunities repeatedly until a run
 // accepts nothing (its own fixpoint: an accepted step may expose new
 // opportunities); rounds repeat until one changes nothing (or max_rounds).
+// A pass (but the first) that changed the case without making it smaller
+// by any measure of CaseSize (a sideways move: rewired uses, simpler
+// values) ends the round early, so the next one starts with the removals
+// on what it exposed, before later passes shrink the arrays (a rewiring
+// that shows a bug on whole arrays may not on one-element ones).
 // A candidate is Apply(best, chosen); it must pass ValidateCandidate before
 // it is tested (invalid ones cost no test run), and the engine's cache,
 // keyed by the candidate's content address (CaseSha256), answers

@@ -36,6 +36,13 @@ TEST(RenameTest, ShortNamesSameValues) {
   EXPECT_NE(all.module_text.find("ENTRY %main"), std::string::npos);
   EXPECT_NE(all.module_text.find("to_apply=%c0"), std::string::npos);
   EXPECT_EQ(all.module_text.find("multiply.2"), std::string::npos);
+  // c0's a, b, c; then the entry in post order: d, e, f, g.
+  EXPECT_NE(all.module_text.find("%e = f32[4,8] multiply(f32[4,8] %d, "
+                                 "f32[4,8] %d)"),
+            std::string::npos)
+      << all.module_text;
+  EXPECT_NE(all.module_text.find("ROOT %g = f32[4] reduce("),
+            std::string::npos);
   EXPECT_LT(all.module_text.size(), c.module_text.size());
   auto before = testing::Run(c), after = testing::Run(all);
   ASSERT_TRUE(before.ok() && after.ok());
@@ -45,6 +52,25 @@ TEST(RenameTest, ShortNamesSameValues) {
   const hlo_diff::Case module_only = ApplyValid(*pass, c, {0});
   EXPECT_EQ(pass->Count(module_only), 2);
   EXPECT_NE(module_only.module_text.find("multiply.2"), std::string::npos);
+}
+
+TEST(RenameTest, ManyInstructionsGetTwoLetterNames) {
+  std::string text = "HloModule many\nENTRY e {\n  x0 = f32[2] parameter(0)\n";
+  for (int i = 1; i < 30; ++i) {
+    text += "  x" + std::to_string(i) + " = f32[2] negate(x" +
+            std::to_string(i - 1) + ")\n";
+  }
+  text += "  ROOT r = f32[2] negate(x29)\n}\n";
+  const hlo_diff::Case c = CaseOf(text);
+  const hlo_diff::Case all =
+      ApplyValid(*PassNamed("rename"), c, Iota(PassNamed("rename")->Count(c)));
+  // 31 instructions: a..z, then aa..ae; ROOT is the last.
+  EXPECT_NE(all.module_text.find("%z = f32[2] negate(f32[2] %y)"),
+            std::string::npos)
+      << all.module_text;
+  EXPECT_NE(all.module_text.find("ROOT %ae = f32[2] negate(f32[2] %ad)"),
+            std::string::npos)
+      << all.module_text;
 }
 
 TEST(RenameTest, NoStepUndoesAnother) {

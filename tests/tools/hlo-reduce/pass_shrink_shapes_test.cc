@@ -185,15 +185,32 @@ ENTRY main {
   ROOT sums = s32[2]{0} reduce(wide, zero), dimensions={1}, to_apply=add
 }
 )");
-  // Sizes 2 (0) and 1100 (1, 2); x: 3, 4, 5; wide d1: zero (6), halve (7).
-  ASSERT_EQ(pass->Count(c), 8);
-  hlo_diff::Case out = ApplyValid(*pass, c, {6});
+  // Size 2: to 1 (0). Size 1100: to 1 (1), then coarsest first: / 256
+  // (2), / 16 (3), / 2 (4). x: d0 (5), d1 (6..9). wide d1's padding
+  // 1098900: zero (10), / 65536 (11), / 4096 (12), / 256 (13), / 16 (14),
+  // / 2 (15).
+  ASSERT_EQ(pass->Count(c), 16);
+  hlo_diff::Case out = ApplyValid(*pass, c, {10});
   EXPECT_NE(out.module_text.find("s32[2,1100]{1,0} pad"), std::string::npos)
       << out.module_text;
   EXPECT_LT(MeasureCase(out).elements, 10000);
   EXPECT_NE(
-      ApplyValid(*pass, c, {7}).module_text.find("s32[2,550550]{1,0} pad"),
+      ApplyValid(*pass, c, {15}).module_text.find("s32[2,550550]{1,0} pad"),
       std::string::npos);
+  // 1098900 / 65536 = 16 (padding rounds down): 1100 + 16.
+  EXPECT_NE(ApplyValid(*pass, c, {11}).module_text.find("s32[2,1116]{1,0} pad"),
+            std::string::npos);
+  // Every size 1100 to ceil(1100 / 16) = 69 (the input follows), or to
+  // ceil(1100 / 256) = 5; the coarsest chosen wins.
+  hlo_diff::Case x69 = ApplyValid(*pass, c, {3});
+  EXPECT_NE(x69.module_text.find("s32[2,1098969]{1,0} pad"), std::string::npos)
+      << x69.module_text;
+  EXPECT_EQ(x69.inputs[0].shape().dims(), (std::vector<int64_t>{2, 69}));
+  EXPECT_EQ(x69.inputs[0].GetAsDouble(70), c.inputs[0].GetAsDouble(1101));
+  EXPECT_EQ(ApplyValid(*pass, c, {2, 3, 4}).module_text,
+            ApplyValid(*pass, c, {2}).module_text);
+  EXPECT_NE(ApplyValid(*pass, c, {2}).module_text.find("s32[2,5]{1,0} param"),
+            std::string::npos);
 }
 
 TEST(ShrinkShapesTest, ShrinksBroadcastDims) {
