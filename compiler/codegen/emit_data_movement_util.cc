@@ -137,10 +137,10 @@ std::string MemOperand(const DmaEnd& e) {
   return s + "]";
 }
 
-void EmitBoxDma(KernelBuilder& kb, const DmaEnd& dst, const DmaEnd& src,
-                const Box& box, int elem_bytes, int sem) {
+bool EmitBoxDma(KernelBuilder& kb, const DmaEnd& dst, const DmaEnd& src,
+                const Box& box, int elem_bytes, int sem, bool wait) {
   for (int64_t c : box.counts) {
-    if (c == 0) return;
+    if (c == 0) return false;
   }
   Box b = Normalize(box);
   const int64_t run = ContiguousRun(b);
@@ -162,8 +162,9 @@ void EmitBoxDma(KernelBuilder& kb, const DmaEnd& dst, const DmaEnd& src,
   const std::string tail = ", " + I(chunk) + ", " + I(sem) + triples;
   if (loops == 0) {
     kb.Emit("dmastart " + MemOperand(dst) + ", " + MemOperand(src) + tail);
+    if (!wait) return true;
     kb.Emit("dmawait " + I(sem));
-    return;
+    return false;
   }
   // Outer dims: s10 / s11 walk the source / destination, s12+j counts.
   auto base = [&](int reg, const DmaEnd& e) {
@@ -192,6 +193,7 @@ void EmitBoxDma(KernelBuilder& kb, const DmaEnd& dst, const DmaEnd& src,
     kb.Emit("sadd s10, s10, " + I(-ss * b.counts[j]));
     kb.Emit("sadd s11, s11, " + I(-ds * b.counts[j]));
   }
+  return false;
 }
 
 void EmitAffineScatter(KernelBuilder& kb, const std::vector<int64_t>& in_dims,
@@ -286,17 +288,23 @@ Status EmitClampedStarts(const HloInstruction& instr, const BufferPlan& plan,
     const std::string x = S(1 + d);
     const int64_t hi = dims[d] - sizes[d];
     kb.Emit("sld." + types[d] + " " + x + ", smem[" + I(slots[d]) + "]");
-    kb.Emit("simm s11, " + I(hi));
-    if (types[d] == "u64") {  // Above INT64_MAX: saturates, clamps to hi.
-      kb.Emit("scmplt s10, " + x + ", 0");
-      kb.Emit("ssel " + x + ", s10, s11, " + x);
-    }
-    kb.Emit("smax " + x + ", " + x + ", 0");
-    kb.Emit("smin " + x + ", " + x + ", s11");
+    EmitClampScalar(kb, 1 + d, types[d], hi, 10);
     kb.Emit("smul s10, " + x + ", " + I(strides[d]));
     kb.Emit("sadd s9, s9, s10");
   }
   return Status::Ok();
+}
+
+void EmitClampScalar(KernelBuilder& kb, int x, const std::string& type,
+                     int64_t hi, int scratch) {
+  const std::string r = S(x), t = S(scratch), h = S(scratch + 1);
+  kb.Emit("simm " + h + ", " + I(hi));
+  if (type == "u64") {  // Above INT64_MAX: saturates, clamps to hi.
+    kb.Emit("scmplt " + t + ", " + r + ", 0");
+    kb.Emit("ssel " + r + ", " + t + ", " + h + ", " + r);
+  }
+  kb.Emit("smax " + r + ", " + r + ", 0");
+  kb.Emit("smin " + r + ", " + r + ", " + h);
 }
 
 void EmitAddScaled(KernelBuilder& kb, int acc, int coord, int64_t factor,

@@ -84,9 +84,12 @@ std::string MemOperand(const DmaEnd& e);
 // Emits the DMAs copying `box` (elements of `elem_bytes`) from `src` to
 // `dst` on semaphore `sem` and waits for them. Up to three strided dims go
 // in one dmastart; further outer dims become scalar loops (s10..s19).
-// Nothing is emitted for an empty box. REQUIRES: rank(box) <= 8.
-void EmitBoxDma(KernelBuilder& kb, const DmaEnd& dst, const DmaEnd& src,
-                const Box& box, int elem_bytes, int sem);
+// Nothing is emitted for an empty box. With `wait` false, a box that is
+// one dmastart is left in flight (the caller waits on `sem`; at most 64
+// DMAs may be in flight) and true is returned; false means every DMA
+// emitted was waited for. REQUIRES: rank(box) <= 8.
+bool EmitBoxDma(KernelBuilder& kb, const DmaEnd& dst, const DmaEnd& src,
+                const Box& box, int elem_bytes, int sem, bool wait = true);
 
 // An index-mapped scatter, the mirror of EmitGather: for every element of
 // the dense `in_dims` array at VMEM `in_vmem` (memory type `mem`) whose
@@ -115,6 +118,13 @@ void EmitFill(KernelBuilder& kb, int64_t elements, const std::string& mem,
 Status EmitClampedStarts(const HloInstruction& instr, const BufferPlan& plan,
                          int first, const std::vector<int64_t>& dims,
                          const std::vector<int64_t>& sizes, KernelBuilder& kb);
+
+// Clamps the start index in s<x> (loaded by sld from HLO integer type
+// `type`, so sign- or zero-extended) to [0, hi]; u64 values above
+// INT64_MAX (negative in s<x>) clamp to hi. Clobbers s<scratch> and
+// s<scratch + 1>.
+void EmitClampScalar(KernelBuilder& kb, int x, const std::string& type,
+                     int64_t hi, int scratch);
 
 // Index-vector decoding for gather and scatter (registers: v14:v15 scratch,
 // v16:v17 the index lanes).

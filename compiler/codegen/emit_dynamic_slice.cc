@@ -6,7 +6,10 @@
 // address is computed at run time when its rows are contiguous; otherwise
 // the span of HBM the window covers (its first to its last element) is
 // DMA'd to VMEM at the run-time address and the window is gathered /
-// scattered there with static indices.
+// scattered there with static indices. When that span and the window do
+// not fit in the VMEM left (a narrow window of a large array), the window
+// moves HBM to HBM as a box DMA of short chunks instead: slower, but it
+// needs no VMEM.
 //
 // dynamic-update-slice writes only the window when the result shares its
 // buffer with operand 0 (in place); otherwise it first copies operand 0.
@@ -23,6 +26,15 @@ int64_t Span(const std::vector<int64_t>& sizes,
   int64_t span = 1;
   for (size_t d = 0; d < sizes.size(); ++d) span += (sizes[d] - 1) * strides[d];
   return span;
+}
+
+// True when `span` elements and `window` bytes staged (512-aligned) fit in
+// the VMEM `kb` has left.
+bool SpanFits(const KernelBuilder& kb, int64_t span, int esz,
+              int64_t window_bytes) {
+  auto aligned = [](int64_t b) { return (b + 511) / 512 * 512; };
+  return aligned(span * esz) + aligned(window_bytes) <=
+         kb.vmem_capacity() - kb.vmem_used();
 }
 
 // s<reg> = HBM address of `buffer` + s9 * esz.
@@ -49,12 +61,12 @@ Status EmitDynamicSlice(const HloInstruction& instr, const BufferPlan& plan,
   const std::vector<int64_t> ist = dm::RowMajorStrides(in.dims);
   const dm::Box box{out.dims, ist, dm::RowMajorStrides(out.dims)};
   WindowAddress(kb, 1, in.name, esz);
-  if (dm::WorthDma(box, esz)) {
+  const int64_t span = Span(out.dims, ist);
+  if (dm::WorthDma(box, esz) || !SpanFits(kb, span, esz, out.bytes)) {
     kb.Emit("saddr s3, " + out.name);
     dm::EmitBoxDma(kb, {"hbm", 3, 0}, {"hbm", 1, 0}, box, esz, 0);
     return Status::Ok();
   }
-  const int64_t span = Span(out.dims, ist);
   const int64_t span_vmem = kb.AllocVmem(span * esz);
   const int64_t out_vmem = kb.AllocVmem(out.bytes);
   kb.Emit("dmastart vmem[" + std::to_string(span_vmem) + "], hbm[s1], " +
@@ -90,14 +102,14 @@ Status EmitDynamicUpdateSlice(const HloInstruction& instr,
   const std::vector<int64_t> ost = dm::RowMajorStrides(out.dims);
   const dm::Box box{upd.dims, dm::RowMajorStrides(upd.dims), ost};
   WindowAddress(kb, 1, out.name, esz);
-  if (dm::WorthDma(box, esz)) {
+  const int64_t span = Span(upd.dims, ost);
+  if (dm::WorthDma(box, esz) || !SpanFits(kb, span, esz, upd.bytes)) {
     kb.Emit("saddr s3, " + upd.name);
     dm::EmitBoxDma(kb, {"hbm", 1, 0}, {"hbm", 3, 0}, box, esz, 0);
     return Status::Ok();
   }
   // Read the window's span of the result, update it in VMEM, write it back
   // (the bytes between the window's rows go back unchanged).
-  const int64_t span = Span(upd.dims, ost);
   const int64_t span_vmem = kb.AllocVmem(span * esz);
   const int64_t upd_vmem = kb.AllocVmem(upd.bytes);
   const std::string span_bytes = std::to_string(span * esz);

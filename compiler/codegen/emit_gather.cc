@@ -11,9 +11,12 @@
 //   operand element = start + the offset coordinates (c at offset_dims,
 //       in operand dim order over the non-collapsed, non-batching dims),
 // and one vgather of the operand (staged in VMEM, bit containers) fetches
-// it. indices_are_sorted / unique_indices change nothing here.
+// it. indices_are_sorted / unique_indices change nothing here. When the
+// operand, indices and result do not fit in VMEM together, the slices move
+// HBM to HBM one by one instead (stream_gather_rows.h).
 #include "compiler/codegen/emit_data_movement_util.h"
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/stream_gather_rows.h"
 #include "compiler/ir/dtype.h"
 
 namespace trench::codegen {
@@ -69,6 +72,9 @@ Status EmitGatherOp(const HloInstruction& instr, const BufferPlan& plan,
       dn.operand_batching_dims.size() !=
           dn.start_indices_batching_dims.size()) {
     return CannotCompile(instr, "malformed gather");
+  }
+  if (!GatherFitsStaged(kb, op, idx, out)) {
+    return EmitGatherByRows(instr, op, idx, out, kb);
   }
   const std::string mem = dm::MoveType(op.dtype);
   const std::vector<int64_t> ostr = dm::RowMajorStrides(op.dims);

@@ -9,8 +9,12 @@
 // input (XLA: padding and dilation holes contribute nothing). Valid lanes
 // gather their elements and fold them into the accumulators; invalid lanes
 // keep theirs (vsel, or a predicated op for single-op reducers).
+// Operands and results too large to stage whole stream in blocks of
+// output rows (stream_reduce_window.h).
 #include "compiler/codegen/emit_reduce_util.h"
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/stream_reduce.h"
+#include "compiler/codegen/stream_reduce_window.h"
 #include "compiler/ir/opcode.h"
 
 namespace trench::codegen {
@@ -115,25 +119,19 @@ void EmitWindowIndex(KernelBuilder& kb, const std::vector<WindowDim>& window,
   EmitDividedIndex(kb, bases, /*subtract=*/false, divisor, in_dims, idx, u);
 }
 
-Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
-                        KernelBuilder& kb) {
-  ASSIGN_OR_RETURN(ReductionOperands ops, GetReductionOperands(instr, plan));
-  if (!instr.attrs().window.has_value()) {
-    return CannotCompile(instr, "a missing window");
-  }
+Status EmitReduceWindowTiles(KernelBuilder& kb, const HloInstruction& instr,
+                             const ReductionOperands& ops,
+                             const ReductionVmem& vmem, const Reducer& reducer,
+                             int64_t elements, const std::string& out_first,
+                             const std::string& in_first) {
   const std::vector<WindowDim>& window = *instr.attrs().window;
   const int64_t n = ops.n;
   const std::vector<ArrayBuffer>& ins = ops.ins;
   const std::vector<ArrayBuffer>& inits = ops.inits;
   const std::vector<int64_t>& in_dims = ins[0].dims;
   const int64_t rank = in_dims.size();
-  RETURN_IF_ERROR(CheckWindow(instr, window, rank));
   const HloComputation& comp = *instr.to_apply();
-  ASSIGN_OR_RETURN(Reducer reducer, ChooseReducer(instr, ops));
   const std::vector<int64_t>& out_dims = ops.outs[0].dims;
-  if (ops.outs[0].elements == 0) return Status::Ok();
-
-  const ReductionVmem vmem = StageReduction(kb, ops);
   VRegPool pool;
   std::vector<int> bases, acc, x, res;
   for (int64_t d = 0; d < rank; ++d) {
@@ -155,13 +153,21 @@ Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
   std::vector<int> params = acc;
   params.insert(params.end(), x.begin(), x.end());
 
-  kb.BeginLinearTiles(ops.outs[0].elements);
+  kb.BeginLinearTiles(elements);
   kb.LinearIndex();
+  if (!out_first.empty()) {  // Global output coordinates.
+    kb.Emit("vbcast.s32 v28, " + out_first);
+    kb.Emit("vadd.s32 v31, v31, v28");
+  }
   EmitWindowBases(kb, 31, out_dims, window, bases);
   EmitLoadInits(kb, ops, vmem, acc, idx);
   if (WindowPositions(window) > 0 && ins[0].elements > 0) {
     RETURN_IF_ERROR(EmitNestedLoops(kb, WindowLoops(window), [&]() -> Status {
       EmitWindowIndex(kb, window, in_dims, bases, idx, u);
+      if (!in_first.empty()) {  // Offsets into the staged part.
+        kb.Emit("vbcast.s32 v28, " + in_first);
+        kb.Emit("vsub.s32 " + VReg(idx) + ", " + VReg(idx) + ", v28");
+      }
       EmitGatherInputs(kb, ops, vmem, x, idx, 4);
       if (reducer.direct) {
         kb.Emit(reducer.simple + "." + LaneType(ins[0].dtype) + " " +
@@ -177,7 +183,32 @@ Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
       return Status::Ok();
     }));
   }
-  EmitStoreResults(kb, ops, vmem, acc);
+  for (int64_t i = 0; i < n; ++i) {
+    kb.StoreTile(ops.outs[i].dtype, vmem.outs[i], acc[i]);
+  }
+  kb.EndLinearTiles();
+  return Status::Ok();
+}
+
+Status EmitReduceWindow(const HloInstruction& instr, const BufferPlan& plan,
+                        KernelBuilder& kb) {
+  ASSIGN_OR_RETURN(ReductionOperands ops, GetReductionOperands(instr, plan));
+  if (!instr.attrs().window.has_value()) {
+    return CannotCompile(instr, "a missing window");
+  }
+  RETURN_IF_ERROR(
+      CheckWindow(instr, *instr.attrs().window, ops.ins[0].dims.size()));
+  ASSIGN_OR_RETURN(Reducer reducer, ChooseReducer(instr, ops));
+  if (ops.outs[0].elements == 0) return Status::Ok();
+  if (!ReductionFitsStaged(kb, ops)) {
+    return EmitStreamedReduceWindow(instr, ops, reducer, kb);
+  }
+  const ReductionVmem vmem = StageReduction(kb, ops);
+  RETURN_IF_ERROR(EmitReduceWindowTiles(kb, instr, ops, vmem, reducer,
+                                        ops.outs[0].elements, "", ""));
+  for (int64_t i = 0; i < ops.n; ++i) {
+    kb.DmaOut(ops.outs[i].name, vmem.outs[i], ops.outs[i].bytes);
+  }
   return Status::Ok();
 }
 

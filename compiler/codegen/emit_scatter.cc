@@ -19,9 +19,12 @@
 // unit). Distinct targets commute, and each target sees its updates in
 // order, so duplicates agree with the oracle bit for bit.
 // indices_are_sorted / unique_indices are accepted and not relied on.
+// When the staged arrays do not fit in VMEM, the results stay in HBM and
+// are updated window by window instead (stream_scatter.h).
 #include "compiler/codegen/emit_data_movement_util.h"
 #include "compiler/codegen/emit_reduce_util.h"
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/stream_scatter.h"
 #include "compiler/codegen/vector_ops.h"
 #include "compiler/ir/dtype.h"
 
@@ -106,6 +109,9 @@ Status EmitScatterOp(const HloInstruction& instr, const BufferPlan& plan,
       kb.Emit("dmawait 0");
     }
     return Status::Ok();
+  }
+  if (!ScatterFitsStaged(kb, {ops, upds, outs, idx})) {
+    return EmitScatterByWindows(instr, {ops, upds, outs, idx}, kb);
   }
   const int nsc = static_cast<int>(scatter_udims.size());
   const std::vector<int64_t> ostr = dm::RowMajorStrides(odims);

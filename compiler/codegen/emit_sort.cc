@@ -15,10 +15,13 @@
 // Permutations live in VMEM as s32 [length][rows] (lane-contiguous).
 // Complex operands are gathered as register pairs (c64) or quads (c128,
 // KernelBuilder::Gather); the comparator sees them as complex values.
+// Operands too large to stage whole are sorted tile by tile
+// (stream_sort.h) with the same row sort (EmitSortTile).
 #include <algorithm>
 
 #include "compiler/codegen/emit_reduce_util.h"
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/stream_sort.h"
 #include "compiler/ir/opcode.h"
 
 namespace trench::codegen {
@@ -63,24 +66,51 @@ Status EmitSort(const HloInstruction& instr, const BufferPlan& plan,
   RETURN_IF_ERROR(CheckScalarComputation(instr, comp));
   const int64_t total = Product(dims);
   if (total == 0) return Status::Ok();
-  const int64_t len = dims[sd];
-  int64_t inner = 1;
-  for (int64_t d = sd + 1; d < rank; ++d) inner *= dims[d];
-  const int64_t rows = total / len;
-  const int64_t outer = rows / inner;
   if (total > (int64_t{1} << 30))
     return CannotCompile(instr, "> 2^30 elements");
-
-  std::vector<int64_t> in_vmem, out_vmem;
-  for (int64_t i = 0; i < n; ++i) {
-    in_vmem.push_back(kb.AllocVmem(ins[i].bytes));
-    kb.DmaIn(in_vmem.back(), ins[i].name, ins[i].bytes);
+  SortTile t;
+  t.len = dims[sd];
+  for (int64_t d = sd + 1; d < rank; ++d) t.inner *= dims[d];
+  t.outer = total / t.len / t.inner;
+  for (int64_t i = 0; i < n; ++i) t.dtypes.push_back(ins[i].dtype);
+  if (SortTileBytes(t.dtypes, total) > kb.vmem_capacity() - kb.vmem_used()) {
+    return EmitStreamedSort(instr, ins, outs, t, kb);
   }
-  const int64_t perm[2] = {kb.AllocVmem(total * 4), kb.AllocVmem(total * 4)};
   for (int64_t i = 0; i < n; ++i) {
-    out_vmem.push_back(kb.AllocVmem(outs[i].bytes));
+    t.in_vmem.push_back(kb.AllocVmem(ins[i].bytes));
+    kb.DmaIn(t.in_vmem.back(), ins[i].name, ins[i].bytes);
   }
+  t.perm[0] = kb.AllocVmem(total * 4);
+  t.perm[1] = kb.AllocVmem(total * 4);
+  for (int64_t i = 0; i < n; ++i) {
+    t.out_vmem.push_back(kb.AllocVmem(outs[i].bytes));
+  }
+  RETURN_IF_ERROR(EmitSortTile(kb, instr, t));
+  for (int64_t i = 0; i < n; ++i) {
+    kb.DmaOut(outs[i].name, t.out_vmem[i], outs[i].bytes);
+  }
+  return Status::Ok();
+}
 
+int64_t SortTileBytes(const std::vector<std::string>& dtypes,
+                      int64_t elements) {
+  auto aligned = [](int64_t b) { return (b + 511) / 512 * 512; };
+  int64_t bytes = 2 * aligned(elements * 4);
+  for (const std::string& t : dtypes) {
+    bytes += 2 * aligned(elements * MemTypeBytes(MemType(t)));
+  }
+  return bytes;
+}
+
+Status EmitSortTile(KernelBuilder& kb, const HloInstruction& instr,
+                    const SortTile& t) {
+  const int64_t n = t.dtypes.size();
+  const int64_t len = t.len, inner = t.inner, outer = t.outer;
+  const int64_t rows = outer * inner;
+  const std::vector<int64_t>& in_vmem = t.in_vmem;
+  const std::vector<int64_t>& out_vmem = t.out_vmem;
+  const int64_t* perm = t.perm;
+  const HloComputation& comp = *instr.to_apply();
   VRegPool pool;
   ASSIGN_OR_RETURN(int rowbase, pool.Alloc(false));
   ASSIGN_OR_RETURN(int tmp, pool.Alloc(false));
@@ -96,12 +126,12 @@ Status EmitSort(const HloInstruction& instr, const BufferPlan& plan,
   std::vector<int> params(2 * n, -1);
   int widest = 1;
   for (int64_t i = 0; i < n; ++i) {
-    widest = std::max(widest, RegCount(ins[i].dtype));
+    widest = std::max(widest, RegCount(t.dtypes[i]));
     for (int side = 0; side < 2; ++side) {
       const HloInstruction* p = comp.parameter_instruction(2 * i + side);
       if (p->user_count() == 0 && p != comp.root_instruction()) continue;
       ASSIGN_OR_RETURN(params[2 * i + side],
-                       pool.AllocN(RegCount(ins[i].dtype)));
+                       pool.AllocN(RegCount(t.dtypes[i])));
     }
   }
   // Element `pos_reg` (s32 row position) of operand i: rowbase + pos*inner.
@@ -173,11 +203,11 @@ Status EmitSort(const HloInstruction& instr, const BufferPlan& plan,
       const std::string in_at = "vmem[" + std::to_string(in_vmem[i]) + "]";
       if (params[2 * i] >= 0) {
         element_index(ja, tmp);
-        kb.Gather(params[2 * i], ins[i].dtype, in_at, tmp, "m5");
+        kb.Gather(params[2 * i], t.dtypes[i], in_at, tmp, "m5");
       }
       if (params[2 * i + 1] >= 0) {
         element_index(ia, tmp);
-        kb.Gather(params[2 * i + 1], ins[i].dtype, in_at, tmp, "m4");
+        kb.Gather(params[2 * i + 1], t.dtypes[i], in_at, tmp, "m4");
       }
     }
     RETURN_IF_ERROR(
@@ -204,7 +234,7 @@ Status EmitSort(const HloInstruction& instr, const BufferPlan& plan,
 
   // out_i[row, k] = in_i[row, perm[k]].
   for (int64_t k = 0; k < 2 * n; ++k) {
-    if (params[k] >= 0) pool.FreeN(params[k], RegCount(ins[k / 2].dtype));
+    if (params[k] >= 0) pool.FreeN(params[k], RegCount(t.dtypes[k / 2]));
   }
   ASSIGN_OR_RETURN(const int moved, pool.AllocN(widest));
   kb.Emit("simm s10, 0");
@@ -218,17 +248,14 @@ Status EmitSort(const HloInstruction& instr, const BufferPlan& plan,
   kb.Emit("vbcast.s32 " + VReg(vi) + ", s10");
   element_index(vi, vj);
   for (int64_t i = 0; i < n; ++i) {
-    kb.Gather(moved, ins[i].dtype, "vmem[" + std::to_string(in_vmem[i]) + "]",
+    kb.Gather(moved, t.dtypes[i], "vmem[" + std::to_string(in_vmem[i]) + "]",
               ja, "m0");
-    kb.Scatter(outs[i].dtype, "vmem[" + std::to_string(out_vmem[i]) + "]", vj,
+    kb.Scatter(t.dtypes[i], "vmem[" + std::to_string(out_vmem[i]) + "]", vj,
                moved, "m0");
   }
   kb.Emit("sadd s10, s10, 1");
   kb.Emit("sloop s1, " + final_loop);
   kb.EndLinearTiles();
-  for (int64_t i = 0; i < n; ++i) {
-    kb.DmaOut(outs[i].name, out_vmem[i], outs[i].bytes);
-  }
   return Status::Ok();
 }
 

@@ -192,6 +192,17 @@ class Fuser {
       Grow(gi);
       Group& grown = groups_[gi];
       if (grown.size() < 2) continue;  // A single op: nothing fused yet.
+      // A reduce with nothing but its init values: a fused kernel gains
+      // nothing over the unfused reduce (which takes the inits as scalars)
+      // and loses its cross-lane fold.
+      if (OnlyInitsOf(grown, c)) {
+        for (HloInstruction* m : grown.owned) {
+          if (m != c) owner_.erase(m);
+        }
+        grown.owned = {c};
+        DropCopies(gi);
+        continue;
+      }
       auto spec = Analyze(grown);
       if (spec.ok() &&
           ctx_->ShouldRewrite(kPass, KindSite(spec->kind), c->name())) {
@@ -206,6 +217,26 @@ class Fuser {
       grown.owned = {c};
       DropCopies(gi);
     }
+  }
+
+  // True when `seed` is a reduce and every other member of `g` is one of
+  // its init operands.
+  static bool OnlyInitsOf(const Group& g, const HloInstruction* seed) {
+    if (seed->opcode() != HloOpcode::kReduce) return false;
+    const int64_t n = seed->operand_count() / 2;
+    auto is_init = [&](const HloInstruction* m) {
+      for (int64_t k = n; k < seed->operand_count(); ++k) {
+        if (seed->operand(k) == m) return true;
+      }
+      return false;
+    };
+    for (const HloInstruction* m : g.owned) {
+      if (m != seed && !is_init(m)) return false;
+    }
+    for (const HloInstruction* m : g.copied) {
+      if (!is_init(m)) return false;
+    }
+    return true;
   }
 
   // True if some alive group other than `gi` copies `i`.

@@ -124,6 +124,68 @@ std::string FusedReducerMnemonic(const HloComputation& c, PrimitiveType t) {
   }
 }
 
+int64_t FusionVmemBytes(const std::vector<const HloInstruction*>& members,
+                        const std::vector<const HloInstruction*>& roots) {
+  const std::unordered_set<const HloInstruction*> in(members.begin(),
+                                                     members.end());
+  // The own-position space: the reduce input's elements, else the roots'.
+  int64_t n = roots.empty() ? 0 : roots[0]->shape().element_count();
+  const HloInstruction* dot = nullptr;
+  for (const HloInstruction* m : members) {
+    if (m->opcode() == HloOpcode::kReduce) {
+      n = m->operand(0)->shape().element_count();
+    }
+    if (m->opcode() == HloOpcode::kDot) dot = m;
+  }
+  // Walk the reads from the roots at the own position (stream_fusion.cc's
+  // ParamAccess): index maps and dots read their operands at mapped
+  // positions, a reduce its init.
+  std::set<const HloInstruction*> own, mapped, seen_own, seen_mapped;
+  std::vector<std::pair<const HloInstruction*, bool>> stack;
+  for (const HloInstruction* r : roots) stack.push_back({r, true});
+  while (!stack.empty()) {
+    auto [x, at_own] = stack.back();
+    stack.pop_back();
+    if (!(at_own ? seen_own : seen_mapped).insert(x).second) continue;
+    if (!in.count(x)) {
+      (at_own ? own : mapped).insert(x);
+      continue;
+    }
+    const FusedOpClass c = ClassifyFusedOp(*x);
+    if (c == FusedOpClass::kIota || c == FusedOpClass::kConstant) continue;
+    for (int64_t i = 0; i < x->operand_count(); ++i) {
+      const bool mapped_read = c == FusedOpClass::kIndexMap ||
+                               c == FusedOpClass::kDot ||
+                               (c == FusedOpClass::kReduce && i == 1);
+      stack.push_back({x->operand(i), at_own && !mapped_read});
+    }
+  }
+  int64_t staged = 0, per_element = 0;
+  auto add_array = [&](const HloInstruction* a, bool streams) {
+    if (streams && dot == nullptr) {
+      per_element += ByteWidth(a->shape().element_type());
+    } else {
+      staged += a->shape().byte_size();
+    }
+  };
+  for (const HloInstruction* p : own) {
+    if (!mapped.count(p)) add_array(p, p->shape().element_count() == n);
+  }
+  for (const HloInstruction* p : mapped) add_array(p, false);
+  for (const HloInstruction* r : roots) add_array(r, true);
+  if (dot != nullptr) {
+    const auto& dn = dot->attrs().dot_dnums;
+    const Shape& a = dot->operand(0)->shape();
+    const Shape& b = dot->operand(1)->shape();
+    const int64_t lc = dn->lhs_contracting[0], rc = dn->rhs_contracting[0];
+    const int64_t M = RoundUp(std::max<int64_t>(a.dim(1 - lc), 1), 8);
+    const int64_t K = RoundUp(std::max<int64_t>(a.dim(lc), 1), 128);
+    const int64_t N = RoundUp(std::max<int64_t>(b.dim(1 - rc), 1), 128);
+    staged += 4 * (M * K + K * N + M * N) + dot->shape().byte_size();
+  }
+  return staged + 2 * kMinStreamChunk * per_element;
+}
+
 StatusOr<FusionSpec> AnalyzeFusion(
     const std::vector<const HloInstruction*>& members,
     const std::vector<const HloInstruction*>& roots) {
@@ -141,18 +203,12 @@ StatusOr<FusionSpec> AnalyzeFusion(
   FusionSpec spec;
   std::vector<const HloInstruction*> reduces;
   int64_t registers = 0;
-  int64_t vmem = 0;
-  std::set<const HloInstruction*> params;
   for (const HloInstruction* m : members) {
     const FusedOpClass c = ClassifyFusedOp(*m);
     if (c == FusedOpClass::kUnsupported) {
       return Reject(*m, "not an op the fused kernel computes");
     }
     registers += RegisterWidth(m->shape());
-    for (const HloInstruction* o : m->operands()) {
-      if (!is_member(o) && params.insert(o).second)
-        vmem += o->shape().byte_size();
-    }
     if (c == FusedOpClass::kIndexMap) {
       registers += 2;  // The mapped position and its index math.
       // The operand subtree must be pure: no computed value is evaluated
@@ -206,24 +262,18 @@ StatusOr<FusionSpec> AnalyzeFusion(
       if (is_member(m->operand(0)) || is_member(m->operand(1))) {
         return Reject(*m, "dot operands must be fusion parameters");
       }
-      const int64_t lc = dn->lhs_contracting[0], rc = dn->rhs_contracting[0];
-      const int64_t M = RoundUp(std::max<int64_t>(a.dim(1 - lc), 1), 8);
-      const int64_t K = RoundUp(std::max<int64_t>(a.dim(lc), 1), 128);
-      const int64_t N = RoundUp(std::max<int64_t>(b.dim(1 - rc), 1), 128);
-      vmem += 4 * (M * K + K * N + M * N) + m->shape().byte_size();
       spec.dot = m;
     }
   }
   for (const HloInstruction* r : roots) {
     if (!is_member(r)) return InvalidArgument("a root is not a member");
-    vmem += r->shape().byte_size();
   }
   if (registers > kFusionRegisterBudget) {
     return InvalidArgument("fusion needs more than " +
                            std::to_string(kFusionRegisterBudget) +
                            " live vector registers");
   }
-  if (vmem > kFusionVmemBudget) {
+  if (FusionVmemBytes(members, roots) > kFusionVmemBudget) {
     return InvalidArgument("fusion stages more than the VMEM budget");
   }
   if (!reduces.empty()) {

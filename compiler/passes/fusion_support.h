@@ -6,8 +6,9 @@
 // A candidate fusion is a set of `members` (instructions of one
 // computation) and the `roots` among them whose values leave the fusion.
 // Operands that are not members are the fusion's parameters (staged whole
-// in VMEM by the kernel). Every member is evaluated per 8x128 output tile
-// in vector registers at a "position" (a linear element index):
+// in VMEM by the kernel, or streamed when too large: FusionVmemBytes). Every
+// member is evaluated per 8x128 output tile in vector registers at a "position"
+// (a linear element index):
 //   - elementwise ops (the vector_ops.h set, copy as identity) at their
 //     users' position;
 //   - reshape / bitcast keep the linear index (dense row-major buffers);
@@ -38,9 +39,15 @@
 
 namespace trench {
 
-// The staging budget of one fused kernel (operands, outputs, dot scratch),
-// half the default VMEM so a fused kernel fits wherever its ops did.
+// The VMEM budget of one fused kernel, half the default VMEM so a fused
+// kernel fits wherever its ops did. It bounds what the kernel must hold
+// whole (FusionVmemBytes), not the arrays it streams: operands and results
+// larger than VMEM stream through it in chunks or slabs
+// (compiler/codegen/stream_fusion.h).
 inline constexpr int64_t kFusionVmemBudget = 8 << 20;
+// The smallest stream chunk in elements (codegen's streaming.h): a
+// streamed array needs two chunks of it in VMEM.
+inline constexpr int64_t kMinStreamChunk = 1024;
 // Vector registers a fused kernel may keep live for values (wide values
 // count twice); the rest is scratch for vector_ops and index math.
 inline constexpr int64_t kFusionRegisterBudget = 16;
@@ -78,6 +85,18 @@ struct FusionSpec {
   std::vector<int64_t> reduce_dims;
   const HloInstruction* dot = nullptr;  // kOutput.
 };
+
+// The VMEM a fused kernel of `members`/`roots` needs at least, by the
+// rules of the streamed kernel (compiler/codegen/stream_fusion.h): the
+// parameters it stages whole -- read through a broadcast, transpose, slice
+// or dot, as a reduce init, or not with the iteration space's element
+// count -- plus two minimal chunks of every streamed array (the other
+// parameters and the roots). A fusion with a dot streams nothing: its
+// parameters, roots, padded dot operands and result all count whole.
+// REQUIRES: every member classified (ClassifyFusedOp) as supported, roots
+// among the members.
+int64_t FusionVmemBytes(const std::vector<const HloInstruction*>& members,
+                        const std::vector<const HloInstruction*>& roots);
 
 // Checks that `members`/`roots` form a fusion the fused-kernel emitter
 // compiles (the rules above, plus the VMEM and register budgets) and says

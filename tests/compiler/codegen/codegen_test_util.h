@@ -148,4 +148,66 @@ inline std::string SumOfSquaresRoot(const std::string& t) {
                            "[] add(x, s)\n";
 }
 
+// A binary scalar computation `name` on t: ROOT = op(p0, p1), or p1 for
+// "assign" (scatter combiners).
+inline std::string BinaryComputation(const std::string& name,
+                                     const std::string& t,
+                                     const std::string& op) {
+  return name + " {\n  p0 = " + t + "[] parameter(0)\n  p1 = " + t +
+         "[] parameter(1)\n" +
+         (op == "assign" ? "  ROOT r = " + t + "[] copy(p1)\n"
+                         : "  ROOT r = " + t + "[] " + op + "(p0, p1)\n") +
+         "}\n";
+}
+
+// scatter(a: t`op`, i, u: t`upd`) with dimension numbers `dn` and the
+// combiner computation `comb` (named comb); `indices` are the lines
+// defining i from parameter(1).
+inline std::string ScatterModule(const std::string& t, const std::string& op,
+                                 const std::string& indices,
+                                 const std::string& upd, const std::string& dn,
+                                 const std::string& comb) {
+  return "HloModule m\n" + comb + "ENTRY e {\n  a = " + t + op +
+         " parameter(0)\n" + indices + "  u = " + t + upd +
+         " parameter(2)\n  ROOT s = " + t + op + " scatter(a, i, u), " + dn +
+         ", to_apply=comb\n}\n";
+}
+
+// Sorts t`dims` along `dim` by compare(lhs, rhs, `dir`) of operand 0,
+// carrying an s32 iota payload (its position) when `payload`.
+inline std::string SortModule(const std::string& t, const std::string& dims,
+                              int dim, const std::string& dir, bool payload) {
+  std::string s = "HloModule m\nless {\n  a = " + t +
+                  "[] parameter(0)\n  b = " + t + "[] parameter(1)\n";
+  if (payload) s += "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n";
+  s += "  ROOT r = pred[] compare(a, b), direction=" + dir + "\n}\n";
+  s += "ENTRY e {\n  k = " + t + dims + " parameter(0)\n";
+  const std::string d = std::to_string(dim);
+  if (payload) {
+    s += "  v = s32" + dims + " iota(), iota_dimension=" + d +
+         "\n  ROOT r = (" + t + dims + ", s32" + dims +
+         ") sort(k, v), dimensions={" + d +
+         "}, is_stable=true, to_apply=less\n}\n";
+  } else {
+    s += "  ROOT r = " + t + dims + " sort(k), dimensions={" + d +
+         "}, to_apply=less\n}\n";
+  }
+  return s;
+}
+
+// reduce-window(a: t`in`, constant `init`) -> t`out` over `window` with
+// the reducer r(x, y) whose instructions are `body`.
+inline std::string ReduceWindowModule(const std::string& t,
+                                      const std::string& in,
+                                      const std::string& out,
+                                      const std::string& window,
+                                      const std::string& body,
+                                      const std::string& init) {
+  return "HloModule m\nr {\n  x = " + t + "[] parameter(0)\n  y = " + t +
+         "[] parameter(1)\n" + body + "}\nENTRY e {\n  a = " + t + in +
+         " parameter(0)\n  i = " + t + "[] constant(" + init +
+         ")\n  ROOT r = " + t + out + " reduce-window(a, i), window={" +
+         window + "}, to_apply=r\n}\n";
+}
+
 }  // namespace trench::codegen::testing

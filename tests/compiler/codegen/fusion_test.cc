@@ -335,8 +335,9 @@ ENTRY e {
   bb = f32[12,260] broadcast(b), dimensions={1}
   x = f32[12,260] multiply(a, bb)
   y = f32[12,260] exponential(x)
+  ny = f32[12,260] negate(y)
   z = f32[] constant(0)
-  r = f32[12] reduce(y, z), dimensions={1}, to_apply=sum
+  r = f32[12] reduce(ny, z), dimensions={1}, to_apply=sum
   ROOT t = (f32[12], f32[12,260]) tuple(r, y)
 }
 )";

@@ -12,17 +12,8 @@ namespace {
 using testing::ExpectMatchesOracle;
 using testing::kAllTypes;
 using testing::ReducerRoot;
+using testing::ReduceWindowModule;
 using testing::SumOfSquaresRoot;
-
-std::string ReduceWindow(const std::string& t, const std::string& in,
-                         const std::string& out, const std::string& window,
-                         const std::string& body, const std::string& init) {
-  return "HloModule m\nr {\n  x = " + t + "[] parameter(0)\n  y = " + t +
-         "[] parameter(1)\n" + body + "}\nENTRY e {\n  a = " + t + in +
-         " parameter(0)\n  i = " + t + "[] constant(" + init +
-         ")\n  ROOT r = " + t + out + " reduce-window(a, i), window={" +
-         window + "}, to_apply=r\n}\n";
-}
 
 struct Case {
   std::string in, out, window;
@@ -48,14 +39,16 @@ TEST(ReduceWindowTest, AddMaxEveryTypeEveryWindow) {
     SCOPED_TRACE(t);
     const bool pred = t == "pred";
     for (const Case& c : kCases) {
-      ExpectMatchesOracle(ReduceWindow(t, c.in, c.out, c.window,
-                                       ReducerRoot(t, pred ? "or" : "add"),
-                                       pred ? "false" : "2"),
-                          1, sum_tol);
-      ExpectMatchesOracle(ReduceWindow(t, c.in, c.out, c.window,
-                                       ReducerRoot(t, pred ? "and" : "maximum"),
-                                       pred ? "true" : "2"),
-                          2, ComparisonOptions::Exact());
+      ExpectMatchesOracle(
+          ReduceWindowModule(t, c.in, c.out, c.window,
+                             ReducerRoot(t, pred ? "or" : "add"),
+                             pred ? "false" : "2"),
+          1, sum_tol);
+      ExpectMatchesOracle(
+          ReduceWindowModule(t, c.in, c.out, c.window,
+                             ReducerRoot(t, pred ? "and" : "maximum"),
+                             pred ? "true" : "2"),
+          2, ComparisonOptions::Exact());
     }
   }
 }
@@ -66,14 +59,14 @@ TEST(ReduceWindowTest, ComputedReducersEveryType) {
     const std::string body = SumOfSquaresRoot(t);
     for (size_t k : {1, 3, 5}) {
       const Case& c = kCases[k];
-      ExpectMatchesOracle(ReduceWindow(t, c.in, c.out, c.window, body,
-                                       t == "pred" ? "false" : "1"),
+      ExpectMatchesOracle(ReduceWindowModule(t, c.in, c.out, c.window, body,
+                                             t == "pred" ? "false" : "1"),
                           3, ComparisonOptions::Exact());
     }
     if (t != "pred") {
       ExpectMatchesOracle(
-          ReduceWindow(t, kCases[2].in, kCases[2].out, kCases[2].window,
-                       ReducerRoot(t, "minimum"), "3"),
+          ReduceWindowModule(t, kCases[2].in, kCases[2].out, kCases[2].window,
+                             ReducerRoot(t, "minimum"), "3"),
           4, ComparisonOptions::Exact());
     }
   }

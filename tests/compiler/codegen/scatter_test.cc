@@ -12,30 +12,19 @@
 namespace trench::codegen {
 namespace {
 
+using testing::BinaryComputation;
 using testing::ExpectMatchesOracle;
 using testing::kAllTypes;
 using testing::kExact;
 using testing::kIndexTypes;
-
-// A binary combiner named `name`: ROOT = op(p0, p1), or p1 for "assign".
-std::string Combiner(const std::string& name, const std::string& t,
-                     const std::string& op) {
-  return name + " {\n  p0 = " + t + "[] parameter(0)\n  p1 = " + t +
-         "[] parameter(1)\n" +
-         (op == "assign" ? "  ROOT r = " + t + "[] copy(p1)\n"
-                         : "  ROOT r = " + t + "[] " + op + "(p0, p1)\n") +
-         "}\n";
-}
 
 // scatter(a: t[op], i: it[idx], u: t[upd]) with `dn`, combiner `comb`.
 std::string Scatter(const std::string& t, const std::string& op,
                     const std::string& it, const std::string& idx,
                     const std::string& upd, const std::string& dn,
                     const std::string& comb) {
-  return "HloModule m\n" + comb + "ENTRY e {\n  a = " + t + op +
-         " parameter(0)\n  i = " + it + idx + " parameter(1)\n  u = " + t +
-         upd + " parameter(2)\n  ROOT s = " + t + op + " scatter(a, i, u), " +
-         dn + ", to_apply=comb\n}\n";
+  return testing::ScatterModule(t, op, "  i = " + it + idx + " parameter(1)\n",
+                                upd, dn, comb);
 }
 
 const char kRows[] =
@@ -52,7 +41,7 @@ TEST(ScatterTest, RowsEveryTypeAddAndAssign) {
     for (const std::string& op : {add, std::string("assign")}) {
       for (uint64_t seed : {1, 2}) {
         ExpectMatchesOracle(Scatter(t, "[6,5]", "s32", "[8]", "[8,5]", kRows,
-                                    Combiner("comb", t, op)),
+                                    BinaryComputation("comb", t, op)),
                             seed, kExact);
       }
     }
@@ -64,7 +53,7 @@ TEST(ScatterTest, WindowsEveryTypeMaxAndMin) {
     SCOPED_TRACE(t);
     for (std::string op : {"maximum", "minimum"}) {
       ExpectMatchesOracle(Scatter(t, "[5,6]", "s32", "[4,2]", "[4,2,3]",
-                                  kWindows, Combiner("comb", t, op)),
+                                  kWindows, BinaryComputation("comb", t, op)),
                           3, kExact);
     }
   }
@@ -74,9 +63,10 @@ TEST(ScatterTest, EveryIndexType) {
   for (const std::string& it : kIndexTypes) {
     SCOPED_TRACE(it);
     for (uint64_t seed : {4, 5, 6}) {
-      ExpectMatchesOracle(Scatter("f32", "[12,9]", it, "[5,2]", "[5,2,3]",
-                                  kWindows, Combiner("comb", "f32", "add")),
-                          seed, kExact);
+      ExpectMatchesOracle(
+          Scatter("f32", "[12,9]", it, "[5,2]", "[5,2,3]", kWindows,
+                  BinaryComputation("comb", "f32", "add")),
+          seed, kExact);
     }
   }
 }
@@ -90,7 +80,7 @@ TEST(ScatterTest, OutOfBoundsWindowsAreSkipped) {
   for (const std::string& i : indices) {
     SCOPED_TRACE(i);
     ExpectMatchesOracle(
-        "HloModule m\n" + Combiner("comb", "s32", "add") +
+        "HloModule m\n" + BinaryComputation("comb", "s32", "add") +
             "ENTRY e {\n  a = s32[5,6] parameter(0)\n  i = " + i +
             "\n  u = s32[3,2,3] parameter(1)\n  ROOT s = s32[5,6] "
             "scatter(a, i, u), " +
@@ -114,9 +104,10 @@ TEST(ScatterTest, DuplicatesApplyInOrderAcrossTiles) {
                                 "index_vector_dim=1",
                                 order_sensitive),
                         seed, kExact);
-    ExpectMatchesOracle(Scatter("bf16", "[7,3]", "u8", "[700]", "[700,3]",
-                                kRows, Combiner("comb", "bf16", "add")),
-                        seed, kExact);
+    ExpectMatchesOracle(
+        Scatter("bf16", "[7,3]", "u8", "[700]", "[700,3]", kRows,
+                BinaryComputation("comb", "bf16", "add")),
+        seed, kExact);
   }
 }
 
@@ -126,7 +117,7 @@ TEST(ScatterTest, InputBatchingDims) {
               "update_window_dims={2}, inserted_window_dims={1}, "
               "input_batching_dims={0}, scatter_indices_batching_dims={0}, "
               "scatter_dims_to_operand_dims={1}, index_vector_dim=2",
-              Combiner("comb", "s64", "add")),
+              BinaryComputation("comb", "s64", "add")),
       10, kExact);
 }
 
@@ -136,7 +127,7 @@ TEST(ScatterTest, IndexVectorDimFirst) {
       Scatter("u16", "[6,7]", "s32", "[2,3,2]", "[3,2,2]",
               "update_window_dims={2}, inserted_window_dims={0}, "
               "scatter_dims_to_operand_dims={0,1}, index_vector_dim=0",
-              Combiner("comb", "u16", "multiply")),
+              BinaryComputation("comb", "u16", "multiply")),
       11, kExact);
 }
 
@@ -157,13 +148,13 @@ TEST(ScatterTest, Variadic) {
 
 TEST(ScatterTest, ZeroSizedUpdatesAndAttributes) {
   ExpectMatchesOracle(Scatter("f32", "[6,5]", "s32", "[0]", "[0,5]", kRows,
-                              Combiner("comb", "f32", "add")),
+                              BinaryComputation("comb", "f32", "add")),
                       13, kExact);
   ExpectMatchesOracle(
       Scatter(
           "s8", "[6,5]", "s32", "[8]", "[8,5]",
           std::string(kRows) + ", indices_are_sorted=true, unique_indices=true",
-          Combiner("comb", "s8", "add")),
+          BinaryComputation("comb", "s8", "add")),
       14, kExact);
 }
 

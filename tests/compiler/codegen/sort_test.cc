@@ -12,53 +12,33 @@ namespace {
 
 using testing::ExpectMatchesOracle;
 using testing::kAllTypes;
-
-// Sorts t`dims` along `dim` by compare(lhs, rhs, `dir`) of operand 0,
-// carrying an s32 iota payload (its position) when `payload`.
-std::string Sort(const std::string& t, const std::string& dims, int dim,
-                 const std::string& dir, bool payload) {
-  std::string s = "HloModule m\nless {\n  a = " + t +
-                  "[] parameter(0)\n  b = " + t + "[] parameter(1)\n";
-  if (payload) s += "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n";
-  s += "  ROOT r = pred[] compare(a, b), direction=" + dir + "\n}\n";
-  s += "ENTRY e {\n  k = " + t + dims + " parameter(0)\n";
-  if (payload) {
-    s += "  v = s32" + dims + " iota(), iota_dimension=" + std::to_string(dim) +
-         "\n  ROOT r = (" + t + dims + ", s32" + dims +
-         ") sort(k, v), dimensions={" + std::to_string(dim) +
-         "}, is_stable=true, to_apply=less\n}\n";
-  } else {
-    s += "  ROOT r = " + t + dims + " sort(k), dimensions={" +
-         std::to_string(dim) + "}, to_apply=less\n}\n";
-  }
-  return s;
-}
+using testing::SortModule;
 
 TEST(SortTest, EveryTypeStableWithPayload) {
   for (const std::string& t : kAllTypes) {
     SCOPED_TRACE(t);
-    ExpectMatchesOracle(Sort(t, "[37]", 0, "LT", true), 1,
+    ExpectMatchesOracle(SortModule(t, "[37]", 0, "LT", true), 1,
                         ComparisonOptions::Exact());
-    ExpectMatchesOracle(Sort(t, "[5,13]", 1, "GT", true), 2,
+    ExpectMatchesOracle(SortModule(t, "[5,13]", 1, "GT", true), 2,
                         ComparisonOptions::Exact());
-    ExpectMatchesOracle(Sort(t, "[6,3,4]", 0, "LT", false), 3,
+    ExpectMatchesOracle(SortModule(t, "[6,3,4]", 0, "LT", false), 3,
                         ComparisonOptions::Exact());
-    ExpectMatchesOracle(Sort(t, "[2,9,3]", 1, "GT", false), 4,
+    ExpectMatchesOracle(SortModule(t, "[2,9,3]", 1, "GT", false), 4,
                         ComparisonOptions::Exact());
   }
 }
 
 TEST(SortTest, EdgeLengths) {
-  ExpectMatchesOracle(Sort("f32", "[1]", 0, "LT", true), 5,
+  ExpectMatchesOracle(SortModule("f32", "[1]", 0, "LT", true), 5,
                       ComparisonOptions::Exact());
-  ExpectMatchesOracle(Sort("s32", "[4,1]", 1, "LT", true), 5,
+  ExpectMatchesOracle(SortModule("s32", "[4,1]", 1, "LT", true), 5,
                       ComparisonOptions::Exact());
-  ExpectMatchesOracle(Sort("s32", "[0,3]", 1, "LT", true), 5,
+  ExpectMatchesOracle(SortModule("s32", "[0,3]", 1, "LT", true), 5,
                       ComparisonOptions::Exact());
-  ExpectMatchesOracle(Sort("s8", "[1100,2]", 0, "LT", true), 5,
+  ExpectMatchesOracle(SortModule("s8", "[1100,2]", 0, "LT", true), 5,
                       ComparisonOptions::Exact());
   // More rows than one tile: 1030 rows of 3.
-  ExpectMatchesOracle(Sort("f32", "[1030,3]", 1, "GT", true), 5,
+  ExpectMatchesOracle(SortModule("f32", "[1030,3]", 1, "GT", true), 5,
                       ComparisonOptions::Exact());
 }
 

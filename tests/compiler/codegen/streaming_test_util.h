@@ -58,4 +58,17 @@ inline tpu::KernelStats ExpectMatchesOracleWithVmem(
   return r->report.cost.total;
 }
 
+// HLO lines defining `name` = `it``dims` parameter(`param`) times `k`
+// (wrapping): random indices in [-8, 7] or [0, 15] spread over an operand
+// dim of about 16 * k, past both ends for signed types.
+inline std::string SpreadIndices(const std::string& name, const std::string& it,
+                                 const std::string& dims, int param, int k) {
+  const std::string t = it + dims;
+  return "  " + name + "_p = " + t + " parameter(" + std::to_string(param) +
+         ")\n  " + name + "_k = " + it + "[] constant(" + std::to_string(k) +
+         ")\n  " + name + "_b = " + t + " broadcast(" + name +
+         "_k), dimensions={}\n  " + name + " = " + t + " multiply(" + name +
+         "_p, " + name + "_b)\n";
+}
+
 }  // namespace trench::codegen::testing

@@ -185,6 +185,33 @@ ENTRY e {
   EXPECT_EQ(Find(*m, "x")->parent(), m->entry_computation());
 }
 
+// A reduce with only its constant init stays unfused (the unfused reduce
+// folds across lanes; a fusion of the two gains nothing); a computed
+// producer still fuses into it.
+TEST(FusionTest, LoneReduceWithItsInitStaysUnfused) {
+  const std::string lone = std::string("HloModule m\n") + kSum + R"(
+ENTRY e {
+  a = f32[4,3000] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[4] reduce(a, z), dimensions={1}, to_apply=sum
+}
+)";
+  auto m = Fuse(lone, /*expect_change=*/false);
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(Fusions(*m).empty());
+  auto n = Fuse(std::string("HloModule m\n") + kSum + R"(
+ENTRY e {
+  a = f32[4,3000] parameter(0)
+  e = f32[4,3000] exponential(a)
+  z = f32[] constant(0)
+  ROOT r = f32[4] reduce(e, z), dimensions={1}, to_apply=sum
+}
+)");
+  ASSERT_NE(n, nullptr);
+  ASSERT_EQ(Fusions(*n).size(), 1u);
+  EXPECT_EQ(Fusions(*n)[0]->attrs().fusion_kind, FusionKind::kInput);
+}
+
 TEST(FusionTest, UnfusibleOpsStayOutside) {
   auto m = Fuse(R"(
 HloModule m
