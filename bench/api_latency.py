@@ -158,7 +158,8 @@ def main():
             "tools_dir": build,
             "build_command": f"REAL_BIN='{build}' sh ./build.sh",
             "poll_seconds": 1,
-            "fuzz": {"budget_seconds": 60, "jobs": 2},
+            # No continuous fuzzing: the idle phase must be idle.
+            "fuzz": {"budget_seconds": 60, "jobs": 2, "continuous": False},
             "http": {"port": 0, "token_env": "BENCH_TOKEN"},
             "log": {"format": "json"},
         }

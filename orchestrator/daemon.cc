@@ -60,7 +60,7 @@ struct Daemon::Impl {
   std::unique_ptr<HttpServer> http;
   std::unique_ptr<ToolRunner> runner;
   std::unique_ptr<RepoWatcher> watcher;
-  std::unique_ptr<asio::steady_timer> poll_timer, drain_timer;
+  std::unique_ptr<asio::steady_timer> drain_timer;
   std::unique_ptr<asio::signal_set> signals;
 
   std::atomic<bool> stopping{false};
@@ -96,20 +96,34 @@ struct Daemon::Impl {
     });
   }
 
+  // A thread's own store connection, queue and step context.
+  struct ThreadContext {
+    std::unique_ptr<Store> store;
+    std::unique_ptr<JobQueue> queue;
+    StepContext ctx;
+  };
+  StatusOr<ThreadContext> OpenThreadContext(const std::string& name) {
+    ThreadContext t;
+    StoreOptions so;
+    ASSIGN_OR_RETURN(t.store, Store::Open(paths.store, so));
+    t.queue = std::make_unique<JobQueue>(t.store.get());
+    t.ctx = LoopContext();
+    t.ctx.store = t.store.get();
+    t.ctx.queue = t.queue.get();
+    t.ctx.worker = name;
+    return t;
+  }
+
   void WorkerLoop(const std::string& name,
                   const std::vector<std::string>& kinds) {
-    StoreOptions so;
-    StatusOr<std::unique_ptr<Store>> s = Store::Open(paths.store, so);
-    if (!s.ok()) {
+    StatusOr<ThreadContext> t = OpenThreadContext(name);
+    if (!t.ok()) {
       spdlog::error("{}: cannot open the store: {}", name,
-                    s.status().message());
+                    t.status().message());
       return;
     }
-    JobQueue q(s->get());
-    StepContext ctx = LoopContext();
-    ctx.store = s->get();
-    ctx.queue = &q;
-    ctx.worker = name;
+    StepContext& ctx = t->ctx;
+    JobQueue& q = *t->queue;
     const int64_t lease_ms =
         static_cast<int64_t>((config.build_timeout_seconds * 4 + 3600) * 1000);
     while (!stopping) {
@@ -153,10 +167,28 @@ struct Daemon::Impl {
     }
   }
 
-  void Poll() {
-    if (stopping) return;
-    StepContext ctx = LoopContext();
-    StatusOr<std::vector<std::string>> landed = watcher->Poll(*store);
+  // The poller, on its own thread and store connection so that the API's
+  // loop never waits for it: every poll_seconds, the repo watcher's new
+  // commits, the reconciler, continuous fuzzing and expired leases.
+  void PollerLoop() {
+    StatusOr<ThreadContext> t = OpenThreadContext("orchestrator");
+    if (!t.ok()) {
+      spdlog::error("poller: cannot open the store: {}", t.status().message());
+      return;
+    }
+    while (!stopping) {
+      PollOnce(t->ctx);
+      wake.notify_all();
+      const auto next = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(
+                            static_cast<int64_t>(config.poll_seconds * 1000));
+      std::unique_lock<std::mutex> lock(mu);
+      wake.wait_until(lock, next, [&] { return stopping.load(); });
+    }
+  }
+
+  void PollOnce(StepContext& ctx) {
+    StatusOr<std::vector<std::string>> landed = watcher->Poll(*ctx.store);
     if (!landed.ok()) {
       spdlog::warn("repo watcher: {}", landed.status().message());
     } else {
@@ -166,22 +198,19 @@ struct Daemon::Impl {
         if (!s.ok()) spdlog::error("queueing {}: {}", sha, s.message());
       }
       if (!landed->empty()) {
-        Status s = watcher->Commit(*store, landed->back());
+        Status s = watcher->Commit(*ctx.store, landed->back());
         if (!s.ok()) spdlog::error("repo watcher: {}", s.message());
       }
     }
     if (Status s = Reconcile(ctx); !s.ok()) {
       spdlog::error("reconcile: {}", s.message());
     }
-    if (StatusOr<int64_t> n = queue->RequeueExpired(); n.ok() && *n > 0) {
+    if (StatusOr<bool> q = QueueIdleFuzz(ctx); !q.ok()) {
+      spdlog::error("continuous fuzzing: {}", q.status().message());
+    }
+    if (StatusOr<int64_t> n = ctx.queue->RequeueExpired(); n.ok() && *n > 0) {
       spdlog::warn("{} expired leases taken back", *n);
     }
-    wake.notify_all();
-    poll_timer->expires_after(std::chrono::milliseconds(
-        static_cast<int64_t>(config.poll_seconds * 1000)));
-    poll_timer->async_wait([this](const boost::system::error_code& ec) {
-      if (!ec) Poll();
-    });
   }
 
   // On the loop: stop taking work, then wait for the workers.
@@ -190,7 +219,6 @@ struct Daemon::Impl {
     spdlog::info("shutting down: finishing running steps (up to {} s)",
                  config.drain_seconds);
     if (http) http->Stop();
-    poll_timer->cancel();
     wake.notify_all();
     drain_timer->expires_after(std::chrono::milliseconds(
         static_cast<int64_t>(config.drain_seconds * 1000)));
@@ -309,7 +337,6 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
                    }));
   impl->runner =
       std::make_unique<ToolRunner>(impl->ioc, config.max_concurrent_runs);
-  impl->poll_timer = std::make_unique<asio::steady_timer>(impl->ioc);
   impl->drain_timer = std::make_unique<asio::steady_timer>(impl->ioc);
   impl->signals =
       std::make_unique<asio::signal_set>(impl->ioc, SIGTERM, SIGINT);
@@ -345,7 +372,11 @@ Status Daemon::Run() {
     const int n = it == d.config.swarm.end() ? 1 : it->second.count;
     for (int i = 0; i < n; ++i) d.StartWorker(role, i);
   }
-  asio::post(d.ioc, [&d] { d.Poll(); });
+  ++d.live_workers;
+  d.workers.emplace_back([&d] {
+    d.PollerLoop();
+    --d.live_workers;
+  });
   d.ioc.run();
   for (std::thread& t : d.workers) t.join();
   d.workers.clear();

@@ -1,10 +1,15 @@
 // `trench serve`: the daemon (DESIGN.md "The daemon").
 //
-// One Boost.Asio event loop carries everything: the HTTP API, the repo
-// watcher's poll timer, the job dispatcher, and the completions of the
-// sandboxed tool runs (builds, fuzzing, hlo-diff / hlo-reduce /
-// hlo-bisect). Jobs live in the store's durable queue (job_queue.h); each
-// pipeline step is one job kind, and its completion is one of the events
+// One Boost.Asio event loop carries the HTTP API, the signals and the
+// completions of the sandboxed tool runs (builds, fuzzing, hlo-diff /
+// hlo-reduce / hlo-bisect). The store-bound work runs off the loop, each
+// thread on its own store connection, so that the API never waits for it:
+// a poller thread (every poll_seconds: the repo watcher, the reconciler,
+// continuous fuzzing, expired leases) and the swarm's worker threads (one
+// per role instance, plus the orchestrator's own), which lease the steps
+// and wait for their tool runs. Jobs live in the store's durable queue
+// (job_queue.h); each pipeline step is one job kind, and its completion is one
+// of the events
 //   commit_landed, build_ready, finding, report_received, reproduced,
 //   minimized, localized, culprit_found, patch_drafted, patch_verified,
 //   reviewed, fix_verified

@@ -13,7 +13,9 @@
 //                                       hlo-fuzz ("": next to `trench`)
 //     "poll_seconds": 10,
 //     "fuzz": {"budget_seconds": 60, "jobs": 1, "seed": 1,
-//              "corpus": ""},           trace corpus dir ("": none)
+//              "corpus": "",            trace corpus dir ("": none)
+//              "continuous": true},     when idle, fuzz the built head
+//                                       again (new seed each round)
 //     "reproduce_runs": 3,              re-runs to call a bug reproduced
 //     "reduce_seconds": 300,            hlo-reduce's time limit
 //     "regression": ["dir", ...],       cases a patched build must still
@@ -71,6 +73,7 @@ struct DaemonConfig {
   int fuzz_jobs = 1;
   uint64_t fuzz_seed = 1;
   std::string fuzz_corpus;
+  bool fuzz_continuous = true;
   int reproduce_runs = 3;
   double reduce_seconds = 300;
   std::vector<std::string> regression;

@@ -361,6 +361,11 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
         break;
       }
     }
+    if (!bug && Since(landed) > o.give_up_seconds) {
+      r.failure = "fuzzing found no bug in " +
+                  std::to_string(static_cast<int>(Since(landed))) + " s";
+      break;
+    }
     if (SteadyClock::now() > deadline) {
       r.failure = "timed out";
       break;

@@ -29,6 +29,9 @@ struct DemoOptions {
   // reused ("" for none): later demos then build incrementally.
   std::string reuse_builder;
   double timeout_seconds = 3600;  // Gives up after this.
+  // Gives up when no bug was found this long after the landing (the daemon
+  // fuzzes the head continuously when config fuzz.continuous is on).
+  double give_up_seconds = 600;
 };
 
 // The outcome of one demo, for the report and the --all table.

@@ -2,6 +2,7 @@
 #include "orchestrator/metrics.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 
 #include "orchestrator/job_queue.h"
@@ -22,13 +23,21 @@ class Writer {
     out_ += std::string("# TYPE ") + name + " " + type + "\n";
   }
   void Sample(int64_t value, std::string_view state = {}) {
-    out_ += name_;
-    if (!state.empty()) out_ += "{state=\"" + std::string(state) + "\"}";
-    out_ += " " + std::to_string(value) + "\n";
+    Line(std::to_string(value), state);
+  }
+  void Sample(double value) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", value);
+    Line(buf, {});
   }
   std::string Take() { return std::move(out_); }
 
  private:
+  void Line(const std::string& value, std::string_view state) {
+    out_ += name_;
+    if (!state.empty()) out_ += "{state=\"" + std::string(state) + "\"}";
+    out_ += " " + value + "\n";
+  }
   std::string name_;
   std::string out_;
 };
@@ -66,8 +75,9 @@ Status WriteTokens(Store* store, Writer* w) {
   return Status::Ok();
 }
 
-// The fuzz rate's two counters (rate = programs / seconds), summed over
-// the finished fuzz jobs' results.
+// The fuzz rate: two counters summed over the finished fuzz jobs' results
+// (rate = programs / seconds over any window), and the newest finished
+// campaign's own rate as a gauge.
 Status WriteFuzz(Store* store, Writer* w) {
   ASSIGN_OR_RETURN(
       Statement st,
@@ -85,6 +95,18 @@ Status WriteFuzz(Store* store, Writer* w) {
             "Wall seconds of finished fuzz campaigns (the fuzz rate is "
             "programs_total / seconds_total).");
   w->Sample(static_cast<int64_t>(seconds));
+  ASSIGN_OR_RETURN(
+      Statement last,
+      store->db()->Prepare(
+          "SELECT coalesce(json_extract(result, '$.programs'), 0), "
+          "coalesce(json_extract(result, '$.seconds'), 0) FROM jobs "
+          "WHERE kind = 'fuzz' AND state = 'done' AND json_valid(result) "
+          "ORDER BY updated_ms DESC, id DESC LIMIT 1"));
+  ASSIGN_OR_RETURN(bool has_last, last.Step());
+  const double last_seconds = has_last ? last.ColumnDouble(1) : 0;
+  w->Family("trench_fuzz_rate", "gauge",
+            "Programs per second of the newest finished fuzz campaign.");
+  w->Sample(last_seconds > 0 ? last.ColumnInt64(0) / last_seconds : 0.0);
   return Status::Ok();
 }
 

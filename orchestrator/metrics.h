@@ -6,6 +6,8 @@
 //   trench_target_runs_total          counter, target runs recorded
 //   trench_fuzz_programs_total        counter, programs fuzzed
 //   trench_fuzz_seconds_total         counter, seconds fuzzed (the rate)
+//   trench_fuzz_rate                  gauge, programs/s of the newest
+//                                     finished campaign
 //   trench_agent_tokens_total         counter, LLM tokens (input + output)
 #pragma once
 

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <charconv>
 #include <filesystem>
 
 namespace trench::orchestrator {
@@ -150,6 +151,34 @@ Status QueueCommit(StepContext& ctx, const std::string& sha) {
   o.dedup_key = "build:" + sha;
   o.priority = 1;
   return ctx.queue->Enqueue("build", payload, o).status();
+}
+
+StatusOr<bool> QueueIdleFuzz(StepContext& ctx) {
+  if (!ctx.config->fuzz_continuous) return false;
+  for (JobState s : {JobState::kQueued, JobState::kLeased}) {
+    ASSIGN_OR_RETURN(int64_t n, ctx.queue->Count(s));
+    if (n > 0) return false;
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> head,
+                   ctx.store->GetMeta("head.built"));
+  if (!head || head->empty()) return false;
+  ASSIGN_OR_RETURN(std::optional<std::string> last,
+                   ctx.store->GetMeta("fuzz.round"));
+  int64_t round = 1;
+  if (last) {
+    const auto r =
+        std::from_chars(last->data(), last->data() + last->size(), round);
+    if (r.ec != std::errc()) round = 0;
+    ++round;
+  }
+  RETURN_IF_ERROR(ctx.store->SetMeta("fuzz.round", std::to_string(round)));
+  Json payload = Json::MakeObject();
+  payload["commit"] = *head;
+  payload["round"] = round;
+  JobOptions o = StepJobOptions();
+  o.dedup_key = "fuzz:" + *head + ":round" + std::to_string(round);
+  RETURN_IF_ERROR(ctx.queue->Enqueue("fuzz", payload, o).status());
+  return true;
 }
 
 }  // namespace trench::orchestrator

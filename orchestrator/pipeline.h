@@ -98,6 +98,12 @@ StatusOr<std::string> QueueNextStep(StepContext& ctx, const Bug& bug);
 Status Reconcile(StepContext& ctx);
 // Queues the build of a newly landed commit (then fuzz and fix checks).
 Status QueueCommit(StepContext& ctx, const std::string& sha);
+// Continuous fuzzing (config fuzz.continuous): when no job is queued or
+// running and the newest landed commit is built (meta "head.built"), queues
+// one more fuzz round of it (payload {"commit", "round"}; meta "fuzz.round"
+// counts the rounds; dedup key "fuzz:<sha>:round<n>"). Its findings are
+// bisected like any other. Returns whether a round was queued.
+StatusOr<bool> QueueIdleFuzz(StepContext& ctx);
 
 // Handlers (steps_commit.cc, steps_bug.cc, steps_patch.cc,
 // steps_stress.cc).

@@ -73,6 +73,13 @@ StatusOr<std::string> FoundCommitOf(StepContext& ctx, const Bug& bug) {
   return *head;
 }
 
+StatusOr<std::string> KnownGoodCommit(StepContext& ctx) {
+  if (!ctx.config->good_commit.empty()) return ctx.config->good_commit;
+  ASSIGN_OR_RETURN(std::optional<std::string> base,
+                   ctx.store->GetMeta("watch.base"));
+  return base ? *base : std::string();
+}
+
 StatusOr<std::string> BinDirOf(StepContext& ctx, const std::string& sha,
                                const std::string& patch_hash) {
   StatusOr<Build> b = ctx.store->GetBuild(sha, patch_hash);

@@ -37,6 +37,9 @@ StatusOr<std::string> ReproCaseOf(const Bug& bug, bool prefer_minimized);
 // head (meta "head.built"). kResourceExhausted (retry later) when neither
 // exists yet.
 StatusOr<std::string> FoundCommitOf(StepContext& ctx, const Bug& bug);
+// The known-good commit: config good_commit, else the first commit the
+// watcher saw (meta "watch.base"); "" when neither is known yet.
+StatusOr<std::string> KnownGoodCommit(StepContext& ctx);
 // The binaries of commit `sha` (a successful build of it).
 // kFailedPrecondition when it was not built or does not build.
 StatusOr<std::string> BinDirOf(StepContext& ctx, const std::string& sha,
@@ -72,27 +75,5 @@ agents::ToolContext ToolContextFor(const StepContext& ctx,
                                    const std::string& bin_dir,
                                    const std::string& scratch,
                                    const std::string& head);
-
-// Shared by the steps (steps_commit.cc).
-// Builds `rev` (of the mirror) in the sandbox and records the build of
-// (sha, patch_hash); the cache key is sha, or "<sha>-p<patch_hash>".
-StatusOr<Json> BuildCommit(StepContext& ctx, const std::string& rev,
-                           const std::string& sha,
-                           const std::string& patch_hash);
-// Files a fuzz finding ({"case": dir, "sig", "status", ...}) found at
-// `commit`: attached to the open bug with signature "sig:<sig>", or a new
-// bug (its reproduction queued). Returns what was done.
-StatusOr<Json> FileFinding(StepContext& ctx, const std::string& commit,
-                           const Json& finding);
-// What a commit's diff touches: the passes of compiler/passes/ files (by
-// the registry's names) and the opcodes of compiler/codegen/emit_<op>*.cc.
-struct ChangedArea {
-  std::vector<std::string> passes, ops;
-};
-ChangedArea ChangedAreaOf(const std::string& diff);
-// A hlo-fuzz campaign on the build in `bin_dir`: its summary JSON.
-StatusOr<Json> FuzzBuild(StepContext& ctx, int64_t job_id,
-                         const std::string& bin_dir, double seconds,
-                         const std::vector<std::string>& extra_flags);
 
 }  // namespace trench::orchestrator

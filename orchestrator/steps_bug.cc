@@ -264,12 +264,7 @@ StatusOr<Json> RunBisectStep(StepContext& ctx, const Job& job) {
   if (!bug) return Json::MakeObject();
   ASSIGN_OR_RETURN(std::string case_sha, ReproCaseOf(*bug, true));
   ASSIGN_OR_RETURN(std::string bad, FoundCommitOf(ctx, *bug));
-  std::string good = ctx.config->good_commit;
-  if (good.empty()) {
-    ASSIGN_OR_RETURN(std::optional<std::string> base,
-                     ctx.store->GetMeta("watch.base"));
-    if (base) good = *base;
-  }
+  ASSIGN_OR_RETURN(std::string good, KnownGoodCommit(ctx));
   if (good.empty() || good == bad) {
     return FailedPrecondition("bug " + std::to_string(bug->id) +
                               ": no known-good commit before " +

@@ -2,67 +2,16 @@
 // fixes open bugs.
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-#include <filesystem>
-#include <sstream>
+#include <string>
+#include <vector>
 
 #include "agents/git_patch.h"
+#include "orchestrator/commit_tools.h"
 #include "orchestrator/repo_mirror.h"
 #include "orchestrator/step_util.h"
 #include "tools/hlo-bisect/git_repo.h"
 
 namespace trench::orchestrator {
-namespace fs = std::filesystem;
-
-namespace {
-
-// Builds `rev` of the mirror in the sandbox (hlo-bisect build), under
-// `key` when not empty. Returns the build's JSON (built, reason, ...).
-StatusOr<Json> BuildInSandbox(StepContext& ctx, const std::string& rev,
-                              const std::string& key) {
-  std::vector<std::string> argv = {
-      ctx.Tool("hlo-bisect"),
-      "build",
-      rev,
-      "--repo",
-      ctx.paths->mirror,
-      "--work",
-      ctx.paths->worktree,
-      "--cache",
-      ctx.paths->build_cache,
-      "--timeout",
-      std::to_string(ctx.config->build_timeout_seconds)};
-  if (!key.empty()) argv.insert(argv.end(), {"--key", key});
-  if (!ctx.config->build_command.empty()) {
-    argv.insert(argv.end(), {"--build-cmd", ctx.config->build_command});
-  }
-  sandbox::Options o = ctx.Sandboxed(argv, ctx.paths->builder,
-                                     ctx.config->build_timeout_seconds + 60);
-  o.env.push_back("CCACHE_DIR=" + ctx.paths->builder + "/ccache");
-  ASSIGN_OR_RETURN(sandbox::Result r, ctx.runner->Run(o));
-  return ToolJson("hlo-bisect build", r);
-}
-
-}  // namespace
-
-StatusOr<Json> BuildCommit(StepContext& ctx, const std::string& rev,
-                           const std::string& sha,
-                           const std::string& patch_hash) {
-  const std::string key = patch_hash.empty() ? "" : sha + "-p" + patch_hash;
-  ASSIGN_OR_RETURN(Json b, BuildInSandbox(ctx, rev, key));
-  const Json* built = b.Find("built");
-  const bool ok = built && built->is_bool() && built->bool_value();
-  const std::string cache_key = key.empty() ? sha : key;
-  const Json* tail = b.Find("log_tail");
-  RETURN_IF_ERROR(
-      ctx.store
-          ->PutBuild(sha, patch_hash,
-                     ok ? BuildStatus::kOk : BuildStatus::kFailed,
-                     ctx.paths->build_cache + "/" + cache_key + "/bin",
-                     tail && tail->is_string() ? tail->string_value() : "")
-          .status());
-  return b;
-}
 
 StatusOr<Json> RunBuildStep(StepContext& ctx, const Job& job) {
   ASSIGN_OR_RETURN(std::string sha, PayloadString(job, "commit"));
@@ -85,144 +34,25 @@ StatusOr<Json> RunBuildStep(StepContext& ctx, const Job& job) {
   return b;
 }
 
-namespace {}  // namespace
-
-// Files one fuzz finding: attaches it to the open bug with its signature,
-// or opens a new bug (then queues its reproduction).
-StatusOr<Json> FileFinding(StepContext& ctx, const std::string& commit,
-                           const Json& finding) {
-  const Json* dir = finding.Find("case");
-  const Json* sig = finding.Find("sig");
-  if (!dir || !dir->is_string() || !sig || !sig->is_string()) {
-    return Internal("hlo-fuzz finding without a case or sig: " +
-                    finding.Dump());
-  }
-  Json origin = Json::MakeObject();
-  origin["source"] = "fuzz";
-  origin["commit"] = commit;
-  ASSIGN_OR_RETURN(std::string sha,
-                   ImportCase(ctx, dir->string_value(), Json::MakeObject()));
-  const std::string signature = "sig:" + sig->string_value();
-  Json out = Json::MakeObject();
-  out["case"] = sha;
-  ASSIGN_OR_RETURN(std::optional<Bug> open,
-                   ctx.store->FindOpenBugBySignature(signature));
-  if (open) {
-    ASSIGN_OR_RETURN(int64_t run,
-                     ctx.store->AddRun(sha, open->id, commit, finding, 0));
-    out["attached_to"] = open->id;
-    out["run"] = run;
-    return out;
-  }
-  NewBug nb;
-  nb.signature = signature;
-  const Json* status = finding.Find("status");
-  nb.title = "fuzz finding: " +
-             (status && status->is_string() ? status->string_value()
-                                            : std::string("failure")) +
-             " (" + sig->string_value() + ")";
-  nb.case_sha256 = sha;
-  nb.details = Json::MakeObject();
-  nb.details["source"] = "fuzz";
-  nb.details["commit"] = commit;
-  nb.details["finding"] = finding;
-  Json evidence = Json::MakeObject();
-  evidence["event"] = "finding";
-  evidence["commit"] = commit;
-  ASSIGN_OR_RETURN(int64_t id, ctx.store->CreateBug(nb, ctx.worker, evidence));
-  ASSIGN_OR_RETURN(Bug bug, ctx.store->GetBug(id));
-  RETURN_IF_ERROR(QueueNextStep(ctx, bug).status());
-  spdlog::info("finding: bug {} opened at {} ({})", id, commit.substr(0, 12),
-               signature);
-  out["bug"] = id;
-  return out;
-}
-
-StatusOr<Json> FuzzBuild(StepContext& ctx, int64_t job_id,
-                         const std::string& bin_dir, double seconds,
-                         const std::vector<std::string>& extra_flags) {
-  ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job_id, "fuzz"));
-  std::vector<std::string> argv = {
-      "hlo-fuzz",
-      "--budget",
-      std::to_string(seconds) + "s",
-      "--jobs",
-      std::to_string(ctx.config->fuzz_jobs),
-      "--seed",
-      std::to_string(ctx.config->fuzz_seed + job_id),
-      "--out",
-      scratch + "/out",
-      "--no-progress",
-      "--hlo-run",
-      bin_dir + "/hlo-run",
-      "--hloc",
-      bin_dir + "/hloc",
-      "--tpusim",
-      bin_dir + "/tpusim"};
-  if (!ctx.config->fuzz_corpus.empty()) {
-    argv.insert(argv.end(), {"--corpus", ctx.config->fuzz_corpus});
-  }
-  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
-  ASSIGN_OR_RETURN(sandbox::Result r,
-                   ctx.RunTool(argv, scratch, seconds * 4 + 120));
-  return ToolJson("hlo-fuzz", r);
-}
-
-namespace {
-
-// The longest of `names` that `stem` starts with ("" when none).
-std::string LongestPrefix(const std::string& stem,
-                          const std::vector<std::string>& names) {
-  std::string best;
-  for (const std::string& n : names) {
-    if (stem.rfind(n, 0) == 0 && n.size() > best.size()) best = n;
-  }
-  return best;
-}
-
-void AddOnce(std::vector<std::string>& list, const std::string& name) {
-  if (!name.empty() &&
-      std::find(list.begin(), list.end(), name) == list.end()) {
-    list.push_back(name);
-  }
-}
-
-}  // namespace
-
-ChangedArea ChangedAreaOf(const std::string& diff) {
-  static const std::vector<std::string> passes = {
-#define X(cls, name, kind, description) name,
-#include "compiler/passes/pass_registry.def"
-#undef X
-  };
-  static const std::vector<std::string> ops = {
-#define X(e, name, arity, kind) name,
-#include "compiler/ir/opcode.def"
-#undef X
-  };
-  ChangedArea area;
-  std::istringstream lines(diff);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("+++ b/", 0) != 0) continue;
-    const fs::path path(line.substr(6));
-    std::string stem = path.stem().string();
-    std::replace(stem.begin(), stem.end(), '_', '-');
-    const std::string dir = path.parent_path().generic_string();
-    if (dir == "compiler/passes") {
-      AddOnce(area.passes, LongestPrefix(stem, passes));
-    } else if (dir == "compiler/codegen" && stem.rfind("emit-", 0) == 0) {
-      // emit_<op>[_part].cc emits <op>: aim at that opcode.
-      AddOnce(area.ops, LongestPrefix(stem.substr(5), ops));
-    }
-  }
-  return area;
-}
-
 namespace {
 
 std::string Joined(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+// The first-parent commits from the known-good commit (exclusive) to `head`,
+// newest first, at most 16; {head} when there is no range.
+std::vector<std::string> RecentCommits(StepContext& ctx,
+                                       const hlo_bisect::GitRepo& repo,
+                                       const std::string& head) {
+  StatusOr<std::string> good = KnownGoodCommit(ctx);
+  if (!good.ok() || good->empty()) return {head};
+  StatusOr<std::vector<std::string>> range = repo.FirstParentRange(*good, head);
+  if (!range.ok() || range->empty()) return {head};
+  std::vector<std::string> out(range->rbegin(), range->rend());
+  if (out.size() > 16) out.resize(16);
   return out;
 }
 
@@ -234,10 +64,18 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
   // The budget is shared by campaigns aimed at what this commit changed
   // (the stress-test author's "recently changed passes"; for the code
   // generator, the opcodes of the changed emitters) and an unfocused one.
+  // A continuous round (QueueIdleFuzz) of the head aims at what the
+  // commits since the known-good base changed.
   ChangedArea area;
   if (auto mirror = hlo_bisect::GitRepo::Open(ctx.paths->mirror); mirror.ok()) {
-    if (StatusOr<std::string> d = agents::DiffOfCommit(**mirror, sha); d.ok()) {
-      area = ChangedAreaOf(*d);
+    std::vector<std::string> commits = {sha};
+    if (job.payload.Find("round")) {
+      commits = RecentCommits(ctx, **mirror, sha);
+    }
+    for (const std::string& c : commits) {
+      StatusOr<std::string> d = agents::DiffOfCommit(**mirror, c);
+      if (!d.ok()) continue;
+      area.Add(ChangedAreaOf(*d));
     }
   }
   std::vector<std::vector<std::string>> rounds;

@@ -10,6 +10,7 @@
 #include "base/sha256.h"
 #include "orchestrator/agent_sessions.h"
 #include "orchestrator/api_handlers.h"
+#include "orchestrator/commit_tools.h"
 #include "orchestrator/step_util.h"
 #include "orchestrator/triage_report.h"
 

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "orchestrator/agent_sessions.h"
+#include "orchestrator/commit_tools.h"
 #include "orchestrator/step_util.h"
 
 namespace trench::orchestrator {

@@ -39,7 +39,7 @@ constexpr Command kCommands[] = {
      CmdFuzz},
     {"demo",
      "[--bug X | --all] [--dir D] [--config F] [--source DIR] [--timeout S] "
-     "[--reuse BUILDER_DIR] [--json]",
+     "[--give-up S] [--reuse BUILDER_DIR] [--json]",
      "the service end to end on a repository made from our own compiler, "
      "where a commit brings a bugzoo bug (built-in brains, no network)",
      CmdDemo},

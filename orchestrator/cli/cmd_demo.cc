@@ -1,5 +1,5 @@
 // `trench demo [--bug X | --all] [--dir D] [--config F] [--source DIR]
-// [--reuse BUILDER_DIR]`:
+// [--timeout S] [--give-up S] [--reuse BUILDER_DIR]`:
 // the service end to end on a target repository made from our own
 // compiler, with built-in brains (orchestrator/demo.h).
 #include <stdlib.h>
@@ -52,7 +52,8 @@ void PrintOne(const Context& ctx, const orchestrator::DemoResult& r) {
 
 int CmdDemo(const Context& ctx) {
   StatusOr<Flags> flags = ParseFlags(
-      ctx.args, {"bug", "dir", "config", "source", "timeout", "reuse"},
+      ctx.args,
+      {"bug", "dir", "config", "source", "timeout", "give-up", "reuse"},
       {"all", "json"});
   if (!flags.ok()) return UsageError(ctx, "demo", flags.status().message());
   if (!flags->positional.empty()) {
@@ -72,8 +73,13 @@ int CmdDemo(const Context& ctx) {
   if (o.config_path.empty() && fs::exists(o.source_dir + "/config/demo.json")) {
     o.config_path = o.source_dir + "/config/demo.json";
   }
-  if (flags->Has("timeout"))
-    o.timeout_seconds = std::atof(flags->Get("timeout").c_str());
+  for (auto [name, out] : {std::pair{"timeout", &o.timeout_seconds},
+                           std::pair{"give-up", &o.give_up_seconds}}) {
+    if (!flags->Has(name)) continue;
+    StatusOr<double> v = hlo_diff::ParseSeconds(name, flags->Get(name));
+    if (!v.ok()) return UsageError(ctx, "demo", v.status().message());
+    *out = *v;
+  }
   std::string dir = flags->Get("dir");
   if (dir.empty()) {
     std::string templ = "/tmp/trench-demo-XXXXXX";

@@ -3,6 +3,8 @@
 // backend, and a refused request that makes the brain fall back.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "agents/llm_brain.h"
 #include "tests/agents/fake_agents.h"
 #include "tests/agents/scripted_llm_server.h"
@@ -59,7 +61,8 @@ class StubBrain : public Brain {
 
 std::unique_ptr<LlmBrain> Brain(const std::string& backend,
                                 const std::string& base_url,
-                                RecordingSink* sink) {
+                                RecordingSink* sink,
+                                const std::string& role = "reproducer") {
   LlmConfig config;
   config.backend = backend;
   config.base_url = base_url;
@@ -69,7 +72,7 @@ std::unique_ptr<LlmBrain> Brain(const std::string& backend,
   EXPECT_TRUE(client.ok()) << client.status().ToString();
   if (!client.ok()) return nullptr;
   LlmBrainOptions o;
-  o.role = "reproducer";
+  o.role = role;
   o.prompts_dir = std::string(TRENCH_SOURCE_DIR) + "/prompts";
   o.transcripts = [sink](const Json&) -> std::unique_ptr<TranscriptSink> {
     return std::make_unique<runtime_testing::ForwardingSink>(sink);
@@ -142,6 +145,106 @@ TEST(LlmBrainLoopbackTest, AnthropicSession) {
   StatusOr<Json> body = reqs[1].JsonBody();
   ASSERT_TRUE(body.ok());
   EXPECT_NE(body->Dump().find("tool_result"), std::string::npos);
+}
+
+// One role's multi-turn session: the tool calls the model makes, what the
+// tool box answers, the task, and what the claim must then hold.
+struct RoleSession {
+  std::string role;
+  std::vector<std::pair<std::string, std::string>> calls;  // name, args
+  std::map<std::string, std::string> answers;
+  std::string task;
+  // claim[key] dumps as claim_value (in the claim's own key order).
+  std::string claim_key, claim_value;
+};
+
+std::vector<RoleSession> RoleSessions() {
+  return {
+      {"reproducer",
+       {{"write_case", R"({"hlo": "HloModule m", "seed": 1})"},
+        {"run_case", WithCase(R"({"case": "CASE", "runs": 3})")},
+        {"finish", WithCase(kFinish)}},
+       {{"write_case", WithCase(R"({"case": "CASE"})")}},
+       R"({"bug": 4, "runs": 3, "report_text": "dot is wrong"})",
+       "status",
+       R"("mismatch")"},
+      {"minimizer",
+       {{"reduce_case", WithCase(R"({"case": "CASE", "seconds": 60})")},
+        {"finish", WithCase(R"({"outcome": "done", "summary": "12 -> 3",
+                               "case": "CASE", "before": {"instructions": 12},
+                               "after": {"instructions": 3}})")}},
+       {},
+       R"({"bug": 1, "case": "x", "seconds": 60})",
+       "after",
+       R"({"instructions":3})"},
+      {"stress_test_author",
+       {{"fuzz", R"({"seconds": 10, "ops": ["dot"]})"},
+        {"write_case", R"({"hlo": "HloModule m"})"},
+        {"finish", R"({"outcome": "done", "summary": "2 found"})"}},
+       {{"fuzz", R"({"programs": 9, "findings": [{"case": "a", "status":
+                    "mismatch", "signature": {"s": 1}}]})"},
+        {"write_case", R"({"case": "b", "instructions": 3, "status":
+                          "run_crash", "signature": {"s": 2}})"}},
+       R"({"area": {"ops": ["dot"], "passes": []}, "seconds": 10})",
+       "findings",
+       R"([{"case":"a","status":"mismatch","signature":{"s":1}},)"
+       R"({"case":"b","status":"run_crash","signature":{"s":2}}])"},
+      {"patch_drafter",
+       {{"culprit_diff", R"({"commit": "abc123"})"},
+        {"try_patch", R"({"diff": "--- a/x.cc\n+++ b/x.cc\n"})"},
+        {"submit_patch", R"({"diff": "--- a/x.cc\n+++ b/x.cc\n",
+                            "rationale": "revert", "strategy": "revert"})"},
+        {"finish", R"({"outcome": "done", "summary": "ok"})"}},
+       {{"submit_patch", R"({"candidate": 5})"}},
+       R"({"bug": 2, "case": "c", "culprit": {"sha": "abc123", "summary":
+           "s"}, "head": "def", "localization": {}})",
+       "candidates",
+       R"([{"candidate":5,"strategy":"revert",)"
+       R"("diff":"--- a/x.cc\n+++ b/x.cc\n"}])"},
+  };
+}
+
+// Every role, over both backends: the scripted server plays the model
+// turn by turn; the claim comes from the tools' answers.
+TEST(LlmBrainLoopbackTest, EveryRoleOverBothBackends) {
+  for (const std::string backend : {"openai", "anthropic"}) {
+    for (const RoleSession& rs : RoleSessions()) {
+      SCOPED_TRACE(backend + " " + rs.role);
+      ScriptedLlmServer server;
+      ASSERT_TRUE(server.ok()) << server.status().ToString();
+      std::vector<std::string> names;
+      for (const auto& [name, args] : rs.calls) {
+        server.Enqueue(ScriptedReply::WithJson(
+            200, backend == "openai" ? OpenAiToolCall(name, args)
+                                     : AnthropicToolUse(name, args)));
+        names.push_back(name);
+      }
+      RecordingSink sink;
+      auto brain = Brain(backend, server.base_url(), &sink, rs.role);
+      ASSERT_NE(brain, nullptr);
+      FakeToolBox tools(rs.role);
+      for (const auto& [name, answer] : rs.answers) {
+        tools.answers[name] = J(answer);
+      }
+      StatusOr<Json> claim = brain->Run(J(rs.task), tools);
+      ASSERT_TRUE(claim.ok()) << claim.status().ToString();
+      EXPECT_FALSE(brain->last_run().fell_back);
+      EXPECT_EQ(*claim->Find("brain"), Json(backend));
+      ASSERT_NE(claim->Find(rs.claim_key), nullptr) << claim->Dump();
+      EXPECT_EQ(claim->Find(rs.claim_key)->Dump(), rs.claim_value);
+      EXPECT_EQ(tools.calls, names);
+      // One request per turn, each after the first carrying the previous
+      // tool result.
+      const std::vector<testing::RecordedRequest> reqs = server.requests();
+      ASSERT_EQ(reqs.size(), rs.calls.size());
+      StatusOr<Json> last = reqs.back().JsonBody();
+      ASSERT_TRUE(last.ok());
+      EXPECT_NE(
+          last->Dump().find(backend == "openai" ? "\"tool\"" : "tool_result"),
+          std::string::npos);
+      EXPECT_EQ(sink.ends, std::vector<std::string>{"finished"});
+    }
+  }
 }
 
 TEST(LlmBrainLoopbackTest, RefusedRequestFallsBack) {

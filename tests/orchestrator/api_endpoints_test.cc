@@ -257,6 +257,17 @@ TEST_F(ApiEndpointsTest, MetricsCountTheStore) {
   auto session = check_->StartAgentSession(std::nullopt, "minimizer", "llm");
   ASSERT_TRUE(session.ok());
   ASSERT_TRUE(check_->AddAgentMessage(*session, "assistant", "hi", 10, 5).ok());
+  // Two finished fuzz campaigns: 300 programs in 20 s, then 100 in 8 s.
+  for (auto [programs, seconds] : {std::pair{300, 20.0}, std::pair{100, 8.0}}) {
+    ASSERT_TRUE(jobs.Enqueue("fuzz", Json::MakeObject()).ok());
+    StatusOr<std::vector<Job>> fuzz = jobs.Lease("w", 1, 60000, {"fuzz"});
+    ASSERT_TRUE(fuzz.ok() && fuzz->size() == 1);
+    Json result = Json::MakeObject();
+    result["programs"] = programs;
+    result["seconds"] = seconds;
+    ASSERT_TRUE(jobs.Complete(LeaseOf((*fuzz)[0]), result).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
   HttpReply r = Call("GET", "/metrics");
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.headers["content-type"],
@@ -266,7 +277,9 @@ TEST_F(ApiEndpointsTest, MetricsCountTheStore) {
         "trench_bugs{state=\"proposed\"} 1\n",
         "trench_bugs{state=\"fixed\"} 0\n", "trench_jobs{state=\"queued\"} 1\n",
         "trench_jobs{state=\"leased\"} 0\n", "trench_target_runs_total 1\n",
-        "trench_agent_tokens_total 15\n"}) {
+        "trench_agent_tokens_total 15\n", "trench_fuzz_programs_total 400\n",
+        "trench_fuzz_seconds_total 28\n", "# TYPE trench_fuzz_rate gauge\n",
+        "trench_fuzz_rate 12.5\n"}) {
     EXPECT_NE(r.body.find(line), std::string::npos) << line << r.body;
   }
 }

@@ -8,7 +8,7 @@ namespace {
 TEST(DaemonConfigTest, DefaultsAndRelativePaths) {
   StatusOr<DaemonConfig> c = ParseDaemonConfig(
       R"({"var_dir": "var", "repo": "/srv/compiler",
-          "fuzz": {"budget_seconds": 30, "jobs": 2},
+          "fuzz": {"budget_seconds": 30, "jobs": 2, "continuous": false},
           "regression": ["zoo", "/abs/cases"],
           "swarm": {"reproducer": {"count": 2, "brain": "openai"}}})",
       "trench.json", "/etc/trench");
@@ -18,6 +18,7 @@ TEST(DaemonConfigTest, DefaultsAndRelativePaths) {
   EXPECT_EQ(c->branch, "main");
   EXPECT_EQ(c->fuzz_budget_seconds, 30);
   EXPECT_EQ(c->fuzz_jobs, 2);
+  EXPECT_FALSE(c->fuzz_continuous);
   EXPECT_EQ(c->regression,
             (std::vector<std::string>{"/etc/trench/zoo", "/abs/cases"}));
   EXPECT_EQ(c->swarm.at("reproducer").count, 2);
@@ -38,6 +39,9 @@ TEST(DaemonConfigTest, ErrorsNameTheFieldOrThePosition) {
   };
   EXPECT_EQ(error(R"({"var_dir": "v", "repo": "r", "fuzz": {"jobs": "two"}})"),
             "t.json: fuzz.jobs: expected an integer in [1, 256], got \"two\"");
+  EXPECT_EQ(
+      error(R"({"var_dir": "v", "repo": "r", "fuzz": {"continuous": 1}})"),
+      "t.json: fuzz.continuous: expected true or false, got 1");
   EXPECT_EQ(error(R"({"var_dir": "v", "repo": "r", "polll_seconds": 3})"),
             "t.json: polll_seconds: unknown field (a typo?)");
   EXPECT_EQ(error(R"({"var_dir": "v"})"),

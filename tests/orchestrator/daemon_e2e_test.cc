@@ -68,6 +68,8 @@ class DaemonE2E : public ::testing::Test {
     fuzz["budget_seconds"] = 20;
     fuzz["jobs"] = 2;
     fuzz["seed"] = 7;
+    // The landed commit's campaign must find the bug by itself.
+    fuzz["continuous"] = false;
     c["fuzz"] = fuzz;
     c["reproduce_runs"] = 2;
     c["reduce_seconds"] = 90;

@@ -7,6 +7,7 @@
 
 #include <thread>
 
+#include "orchestrator/commit_tools.h"
 #include "orchestrator/repo_watcher.h"
 #include "orchestrator/step_util.h"
 #include "tests/orchestrator/store_test_util.h"
@@ -145,6 +146,42 @@ TEST_F(PipelineTest, AFailedStepIsNotRetriedUntilTheBugChanges) {
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ASSERT_TRUE(store_->SetBugDetails(id, Json::MakeObject()).ok());
   EXPECT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "reproduce");
+}
+
+TEST_F(PipelineTest, ContinuousFuzzingQueuesARoundOfTheBuiltHeadWhenIdle) {
+  config_.fuzz_continuous = true;
+  EXPECT_FALSE(*QueueIdleFuzz(ctx_));  // Nothing built yet.
+  const std::string head(40, 'a');
+  ASSERT_TRUE(store_->SetMeta("head.built", head).ok());
+  ASSERT_TRUE(*QueueIdleFuzz(ctx_));
+  EXPECT_FALSE(*QueueIdleFuzz(ctx_));  // Not idle: round 1 waits.
+  StatusOr<std::vector<Job>> leased = queue_->Lease("w", 1, 60000);
+  ASSERT_TRUE(leased.ok() && leased->size() == 1);
+  const Job& one = (*leased)[0];
+  EXPECT_EQ(one.kind, "fuzz");
+  EXPECT_EQ(one.payload.Find("commit")->string_value(), head);
+  EXPECT_EQ(one.payload.Find("round")->int64_value(), 1);
+  EXPECT_FALSE(*QueueIdleFuzz(ctx_));  // Not idle: round 1 runs.
+  ASSERT_TRUE(queue_->Complete(LeaseOf(one), Json::MakeObject()).ok());
+  // Idle again: round 2, a new job (not deduplicated into round 1).
+  ASSERT_TRUE(*QueueIdleFuzz(ctx_));
+  leased = queue_->Lease("w", 1, 60000);
+  ASSERT_TRUE(leased.ok() && leased->size() == 1);
+  EXPECT_EQ((*leased)[0].payload.Find("round")->int64_value(), 2);
+  EXPECT_EQ(*store_->GetMeta("fuzz.round"), std::optional<std::string>("2"));
+  ASSERT_TRUE(queue_->Complete(LeaseOf((*leased)[0]), Json::MakeObject()).ok());
+  // Off in the config: never.
+  config_.fuzz_continuous = false;
+  EXPECT_FALSE(*QueueIdleFuzz(ctx_));
+  EXPECT_EQ(*queue_->Count(JobState::kQueued), 0);
+}
+
+TEST_F(PipelineTest, TheKnownGoodCommitIsTheConfiguredOneElseTheFirstSeen) {
+  EXPECT_EQ(*KnownGoodCommit(ctx_), "");
+  ASSERT_TRUE(store_->SetMeta("watch.base", std::string(40, 'b')).ok());
+  EXPECT_EQ(*KnownGoodCommit(ctx_), std::string(40, 'b'));
+  config_.good_commit = std::string(40, 'c');
+  EXPECT_EQ(*KnownGoodCommit(ctx_), std::string(40, 'c'));
 }
 
 }  // namespace

@@ -113,6 +113,7 @@ TEST(CliConfigTest, ShippedConfigIsTheDefaults) {
   EXPECT_EQ(c->token_env, d.token_env);
   EXPECT_EQ(c->body_limit, d.body_limit);
   EXPECT_EQ(c->fuzz_budget_seconds, d.fuzz_budget_seconds);
+  EXPECT_EQ(c->fuzz_continuous, d.fuzz_continuous);
   EXPECT_EQ(c->reproduce_runs, d.reproduce_runs);
   EXPECT_EQ(c->drain_seconds, d.drain_seconds);
   EXPECT_EQ(c->sandbox_memory_bytes, d.sandbox_memory_bytes);
