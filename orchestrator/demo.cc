@@ -1,8 +1,10 @@
 #include "orchestrator/demo.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -196,6 +198,14 @@ StatusOr<DaemonConfig> DemoConfig(const DemoOptions& o, const DemoRepo& repo) {
   } else {
     for (const std::string& role : SwarmRoles()) c.swarm[role] = RoleConfig{};
   }
+  // The trace corpus (config/demo.json: ../shared/traces) is optional:
+  // without it the campaigns are synthetic only.
+  std::error_code ec;
+  if (!c.fuzz_corpus.empty() && !fs::is_directory(c.fuzz_corpus, ec)) {
+    spdlog::warn("demo: no trace corpus at {}; fuzzing synthetic programs only",
+                 c.fuzz_corpus);
+    c.fuzz_corpus.clear();
+  }
   c.var_dir = o.dir + "/var";
   c.repo = repo.path;
   c.branch = "main";
@@ -299,7 +309,11 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
   progress << "demo: daemon on " << config.var_dir
            << ", API on 127.0.0.1:" << daemon->api_port() << "\n";
   Status run_status = Status::Ok();
-  std::thread loop([&] { run_status = daemon->Run(); });
+  std::atomic<bool> daemon_ended{false};
+  std::thread loop([&] {
+    run_status = daemon->Run();
+    daemon_ended = true;
+  });
   StoreOptions so;
   ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
                    Store::Open(config.var_dir + "/store.db", so));
@@ -320,9 +334,11 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
       for (const Job& j : *done) fuzzed |= j.kind == "fuzz";
     }
     if (fuzzed) break;
-    if (SteadyClock::now() > deadline) {
+    if (daemon_ended || SteadyClock::now() > deadline) {
       stop();
-      r.failure = "the base commit was not built and fuzzed in time";
+      r.failure = daemon_ended
+                      ? "the daemon stopped before the base was fuzzed"
+                      : "the base commit was not built and fuzzed in time";
       r.wall_seconds = Since(start);
       return r;
     }
@@ -360,6 +376,10 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
                         : "fuzzing found no bug";
         break;
       }
+    }
+    if (daemon_ended) {
+      r.failure = "the daemon stopped (a signal, or an error)";
+      break;
     }
     if (!bug && Since(landed) > o.give_up_seconds) {
       r.failure = "fuzzing found no bug in " +
