@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "orchestrator/step_util.h"
+#include "tools/hlo-bisect/git_repo.h"
 
 namespace trench::orchestrator {
 namespace fs = std::filesystem;
@@ -62,8 +63,33 @@ StatusOr<Json> BuildCommit(StepContext& ctx, const std::string& rev,
   return b;
 }
 
+StatusOr<std::optional<Bug>> FixedLaterThan(StepContext& ctx,
+                                            const std::string& signature,
+                                            const std::string& commit) {
+  ASSIGN_OR_RETURN(std::vector<Bug> bugs,
+                   ctx.store->ListBugsBySignature(signature));
+  std::unique_ptr<hlo_bisect::GitRepo> repo;
+  for (Bug& bug : bugs) {
+    if (IsOpen(bug.state) || !bug.fix_commit) continue;
+    if (*bug.fix_commit == commit) continue;
+    if (!repo) {
+      ASSIGN_OR_RETURN(repo, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
+    }
+    // Ok: the fix is an ancestor of the commit, so the commit holds it.
+    StatusOr<std::vector<std::string>> since =
+        repo->FirstParentRange(*bug.fix_commit, commit);
+    if (since.ok()) continue;
+    if (since.status().code() != StatusCode::kFailedPrecondition) {
+      return since.status();
+    }
+    return std::optional<Bug>(std::move(bug));
+  }
+  return std::optional<Bug>();
+}
+
 // Files one fuzz finding: attaches it to the open bug with its signature,
-// or opens a new bug (then queues its reproduction).
+// or to the fixed one whose fix the commit predates, or opens a new bug
+// (then queues its reproduction).
 StatusOr<Json> FileFinding(StepContext& ctx, const std::string& commit,
                            const Json& finding) {
   const Json* dir = finding.Find("case");
@@ -79,12 +105,16 @@ StatusOr<Json> FileFinding(StepContext& ctx, const std::string& commit,
   const std::string signature = "sig:" + sig->string_value();
   Json out = Json::MakeObject();
   out["case"] = sha;
-  ASSIGN_OR_RETURN(std::optional<Bug> open,
+  ASSIGN_OR_RETURN(std::optional<Bug> known,
                    ctx.store->FindOpenBugBySignature(signature));
-  if (open) {
+  if (!known) {
+    ASSIGN_OR_RETURN(known, FixedLaterThan(ctx, signature, commit));
+    if (known) out["fixed_later"] = true;
+  }
+  if (known) {
     ASSIGN_OR_RETURN(int64_t run,
-                     ctx.store->AddRun(sha, open->id, commit, finding, 0));
-    out["attached_to"] = open->id;
+                     ctx.store->AddRun(sha, known->id, commit, finding, 0));
+    out["attached_to"] = known->id;
     out["run"] = run;
     return out;
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,18 @@ namespace trench::orchestrator {
 StatusOr<Json> BuildCommit(StepContext& ctx, const std::string& rev,
                            const std::string& sha,
                            const std::string& patch_hash);
+// The fixed (or closed) bug with `signature` whose fix commit `commit`
+// does not hold (not an ancestor of it, nor it), if any: a finding there
+// predates the fix (a campaign of an older commit that ended after the fix
+// landed), so it is that bug again. A commit holding the fix that fails
+// the same way is a regression, a new bug.
+StatusOr<std::optional<Bug>> FixedLaterThan(StepContext& ctx,
+                                            const std::string& signature,
+                                            const std::string& commit);
 // Files a fuzz finding ({"case": dir, "sig", "status", ...}) found at
-// `commit`: attached to the open bug with signature "sig:<sig>", or a new
-// bug (its reproduction queued). Returns what was done.
+// `commit`: attached to the open bug with signature "sig:<sig>", else to
+// FixedLaterThan's bug ("fixed_later": true), else a new bug (its
+// reproduction queued). Returns what was done.
 StatusOr<Json> FileFinding(StepContext& ctx, const std::string& commit,
                            const Json& finding);
 // What a commit's diff touches: the passes of compiler/passes/ files (by

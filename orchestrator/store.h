@@ -164,6 +164,8 @@ class Store {
   // The oldest open bug (IsOpen) with this signature, if any.
   StatusOr<std::optional<Bug>> FindOpenBugBySignature(
       const std::string& signature);
+  // Every bug with this signature, in any state, in id order.
+  StatusOr<std::vector<Bug>> ListBugsBySignature(const std::string& signature);
   // Moves bug `id` to `to` and appends the event, in one transaction.
   // Errors: kNotFound (no such bug); kFailedPrecondition for an illegal
   // move (CheckTransition's message, prefixed by "bug N"), a duplicate of

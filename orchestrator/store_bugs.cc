@@ -200,13 +200,18 @@ StatusOr<std::vector<Bug>> Store::ListBugs(std::optional<BugState> state,
   return ReadBugs(db(), st);
 }
 
-StatusOr<std::optional<Bug>> Store::FindOpenBugBySignature(
+StatusOr<std::vector<Bug>> Store::ListBugsBySignature(
     const std::string& signature) {
   ASSIGN_OR_RETURN(Statement st,
                    db()->Prepare(std::string(kBugColumns) +
                                  "WHERE signature = ?1 ORDER BY id"));
   st.BindText(1, signature);
-  ASSIGN_OR_RETURN(std::vector<Bug> bugs, ReadBugs(db(), st));
+  return ReadBugs(db(), st);
+}
+
+StatusOr<std::optional<Bug>> Store::FindOpenBugBySignature(
+    const std::string& signature) {
+  ASSIGN_OR_RETURN(std::vector<Bug> bugs, ListBugsBySignature(signature));
   for (Bug& bug : bugs) {
     if (IsOpen(bug.state)) return std::optional<Bug>(std::move(bug));
   }

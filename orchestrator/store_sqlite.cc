@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
 #include <utility>
 
 namespace trench::orchestrator {
@@ -163,6 +166,34 @@ StatusOr<Json> Statement::ColumnJson(int column, std::string_view what) const {
 
 // ---- Db ----
 
+namespace {
+
+// Switches `db` to WAL and returns the journal mode in force. Switching a
+// new file takes an exclusive lock, and SQLite reports busy at once rather
+// than call the busy handler when another connection is switching the same
+// file (two daemons creating one store): busy is retried here until the
+// busy timeout has passed.
+StatusOr<std::string> EnableWal(Db* db, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(std::max(timeout_ms, 0));
+  while (true) {
+    StatusOr<Statement> wal = db->Prepare("PRAGMA journal_mode=WAL");
+    Status failed = wal.status();
+    if (wal.ok()) {
+      StatusOr<bool> row = wal->Step();
+      if (row.ok()) return *row ? wal->ColumnText(0) : std::string();
+      failed = row.status();
+    }
+    if (failed.code() != StatusCode::kResourceExhausted ||
+        std::chrono::steady_clock::now() >= deadline) {
+      return failed;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path,
                                        const Options& options) {
   struct stat st;
@@ -181,10 +212,8 @@ StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path,
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, options.busy_timeout_ms);
   // The first statement reads the header: a non-SQLite file fails here.
-  ASSIGN_OR_RETURN(Statement wal, db->Prepare("PRAGMA journal_mode=WAL"));
-  StatusOr<bool> row = wal.Step();
-  if (!row.ok()) return row.status();
-  std::string mode = *row ? wal.ColumnText(0) : "";
+  ASSIGN_OR_RETURN(std::string mode,
+                   EnableWal(db.get(), options.busy_timeout_ms));
   if (mode != "wal") {
     return IoError("store " + path + ": cannot enable WAL mode (journal mode " +
                    "is '" + mode + "')");

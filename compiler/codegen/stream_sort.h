@@ -9,11 +9,17 @@
 // of inner (w = inner), or, when not even one outer index fits, one outer
 // index and as many inner indices as fit; the last tile of a row of tiles
 // is ragged (its row sort is emitted for its own sizes, under a branch).
+// A row that alone exceeds VMEM is sorted in HBM, row by row: blocks of
+// it that fit two at a time are sorted, then p rounds (p blocks) of
+// odd-even transposition merge-split adjacent blocks (both staged, sorted
+// stably, written back smaller half first), which sorts the row and keeps
+// equal keys in order; O(p) times the work of one sort of the row.
 // No double buffering: the row sort is O(len log len) gathers per element
 // while a tile's DMA is one transfer, so overlapping them gains little.
 //
-// Registers: s4..s9 (tile loop), s10..s19 (box DMAs), the row sort's s0..s3,
-// s10..s14, s20..s31 and vector registers; semaphore 0.
+// Registers: s4..s9 (tile loop; row, round, block and segment loops), s10..s19
+// (box DMAs), the row sort's s0..s3, s10..s14, s20..s31 and vector registers;
+// semaphore 0.
 #pragma once
 
 #include <cstdint>
@@ -50,8 +56,8 @@ Status EmitSortTile(KernelBuilder& kb, const HloInstruction& instr,
 
 // Emits sort `instr` tile by tile as above; `t` gives the dtypes and the
 // [outer, len, inner] view (its VMEM fields are ignored). Errors:
-// ResourceExhausted when not even one row along the sort dimension (one
-// index of outer and of inner) fits in VMEM; EmitSortTile's.
+// ResourceExhausted when not even two elements of a row fit in VMEM;
+// EmitSortTile's.
 Status EmitStreamedSort(const HloInstruction& instr,
                         const std::vector<ArrayBuffer>& ins,
                         const std::vector<ArrayBuffer>& outs, const SortTile& t,

@@ -5,7 +5,9 @@
 // and drafts, verifies and proposes a patch on trench/bug-<id>; once a
 // reviewer approves it and the branch is merged, the daemon verifies the
 // fix. Then the same with the daemon killed (SIGKILL) at many points.
-// Slow (it builds the compiler): suite DaemonE2E is labelled "slow".
+// Slow (it builds the compiler): suite DaemonE2E is labelled "slow", and
+// ctest runs it whole, in one process, so that the second test can reuse
+// the first one's builds (tests/CMakeLists.txt).
 #include <git2.h>
 
 #include <set>

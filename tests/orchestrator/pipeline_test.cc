@@ -190,6 +190,48 @@ TEST_F(PipelineTest, TheKnownGoodCommitIsTheConfiguredOneElseTheFirstSeen) {
 namespace trench::orchestrator {
 namespace {
 
+// A finding on a commit that predates a bug's fix is that (fixed) bug; on
+// a commit holding the fix it is a regression, so FileFinding opens a bug.
+TEST_F(PipelineTest, AFindingBeforeTheFixIsTheFixedBugAndAfterItARegression) {
+  DaemonPaths paths(dir_ + "/var");
+  ctx_.paths = &paths;
+  auto repo = hlo_bisect::GitRepo::Init(paths.mirror);
+  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+  const std::string c0 =
+      *(*repo)->CommitFiles("", {{"a", "1"}}, "c0", "refs/heads/main");
+  const std::string fix =
+      *(*repo)->CommitFiles(c0, {{"a", "2"}}, "fix", "refs/heads/main");
+  const std::string c2 =
+      *(*repo)->CommitFiles(fix, {{"b", "1"}}, "c2", "refs/heads/main");
+  const std::string side =
+      *(*repo)->CommitFiles(c0, {{"c", "1"}}, "side", "refs/heads/side");
+  const int64_t id = AddBug("sig:x");
+  EXPECT_FALSE(FixedLaterThan(ctx_, "sig:x", c0)->has_value());  // Open.
+  ASSERT_TRUE(
+      store_
+          ->TransitionBug(id, BugState::kReproduced, "test", Json::MakeObject())
+          .ok());
+  TransitionFields f;
+  f.fix_commit = fix;
+  ASSERT_TRUE(
+      store_->TransitionBug(id, BugState::kFixed, "test", Json::MakeObject(), f)
+          .ok());
+  for (const std::string& before : {c0, side}) {
+    StatusOr<std::optional<Bug>> known = FixedLaterThan(ctx_, "sig:x", before);
+    ASSERT_TRUE(known.ok()) << known.status().ToString();
+    ASSERT_TRUE(known->has_value());
+    EXPECT_EQ((*known)->id, id);
+  }
+  for (const std::string& holding : {fix, c2}) {
+    StatusOr<std::optional<Bug>> known = FixedLaterThan(ctx_, "sig:x", holding);
+    ASSERT_TRUE(known.ok()) << known.status().ToString();
+    EXPECT_FALSE(known->has_value());
+  }
+  EXPECT_FALSE(FixedLaterThan(ctx_, "sig:y", c0)->has_value());
+  // A commit the mirror does not have is an error, not a guess.
+  EXPECT_FALSE(FixedLaterThan(ctx_, "sig:x", std::string(40, 'f')).ok());
+}
+
 TEST(ChangedAreaTest, PassesAndEmittedOpsOfADiff) {
   const std::string diff =
       "diff --git a/compiler/passes/cse.cc b/compiler/passes/cse.cc\n"

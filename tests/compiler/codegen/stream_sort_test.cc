@@ -4,7 +4,9 @@
 // (ragged last one), tiles of a few inner columns when one outer index is
 // too big (ragged last one), a key with a payload (stability on the many
 // equal keys of random integers), every element type, against the oracle
-// exactly; a row that alone exceeds VMEM is ResourceExhausted.
+// exactly; rows that alone exceed VMEM, merge-split in HBM (ragged last
+// block, strided rows, a payload); too little VMEM for two elements is
+// ResourceExhausted.
 #include <string>
 #include <vector>
 
@@ -42,12 +44,27 @@ TEST(StreamSortTest, TilesOfInnerColumns) {
                               5, kExact, kVmem);
 }
 
-TEST(StreamSortTest, RowLongerThanVmemIsResourceExhausted) {
+TEST(StreamSortTest, RowsLongerThanVmemAreMergeSplitInHbm) {
+  // With 16 KiB: 2507 f32 keys in 5 blocks, the last one ragged; random
+  // s32 keys with a payload (stability across blocks); two strided rows of
+  // 1800 (inner 2) and several rows of a middle dim.
+  constexpr int64_t kSmall = 16 << 10;
+  ExpectMatchesOracleWithVmem(SortModule("f32", "[2507]", 0, "LT", false), 6,
+                              kExact, kSmall);
+  ExpectMatchesOracleWithVmem(SortModule("s32", "[2200]", 0, "GT", true), 7,
+                              kExact, kSmall);
+  ExpectMatchesOracleWithVmem(SortModule("bf16", "[1800,2]", 0, "LT", true), 8,
+                              kExact, kSmall);
+  ExpectMatchesOracleWithVmem(SortModule("s8", "[3,1500,1]", 1, "GT", false), 9,
+                              kExact, kSmall);
+}
+
+TEST(StreamSortTest, NoRoomForTwoElementsIsResourceExhausted) {
   std::unique_ptr<HloModule> m =
       testing::Parse(SortModule("f32", "[20000]", 0, "LT", false));
   ASSERT_NE(m, nullptr);
   CompileOptions co;
-  co.vmem_bytes = kVmem;
+  co.vmem_bytes = 1024;
   auto exe = CompileModule(*m, co);
   ASSERT_FALSE(exe.ok());
   EXPECT_EQ(exe.status().code(), StatusCode::kResourceExhausted)
