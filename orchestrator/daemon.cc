@@ -17,6 +17,8 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "orchestrator/api_handlers.h"
 #include "orchestrator/http_server.h"
@@ -294,6 +296,21 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
     if (::access((impl->tools_dir + "/" + tool).c_str(), X_OK) != 0) {
       return FailedPrecondition("tool " + impl->tools_dir + "/" + tool +
                                 " is missing (set tools_dir)");
+    }
+  }
+  // The sandbox shows these read-only: a typo would otherwise surface
+  // only when the first campaign or verification runs.
+  std::vector<std::pair<std::string, std::string>> inputs;
+  if (!config.fuzz_corpus.empty()) {
+    inputs.emplace_back("fuzz.corpus", config.fuzz_corpus);
+  }
+  for (const std::string& dir : config.regression) {
+    inputs.emplace_back("regression", dir);
+  }
+  for (const auto& [key, path] : inputs) {
+    if (!fs::exists(path, ec)) {
+      return FailedPrecondition("config " + key + ": " + path +
+                                ": no such file or directory");
     }
   }
   if (impl->config.prompts_dir.empty()) {

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -62,6 +63,29 @@ TEST(CliMainTest, BinaryUsageAndExitCodes) {
   r = RunProcess("serve --config /nonexistent/trench.json");
   EXPECT_EQ(r.code, kExitFailure);
   EXPECT_NE(r.output.find("/nonexistent/trench.json"), std::string::npos);
+}
+
+// A config naming a corpus or regression directory that is not there is
+// refused at start, naming the key and the path.
+TEST(CliMainTest, ServeRefusesMissingInputDirectories) {
+  std::string dir = ::testing::TempDir() + "trench-serve-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string tools = TRENCH_BINARY_DIR;
+  const std::string common = "\"var_dir\": \"" + dir + "/var\", \"repo\": \"" +
+                             dir + "\", \"tools_dir\": \"" + tools + "\"";
+  const std::pair<std::string, std::string> cases[] = {
+      {"\"fuzz\": {\"corpus\": \"/nonexistent/traces\"}",
+       "config fuzz.corpus: /nonexistent/traces: no such file or directory"},
+      {"\"regression\": [\"" + dir + "\", \"/nonexistent/zoo\"]",
+       "config regression: /nonexistent/zoo: no such file or directory"},
+  };
+  for (const auto& [extra, message] : cases) {
+    std::ofstream(dir + "/c.json") << "{" << common << ", " << extra << "}";
+    ProcessRun r = RunProcess("serve --config " + dir + "/c.json");
+    EXPECT_EQ(r.code, kExitFailure) << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CliMainTest, OneTableOfCommands) {
