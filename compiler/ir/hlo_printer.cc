@@ -71,11 +71,13 @@ std::vector<const HloComputation*> PrintOrder(const HloModule& module) {
 
 }  // namespace
 
-std::string PrintHloInstruction(const HloInstruction& instr) {
+std::string PrintHloInstruction(const HloInstruction& instr,
+                                const HloPrintOptions& options) {
+  const std::string pct = options.percent ? "%" : "";
   const HloComputation* parent = instr.parent();
   std::string s;
   if (parent && parent->root_instruction() == &instr) s += "ROOT ";
-  s += "%" + instr.name() + " = " + PrintShape(instr.shape()) + " " +
+  s += pct + instr.name() + " = " + PrintShape(instr.shape()) + " " +
        OpcodeText(instr) + "(";
   if (instr.opcode() == HloOpcode::kParameter) {
     s += std::to_string(instr.parameter_number());
@@ -85,38 +87,44 @@ std::string PrintHloInstruction(const HloInstruction& instr) {
     for (int64_t i = 0; i < instr.operand_count(); ++i) {
       if (i) s += ", ";
       const HloInstruction* op = instr.operand(i);
-      s += PrintShape(op->shape()) + " %" + op->name();
+      if (options.operand_shapes) s += PrintShape(op->shape()) + " ";
+      s += pct + op->name();
     }
   }
   s += ")";
   for (const auto& [k, v] :
-       hlo_printer_internal::InstructionAttributes(instr)) {
+       hlo_printer_internal::InstructionAttributes(instr, options.percent)) {
     s += ", " + k + "=" + v;
   }
   return s;
 }
 
 std::string PrintHloComputation(const HloComputation& computation,
-                                bool is_entry) {
-  std::string s = is_entry ? "ENTRY %" : "%";
-  s += computation.name() + " (";
-  bool first = true;
-  for (const HloInstruction* p : computation.parameters()) {
-    if (!p) continue;
-    s += (first ? "" : ", ") + p->name() + ": " + PrintShape(p->shape());
-    first = false;
+                                bool is_entry, const HloPrintOptions& options) {
+  std::string s = is_entry ? "ENTRY " : "";
+  s += (options.percent ? "%" : "") + computation.name() + " ";
+  if (options.program_shape) {
+    s += "(";
+    bool first = true;
+    for (const HloInstruction* p : computation.parameters()) {
+      if (!p) continue;
+      s += (first ? "" : ", ") + p->name() + ": " + PrintShape(p->shape());
+      first = false;
+    }
+    s += ") -> ";
+    const HloInstruction* root = computation.root_instruction();
+    s += root ? PrintShape(root->shape()) : "()";
+    s += " ";
   }
-  s += ") -> ";
-  const HloInstruction* root = computation.root_instruction();
-  s += root ? PrintShape(root->shape()) : "()";
-  s += " {\n";
+  s += "{\n";
   for (const HloInstruction* instr : computation.MakeInstructionPostOrder()) {
-    s += "  " + PrintHloInstruction(*instr) + "\n";
+    s += "  " + PrintHloInstruction(*instr, options) + "\n";
   }
   return s + "}\n";
 }
 
-std::string PrintHloModule(const HloModule& module) {
+std::string PrintHloModule(const HloModule& module,
+                           const HloPrintOptions& options) {
   // A module parsed from text without a header line has no name; it
   // prints without one too.
   std::string s;
@@ -126,7 +134,8 @@ std::string PrintHloModule(const HloModule& module) {
     s += "\n";
   }
   for (const HloComputation* c : PrintOrder(module)) {
-    s += "\n" + PrintHloComputation(*c, c == module.entry_computation());
+    s += "\n" +
+         PrintHloComputation(*c, c == module.entry_computation(), options);
   }
   return s;
 }

@@ -25,17 +25,36 @@
 
 namespace trench {
 
+// What the text spells out beyond what parsing needs (as XLA's
+// HloPrintOptions). The default is the full form above; Short() is XLA's
+// "short parsable" form, which parses back to the same module unless a
+// name without its "%" reads as something else (a number, a keyword such
+// as inf or ENTRY):
+//   c0 {
+//     a = f32[2]{0} parameter(0)
+//     ROOT n = f32[2]{0} negate(a), metadata={...}
+//   }
+struct HloPrintOptions {
+  bool operand_shapes = true;  // "f32[2]{0} %a" rather than "%a".
+  bool percent = true;         // "%a" rather than "a" (also in attributes).
+  bool program_shape = true;   // "%c0 (p: f32[2]) -> f32[2] {".
+  static HloPrintOptions Short() { return {false, false, false}; }
+};
+
 // The whole module as text.
-std::string PrintHloModule(const HloModule& module);
+std::string PrintHloModule(const HloModule& module,
+                           const HloPrintOptions& options = {});
 
 // One computation as text: header line, instructions, closing brace.
 // `is_entry` adds the ENTRY marker.
 std::string PrintHloComputation(const HloComputation& computation,
-                                bool is_entry = false);
+                                bool is_entry = false,
+                                const HloPrintOptions& options = {});
 
 // One instruction line without indentation or newline:
 // `[ROOT ]%name = shape opcode(operands), attrs`.
-std::string PrintHloInstruction(const HloInstruction& instr);
+std::string PrintHloInstruction(const HloInstruction& instr,
+                                const HloPrintOptions& options = {});
 
 // A literal as it appears inside constant(...): `1.5`, `{ {1, 2}, {3, 4} }`,
 // `(1, {2, 3})` for tuples, `(1, 0)` for complex elements.

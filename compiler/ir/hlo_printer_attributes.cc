@@ -217,11 +217,10 @@ void AddTyped(const HloInstruction& instr, Attrs* out) {
   }
 }
 
-std::string Ref(const HloComputation* c) {
-  return c ? "%" + c->name() : "%<null>";
-}
-
-void AddCallees(const HloInstruction& instr, Attrs* out) {
+void AddCallees(const HloInstruction& instr, bool percent, Attrs* out) {
+  auto Ref = [&](const HloComputation* c) {
+    return (percent ? "%" : "") + (c ? c->name() : std::string("<null>"));
+  };
   const auto& called = instr.called_computations();
   const size_t n = called.size();
   if (n == 0) return;
@@ -260,15 +259,15 @@ void AddCallees(const HloInstruction& instr, Attrs* out) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> InstructionAttributes(
-    const HloInstruction& instr) {
+    const HloInstruction& instr, bool percent) {
   Attrs out;
   AddTyped(instr, &out);
-  AddCallees(instr, &out);
+  AddCallees(instr, percent, &out);
   const auto& preds = instr.control_predecessors();
   if (!preds.empty()) {
     std::string s = "{";
     for (size_t i = 0; i < preds.size(); ++i) {
-      s += (i ? ", %" : "%") + preds[i]->name();
+      s += (i ? ", " : "") + std::string(percent ? "%" : "") + preds[i]->name();
     }
     out.emplace_back("control-predecessors", s + "}");
   }

@@ -12,7 +12,8 @@ namespace trench::hlo_printer_internal {
 
 // The instruction's attributes as (key, value text) in print order: typed
 // attributes, called computations, control-predecessors, then raw ones.
+// Names of computations and instructions get a "%" when `percent`.
 std::vector<std::pair<std::string, std::string>> InstructionAttributes(
-    const HloInstruction& instr);
+    const HloInstruction& instr, bool percent = true);
 
 }  // namespace trench::hlo_printer_internal

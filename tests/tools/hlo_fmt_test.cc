@@ -101,11 +101,20 @@ TEST_F(HloFmtTest, UsageErrors) {
   EXPECT_NE(r.err.find("unknown flag --bogus"), std::string::npos);
   Result help = RunFmt({"--help"});
   EXPECT_EQ(help.code, kHloFmtOk);
-  EXPECT_NE(help.out.find("usage: hlo-fmt MODULE [--check]"),
+  EXPECT_NE(help.out.find("usage: hlo-fmt MODULE [--check] [--short]"),
             std::string::npos);
   Result missing = RunFmt({"/nonexistent/x.hlo"});
   EXPECT_EQ(missing.code, kHloFmtBadInput);
   EXPECT_EQ(missing.err, "/nonexistent/x.hlo: cannot read file\n");
+}
+
+TEST_F(HloFmtTest, ShortFormWithoutOperandShapesOrPercent) {
+  const std::string path = Write("short.hlo", kGood);
+  Result r = RunFmt({path, "--short"});
+  EXPECT_EQ(r.code, kHloFmtOk) << r.err;
+  EXPECT_NE(r.out.find("ROOT n = f32[2] negate(p)"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find('%'), std::string::npos) << r.out;
 }
 
 TEST_F(HloFmtTest, ReadsStdinForDash) {

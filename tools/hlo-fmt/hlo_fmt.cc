@@ -14,10 +14,12 @@ namespace trench {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: hlo-fmt MODULE [--check]\n"
+    "usage: hlo-fmt MODULE [--check] [--short]\n"
     "  Parses, verifies and prints an HLO module in XLA's text format.\n"
     "  MODULE   path to the module text, or - for stdin\n"
     "  --check  print nothing; only report errors (exit 1)\n"
+    "  --short  XLA's short parsable form: operands without shapes, no %,\n"
+    "           no program shapes\n"
     "  --help   show this message\n";
 
 // Reads the whole file (or stdin for "-"); nullopt when unreadable.
@@ -39,6 +41,7 @@ std::optional<std::string> ReadInput(const std::string& path) {
 int RunHloFmt(int argc, char** argv, std::ostream& out, std::ostream& err) {
   std::optional<std::string> path;
   bool check = false;
+  HloPrintOptions print;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -47,6 +50,8 @@ int RunHloFmt(int argc, char** argv, std::ostream& out, std::ostream& err) {
     }
     if (arg == "--check") {
       check = true;
+    } else if (arg == "--short") {
+      print = HloPrintOptions::Short();
     } else if (arg.size() > 1 && arg[0] == '-') {
       err << "hlo-fmt: unknown flag " << arg << "\n" << kUsage;
       return kHloFmtUsage;
@@ -76,7 +81,7 @@ int RunHloFmt(int argc, char** argv, std::ostream& out, std::ostream& err) {
     err << *path << ": " << verified.message() << "\n";
     return kHloFmtBadInput;
   }
-  if (!check) out << PrintHloModule(**module);
+  if (!check) out << PrintHloModule(**module, print);
   return kHloFmtOk;
 }
 

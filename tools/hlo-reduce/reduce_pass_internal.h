@@ -182,5 +182,6 @@ std::unique_ptr<ReductionPass> MakeSimplifyConstantsPass();
 std::unique_ptr<ReductionPass> MakeSimplifyInputsPass();
 std::unique_ptr<ReductionPass> MakeDropAttributesPass();
 std::unique_ptr<ReductionPass> MakeRenamePass();
+std::unique_ptr<ReductionPass> MakeShortTextPass();
 
 }  // namespace trench::hlo_reduce

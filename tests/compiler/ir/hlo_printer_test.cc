@@ -60,6 +60,55 @@ add {
             "}\n");
 }
 
+TEST(HloPrinterTest, ShortFormIsXlasShortParsableAndRoundTrips) {
+  auto m = Parse(R"(
+HloModule m, is_scheduled=true
+ENTRY main {
+  p = f32[2]{0} parameter(0)
+  n = f32[2]{0} negate(p), metadata={op_name="n"}
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(n, z), dimensions={0}, to_apply=add,
+    control-predecessors={p}
+}
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const std::string printed = PrintHloModule(*m, HloPrintOptions::Short());
+  EXPECT_EQ(printed,
+            "HloModule m, is_scheduled=true\n"
+            "\n"
+            "add {\n"
+            "  x = f32[] parameter(0)\n"
+            "  y = f32[] parameter(1)\n"
+            "  ROOT s = f32[] add(x, y)\n"
+            "}\n"
+            "\n"
+            "ENTRY main {\n"
+            "  p = f32[2]{0} parameter(0)\n"
+            "  n = f32[2]{0} negate(p), metadata={op_name=\"n\"}\n"
+            "  z = f32[] constant(0)\n"
+            "  ROOT r = f32[] reduce(n, z), dimensions={0}, to_apply=add, "
+            "control-predecessors={p}\n"
+            "}\n");
+  auto again = ParseHloModule(printed);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  std::string diff;
+  EXPECT_TRUE(ModulesEqual(*m, **again, &diff)) << diff;
+  // Each option on its own.
+  HloPrintOptions o;
+  o.operand_shapes = false;
+  EXPECT_NE(PrintHloModule(*m, o).find("ROOT %s = f32[] add(%x, %y)"),
+            std::string::npos);
+  o = HloPrintOptions();
+  o.percent = false;
+  EXPECT_NE(PrintHloModule(*m, o).find("ENTRY main (p: f32[2]{0}) -> f32[] {"),
+            std::string::npos);
+}
+
 TEST(HloPrinterTest, UnusualNamesRoundTrip) {
   const std::string printed = RoundTrip(R"(
 HloModule weird.name-1
