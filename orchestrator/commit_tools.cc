@@ -71,18 +71,11 @@ StatusOr<std::optional<Bug>> FixedLaterThan(StepContext& ctx,
   std::unique_ptr<hlo_bisect::GitRepo> repo;
   for (Bug& bug : bugs) {
     if (IsOpen(bug.state) || !bug.fix_commit) continue;
-    if (*bug.fix_commit == commit) continue;
     if (!repo) {
       ASSIGN_OR_RETURN(repo, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
     }
-    // Ok: the fix is an ancestor of the commit, so the commit holds it.
-    StatusOr<std::vector<std::string>> since =
-        repo->FirstParentRange(*bug.fix_commit, commit);
-    if (since.ok()) continue;
-    if (since.status().code() != StatusCode::kFailedPrecondition) {
-      return since.status();
-    }
-    return std::optional<Bug>(std::move(bug));
+    ASSIGN_OR_RETURN(bool holds_fix, repo->Contains(commit, *bug.fix_commit));
+    if (!holds_fix) return std::optional<Bug>(std::move(bug));
   }
   return std::optional<Bug>();
 }

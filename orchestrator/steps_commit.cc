@@ -139,9 +139,8 @@ StatusOr<Json> RunCheckFixesStep(StepContext& ctx, const Job& job) {
       // Only commits after the one the bug was seen at can fix it.
       StatusOr<std::string> found = FoundCommitOf(ctx, bug);
       if (!found.ok() || *found == sha) continue;
-      StatusOr<std::vector<std::string>> line =
-          repo->FirstParentRange(*found, sha);
-      if (!line.ok()) continue;  // Not a descendant.
+      StatusOr<bool> after_found = repo->Contains(sha, *found);
+      if (!after_found.ok() || !*after_found) continue;
       ASSIGN_OR_RETURN(std::string case_sha, ReproCaseOf(bug, true));
       ASSIGN_OR_RETURN(std::string scratch,
                        ctx.Scratch(job.id, "fix-" + std::to_string(bug.id)));

@@ -246,6 +246,18 @@ StatusOr<std::string> GitRepo::CommitFiles(
   return CreateCommit(repo_, tree, parents, message, ref);
 }
 
+StatusOr<bool> GitRepo::Contains(const std::string& rev,
+                                 const std::string& ancestor_rev) const {
+  ASSIGN_OR_RETURN(Commit c, LookupCommit(repo_, rev));
+  ASSIGN_OR_RETURN(Commit a, LookupCommit(repo_, ancestor_rev));
+  const git_oid* c_id = git_commit_id(c.get());
+  const git_oid* a_id = git_commit_id(a.get());
+  if (git_oid_equal(c_id, a_id)) return true;
+  const int desc = git_graph_descendant_of(repo_, c_id, a_id);
+  if (desc < 0) return git::Error(desc, "cannot relate two commits");
+  return desc == 1;
+}
+
 StatusOr<std::vector<std::string>> GitRepo::FirstParentRange(
     const std::string& good_rev, const std::string& bad_rev) const {
   ASSIGN_OR_RETURN(Commit good, LookupCommit(repo_, good_rev));

@@ -85,6 +85,12 @@ class GitRepo {
                                     const std::string& ref,
                                     const std::string& merge_rev = "");
 
+  // True when `rev`'s history holds `ancestor_rev`: it is `rev` or one of
+  // its ancestors (any path, merges included), as `git merge-base
+  // --is-ancestor`. NotFound / InvalidArgument as Resolve.
+  StatusOr<bool> Contains(const std::string& rev,
+                          const std::string& ancestor_rev) const;
+
   // The first-parent line from `bad_rev` (inclusive) back to `good_rev`
   // (exclusive), oldest first: like `git rev-list --first-parent
   // --reverse good..bad`. Errors: InvalidArgument when good == bad;

@@ -160,6 +160,15 @@ inline std::string BinaryComputation(const std::string& name,
          "}\n";
 }
 
+// Scatter dimension numbers: rows of a 2-D operand by a scalar index
+// each, and 2-D windows at a 2-D start each (index_vector_dim 1).
+constexpr const char* kScatterRows =
+    "update_window_dims={1}, inserted_window_dims={0}, "
+    "scatter_dims_to_operand_dims={0}, index_vector_dim=1";
+constexpr const char* kScatterWindows =
+    "update_window_dims={1,2}, inserted_window_dims={}, "
+    "scatter_dims_to_operand_dims={0,1}, index_vector_dim=1";
+
 // scatter(a: t`op`, i, u: t`upd`) with dimension numbers `dn` and the
 // combiner computation `comb` (named comb); `indices` are the lines
 // defining i from parameter(1).

@@ -27,12 +27,8 @@ std::string Scatter(const std::string& t, const std::string& op,
                                 upd, dn, comb);
 }
 
-const char kRows[] =
-    "update_window_dims={1}, inserted_window_dims={0}, "
-    "scatter_dims_to_operand_dims={0}, index_vector_dim=1";
-const char kWindows[] =
-    "update_window_dims={1,2}, inserted_window_dims={}, "
-    "scatter_dims_to_operand_dims={0,1}, index_vector_dim=1";
+constexpr const char* kRows = testing::kScatterRows;
+constexpr const char* kWindows = testing::kScatterWindows;
 
 TEST(ScatterTest, RowsEveryTypeAddAndAssign) {
   for (const std::string& t : kAllTypes) {

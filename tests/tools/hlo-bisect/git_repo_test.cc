@@ -124,6 +124,25 @@ TEST(GitRepoTest, FirstParentRangeSkipsMergedSideBranch) {
             std::string::npos);
 }
 
+TEST(GitRepoTest, ContainsFollowsEveryParent) {
+  TempDir tmp;
+  auto repo = MakeRepo(tmp / "r");
+  ASSERT_TRUE(repo);
+  const std::string c0 = Commit(*repo, "", {{"f", "0"}}, "c0");
+  const std::string side =
+      Commit(*repo, c0, {{"side", "s"}}, "side", "refs/heads/side");
+  const std::string c1 = Commit(*repo, c0, {{"f", "1"}}, "c1");
+  const std::string merge =
+      Commit(*repo, c1, {{"side", "s"}}, "merge", "refs/heads/main", side);
+  EXPECT_TRUE(*repo->Contains(c1, c1));
+  EXPECT_TRUE(*repo->Contains(c1, c0));
+  EXPECT_TRUE(*repo->Contains(merge, side));  // Through the second parent.
+  EXPECT_FALSE(*repo->Contains(c0, c1));
+  EXPECT_FALSE(*repo->Contains(side, c1));
+  EXPECT_EQ(repo->Contains(c1, "no-such-rev").status().code(),
+            StatusCode::kNotFound);
+}
+
 TEST(GitRepoTest, FirstParentRangeAgreesWithGitRevList) {
   if (std::system("git --version >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "no git CLI to cross-check with";
