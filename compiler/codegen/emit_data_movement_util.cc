@@ -9,7 +9,6 @@ namespace {
 
 std::string V(int r) { return "v" + std::to_string(r); }
 std::string S(int r) { return "s" + std::to_string(r); }
-std::string I(int64_t x) { return std::to_string(x); }
 
 }  // namespace
 

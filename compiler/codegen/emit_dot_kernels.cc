@@ -12,7 +12,6 @@ namespace trench::codegen::dot_internal {
 namespace {
 
 std::string V(int r) { return "v" + std::to_string(r); }
-std::string I(int64_t x) { return std::to_string(x); }
 
 int Bytes(const std::string& mem) {
   auto t = tpu::DTypeFromName(mem);

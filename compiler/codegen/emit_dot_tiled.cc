@@ -23,8 +23,6 @@
 namespace trench::codegen::dot_internal {
 namespace {
 
-std::string I(int64_t x) { return std::to_string(x); }
-
 int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 int64_t Aligned(int64_t bytes) { return RoundUp(bytes, 512); }
 

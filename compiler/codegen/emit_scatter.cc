@@ -31,8 +31,6 @@
 namespace trench::codegen {
 namespace {
 
-std::string I(int64_t x) { return std::to_string(x); }
-
 // v<acc> += v<coord> * factor (v14, v13 scratch).
 void AddScaled(KernelBuilder& kb, int acc, int coord, int64_t factor) {
   dm::EmitAddScaled(kb, acc, coord, factor, 13);

@@ -19,6 +19,9 @@
 
 namespace trench::codegen {
 
+// An integer operand (immediate, offset, count) as assembly text.
+inline std::string I(int64_t x) { return std::to_string(x); }
+
 class KernelBuilder {
  public:
   // `name` must be a tpux identifier; `vmem_capacity` bounds AllocVmem.

@@ -13,8 +13,6 @@
 namespace trench::codegen {
 namespace {
 
-std::string I(int64_t x) { return std::to_string(x); }
-
 int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
 
 // The window of one block of `rows` indices of dim q: the out dims >= q
@@ -124,19 +122,11 @@ bool BlockStreamer::Plan(int64_t avail) {
       return 2 * (Aligned(w->elements * esz_) +
                   Aligned(BlockElements(rows) * esz_));
     };
-    std::optional<int64_t> c1 = cost(1);
-    if (!c1 || *c1 > avail) continue;
-    int64_t lo = 1, hi = out_.dims[q_];
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo + 1) / 2;
-      std::optional<int64_t> c = cost(mid);
-      if (c && *c <= avail) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    b_ = lo;
+    b_ = LargestFitting(out_.dims[q_], [&](int64_t rows) {
+      std::optional<int64_t> c = cost(rows);
+      return c && *c <= avail;
+    });
+    if (b_ == 0) continue;
     blocks_ = (out_.dims[q_] + b_ - 1) / b_;
     ragged_ = out_.dims[q_] - (blocks_ - 1) * b_;
     full_ = *MakeWindow(b_);

@@ -25,8 +25,6 @@
 namespace trench::codegen::fusion_internal {
 namespace {
 
-std::string I(int64_t x) { return std::to_string(x); }
-
 int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
 
 std::string TypeName(const HloInstruction* i) {

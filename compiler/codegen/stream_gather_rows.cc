@@ -7,8 +7,6 @@
 namespace trench::codegen {
 namespace {
 
-std::string I(int64_t x) { return std::to_string(x); }
-
 // Slice DMAs in flight before a wait (the machine allows 64).
 constexpr int64_t kInFlight = 32;
 

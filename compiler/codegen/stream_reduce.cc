@@ -14,8 +14,6 @@
 namespace trench::codegen {
 namespace {
 
-std::string I(int64_t x) { return std::to_string(x); }
-
 int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
 
 // Memory type of a resident accumulator: the lane form of `t` (complex

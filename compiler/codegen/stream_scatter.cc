@@ -9,8 +9,6 @@
 namespace trench::codegen {
 namespace {
 
-std::string I(int64_t x) { return std::to_string(x); }
-
 int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
 
 // s<acc> += s<x> * factor (s5 scratch); nothing when factor is 0.

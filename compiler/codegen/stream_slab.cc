@@ -6,8 +6,6 @@
 namespace trench::codegen {
 namespace {
 
-std::string I(int64_t x) { return std::to_string(x); }
-
 int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
 
 int64_t ProductOf(std::vector<int64_t>::const_iterator b,
@@ -42,17 +40,10 @@ StatusOr<SlabPlan> ChooseSlabPlan(
   for (int64_t p = 0; p < static_cast<int64_t>(dims.size()); ++p) {
     SlabPlan s = SlabGeometry(dims, red, p);
     prepare(s);
-    if (cost(s, 1) > avail) continue;
-    int64_t lo = 1, hi = s.dims[p];  // cost(lo) fits; find the largest.
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo + 1) / 2;
-      if (cost(s, mid) <= avail) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    s.b = lo;
+    const int64_t b = LargestFitting(
+        s.dims[p], [&](int64_t x) { return cost(s, x) <= avail; });
+    if (b == 0) continue;
+    s.b = b;
     s.blocks = (s.dims[p] + s.b - 1) / s.b;
     s.ragged = s.dims[p] - (s.blocks - 1) * s.b;
     return s;
@@ -86,19 +77,9 @@ StatusOr<KeptTiling> ChooseKeptTiling(
   for (int64_t d : red) {
     if (d > t.q) t.vred.push_back(d - t.q + 1);
   }
-  if (!fits(t.Dims(1), t.vred)) {
-    return NotFound("not even one index of the kept dim fits");
-  }
-  int64_t lo = 1, hi = dims[t.q];
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo + 1) / 2;
-    if (fits(t.Dims(mid), t.vred)) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  t.w = lo;
+  t.w = LargestFitting(dims[t.q],
+                       [&](int64_t x) { return fits(t.Dims(x), t.vred); });
+  if (t.w == 0) return NotFound("not even one index of the kept dim fits");
   t.blocks = (dims[t.q] + t.w - 1) / t.w;
   t.last_w = dims[t.q] - (t.blocks - 1) * t.w;
   return t;

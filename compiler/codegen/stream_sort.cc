@@ -9,23 +9,6 @@
 namespace trench::codegen {
 namespace {
 
-std::string I(int64_t x) { return std::to_string(x); }
-
-// The largest x in [1, hi] with fits(x), 0 when fits(1) fails.
-int64_t Largest(int64_t hi, const std::function<bool(int64_t)>& fits) {
-  if (!fits(1)) return 0;
-  int64_t lo = 1;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo + 1) / 2;
-    if (fits(mid)) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return lo;
-}
-
 // The box of a tile [o, len, w] in an operand [outer, len, inner] (HBM
 // strides) against the dense tile (VMEM strides); `to_hbm` swaps them.
 dm::Box TileBox(const SortTile& full, int64_t o, int64_t w, bool to_hbm) {
@@ -75,7 +58,7 @@ Status EmitMergeSplitSort(const HloInstruction& instr,
                           const std::vector<ArrayBuffer>& outs,
                           const SortTile& t, KernelBuilder& kb) {
   const int64_t avail = kb.vmem_capacity() - kb.vmem_used();
-  const int64_t b = Largest(t.len / 2, [&](int64_t x) {
+  const int64_t b = LargestFitting(t.len / 2, [&](int64_t x) {
     return SortTileBytes(t.dtypes, 2 * x) <= avail;
   });
   if (b == 0) {
@@ -175,12 +158,12 @@ Status EmitStreamedSort(const HloInstruction& instr,
     return SortTileBytes(t.dtypes, elements) <= avail;
   };
   // Tile [o, len, w]: whole inner rows when one outer index fits.
-  int64_t o =
-      Largest(t.outer, [&](int64_t x) { return fits(x * t.len * t.inner); });
+  int64_t o = LargestFitting(
+      t.outer, [&](int64_t x) { return fits(x * t.len * t.inner); });
   int64_t w = t.inner;
   if (o == 0) {
     o = 1;
-    w = Largest(t.inner, [&](int64_t x) { return fits(x * t.len); });
+    w = LargestFitting(t.inner, [&](int64_t x) { return fits(x * t.len); });
   }
   if (w == 0) return EmitMergeSplitSort(instr, ins, outs, t, kb);
   const int64_t n = ins.size();

@@ -8,8 +8,6 @@
 namespace trench::codegen {
 namespace {
 
-std::string I(int64_t x) { return std::to_string(x); }
-
 int64_t MemBytes(const std::string& mem) { return MemTypeBytes(mem); }
 
 int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
@@ -228,6 +226,20 @@ void StreamLoop::End() {
     if (c >= 2) kb_->Emit("dmawait " + I(4 + (c - 2) % 2));
     kb_->Emit("dmawait " + I(4 + (c - 1) % 2));
   }
+}
+
+int64_t LargestFitting(int64_t hi, const std::function<bool(int64_t)>& fits) {
+  if (!fits(1)) return 0;
+  int64_t lo = 1;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (fits(mid)) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
 }
 
 }  // namespace trench::codegen

@@ -127,4 +127,9 @@ class StreamLoop {
   std::string chunk_label_, tile_label_;
 };
 
+// The largest x in [1, max(hi, 1)] with fits(x), 0 when fits(1) fails: a
+// binary search, so `fits` must hold for every x below one that fits (a
+// tile or block size whose VMEM grows with x).
+int64_t LargestFitting(int64_t hi, const std::function<bool(int64_t)>& fits);
+
 }  // namespace trench::codegen
