@@ -207,9 +207,14 @@ ChangedArea ChangedAreaOf(const std::string& diff) {
     const std::string dir = path.parent_path().generic_string();
     if (dir == "compiler/passes") {
       AddOnce(area.passes, LongestPrefix(stem, passes));
-    } else if (dir == "compiler/codegen" && stem.rfind("emit-", 0) == 0) {
-      // emit_<op>[_part].cc emits <op>: aim at that opcode.
-      AddOnce(area.ops, LongestPrefix(stem.substr(5), ops));
+    } else if (dir == "compiler/codegen") {
+      // emit_<op>[_part].cc emits <op>, stream_<op>[_part].cc streams it
+      // beyond VMEM: aim at that opcode.
+      for (const std::string prefix : {"emit-", "stream-"}) {
+        if (stem.rfind(prefix, 0) == 0) {
+          AddOnce(area.ops, LongestPrefix(stem.substr(prefix.size()), ops));
+        }
+      }
     }
   }
   return area;

@@ -249,6 +249,12 @@ TEST(ChangedAreaTest, PassesAndEmittedOpsOfADiff) {
   EXPECT_EQ(area.passes, (std::vector<std::string>{"cse", "algsimp"}));
   EXPECT_EQ(area.ops,
             (std::vector<std::string>{"reduce", "reduce-window", "pad"}));
+  // The streamed paths of an op aim at it too; streaming.cc names none.
+  ChangedArea streamed = ChangedAreaOf(
+      "+++ b/compiler/codegen/stream_sort.cc\n"
+      "+++ b/compiler/codegen/stream_gather_rows.cc\n"
+      "+++ b/compiler/codegen/streaming.cc\n");
+  EXPECT_EQ(streamed.ops, (std::vector<std::string>{"sort", "gather"}));
   EXPECT_TRUE(ChangedAreaOf("").passes.empty());
 }
 
