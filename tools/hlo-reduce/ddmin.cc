@@ -3,17 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
+#include <deque>
 #include <thread>
 
 namespace trench::ddmin {
 namespace {
 
 using Chunk = std::vector<int64_t>;
+using Candidate = std::vector<int64_t>;
 
 // accepted ∪ chunk, ascending (both ascending and disjoint).
-std::vector<int64_t> Merge(const std::vector<int64_t>& accepted,
-                           const Chunk& chunk) {
-  std::vector<int64_t> out;
+Candidate Merge(const std::vector<int64_t>& accepted, const Chunk& chunk) {
+  Candidate out;
   out.reserve(accepted.size() + chunk.size());
   std::merge(accepted.begin(), accepted.end(), chunk.begin(), chunk.end(),
              std::back_inserter(out));
@@ -29,31 +30,80 @@ std::vector<Chunk> Split(const std::vector<int64_t>& remaining, int64_t k) {
   return chunks;
 }
 
+// The schedule of the header as a state machine: Current() is the
+// candidate it tests next, Advance() takes that candidate's outcome. A
+// copy simulates the schedule ahead under predicted outcomes.
+class Schedule {
+ public:
+  explicit Schedule(int64_t n) : k_(n) {
+    remaining_.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) remaining_[size_t(i)] = i;
+    StartLevel();
+  }
+
+  bool finished() const { return finished_; }
+  const std::vector<int64_t>& accepted() const { return accepted_; }
+  // REQUIRES: !finished().
+  Candidate Current() const { return Merge(accepted_, chunks_[next_]); }
+
+  // Takes the outcome of Current(); true when it was accepted.
+  void Advance(bool interesting) {
+    if (interesting) {
+      taken_[next_] = true;
+      accepted_ = Merge(accepted_, chunks_[next_]);
+    }
+    if (++next_ < chunks_.size()) return;
+    std::vector<int64_t> left;
+    for (size_t c = 0; c < chunks_.size(); ++c) {
+      if (!taken_[c])
+        left.insert(left.end(), chunks_[c].begin(), chunks_[c].end());
+    }
+    remaining_ = std::move(left);
+    if (k_ == 1) {
+      finished_ = true;
+      return;
+    }
+    k_ = (k_ + 1) / 2;
+    StartLevel();
+  }
+
+ private:
+  void StartLevel() {
+    if (remaining_.empty()) {
+      finished_ = true;
+      return;
+    }
+    chunks_ = Split(remaining_, k_);
+    taken_.assign(chunks_.size(), false);
+    next_ = 0;
+  }
+
+  int64_t k_;
+  std::vector<int64_t> remaining_;  // At the start of the level.
+  std::vector<int64_t> accepted_;
+  std::vector<Chunk> chunks_;
+  std::vector<bool> taken_;
+  size_t next_ = 0;
+  bool finished_ = false;
+};
+
+// Whether `cand` ⊇ `accepted` (both ascending).
+bool Includes(const Candidate& cand, const std::vector<int64_t>& accepted) {
+  return std::includes(cand.begin(), cand.end(), accepted.begin(),
+                       accepted.end());
+}
+
 // One run of the schedule: state shared by the coordinator and workers.
 class Run {
  public:
   Run(SubsetTest& test, const Options& options)
-      : test_(test), options_(options) {}
+      : test_(test), options_(options), rate_(options.prior_rate) {}
 
   StatusOr<Result> Minimize(int64_t n) {
-    std::vector<int64_t> remaining(n);
-    for (int64_t i = 0; i < n; ++i) remaining[i] = i;
-    for (int64_t k = n; !remaining.empty() && !stop_;) {
-      std::vector<Chunk> chunks = Split(remaining, k);
-      std::vector<bool> taken(chunks.size(), false);
-      RETURN_IF_ERROR(options_.jobs == 1 ? Sequential(chunks, taken)
-                                         : Parallel(chunks, taken));
-      std::vector<int64_t> left;
-      for (size_t c = 0; c < chunks.size(); ++c) {
-        if (!taken[c])
-          left.insert(left.end(), chunks[c].begin(), chunks[c].end());
-      }
-      remaining = std::move(left);
-      if (k == 1) break;
-      k = (k + 1) / 2;
-    }
+    Schedule s(n);
+    RETURN_IF_ERROR(options_.jobs == 1 ? Sequential(s) : Speculative(s));
     Result r;
-    r.accepted = accepted_;
+    r.accepted = s.accepted();
     r.stats = stats_;
     r.budget_exhausted = budget_exhausted_;
     return r;
@@ -61,7 +111,7 @@ class Run {
 
  private:
   // Validates, looks up and tests one candidate (any thread).
-  StatusOr<Outcome> Evaluate(const std::vector<int64_t>& cand, int worker) {
+  StatusOr<Outcome> Evaluate(const Candidate& cand, int worker) {
     SubsetTest::Validation v = test_.Validate(cand, worker);
     {
       std::lock_guard<std::mutex> l(stats_mu_);
@@ -88,75 +138,116 @@ class Run {
     return o;
   }
 
-  // Whether the test budget is used up (marks the run stopped if so).
-  bool OutOfBudget() {
+  // Whether `running` more test runs would use up the budget.
+  bool BudgetLeft(int running) {
     std::lock_guard<std::mutex> l(stats_mu_);
-    if (options_.max_tests >= 0 && stats_.tests >= options_.max_tests) {
-      budget_exhausted_ = true;
-      return true;
-    }
-    return false;
+    return options_.max_tests < 0 ||
+           stats_.tests + running < options_.max_tests;
   }
 
-  // Records an acceptance; false when the run stops here.
-  StatusOr<bool> Accept(const Chunk& chunk) {
-    accepted_ = Merge(accepted_, chunk);
-    ++stats_.accepted;
-    if (options_.on_accept) RETURN_IF_ERROR(options_.on_accept(accepted_));
+  // Takes the outcome of s.Current(); false when the run stops here. `l`
+  // (when not null, held by the caller) is unlocked around on_accept.
+  StatusOr<bool> Consume(Schedule& s, Outcome o,
+                         std::unique_lock<std::mutex>* l) {
+    const bool interesting = o == Outcome::kInteresting;
+    rate_ = 0.7 * rate_ + (interesting ? 0.3 : 0.0);
+    s.Advance(interesting);
+    if (!interesting) return true;
+    {
+      std::lock_guard<std::mutex> sl(stats_mu_);
+      ++stats_.accepted;
+    }
+    if (options_.on_accept) {
+      const std::vector<int64_t> snapshot = s.accepted();
+      if (l) l->unlock();
+      Status st = options_.on_accept(snapshot);
+      if (l) l->lock();
+      RETURN_IF_ERROR(st);
+    }
     return !options_.stop_after_success;
   }
 
-  Status Sequential(const std::vector<Chunk>& chunks,
-                    std::vector<bool>& taken) {
-    for (size_t c = 0; c < chunks.size(); ++c) {
-      if (OutOfBudget()) {
-        stop_ = true;
+  Status Sequential(Schedule& s) {
+    while (!s.finished()) {
+      if (!BudgetLeft(0)) {
+        budget_exhausted_ = true;
         return Status();
       }
-      ASSIGN_OR_RETURN(Outcome o, Evaluate(Merge(accepted_, chunks[c]), 0));
-      if (o != Outcome::kInteresting) continue;
-      taken[c] = true;
-      ASSIGN_OR_RETURN(bool go_on, Accept(chunks[c]));
-      if (!go_on) {
-        stop_ = true;
-        return Status();
-      }
+      ASSIGN_OR_RETURN(Outcome o, Evaluate(s.Current(), 0));
+      ASSIGN_OR_RETURN(bool go_on, Consume(s, o, nullptr));
+      if (!go_on) return Status();
     }
     return Status();
   }
 
-  Status Parallel(const std::vector<Chunk>& chunks, std::vector<bool>& taken) {
+  // A candidate that a worker took up.
+  struct Entry {
+    bool done = false;
+    bool ahead = false;  // Taken before the schedule reached it.
+    Outcome outcome = Outcome::kInvalid;
+  };
+
+  // The next candidates of the schedule that nobody took yet, at most
+  // `jobs`, found by running a copy of the schedule ahead: known outcomes
+  // are used, unknown ones are predicted (interesting iff the recent rate
+  // of interesting outcomes is at least one half).
+  std::deque<Candidate> Plan(const Schedule& s,
+                             const std::map<Candidate, Entry>& entries) const {
+    std::deque<Candidate> todo;
+    Schedule sim = s;
+    const bool predict_interesting = rate_ >= 0.5;
+    const size_t jobs = size_t(options_.jobs);
+    for (size_t steps = 0;
+         !sim.finished() && todo.size() < jobs && steps < 4 * jobs + 16;
+         ++steps) {
+      Candidate cand = sim.Current();
+      auto it = entries.find(cand);
+      bool interesting = predict_interesting;
+      if (it == entries.end()) {
+        todo.push_back(std::move(cand));
+      } else if (it->second.done) {
+        interesting = it->second.outcome == Outcome::kInteresting;
+      }
+      if (interesting && options_.stop_after_success) break;
+      sim.Advance(interesting);
+    }
+    return todo;
+  }
+
+  // jobs > 1: the coordinator (this thread) consumes outcomes in schedule
+  // order exactly as Sequential does, while workers test the candidates
+  // that Plan expects next.
+  Status Speculative(Schedule& s) {
     std::mutex mu;
     std::condition_variable cv;
-    size_t next = 0;     // The next chunk a worker takes.
-    uint64_t epoch = 0;  // Bumped at every acceptance (new base).
-    std::vector<std::optional<Outcome>> results(chunks.size());
+    std::map<Candidate, Entry> entries;
+    std::deque<Candidate> todo;
+    Candidate current;
+    int running = 0;
     bool done = false;
     Status error;
     auto worker = [&](int w) {
       std::unique_lock<std::mutex> l(mu);
       while (true) {
-        cv.wait(l, [&] { return done || next < chunks.size(); });
+        cv.wait(l,
+                [&] { return done || (!todo.empty() && BudgetLeft(running)); });
         if (done) return;
-        if (OutOfBudget()) {
-          done = true;
-          cv.notify_all();
-          return;
-        }
-        const size_t idx = next++;
-        const uint64_t ep = epoch;
-        std::vector<int64_t> cand = Merge(accepted_, chunks[idx]);
+        Candidate cand = std::move(todo.front());
+        todo.pop_front();
+        Entry& e = entries[cand];
+        e.ahead = cand != current;
+        ++running;
         l.unlock();
         StatusOr<Outcome> o = Evaluate(cand, w);
         l.lock();
+        --running;
         if (!o.ok()) {
           if (error.ok()) error = o.status();
           done = true;
-        } else if (ep == epoch) {
-          results[idx] = *o;
         } else {
-          std::lock_guard<std::mutex> sl(stats_mu_);
-          ++stats_.speculative_dropped;
+          Entry& f = entries[cand];
+          f.done = true;
+          f.outcome = *o;
         }
         cv.notify_all();
       }
@@ -165,57 +256,68 @@ class Run {
     for (int w = 0; w < options_.jobs; ++w) threads.emplace_back(worker, w);
     {
       std::unique_lock<std::mutex> l(mu);
-      for (size_t scan = 0; scan < chunks.size(); ++scan) {
-        cv.wait(l, [&] { return done || results[scan].has_value(); });
-        if (!results[scan].has_value()) break;  // Stopped (error, budget).
-        if (*results[scan] != Outcome::kInteresting) continue;
-        taken[scan] = true;
-        ++epoch;
-        for (size_t i = scan + 1; i < chunks.size(); ++i) {
-          if (results[i].has_value()) {
-            results[i].reset();
-            std::lock_guard<std::mutex> sl(stats_mu_);
-            ++stats_.speculative_dropped;
-          }
-        }
-        next = scan + 1;
-        accepted_ = Merge(accepted_, chunks[scan]);
-        {
-          std::lock_guard<std::mutex> sl(stats_mu_);
-          ++stats_.accepted;
-        }
-        if (options_.stop_after_success) {
-          done = true;
-        } else {
-          cv.notify_all();  // Workers go on with the new base.
-        }
-        if (options_.on_accept) {
-          const std::vector<int64_t> snapshot = accepted_;
-          l.unlock();
-          Status st = options_.on_accept(snapshot);
-          l.lock();
-          if (!st.ok()) {
-            if (error.ok()) error = st;
-            done = true;
-          }
-        }
+      while (!s.finished() && !done) {
+        current = s.Current();
+        todo = Plan(s, entries);
+        cv.notify_all();
+        cv.wait(l, [&] {
+          if (done) return true;
+          auto it = entries.find(current);
+          if (it != entries.end()) return it->second.done;
+          return running == 0 && !BudgetLeft(0);
+        });
         if (done) break;
+        auto it = entries.find(current);
+        if (it == entries.end()) {
+          budget_exhausted_ = true;
+          break;
+        }
+        const Entry e = it->second;
+        entries.erase(it);
+        if (e.ahead) {
+          std::lock_guard<std::mutex> sl(stats_mu_);
+          ++stats_.ahead;
+        }
+        const size_t before = s.accepted().size();
+        StatusOr<bool> go_on = Consume(s, e.outcome, &l);
+        if (!go_on.ok()) {
+          error = go_on.status();
+          break;
+        }
+        if (!*go_on) break;
+        if (s.accepted().size() != before) DropStale(s, entries);
       }
-      if (done) stop_ = true;
       done = true;
       cv.notify_all();
     }
     for (std::thread& t : threads) t.join();
+    std::lock_guard<std::mutex> sl(stats_mu_);
+    stats_.speculative_dropped += int64_t(entries.size());
     return error;
+  }
+
+  // Forgets the finished candidates that the schedule can no longer reach
+  // (every later candidate includes the accepted set).
+  void DropStale(const Schedule& s, std::map<Candidate, Entry>& entries) {
+    int64_t dropped = 0;
+    for (auto it = entries.begin(); it != entries.end();) {
+      if (it->second.done && !Includes(it->first, s.accepted())) {
+        it = entries.erase(it);
+        ++dropped;
+      } else {
+        ++it;
+      }
+    }
+    std::lock_guard<std::mutex> sl(stats_mu_);
+    stats_.speculative_dropped += dropped;
   }
 
   SubsetTest& test_;
   const Options& options_;
-  std::vector<int64_t> accepted_;
   std::mutex stats_mu_;
   Stats stats_;
   bool budget_exhausted_ = false;
-  bool stop_ = false;
+  double rate_;  // Recent rate of interesting outcomes (coordinator only).
 };
 
 class NeverInteresting : public SubsetTest {
@@ -231,7 +333,6 @@ class NeverInteresting : public SubsetTest {
 };
 
 }  // namespace
-
 const char* OutcomeName(Outcome o) {
   switch (o) {
     case Outcome::kInteresting:
@@ -268,6 +369,7 @@ Stats& Stats::operator+=(const Stats& o) {
   invalid += o.invalid;
   cache_hits += o.cache_hits;
   speculative_dropped += o.speculative_dropped;
+  ahead += o.ahead;
   accepted += o.accepted;
   return *this;
 }

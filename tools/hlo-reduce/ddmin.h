@@ -20,16 +20,21 @@
 // candidate's content (a key); an OutcomeCache then answers repeated
 // candidates without a run (e.g. the same module reached by two passes).
 //
-// Parallel testing (jobs > 1): `jobs` worker threads take the chunks of a
-// level in schedule order, speculatively, each against the base that holds
-// when it starts. Outcomes are consumed in schedule order; the first
-// interesting one is accepted, and results of later chunks that were
-// tested against the old base are dropped (those chunks are retried on the
-// new base). Hence the accepted sets are the same for any `jobs` when the
-// test is deterministic: jobs only change how many tests run and how fast.
-// Every acceptance wastes the tests in flight on the old base
-// (speculative_dropped), so jobs pay off where most candidates are not
-// interesting (the small-chunk levels), and little where most are.
+// Parallel testing (jobs > 1): the calling thread consumes outcomes in
+// schedule order, exactly as a sequential run does, while `jobs` worker
+// threads test the candidates the schedule will most likely ask next. To
+// find them, a copy of the schedule is run ahead: outcomes already known
+// are used, unknown ones are predicted from the recent rate of interesting
+// outcomes (interesting iff it is at least one half; Options::prior_rate
+// seeds it). So after a run of acceptances the workers test accepted ∪ C1
+// ∪ C2 next to accepted ∪ C1, after rejections the next chunks on the same
+// base, and at the end of a level the next level's first chunks. A
+// candidate is keyed by its exact set, so an outcome is used only for the
+// candidate it was tested as: the accepted sets and the order of
+// acceptances are the same for any `jobs` when the test is deterministic,
+// and jobs only change how many tests run and how fast. Mispredicted
+// candidates cost a test each (speculative_dropped); `ahead` counts the
+// outcomes that were ready or running before the schedule reached them.
 #pragma once
 
 #include <cstdint>
@@ -88,8 +93,9 @@ struct Stats {
   int64_t interesting = 0;          // Test runs answering interesting.
   int64_t invalid = 0;              // Rejected by Validate (no test run).
   int64_t cache_hits = 0;           // Answered by the cache (no test run).
-  int64_t speculative_dropped = 0;  // Results dropped after an acceptance.
-  int64_t accepted = 0;             // Accepted chunks.
+  int64_t speculative_dropped = 0;  // Outcomes the schedule never used.
+  int64_t ahead = 0;  // Used outcomes taken up before the schedule got there.
+  int64_t accepted = 0;  // Accepted chunks.
 
   Stats& operator+=(const Stats& o);
 };
@@ -100,6 +106,9 @@ struct Options {
   int64_t max_tests = -1;           // Stop when this many tests ran (< 0: no
                                     // limit); the result says so.
   OutcomeCache* cache = nullptr;    // Optional.
+  // The expected rate of interesting outcomes before any is seen (jobs > 1
+  // only: it seeds the prediction of which candidates come next).
+  double prior_rate = 0.25;
   // Called (on the calling thread) after every acceptance with the new
   // accepted set; an error stops the run.
   std::function<Status(std::span<const int64_t> accepted)> on_accept;

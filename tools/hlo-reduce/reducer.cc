@@ -29,8 +29,14 @@ Json StatsJson(const ddmin::Stats& s) {
   j["invalid"] = s.invalid;
   j["cache_hits"] = s.cache_hits;
   j["speculative_dropped"] = s.speculative_dropped;
+  j["ahead"] = s.ahead;
   j["accepted"] = s.accepted;
   return j;
+}
+
+// The share of test runs that were interesting (0.25 before any ran).
+double InterestingRate(const ddmin::Stats& s) {
+  return s.tests > 0 ? double(s.interesting) / double(s.tests) : 0.25;
 }
 
 // The set of cases the reduction has had as its best (content addresses).
@@ -306,6 +312,8 @@ StatusOr<ReduceResult> Reduce(
         ddmin::Options eo;
         eo.jobs = options.jobs;
         eo.cache = &cache;
+        eo.prior_rate =
+            InterestingRate(ps.stats.tests > 0 ? ps.stats : r.stats);
         if (options.max_tests >= 0) {
           eo.max_tests =
               std::max<int64_t>(0, options.max_tests - r.stats.tests);

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
@@ -141,34 +145,107 @@ bool PairsAndSum(const std::set<int64_t>& s) {
   return sum >= 300 + 625;  // Keeping one of each pair sums >= 625.
 }
 
+// Interesting iff at least 12 elements are left: most candidates of the
+// late levels are accepted.
+bool AtLeast12(const std::set<int64_t>& s) { return s.size() >= 12; }
+
 TEST(DdminTest, ParallelRunsGiveTheSameResult) {
-  std::vector<std::vector<std::vector<int64_t>>> histories;
-  std::vector<std::vector<int64_t>> results;
-  for (int jobs : {1, 2, 3, 4}) {
-    FakeTest t(50, PairsAndSum);
-    Options o;
-    o.jobs = jobs;
-    std::vector<std::vector<int64_t>> history;
-    o.on_accept = [&](std::span<const int64_t> acc) {
-      history.emplace_back(acc.begin(), acc.end());
-      return Status();
-    };
-    StatusOr<Result> r = Minimize(50, t, o);
-    ASSERT_TRUE(r.ok()) << jobs;
-    EXPECT_EQ(r->stats.tests, t.test_calls.load());
-    EXPECT_EQ(r->stats.accepted, int64_t(history.size()));
-    EXPECT_TRUE(PairsAndSum([&] {
-      std::set<int64_t> left;
-      for (int64_t i = 0; i < 50; ++i) left.insert(i);
-      for (int64_t i : r->accepted) left.erase(i);
-      return left;
-    }()));
-    results.push_back(r->accepted);
-    histories.push_back(history);
+  for (auto* keep_ok : {&PairsAndSum, &AtLeast12, &Contains3And17}) {
+    std::vector<std::vector<std::vector<int64_t>>> histories;
+    std::vector<std::vector<int64_t>> results;
+    for (int jobs : {1, 2, 3, 4}) {
+      // The prior only steers which candidates are tested ahead.
+      for (double prior : {0.0, 0.25, 0.9}) {
+        FakeTest t(50, keep_ok);
+        Options o;
+        o.jobs = jobs;
+        o.prior_rate = prior;
+        std::vector<std::vector<int64_t>> history;
+        o.on_accept = [&](std::span<const int64_t> acc) {
+          history.emplace_back(acc.begin(), acc.end());
+          return Status();
+        };
+        StatusOr<Result> r = Minimize(50, t, o);
+        ASSERT_TRUE(r.ok()) << jobs;
+        EXPECT_EQ(r->stats.tests, t.test_calls.load());
+        EXPECT_EQ(r->stats.accepted, int64_t(history.size()));
+        EXPECT_TRUE(keep_ok([&] {
+          std::set<int64_t> left;
+          for (int64_t i = 0; i < 50; ++i) left.insert(i);
+          for (int64_t i : r->accepted) left.erase(i);
+          return left;
+        }()));
+        if (jobs == 1) {
+          EXPECT_EQ(r->stats.ahead, 0);
+          EXPECT_EQ(r->stats.speculative_dropped, 0);
+        }
+        results.push_back(r->accepted);
+        histories.push_back(history);
+      }
+    }
+    for (size_t i = 1; i < results.size(); ++i) {
+      EXPECT_EQ(results[i], results[0]) << "run " << i;
+      EXPECT_EQ(histories[i], histories[0]) << "run " << i;
+    }
   }
-  for (size_t i = 1; i < results.size(); ++i) {
-    EXPECT_EQ(results[i], results[0]) << "jobs " << i + 1;
-    EXPECT_EQ(histories[i], histories[0]) << "jobs " << i + 1;
+}
+
+// A FakeTest whose test runs wait (up to 1 s) until `width` of them run
+// at once, so that every worker is seen busy when there is work for it.
+class RendezvousTest : public FakeTest {
+ public:
+  RendezvousTest(int64_t n, std::function<bool(const std::set<int64_t>&)> ok,
+                 int width)
+      : FakeTest(n, std::move(ok)), width_(width) {}
+  StatusOr<Outcome> Test(std::span<const int64_t> chosen, int w) override {
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      ++inside_;
+      max_inside_ = std::max(max_inside_, inside_);
+      cv_.notify_all();
+      cv_.wait_for(l, std::chrono::seconds(1),
+                   [&] { return inside_ >= width_ || released_; });
+      released_ = inside_ >= width_ || released_;
+    }
+    StatusOr<Outcome> o = FakeTest::Test(chosen, w);
+    std::lock_guard<std::mutex> l(mu_);
+    if (--inside_ == 0) released_ = false;
+    return o;
+  }
+  int max_inside() {
+    std::lock_guard<std::mutex> l(mu_);
+    return max_inside_;
+  }
+
+ private:
+  int width_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int inside_ = 0, max_inside_ = 0;
+  bool released_ = false;
+};
+
+TEST(DdminTest, WorkersTestTheLikelyNextCandidatesAhead) {
+  // Both runs keep a second worker busy with candidates the schedule then
+  // uses.
+  for (auto* keep_ok : {&AtLeast12, &Contains3And17}) {
+    FakeTest seq(50, keep_ok);
+    StatusOr<Result> one = Minimize(50, seq);
+    ASSERT_TRUE(one.ok());
+    RendezvousTest par(50, keep_ok, 2);
+    Options o;
+    o.jobs = 2;
+    StatusOr<Result> two = Minimize(50, par, o);
+    ASSERT_TRUE(two.ok());
+    EXPECT_EQ(two->accepted, one->accepted);
+    EXPECT_EQ(par.max_inside(), 2);
+    // Every outcome the schedule used was its own candidate's, at least a
+    // quarter of them were tested ahead, and fewer runs were wasted than
+    // used.
+    const int64_t used = two->stats.tests - two->stats.speculative_dropped;
+    EXPECT_EQ(used, one->stats.tests);
+    EXPECT_GE(4 * two->stats.ahead, used);
+    EXPECT_LT(two->stats.speculative_dropped, one->stats.tests);
   }
 }
 
