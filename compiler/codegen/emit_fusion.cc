@@ -1,6 +1,8 @@
 // fusion: one kernel per fusion instruction. The fused computation must
 // pass AnalyzeFusedComputation (compiler/passes/fusion_support.h), the
-// predicate the fusion pass forms fusions by (EmitsFusedKernel). A fusion
+// predicate the fusion pass forms fusions by (EmitsFusedKernel), with the
+// register bound of codegen (RegisterBound::kPinnedOnly: values beyond the
+// registers spill to VMEM, emit_fusion_internal.h). A fusion
 // that arrives in a form it refuses (a module written with fusions, e.g.
 // multi-output fusions with bitcasts) still compiles: its fused
 // computation is planned like a call's and emitted inline, instruction by
@@ -140,7 +142,8 @@ bool EmitsFusedKernel(const HloInstruction& instr) {
       return false;
     }
   }
-  StatusOr<FusionSpec> spec = AnalyzeFusedComputation(fused);
+  StatusOr<FusionSpec> spec =
+      AnalyzeFusedComputation(fused, RegisterBound::kPinnedOnly);
   if (!spec.ok()) return false;
   if (const HloInstruction* d = spec->dot; d != nullptr) {
     return dot_internal::ChooseTypes(*d, TypeName(d->operand(0)),
@@ -162,7 +165,8 @@ Status EmitStagedFusion(const HloInstruction& instr, const BufferPlan& plan,
     return EmitCalledInline(instr, *instr.fused_computation(), plan, kb);
   }
   const HloComputation& fused = *instr.fused_computation();
-  StatusOr<FusionSpec> spec = AnalyzeFusedComputation(fused);
+  StatusOr<FusionSpec> spec =
+      AnalyzeFusedComputation(fused, RegisterBound::kPinnedOnly);
   if (!spec.ok()) {
     return CannotCompile(
         instr, "this fused computation (" + spec.status().message() + ")");
@@ -304,8 +308,8 @@ Status EmitFusion(const HloInstruction& instr, const BufferPlan& plan,
     kb = std::move(staged);
     return Status::Ok();
   }
-  StatusOr<FusionSpec> spec =
-      AnalyzeFusedComputation(*instr.fused_computation());
+  StatusOr<FusionSpec> spec = AnalyzeFusedComputation(
+      *instr.fused_computation(), RegisterBound::kPinnedOnly);
   if (!spec.ok()) return spec.status();
   return EmitStreamedFusion(instr, plan, *spec, kb);
 }

@@ -38,7 +38,60 @@ TileEvaluator::TileEvaluator(
 
 StatusOr<int> TileEvaluator::Alloc(bool wide) {
   if (dry_) return -1;
-  return pool_.Alloc(wide);
+  while (true) {
+    StatusOr<int> r = pool_.Alloc(wide);
+    if (r.ok() || !SpillOne()) return r;
+  }
+}
+
+bool TileEvaluator::SpillOne() {
+  Value* victim = nullptr;
+  for (auto& [key, v] : values_) {
+    if (v.reg < 0 || !v.spillable || pinned_.count(key)) continue;
+    if (victim == nullptr || v.last < victim->last) victim = &v;
+  }
+  if (victim == nullptr) return false;
+  const std::string mem = victim->wide ? "u64" : "u32";
+  if (victim->slot < 0) {
+    victim->slot = TakeSlot(victim->wide);
+    kb_.Emit("vst." + mem + " vmem[" + std::to_string(victim->slot) + "], " +
+             V(victim->reg));
+    ++spills_;
+  }
+  pool_.Free(victim->reg, victim->wide);
+  victim->reg = -1;
+  return true;
+}
+
+int64_t TileEvaluator::TakeSlot(bool wide) {
+  std::vector<int64_t>& free = free_slots_[wide ? 1 : 0];
+  if (free.empty()) return kb_.AllocVmem(wide ? 8 * 1024 : 4 * 1024);
+  const int64_t slot = free.back();
+  free.pop_back();
+  return slot;
+}
+
+Status TileEvaluator::EmitVectorOpSpilling(const HloInstruction& instr, int dst,
+                                           const std::vector<int>& srcs) {
+  while (true) {
+    const VRegPool before = pool_;
+    const size_t lines = kb_.line_count();
+    Status s = EmitVectorOp(kb_, pool_, instr, dst, srcs);
+    if (s.ok() || s.code() != StatusCode::kResourceExhausted) return s;
+    pool_ = before;  // Forget the attempt, spill one more value, retry.
+    kb_.TruncateLines(lines);
+    if (!SpillOne()) return s;
+  }
+}
+
+void TileEvaluator::Pin(const Key& key) {
+  if (!dry_) ++pinned_[key];
+}
+
+void TileEvaluator::Unpin(const Key& key) {
+  if (dry_) return;
+  auto it = pinned_.find(key);
+  if (it != pinned_.end() && --it->second == 0) pinned_.erase(it);
 }
 
 StatusOr<const HloInstruction*> TileEvaluator::Resolve(
@@ -86,7 +139,7 @@ StatusOr<int> TileEvaluator::PositionReg(int pos) {
   }
   if (p.reg >= 0) return p.reg;
   if (p.op == nullptr) {  // The tile's own position: s20 + lane index.
-    ASSIGN_OR_RETURN(int r, pool_.Alloc(false));
+    ASSIGN_OR_RETURN(int r, Alloc(false));
     kb_.LinearIndex();
     kb_.Emit("vmov " + V(r) + ", v31");
     positions_[pos].reg = r;
@@ -112,9 +165,9 @@ StatusOr<int> TileEvaluator::PositionReg(int pos) {
       offset += op->attrs().slice[d].start * ost[d];
     }
   }
-  ASSIGN_OR_RETURN(int out, pool_.Alloc(false));
-  ASSIGN_OR_RETURN(int c, pool_.Alloc(false));
-  ASSIGN_OR_RETURN(int k, pool_.Alloc(false));
+  ASSIGN_OR_RETURN(int out, Alloc(false));
+  ASSIGN_OR_RETURN(int c, Alloc(false));
+  ASSIGN_OR_RETURN(int k, Alloc(false));
   kb_.Splat(out, "s32", std::to_string(offset));
   for (int d = 0; d < rank; ++d) {
     if (coeff[d] == 0) continue;
@@ -153,13 +206,17 @@ void TileEvaluator::ReleasePosition(int pos) {
 StatusOr<int> TileEvaluator::Get(const HloInstruction* instr) {
   int pos = 0;
   ASSIGN_OR_RETURN(const HloInstruction* v, Resolve(instr, &pos));
-  return Eval(v, pos);
+  ASSIGN_OR_RETURN(int r, Eval(v, pos));
+  Pin({v, pos});
+  return r;
 }
 
 void TileEvaluator::Release(const HloInstruction* instr) {
   int pos = 0;
   auto v = Resolve(instr, &pos);
-  if (v.ok()) ReleaseKey(*v, pos);
+  if (!v.ok()) return;
+  Unpin({*v, pos});
+  ReleaseKey(*v, pos);
 }
 
 StatusOr<int> TileEvaluator::Eval(const HloInstruction* instr, int pos) {
@@ -168,11 +225,24 @@ StatusOr<int> TileEvaluator::Eval(const HloInstruction* instr, int pos) {
     if (v.uses++ == 0) RETURN_IF_ERROR(Compute(instr, pos).status());
     return -1;
   }
+  v.last = ++tick_;
   if (v.reg >= 0) return v.reg;
+  if (v.slot >= 0) {  // Spilled: reload.
+    const bool wide = v.wide;
+    const int64_t slot = v.slot;
+    ASSIGN_OR_RETURN(int r, Alloc(wide));
+    kb_.Emit(std::string(wide ? "vld.u64 " : "vld.u32 ") + V(r) + ", vmem[" +
+             std::to_string(slot) + "]");
+    values_[{instr, pos}].reg = r;
+    return r;
+  }
   ASSIGN_OR_RETURN(int r, Compute(instr, pos));
   Value& after = values_[{instr, pos}];
+  const std::string type = TypeName(instr);
   after.reg = r;
-  after.wide = IsWide(TypeName(instr));
+  after.wide = IsWide(type);
+  after.spillable = type != "c128";
+  after.last = ++tick_;
   return r;
 }
 
@@ -182,6 +252,9 @@ void TileEvaluator::ReleaseKey(const HloInstruction* instr, int pos) {
   if (it == values_.end()) return;
   if (--it->second.uses > 0) return;
   if (it->second.reg >= 0) pool_.Free(it->second.reg, it->second.wide);
+  if (it->second.slot >= 0) {
+    free_slots_[it->second.wide ? 1 : 0].push_back(it->second.slot);
+  }
   values_.erase(it);
 }
 
@@ -247,12 +320,16 @@ StatusOr<int> TileEvaluator::Compute(const HloInstruction* instr, int pos) {
       int p = pos;
       ASSIGN_OR_RETURN(const HloInstruction* ov, Resolve(o, &p));
       ASSIGN_OR_RETURN(int r, Eval(ov, p));
+      Pin({ov, p});
       srcs.push_back(r);
       keys.emplace_back(ov, p);
     }
     ASSIGN_OR_RETURN(dst, Alloc(wide));
-    if (!dry_) RETURN_IF_ERROR(EmitVectorOp(kb_, pool_, *instr, dst, srcs));
-    for (auto [ov, p] : keys) ReleaseKey(ov, p);
+    if (!dry_) RETURN_IF_ERROR(EmitVectorOpSpilling(*instr, dst, srcs));
+    for (auto [ov, p] : keys) {
+      Unpin({ov, p});
+      ReleaseKey(ov, p);
+    }
   } else {
     return CannotCompile(*instr, type + " inside a fused kernel");
   }
@@ -280,8 +357,10 @@ void TileEvaluator::End() {
     }
     for (const auto& [key, v] : values_) {
       if (v.reg >= 0) pool_.Free(v.reg, v.wide);
+      if (v.slot >= 0) free_slots_[v.wide ? 1 : 0].push_back(v.slot);
     }
   }
+  pinned_.clear();
   positions_.resize(1);
   positions_[0].uses = 0;
   positions_[0].reg = tile_reg_;

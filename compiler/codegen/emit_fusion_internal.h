@@ -10,6 +10,17 @@
 // position) or gathered. Each body is emitted twice over the same
 // traversal: a dry run counts the uses of every (value, position), the
 // real run emits and frees each register after its last use.
+//
+// Register spilling: when v0..v27 run out, the least recently used value
+// that is not in use right now (an operand of the op being emitted, or a
+// value a driver holds between Get and Release) is stored to a VMEM spill
+// slot (one tile: 4 KiB, 8 KiB for a register pair) and reloaded at its
+// next use; a value already in its slot is not stored again. A lane-wise
+// op that runs out of scratch registers is emitted again after one more
+// spill, until it fits. Slots are allocated (AllocVmem) only when a spill
+// happens, and reused after their value's last use, so kernels that fit
+// in registers are emitted exactly as before. A body is straight-line
+// code within one tile iteration, so a slot never outlives its iteration.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +84,8 @@ class TileEvaluator {
   // Frees the registers the body still holds and forgets the counts (the
   // evaluator can then run another body).
   void End();
+  // Values stored to spill slots so far (for tests and dumps).
+  int spills() const { return spills_; }
 
  private:
   using Key = std::pair<const HloInstruction*, int>;  // (value, position)
@@ -88,7 +101,17 @@ class TileEvaluator {
   StatusOr<int> PositionReg(int pos);
   StatusOr<int> MapPosition(const HloInstruction* index_op, int pos);
   void ReleasePosition(int pos);
+  // A free register (pair if wide), spilling values when none is left.
   StatusOr<int> Alloc(bool wide);
+  // Stores the least recently used unpinned value to its slot and frees
+  // its register; false when no value can be spilled.
+  bool SpillOne();
+  int64_t TakeSlot(bool wide);
+  // EmitVectorOp, spilling values until its scratch registers fit.
+  Status EmitVectorOpSpilling(const HloInstruction& instr, int dst,
+                              const std::vector<int>& srcs);
+  void Pin(const Key& key);
+  void Unpin(const Key& key);
 
   KernelBuilder& kb_;
   VRegPool& pool_;
@@ -107,9 +130,16 @@ class TileEvaluator {
   struct Value {
     int reg = -1;
     bool wide = false;
+    bool spillable = false;  // One register or a pair (not a c128 quad).
     int uses = 0;
+    int64_t slot = -1;  // Its spill slot (holding the value) or -1.
+    uint64_t last = 0;  // When it was last used (LRU).
   };
   std::map<Key, Value> values_;
+  std::map<Key, int> pinned_;  // In use now (count).
+  uint64_t tick_ = 0;
+  std::vector<int64_t> free_slots_[2];  // [wide]: slots no value holds.
+  int spills_ = 0;
   int tile_reg_;  // < 0: the body's position is the linear tile.
   std::function<void(int, int)> stream_load_;
 };

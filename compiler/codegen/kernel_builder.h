@@ -10,6 +10,7 @@
 // Emitters own everything else.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ class KernelBuilder {
 
   // Appends one instruction (assembly text, no indentation).
   void Emit(const std::string& line);
+  // How many instructions and labels are emitted so far, and dropping
+  // those after the first `n` (to emit an attempt again).
+  size_t line_count() const { return lines_.size(); }
+  void TruncateLines(size_t n) { lines_.resize(std::min(n, lines_.size())); }
   // A fresh label name "<hint>_<n>" (unique in this kernel).
   std::string NewLabel(const std::string& hint);
   void PlaceLabel(const std::string& label);

@@ -188,7 +188,7 @@ int64_t FusionVmemBytes(const std::vector<const HloInstruction*>& members,
 
 StatusOr<FusionSpec> AnalyzeFusion(
     const std::vector<const HloInstruction*>& members,
-    const std::vector<const HloInstruction*>& roots) {
+    const std::vector<const HloInstruction*>& roots, RegisterBound bound) {
   if (members.empty() || roots.empty()) {
     return InvalidArgument("empty fusion");
   }
@@ -202,7 +202,7 @@ StatusOr<FusionSpec> AnalyzeFusion(
   auto is_member = [&](const HloInstruction* i) { return in.count(i) > 0; };
   FusionSpec spec;
   std::vector<const HloInstruction*> reduces;
-  int64_t registers = 0;
+  int64_t registers = 0, pinned = 0;
   for (const HloInstruction* m : members) {
     const FusedOpClass c = ClassifyFusedOp(*m);
     if (c == FusedOpClass::kUnsupported) {
@@ -211,6 +211,7 @@ StatusOr<FusionSpec> AnalyzeFusion(
     registers += RegisterWidth(m->shape());
     if (c == FusedOpClass::kIndexMap) {
       registers += 2;  // The mapped position and its index math.
+      pinned += 2;
       // The operand subtree must be pure: no computed value is evaluated
       // at more than one position.
       std::vector<const HloInstruction*> stack = {m->operand(0)};
@@ -244,6 +245,7 @@ StatusOr<FusionSpec> AnalyzeFusion(
         return Reject(*m, "unsupported reducer");
       }
       registers += RegisterWidth(m->shape());  // The accumulator.
+      pinned += RegisterWidth(m->shape());
       reduces.push_back(m);
     } else if (c == FusedOpClass::kDot) {
       if (spec.dot != nullptr) return Reject(*m, "second dot in one fusion");
@@ -268,10 +270,15 @@ StatusOr<FusionSpec> AnalyzeFusion(
   for (const HloInstruction* r : roots) {
     if (!is_member(r)) return InvalidArgument("a root is not a member");
   }
-  if (registers > kFusionRegisterBudget) {
+  if (bound == RegisterBound::kAllValues && registers > kFusionRegisterBudget) {
     return InvalidArgument("fusion needs more than " +
                            std::to_string(kFusionRegisterBudget) +
                            " live vector registers");
+  }
+  if (pinned > kFusionPinnedRegisterBudget) {
+    return InvalidArgument("fusion pins more than " +
+                           std::to_string(kFusionPinnedRegisterBudget) +
+                           " vector registers (accumulators, positions)");
   }
   if (FusionVmemBytes(members, roots) > kFusionVmemBudget) {
     return InvalidArgument("fusion stages more than the VMEM budget");
@@ -312,7 +319,8 @@ StatusOr<FusionSpec> AnalyzeFusion(
   return spec;
 }
 
-StatusOr<FusionSpec> AnalyzeFusedComputation(const HloComputation& fused) {
+StatusOr<FusionSpec> AnalyzeFusedComputation(const HloComputation& fused,
+                                             RegisterBound bound) {
   const HloInstruction* root = fused.root_instruction();
   if (root == nullptr) return InvalidArgument("fused computation has no root");
   std::vector<const HloInstruction*> roots;
@@ -338,7 +346,7 @@ StatusOr<FusionSpec> AnalyzeFusedComputation(const HloComputation& fused) {
       return InvalidArgument("fusion output %" + r->name() + " is a parameter");
     }
   }
-  return AnalyzeFusion(members, roots);
+  return AnalyzeFusion(members, roots, bound);
 }
 
 }  // namespace trench

@@ -51,6 +51,17 @@ inline constexpr int64_t kMinStreamChunk = 1024;
 // Vector registers a fused kernel may keep live for values (wide values
 // count twice); the rest is scratch for vector_ops and index math.
 inline constexpr int64_t kFusionRegisterBudget = 16;
+// Registers a fused kernel holds that codegen cannot spill to VMEM: reduce
+// accumulators and mapped positions (their index math counted too).
+inline constexpr int64_t kFusionPinnedRegisterBudget = 20;
+
+// Which register bound AnalyzeFusion applies. kAllValues: every member's
+// value within kFusionRegisterBudget, as if all were live at once; the
+// fusion pass forms fusions by it, so that what it fuses never spills.
+// kPinnedOnly: only the registers codegen cannot spill, within
+// kFusionPinnedRegisterBudget; codegen compiles the fusions it is given
+// (e.g. XLA's, in traces) by it, spilling values beyond v0..v27 to VMEM.
+enum class RegisterBound { kAllValues, kPinnedOnly };
 
 // How a member is computed inside a fused kernel.
 enum class FusedOpClass {
@@ -104,11 +115,14 @@ int64_t FusionVmemBytes(const std::vector<const HloInstruction*>& members,
 // Returns InvalidArgument naming the first rule a member breaks.
 StatusOr<FusionSpec> AnalyzeFusion(
     const std::vector<const HloInstruction*>& members,
-    const std::vector<const HloInstruction*>& roots);
+    const std::vector<const HloInstruction*>& roots,
+    RegisterBound bound = RegisterBound::kAllValues);
 
 // AnalyzeFusion for a fused computation: members are its instructions
 // other than parameters (and the root tuple), roots the root or the root
 // tuple's operands.
-StatusOr<FusionSpec> AnalyzeFusedComputation(const HloComputation& fused);
+StatusOr<FusionSpec> AnalyzeFusedComputation(
+    const HloComputation& fused,
+    RegisterBound bound = RegisterBound::kAllValues);
 
 }  // namespace trench

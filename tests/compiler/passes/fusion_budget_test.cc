@@ -123,5 +123,30 @@ ENTRY e {
   EXPECT_NE(spec.status().ToString().find("VMEM budget"), std::string::npos);
 }
 
+// Twenty elementwise members: more than the fusion pass fuses (every value
+// counted live, kFusionRegisterBudget), fine for codegen, which spills
+// values (only accumulators and positions are pinned).
+TEST(FusionBudgetTest, CodegenBoundsOnlyThePinnedRegisters) {
+  std::string text = "HloModule m\nENTRY e {\n  p = f32[64] parameter(0)\n";
+  std::vector<std::string> names;
+  std::string last = "p";
+  for (int i = 0; i < 20; ++i) {
+    names.push_back("x" + std::to_string(i));
+    text += "  " + names.back() + " = f32[64] add(" + last + ", p)\n";
+    last = names.back();
+  }
+  text += "  ROOT r = f32[64] negate(" + last + ")\n}\n";
+  names.push_back("r");
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  const auto members = Members(*m, names);
+  auto all = AnalyzeFusion(members, {Find(*m, "r")});
+  ASSERT_FALSE(all.ok());
+  EXPECT_NE(all.status().message().find("live vector registers"),
+            std::string::npos);
+  EXPECT_TRUE(
+      AnalyzeFusion(members, {Find(*m, "r")}, RegisterBound::kPinnedOnly).ok());
+}
+
 }  // namespace
 }  // namespace trench
