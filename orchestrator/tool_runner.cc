@@ -5,6 +5,24 @@
 
 namespace trench::orchestrator {
 
+SandboxReport DescribeSandbox(const sandbox::Capabilities& caps,
+                              bool namespaces_enabled) {
+  SandboxReport r;
+  r.text = caps.Describe();
+  r.warning = caps.tier() == sandbox::Isolation::kNone;
+  if (!namespaces_enabled) {
+    const std::string kPrefix = "sandbox: runs use ";
+    std::string machine =
+        r.text.rfind(kPrefix, 0) == 0 ? r.text.substr(kPrefix.size()) : r.text;
+    r.text = kPrefix +
+             "NO isolation (sandbox.namespaces is false in the config; "
+             "lost: " +
+             sandbox::FallbackLoss() + "); the machine offers: " + machine;
+    r.warning = true;
+  }
+  return r;
+}
+
 ToolRunner::ToolRunner(boost::asio::io_context& ioc, int max_concurrent)
     : ioc_(ioc), max_concurrent_(max_concurrent < 1 ? 1 : max_concurrent) {}
 

@@ -9,11 +9,25 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 
 #include "base/status.h"
+#include "sandbox/capabilities.h"
 #include "sandbox/sandbox.h"
 
 namespace trench::orchestrator {
+
+// The sandbox's start-up report for the daemon's log: the tier runs use
+// and every probe's outcome (Capabilities::Describe()). `warning` is set
+// when runs use the fallback (no namespaces), because the machine has no
+// working tier or because `namespaces_enabled` (config sandbox.namespaces)
+// is false; the text then names what is lost.
+struct SandboxReport {
+  bool warning = false;
+  std::string text;
+};
+SandboxReport DescribeSandbox(const sandbox::Capabilities& caps,
+                              bool namespaces_enabled);
 
 class ToolRunner {
  public:

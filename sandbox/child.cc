@@ -172,6 +172,7 @@ void SetRlimits(const ChildPlan& p, int fd) {
       dup2(p.stderr_fd, 2) < 0)
     Fail(fd, kDup);
   syscall(SYS_close_range, 3, ~0u, CLOSE_RANGE_CLOEXEC);
+  if (p.inherit_fd >= 0 && fcntl(p.inherit_fd, F_SETFD, 0) != 0) Fail(fd, kDup);
   if (chdir(p.work_dir) != 0) Fail(fd, kChdir);
   SetRlimits(p, fd);
   if (p.set_uid) {
@@ -179,7 +180,8 @@ void SetRlimits(const ChildPlan& p, int fd) {
     if (syscall(SYS_setresgid, p.gid, p.gid, p.gid) != 0) Fail(fd, kSetgid);
     if (syscall(SYS_setresuid, p.uid, p.uid, p.uid) != 0) Fail(fd, kSetuid);
   }
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) Fail(fd, kNoNewPrivs);
+  if (p.no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    Fail(fd, kNoNewPrivs);
   if (p.seccomp != nullptr &&
       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p.seccomp, 0, 0) != 0)
     Fail(fd, kSeccomp);
@@ -229,7 +231,8 @@ void KillTree(pid_t target) {
 // Closes every fd >= 3 but the plan's: a concurrent spawn's init must not
 // hold our pipes open (CLOEXEC does not help, the init never execs).
 void CloseOtherFds(const ChildPlan& p) {
-  int keep[] = {p.stdin_fd, p.stdout_fd, p.stderr_fd, p.report_fd};
+  int keep[] = {p.stdin_fd, p.stdout_fd, p.stderr_fd, p.report_fd,
+                p.inherit_fd};
   constexpr int kNum = sizeof keep / sizeof keep[0];
   for (int i = 1; i < kNum; ++i) {  // Insertion sort, no allocation.
     for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) {

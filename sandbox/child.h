@@ -86,6 +86,10 @@ struct ChildPlan {
   const RlimitSetting* rlimits = nullptr;
   size_t num_rlimits = 0;
   const sock_fprog* seccomp = nullptr;  // Null: no filter.
+  // Off only before a setuid bwrap, which sets it itself (bwrap.h).
+  bool no_new_privs = true;
+  // An fd the target keeps across its execve (bwrap's --seccomp FD), or -1.
+  int inherit_fd = -1;
   int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
   int report_fd = -1;  // Write end of the report pipe.
 };

@@ -54,6 +54,7 @@ std::string Result::Summary() const {
   if (stderr_truncated > 0)
     s += "; stderr truncated by " + std::to_string(stderr_truncated) + " bytes";
   if (!namespaced) s += "; no namespaces";
+  if (isolation == Isolation::kBwrap) s += "; bwrap";
   return s;
 }
 

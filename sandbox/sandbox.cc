@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "sandbox/bwrap.h"
 #include "sandbox/capabilities.h"
 #include "sandbox/child.h"
 
@@ -92,7 +93,7 @@ void AddLimit(int resource, uint64_t value, uint64_t extra,
 class Running : public Process, public std::enable_shared_from_this<Running> {
  public:
   Running(asio::io_context& ioc, pid_t pid, int pidfd, int out, int err,
-          int report, const Options& o, bool namespaced, DoneHandler done)
+          int report, const Options& o, Isolation tier, DoneHandler done)
       : pid_(pid),
         pidfd_(ioc, pidfd),
         timer_(ioc),
@@ -102,10 +103,12 @@ class Running : public Process, public std::enable_shared_from_this<Running> {
         report_fd_(report),
         program_(o.argv[0]),
         limits_(o.limits),
-        namespaced_(namespaced),
+        tier_(tier),
+        namespaced_(tier == Isolation::kBuiltin),
         done_(std::move(done)) {}
   // Dropped unfinished (its io_context went away): the run must not
-  // outlive us. The kill is immediate with namespaces and bounded without.
+  // outlive us. The kill is immediate when our init is the PID namespace's
+  // (kBuiltin) and bounded otherwise.
   ~Running() override {
     if (!finished_) {
       Send(namespaced_ ? SIGKILL : SIGTERM);
@@ -153,11 +156,12 @@ class Running : public Process, public std::enable_shared_from_this<Running> {
   };
 
   // On SIGTERM the init kills and reaps its whole tree, keeping the CPU
-  // accounting (it is root; the run's uid cannot signal it). With
+  // accounting (it is root; the run's uid cannot signal it). With our own
   // namespaces a SIGKILL to the init is the backstop after a grace period:
   // its death kills the namespace, only the killed processes' CPU time is
-  // lost. Without namespaces there is no such backstop (orphans would go to
-  // our own reaper), and the init's kill loop is bounded instead.
+  // lost. Otherwise (kNone, and kBwrap whose PID namespace belongs to
+  // bwrap) there is no such backstop (orphans would go to our own reaper),
+  // and the init's kill loop is bounded instead.
   void SignalInit() {
     Send(SIGTERM);
     if (!namespaced_ || grace_armed_) return;
@@ -252,7 +256,8 @@ class Running : public Process, public std::enable_shared_from_this<Running> {
   int report_fd_;
   std::string program_;
   Limits limits_;
-  bool namespaced_;
+  Isolation tier_;
+  bool namespaced_;  // Our init is PID 1 of the run's PID namespace.
   DoneHandler done_;
   std::chrono::steady_clock::time_point start_ =
       std::chrono::steady_clock::now();
@@ -284,7 +289,8 @@ StatusOr<Result> Running::Collect() {
     return FailedPrecondition(msg);
   }
   r.timed_out = timed_out_;
-  r.namespaced = namespaced_;
+  r.isolation = tier_;
+  r.namespaced = tier_ != Isolation::kNone;
   if (report.kind == internal::Report::kExited) {
     r.exited = WIFEXITED(report.status);
     r.exit_code = r.exited ? WEXITSTATUS(report.status) : -1;
@@ -304,23 +310,58 @@ StatusOr<Result> Running::Collect() {
   r.stderr_data = std::move(err_.data);
   r.stdout_truncated = out_.dropped;
   r.stderr_truncated = err_.dropped;
+  if (tier_ == Isolation::kBwrap)
+    RETURN_IF_ERROR(internal::ReadBwrapOutcome(program_, &r));
   r.limits_hit = ClassifyLimits(r, limits_);
   return r;
 }
 
-// Owns the strings the child's plan points into.
+// Owns the strings (and the seccomp pipe) the child's plan points into.
 struct Prepared {
+  Prepared() = default;
+  Prepared(const Prepared&) = delete;
+  Prepared& operator=(const Prepared&) = delete;
+  ~Prepared() {
+    if (seccomp_fd >= 0) close(seccomp_fd);
+  }
   std::string path, work_dir, tmpfs_options;
-  std::vector<std::string> strings;
+  std::vector<std::string> strings, bwrap_argv;
   std::vector<char*> argv, envp;
   std::vector<const char*> read_only;
   std::vector<internal::RlimitSetting> rlimits;
   std::vector<sock_filter> filter;
   sock_fprog prog{};
+  int seccomp_fd = -1;  // kBwrap: the filter, for --seccomp.
 };
 
+// kBwrap: the target execs bwrap, which runs the program (bwrap.h).
+Status PrepareBwrap(const Options& o, const Capabilities& caps, Prepared* p) {
+  internal::BwrapSpec spec;
+  spec.bwrap_path = caps.bwrap_path;
+  spec.setuid = caps.bwrap_setuid;
+  spec.map_uid = !caps.can_set_uid;
+  spec.uid = o.uid;
+  spec.gid = o.gid;
+  spec.work_dir = p->work_dir;
+  spec.read_only_paths = p->strings;
+  spec.tmp_size_bytes = o.tmp_size_bytes;
+  if (!p->filter.empty()) {
+    ASSIGN_OR_RETURN(p->seccomp_fd, internal::FilterPipe(p->filter));
+    spec.seccomp_fd = p->seccomp_fd;
+  }
+  spec.program = p->path;
+  spec.args.assign(o.argv.begin() + 1, o.argv.end());
+  p->bwrap_argv = internal::BwrapArgv(spec);
+  p->argv.clear();
+  for (std::string& s : p->bwrap_argv) p->argv.push_back(s.data());
+  p->argv.push_back(nullptr);
+  p->path = caps.bwrap_path;
+  return Status::Ok();
+}
+
 StatusOr<std::unique_ptr<Prepared>> Prepare(const Options& o,
-                                            const Capabilities& caps) {
+                                            const Capabilities& caps,
+                                            Isolation tier) {
   if (o.argv.empty()) return InvalidArgument("sandbox: empty argv");
   auto p = std::make_unique<Prepared>();
   ASSIGN_OR_RETURN(p->path, ResolveProgram(o.argv[0]));
@@ -357,6 +398,8 @@ StatusOr<std::unique_ptr<Prepared>> Prepare(const Options& o,
   p->filter = BuildSeccompFilter(caps.seccomp ? o.seccomp : SeccompMode::kOff);
   p->prog.len = static_cast<unsigned short>(p->filter.size());
   p->prog.filter = p->filter.data();
+  if (tier == Isolation::kBwrap)
+    RETURN_IF_ERROR(PrepareBwrap(o, caps, p.get()));
   return p;
 }
 
@@ -372,13 +415,41 @@ void CloseAll(std::initializer_list<int> fds) {
     if (fd >= 0) close(fd);
 }
 
-}  // namespace
+// The plan for `tier` and `prep`; the caller adds the stdio and report fds
+// and the user namespace's id maps.
+internal::ChildPlan MakePlan(const Options& options, const Capabilities& caps,
+                             Isolation tier, const Prepared& prep) {
+  internal::ChildPlan plan;
+  plan.path = prep.path.c_str();
+  plan.argv = prep.argv.data();
+  plan.envp = prep.envp.data();
+  plan.work_dir = prep.work_dir.c_str();
+  plan.read_only_paths = prep.read_only.data();
+  plan.num_read_only_paths = prep.read_only.size();
+  plan.namespaces = tier == Isolation::kBuiltin;
+  plan.tmpfs_options = prep.tmpfs_options.c_str();
+  plan.set_uid = caps.can_set_uid;
+  plan.uid = options.uid;
+  plan.gid = options.gid;
+  plan.rlimits = prep.rlimits.data();
+  plan.num_rlimits = prep.rlimits.size();
+  // kBwrap: bwrap installs the filter (from the pipe) before the program.
+  plan.seccomp =
+      prep.filter.empty() || tier == Isolation::kBwrap ? nullptr : &prep.prog;
+  plan.inherit_fd = prep.seccomp_fd;
+  plan.no_new_privs = !(tier == Isolation::kBwrap && caps.bwrap_setuid);
+  return plan;
+}
 
-StatusOr<std::shared_ptr<Process>> Spawn(asio::io_context& ioc,
-                                         const Options& options,
-                                         DoneHandler done) {
-  const Capabilities& caps = DetectCapabilities();
-  ASSIGN_OR_RETURN(std::unique_ptr<Prepared> prep, Prepare(options, caps));
+StatusOr<std::shared_ptr<Process>> SpawnWith(asio::io_context& ioc,
+                                             const Options& options,
+                                             const Capabilities& caps,
+                                             DoneHandler done) {
+  ASSIGN_OR_RETURN(Isolation tier,
+                   caps.Resolve(options.use_namespaces ? options.isolation
+                                                       : Isolation::kNone));
+  ASSIGN_OR_RETURN(std::unique_ptr<Prepared> prep,
+                   Prepare(options, caps, tier));
   if (caps.can_set_uid && options.chown_work_dir)
     RETURN_IF_ERROR(ChownTree(prep->work_dir, options.uid, options.gid));
   int out[2] = {-1, -1}, err[2] = {-1, -1}, rep[2] = {-1, -1};
@@ -392,23 +463,9 @@ StatusOr<std::shared_ptr<Process>> Spawn(asio::io_context& ioc,
     CloseAll({out[0], out[1], err[0], err[1], rep[0], rep[1], null_fd});
     return s;
   }
-  internal::ChildPlan plan;
-  plan.path = prep->path.c_str();
-  plan.argv = prep->argv.data();
-  plan.envp = prep->envp.data();
-  plan.work_dir = prep->work_dir.c_str();
-  plan.read_only_paths = prep->read_only.data();
-  plan.num_read_only_paths = prep->read_only.size();
-  plan.namespaces = options.use_namespaces && caps.namespaces;
+  internal::ChildPlan plan = MakePlan(options, caps, tier, *prep);
   internal::IdMaps maps(options.uid, options.gid);
   if (plan.namespaces && caps.user_namespace) maps.Apply(&plan);
-  plan.tmpfs_options = prep->tmpfs_options.c_str();
-  plan.set_uid = caps.can_set_uid;
-  plan.uid = options.uid;
-  plan.gid = options.gid;
-  plan.rlimits = prep->rlimits.data();
-  plan.num_rlimits = prep->rlimits.size();
-  plan.seccomp = prep->filter.empty() ? nullptr : &prep->prog;
   plan.stdin_fd = null_fd;
   plan.stdout_fd = out[1];
   plan.stderr_fd = err[1];
@@ -429,22 +486,37 @@ StatusOr<std::shared_ptr<Process>> Spawn(asio::io_context& ioc,
     return IoError("sandbox: pidfd_open for '" + options.argv[0] +
                    "': " + ErrnoText(e));
   }
-  auto run =
-      std::make_shared<Running>(ioc, pid, pidfd, out[0], err[0], rep[0],
-                                options, plan.namespaces, std::move(done));
+  auto run = std::make_shared<Running>(ioc, pid, pidfd, out[0], err[0], rep[0],
+                                       options, tier, std::move(done));
   run->Start();
   return std::shared_ptr<Process>(run);
 }
 
-StatusOr<Result> Run(const Options& options) {
+}  // namespace
+
+namespace internal {
+
+StatusOr<Result> RunWith(const Options& options, const Capabilities& caps) {
   asio::io_context ioc;
   StatusOr<Result> result = Internal("sandbox: run did not complete");
   ASSIGN_OR_RETURN(auto process,
-                   Spawn(ioc, options, [&result](StatusOr<Result> r) {
+                   SpawnWith(ioc, options, caps, [&result](StatusOr<Result> r) {
                      result = std::move(r);
                    }));
   ioc.run();
   return result;
+}
+
+}  // namespace internal
+
+StatusOr<std::shared_ptr<Process>> Spawn(asio::io_context& ioc,
+                                         const Options& options,
+                                         DoneHandler done) {
+  return SpawnWith(ioc, options, DetectCapabilities(), std::move(done));
+}
+
+StatusOr<Result> Run(const Options& options) {
+  return internal::RunWith(options, DetectCapabilities());
 }
 
 }  // namespace trench::sandbox

@@ -1,6 +1,7 @@
 // Runs an untrusted binary with limits, and reports how it ended.
 //
-// Each run gets (where the machine allows it, see capabilities.h):
+// Each run gets (where the machine allows it: the tiers of capabilities.h;
+// the kBwrap tier builds the same view with bubblewrap, see bwrap.h):
 //  - a tiny init process of ours as PID 1 of a new PID namespace, with new
 //    network (loopback only, down), mount, IPC and UTS namespaces (and a
 //    user namespace when we are not root). At the end, or on timeout, the
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "sandbox/capabilities.h"
 #include "sandbox/seccomp.h"
 
 namespace trench::sandbox {
@@ -72,7 +74,10 @@ struct Options {
   uid_t uid = 65534;  // nobody.
   gid_t gid = 65534;
   bool chown_work_dir = true;  // As root; recursively, not following links.
-  bool use_namespaces = true;  // When available; false forces the fallback.
+  bool use_namespaces = true;  // false forces the fallback (kNone).
+  // The tier (capabilities.h). kAuto takes the best this machine has; a
+  // forced tier it lacks makes Spawn fail with FailedPrecondition.
+  Isolation isolation = Isolation::kAuto;
   uint64_t tmp_size_bytes = 64 << 20;  // Size of the private /tmp.
   SeccompMode seccomp = SeccompMode::kErrno;
 };
@@ -100,7 +105,8 @@ struct Result {
   uint64_t max_rss_bytes = 0;
   std::string stdout_data, stderr_data;                 // The first N bytes.
   uint64_t stdout_truncated = 0, stderr_truncated = 0;  // Bytes dropped.
-  bool namespaced = false;  // Ran with the namespace isolation.
+  bool namespaced = false;  // Ran with namespaces (kBuiltin or kBwrap).
+  Isolation isolation = Isolation::kNone;  // The tier it ran in.
 
   bool ok() const { return exited && exit_code == 0 && !timed_out; }
   // One line, e.g. "exited 0 in 0.02s (cpu 0.01s, rss 3.1 MiB)" or
@@ -125,9 +131,11 @@ using DoneHandler = std::function<void(StatusOr<Result>)>;
 // Destroying `ioc` with the run in flight kills the run (and waits for its
 // init) instead of calling `done`.
 // Errors: InvalidArgument (empty argv, bad work dir), NotFound (program not
-// in PATH), IoError (fork/pipe failures). A program that cannot be executed
+// in PATH), IoError (fork/pipe failures), FailedPrecondition (a forced
+// isolation tier this machine lacks). A program that cannot be executed
 // (set-up or execve failure inside the child) is reported through `done` as
-// an error naming the binary and errno. `done` is not called when Spawn
+// an error naming the binary and errno (with kBwrap: bwrap's message, see
+// bwrap.h). `done` is not called when Spawn
 // itself fails.
 // REQUIRES: the calling thread outlives the run (the init gets
 // PR_SET_PDEATHSIG from it, so that a dead daemon leaves no runs behind).

@@ -10,6 +10,7 @@ TRENCH_PACKAGES=(
   nlohmann-json3-dev libboost-dev libsqlite3-dev libgit2-dev
   libspdlog-dev libcurl4-openssl-dev
   python3-numpy                     # benchmarks and npy interop tests
+  bubblewrap                        # sandbox tier where namespaces fail
 )
 
 trench_install_deps() {

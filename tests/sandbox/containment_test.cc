@@ -126,6 +126,7 @@ TEST_F(ContainmentTest, NetworkNamespaceHasNoRoute) {
   if (!Namespaces()) GTEST_SKIP() << DetectCapabilities().Describe();
   Listener l;
   Options o = HostileOptions({"net", std::to_string(l.port())});
+  o.isolation = Isolation::kBuiltin;  // bwrap brings loopback up.
   o.seccomp = SeccompMode::kOff;
   Result r = RunContained(o);
   ASSERT_TRUE(r.exited) << r.Summary();
@@ -147,6 +148,7 @@ TEST_F(ContainmentTest, WritesOutsideTheWorkDirFail) {
   Options o = HostileOptions({"write", outside + "/x", "/etc/trench-sbx",
                               testing::HostileDir() + "/x", host_tmp + "/x",
                               "inside.txt"});
+  o.isolation = Isolation::kBuiltin;  // bwrap_test.cc has its own.
   Result r = RunContained(o);
   ASSERT_TRUE(r.exited) << r.Summary();
   EXPECT_EQ(r.stdout_data, outside + "/x: EROFS\n/etc/trench-sbx: EROFS\n" +

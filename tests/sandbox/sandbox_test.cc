@@ -33,8 +33,17 @@ class SandboxTest : public ::testing::Test {
 TEST_F(SandboxTest, CapabilitiesAreDescribed) {
   const Capabilities& caps = DetectCapabilities();
   std::string d = caps.Describe();
-  EXPECT_NE(d.find("sandbox: namespaces "), std::string::npos);
+  EXPECT_EQ(d.rfind(std::string("sandbox: runs use ") +
+                        (caps.tier() == Isolation::kNone ? "NO isolation"
+                         : caps.tier() == Isolation::kBwrap
+                             ? "bwrap at " + caps.bwrap_path
+                             : "builtin namespaces yes"),
+                    0),
+            0u)
+      << d;
   EXPECT_EQ(caps.namespaces, caps.namespace_error.empty()) << d;
+  EXPECT_EQ(caps.bwrap, !caps.bwrap_path.empty() && caps.bwrap_error.empty())
+      << d;
   ::testing::Test::RecordProperty("capabilities", d);
   std::printf("%s\n", d.c_str());
 }
@@ -46,11 +55,15 @@ TEST_F(SandboxTest, RunsAProgramInItsWorkDirAsAnotherUser) {
   EXPECT_TRUE(r->ok()) << r->Summary();
   const Capabilities& caps = DetectCapabilities();
   // Switched to (root), or mapped to inside a user namespace, or unchanged.
-  uid_t uid = caps.can_set_uid || caps.user_namespace ? o.uid : getuid();
+  bool mapped = caps.tier() == Isolation::kBuiltin
+                    ? caps.user_namespace
+                    : caps.tier() == Isolation::kBwrap && !caps.bwrap_setuid;
+  uid_t uid = caps.can_set_uid || mapped ? o.uid : getuid();
   std::string real_dir = std::filesystem::canonical(o.work_dir).string();
   EXPECT_EQ(r->stdout_data, "uid=" + std::to_string(uid) + " cwd=" + real_dir +
                                 " foo=bar args=3\n");
-  EXPECT_EQ(r->namespaced, DetectCapabilities().namespaces);
+  EXPECT_EQ(r->isolation, caps.tier());
+  EXPECT_EQ(r->namespaced, caps.tier() != Isolation::kNone);
   EXPECT_TRUE(std::filesystem::exists(o.work_dir + "/hello.txt"));
   EXPECT_EQ(r->limits_hit, 0u);
   EXPECT_EQ(r->Summary().rfind("exited 0 in ", 0), 0u) << r->Summary();
@@ -75,6 +88,7 @@ TEST_F(SandboxTest, ShellPipelineWorks) {
 TEST_F(SandboxTest, SeesOnlyItsOwnProcesses) {
   if (!DetectCapabilities().namespaces) GTEST_SKIP() << "no namespaces";
   Options o = Track(HostileOptions({}));
+  o.isolation = Isolation::kBuiltin;
   o.argv = {"/bin/sh", "-c", "ls /proc | grep -c '^[0-9]'; echo $$"};
   StatusOr<Result> r = sandbox::Run(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -148,6 +162,7 @@ TEST_F(SandboxTest, BadWorkDirIsInvalid) {
 TEST_F(SandboxTest, ProgramUnderHiddenTmpNeedsReadOnlyPaths) {
   if (!DetectCapabilities().namespaces) GTEST_SKIP() << "no namespaces";
   Options o = Track(HostileOptions({"exit", "0"}));
+  o.isolation = Isolation::kBuiltin;
   o.read_only_paths.clear();
   StatusOr<Result> r = sandbox::Run(o);
   ASSERT_FALSE(r.ok());
