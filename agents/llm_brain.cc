@@ -218,6 +218,9 @@ StatusOr<Json> LlmBrain::Run(const Json& task, ToolBox& tools) {
   if (options_.bug_tokens_spent) {
     setup.bug_tokens_spent = options_.bug_tokens_spent(task);
   }
+  if (options_.bug_cost_spent_usd) {
+    setup.bug_cost_spent_usd = options_.bug_cost_spent_usd(task);
+  }
   std::unique_ptr<TranscriptSink> sink;
   if (options_.transcripts) sink = options_.transcripts(task);
   RecordingToolBox box(tools);

@@ -35,6 +35,8 @@ struct LlmBrainOptions {
   // Tokens the task's bug used in earlier sessions, for the per-bug budget
   // (null: 0).
   std::function<int64_t(const Json& task)> bug_tokens_spent;
+  // The same for the per-bug cost budget, in currency units (null: 0).
+  std::function<double(const Json& task)> bug_cost_spent_usd;
   Clock clock;  // Null: steady_clock.
 };
 

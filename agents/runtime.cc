@@ -1,6 +1,7 @@
 #include "agents/runtime.h"
 
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <random>
 
@@ -97,9 +98,16 @@ StatusOr<Answer> Execute(ToolBox& tools, const ToolCall& call,
   return Answer{Cut(r->output.Dump(), max_chars), false};
 }
 
+std::string Usd(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "$%.4f", v);
+  return buf;
+}
+
 // The budget that is used up before the next turn, or "".
 std::string SpentBudget(const Budgets& b, const SessionOutcome& o,
-                        int64_t bug_tokens_spent, double elapsed) {
+                        const SessionSetup& setup, double elapsed) {
+  const int64_t bug_tokens_spent = setup.bug_tokens_spent;
   const int64_t tokens = o.usage.input_tokens + o.usage.output_tokens;
   if (o.turns >= b.max_turns) {
     return "turns: " + std::to_string(o.turns) + " of " +
@@ -112,6 +120,11 @@ std::string SpentBudget(const Budgets& b, const SessionOutcome& o,
   if (b.max_bug_tokens > 0 && bug_tokens_spent + tokens >= b.max_bug_tokens) {
     return "tokens per bug: " + std::to_string(bug_tokens_spent + tokens) +
            " of " + std::to_string(b.max_bug_tokens) + " used";
+  }
+  const double bug_cost = setup.bug_cost_spent_usd + o.cost_usd;
+  if (b.max_bug_cost_usd > 0 && bug_cost >= b.max_bug_cost_usd) {
+    return "cost per bug: " + Usd(bug_cost) + " of " + Usd(b.max_bug_cost_usd) +
+           " used";
   }
   if (elapsed >= b.max_wall_seconds) {
     return "wall time: " + std::to_string(static_cast<int64_t>(elapsed)) +
@@ -220,8 +233,7 @@ StatusOr<SessionOutcome> Session::Run() {
   Record("user", first);
   messages_.push_back(UserMessage(first));
   while (true) {
-    std::string spent =
-        SpentBudget(budgets_, out_, setup_.bug_tokens_spent, clock_() - start);
+    std::string spent = SpentBudget(budgets_, out_, setup_, clock_() - start);
     if (!spent.empty()) return End(StopReason::kBudget, spent);
     ChatRequest request;
     request.system = setup_.system_prompt;
@@ -235,6 +247,7 @@ StatusOr<SessionOutcome> Session::Run() {
     }
     out_.usage.input_tokens += reply->usage.input_tokens;
     out_.usage.output_tokens += reply->usage.output_tokens;
+    out_.cost_usd = CostOf(out_.usage, budgets_.prices);
     Message said = reply->message;
     said.role = Role::kAssistant;
     Record("assistant", AssistantContent(said), reply->usage.input_tokens,
@@ -264,6 +277,13 @@ StatusOr<SessionOutcome> Session::Run() {
 }
 
 }  // namespace
+
+double CostOf(const Usage& usage, const Prices& prices) {
+  return (static_cast<double>(usage.input_tokens) * prices.input_usd_per_mtok +
+          static_cast<double>(usage.output_tokens) *
+              prices.output_usd_per_mtok) /
+         1e6;
+}
 
 std::string_view StopReasonName(StopReason reason) {
   switch (reason) {

@@ -11,11 +11,11 @@
 //     model can correct itself;
 //   - a successful `finish` ends the session: its arguments are the claim.
 // Hard limits end a session early: turns, tokens (input + output, this
-// session), tokens per bug (this session plus the bug's earlier ones: the
-// cost budget), wall time; and loop detection: the same call (name and
-// arguments) with the same result `loop_repeats` times (a text-only reply
-// repeated counts the same way). The model is warned once, one repeat
-// before the stop.
+// session), tokens per bug and cost per bug (this session plus the bug's
+// earlier ones; cost is tokens at the backend's Prices), wall time; and
+// loop detection: the same call (name and arguments) with the same result
+// `loop_repeats` times (a text-only reply repeated counts the same way).
+// The model is warned once, one repeat before the stop.
 //
 // Untrusted text (bug reports) is never put in the system prompt: it goes
 // into the first user message as quoted data between markers that carry a
@@ -36,11 +36,22 @@
 
 namespace trench::agents {
 
+// What a backend's tokens cost, in currency units (USD in the config) per
+// million tokens. All zero (the default, e.g. a local server): free.
+struct Prices {
+  double input_usd_per_mtok = 0;
+  double output_usd_per_mtok = 0;
+};
+// What `usage` costs at `prices`.
+double CostOf(const Usage& usage, const Prices& prices);
+
 struct Budgets {
   int max_turns = 20;               // Chat requests.
   int64_t max_tokens = 200000;      // Input + output tokens of the session.
   double max_wall_seconds = 600;    // From the session's start.
   int64_t max_bug_tokens = 0;       // Tokens per bug, all sessions; 0: none.
+  double max_bug_cost_usd = 0;      // Cost per bug, all sessions; 0: none.
+  Prices prices;                    // What the cost is counted with.
   int loop_repeats = 3;             // Same call + same result: stop at N.
   int max_output_tokens = 4096;     // Per turn (ChatRequest::max_tokens).
   size_t max_result_chars = 16000;  // A tool result shown to the model.
@@ -75,13 +86,15 @@ struct SessionSetup {
   std::string user_message;         // Trusted: the task.
   std::vector<UntrustedText> data;  // Quoted after user_message.
   int64_t bug_tokens_spent = 0;     // By the bug's earlier sessions.
+  double bug_cost_spent_usd = 0;    // By the bug's earlier sessions.
 };
 
 struct SessionOutcome {
   StopReason stop = StopReason::kBudget;
-  std::string detail;  // Which budget, the loop's call, the backend error.
-  Json claim;          // finish's arguments when kFinished; null otherwise.
-  Usage usage;         // Summed over the turns.
+  std::string detail;   // Which budget, the loop's call, the backend error.
+  Json claim;           // finish's arguments when kFinished; null otherwise.
+  Usage usage;          // Summed over the turns.
+  double cost_usd = 0;  // CostOf(usage, budgets.prices).
   int turns = 0;
   int tool_calls = 0;
 };

@@ -13,9 +13,14 @@
 namespace trench::orchestrator {
 
 // Runs the brain the config gives `role` (swarm.<role>.brain) on `task`
-// with `tools`; an LLM brain falls back to the built-in one when its
-// budget or backend fails. Records the session (task, claim or error,
-// tokens). Returns the brain's claim. Errors: the brain's.
+// with `tools`; an LLM brain falls back to the built-in one when its set-up
+// (config, API key), a budget or its backend fails. Records the session
+// (backend: the configured brain; messages: the task, the LLM transcript
+// with each turn's tokens, "fallback" for a failed set-up, the claim; cost:
+// the tokens at llm.<backend>'s prices; status: "done", "fell back to
+// builtin: <why>" or "error: <why>"). The budgets are the config's, the
+// per-bug ones counting the bug's earlier sessions. Returns the brain's
+// claim. Errors: the brain's.
 StatusOr<Json> RunAgent(StepContext& ctx, const std::string& role,
                         int64_t bug_id, const Json& task,
                         agents::ToolBox& tools);

@@ -84,9 +84,22 @@ Json BugToJson(const Bug& bug) {
 Json EventToJson(const Event& event) {
   Json j = Json::MakeObject();
   j["id"] = event.id;
+  j["kind"] = "bug";
   j["bug_id"] = event.bug_id;
   j["from"] = event.from ? Json(BugStateName(*event.from)) : Json();
   j["to"] = BugStateName(event.to);
+  j["actor"] = event.actor;
+  j["evidence"] = event.evidence;
+  j["at_ms"] = event.at_ms;
+  return j;
+}
+
+Json CommitEventToJson(const CommitEvent& event) {
+  Json j = Json::MakeObject();
+  j["id"] = event.id;
+  j["kind"] = "commit";
+  j["event"] = CommitEventName(event.kind);
+  j["commit"] = event.commit_sha;
   j["actor"] = event.actor;
   j["evidence"] = event.evidence;
   j["at_ms"] = event.at_ms;
@@ -109,6 +122,11 @@ Json PatchToJson(const Patch& patch) {
 ApiResponse ApiHandlers::Handle(const ApiRequest& request) {
   std::lock_guard<std::mutex> lock(mu_);
   return Route(request);
+}
+
+void ApiHandlers::SetToolRunner(const ToolRunner* runner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  runner_ = runner;
 }
 
 ApiResponse ApiHandlers::Route(const ApiRequest& request) {
@@ -265,17 +283,50 @@ ApiResponse ApiHandlers::ListEvents(const ApiRequest& request) {
     if (!b.ok()) return StatusResponse(b.status());
     bug = *b;
   }
-  StatusOr<std::vector<Event>> events = store_->ListEvents(bug, *since, *limit);
-  if (!events.ok()) return StatusResponse(events.status());
+  std::optional<std::string> commit;
+  if (auto it = request.query.find("commit"); it != request.query.end()) {
+    if (bug) {
+      return ErrorResponse(400, "bad_request",
+                           "give 'bug' or 'commit', not both");
+    }
+    commit = it->second;
+  }
+  // Both kinds share one id sequence: the first `limit` of their merge
+  // are among the first `limit` of each.
+  std::vector<Event> events;
+  std::vector<CommitEvent> commits;
+  if (!commit) {
+    StatusOr<std::vector<Event>> e = store_->ListEvents(bug, *since, *limit);
+    if (!e.ok()) return StatusResponse(e.status());
+    events = std::move(*e);
+  }
+  if (!bug) {
+    StatusOr<std::vector<CommitEvent>> c =
+        store_->ListCommitEvents(commit, *since, *limit);
+    if (!c.ok()) return StatusResponse(c.status());
+    commits = std::move(*c);
+  }
   Json body = Json::MakeObject();
   Json& list = body["events"] = Json::MakeArray();
-  for (const Event& e : *events) list.push_back(EventToJson(e));
-  body["next"] = events->empty() ? *since : events->back().id;
+  int64_t next = *since;
+  size_t b = 0, c = 0;
+  while (static_cast<int>(list.size()) < *limit &&
+         (b < events.size() || c < commits.size())) {
+    if (c == commits.size() ||
+        (b < events.size() && events[b].id < commits[c].id)) {
+      next = events[b].id;
+      list.push_back(EventToJson(events[b++]));
+    } else {
+      next = commits[c].id;
+      list.push_back(CommitEventToJson(commits[c++]));
+    }
+  }
+  body["next"] = next;
   return JsonResponse(200, body);
 }
 
 ApiResponse ApiHandlers::Metrics() {
-  StatusOr<std::string> text = RenderMetrics(store_);
+  StatusOr<std::string> text = RenderMetrics(store_, runner_);
   if (!text.ok()) return StatusResponse(text.status());
   ApiResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -13,7 +13,12 @@
 //        "comment"?}: {id} is the bug whose proposed patch (branch
 //        trench/bug-<id>) is reviewed; moves it proposed -> approved or
 //        rejected -> {"bug": ...}.
-//   GET  /api/v1/events[?since=&limit=&bug=]   -> {"events", "next"}
+//   GET  /api/v1/events[?since=&limit=&bug=|commit=] -> {"events", "next"}
+//        One feed in id order: the bugs' state changes ({"kind": "bug",
+//        "bug_id", "from", "to", ...}) and the commits' events ({"kind":
+//        "commit", "event": "commit_landed"|"build_ready", "commit", ...});
+//        bug= lists only that bug's, commit= only that commit's. "next" is
+//        the last id listed (the since= of the next page).
 //   GET  /metrics                   Prometheus text (metrics.h)
 //   GET  /healthz                   -> {"status": "ok"}
 //
@@ -36,6 +41,8 @@
 
 namespace trench::orchestrator {
 
+class ToolRunner;
+
 struct ApiOptions {
   std::string token;  // Bearer token for writes; empty: writes refused.
   // When not empty, a reported HLO module is also written to
@@ -54,6 +61,10 @@ class ApiHandlers {
   // Answers one request. Thread-safe: calls are serialised (the store is
   // one connection). Never fails: errors are error responses.
   ApiResponse Handle(const ApiRequest& request);
+  // The runner whose counters /metrics reports (null, the default: they
+  // read 0). Not owned; must outlive the handlers or be unset first.
+  // Thread-safe.
+  void SetToolRunner(const ToolRunner* runner);
 
  private:
   ApiResponse Route(const ApiRequest& request);
@@ -67,13 +78,15 @@ class ApiHandlers {
   ApiResponse Metrics();
 
   std::mutex mu_;
-  Store* store_;  // Used under mu_.
+  Store* store_;                        // Used under mu_.
+  const ToolRunner* runner_ = nullptr;  // GUARDED_BY(mu_)
   ApiOptions options_;
 };
 
 // JSON forms used by the API (and the CLI's output).
 Json BugToJson(const Bug& bug);
 Json EventToJson(const Event& event);
+Json CommitEventToJson(const CommitEvent& event);
 Json PatchToJson(const Patch& patch);
 
 }  // namespace trench::orchestrator

@@ -63,11 +63,12 @@ StatusOr<Json> BuildCommit(StepContext& ctx, const std::string& rev,
   return b;
 }
 
-StatusOr<std::optional<Bug>> FixedLaterThan(StepContext& ctx,
-                                            const std::string& signature,
-                                            const std::string& commit) {
-  ASSIGN_OR_RETURN(std::vector<Bug> bugs,
-                   ctx.store->ListBugsBySignature(signature));
+namespace {
+
+// The first of `bugs` that is fixed by a commit `commit` does not hold.
+StatusOr<std::optional<Bug>> FirstFixedLaterThan(StepContext& ctx,
+                                                 std::vector<Bug> bugs,
+                                                 const std::string& commit) {
   std::unique_ptr<hlo_bisect::GitRepo> repo;
   for (Bug& bug : bugs) {
     if (IsOpen(bug.state) || !bug.fix_commit) continue;
@@ -78,6 +79,58 @@ StatusOr<std::optional<Bug>> FixedLaterThan(StepContext& ctx,
     if (!holds_fix) return std::optional<Bug>(std::move(bug));
   }
   return std::optional<Bug>();
+}
+
+bool HoldsString(const Json* list, const std::string& s) {
+  if (!list || !list->is_array()) return false;
+  for (const Json& e : list->array()) {
+    if (e.is_string() && e.string_value() == s) return true;
+  }
+  return false;
+}
+
+bool CarriesSignature(const Bug& bug, const std::string& sig) {
+  if (bug.signature == "sig:" + sig) return true;
+  const Json* finding = bug.details.Find("finding");
+  if (finding && HoldsString(finding->Find("coarse_signatures"), sig)) {
+    return true;
+  }
+  const Json* r = bug.details.Find("reproduction");
+  const Json* v = r ? r->Find("verdict") : nullptr;
+  const Json* s = v ? v->Find("signature") : nullptr;
+  const Json* h = s ? s->Find("sig") : nullptr;
+  return h && h->is_string() && h->string_value() == sig;
+}
+
+}  // namespace
+
+StatusOr<std::optional<Bug>> FixedLaterThan(StepContext& ctx,
+                                            const std::string& signature,
+                                            const std::string& commit) {
+  ASSIGN_OR_RETURN(std::vector<Bug> bugs,
+                   ctx.store->ListBugsBySignature(signature));
+  return FirstFixedLaterThan(ctx, std::move(bugs), commit);
+}
+
+StatusOr<std::optional<Bug>> KnownBugOfReproduction(StepContext& ctx,
+                                                    const Bug& self,
+                                                    const std::string& sig,
+                                                    const std::string& commit) {
+  if (sig.empty()) return std::optional<Bug>();
+  std::vector<Bug> fixed;
+  int64_t after = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(std::vector<Bug> bugs,
+                     ctx.store->ListBugs(std::nullopt, after, 200));
+    if (bugs.empty()) break;
+    for (Bug& bug : bugs) {
+      after = bug.id;
+      if (bug.id == self.id || !CarriesSignature(bug, sig)) continue;
+      if (IsOpen(bug.state)) return std::optional<Bug>(std::move(bug));
+      fixed.push_back(std::move(bug));
+    }
+  }
+  return FirstFixedLaterThan(ctx, std::move(fixed), commit);
 }
 
 // Files one fuzz finding: attaches it to the open bug with its signature,

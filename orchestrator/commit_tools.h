@@ -27,6 +27,19 @@ StatusOr<Json> BuildCommit(StepContext& ctx, const std::string& rev,
 StatusOr<std::optional<Bug>> FixedLaterThan(StepContext& ctx,
                                             const std::string& signature,
                                             const std::string& commit);
+// Dedup of a reproduced report: the bug already known under the coarse
+// signature `sig` (hlo-diff's verdict signature "sig") that `self` failed
+// with at `commit`. A bug carries `sig` as its signature ("sig:<sig>"),
+// as one of its fuzz finding's coarse signatures
+// (details.finding.coarse_signatures), or as the signature of its own
+// reproduction (details.reproduction.verdict). Returns the oldest open bug
+// other than `self` carrying it, else a fixed one whose fix `commit` does
+// not hold (as FixedLaterThan), else nullopt. Errors: the store's; the
+// mirror's when a fixed bug must be checked.
+StatusOr<std::optional<Bug>> KnownBugOfReproduction(StepContext& ctx,
+                                                    const Bug& self,
+                                                    const std::string& sig,
+                                                    const std::string& commit);
 // Files a fuzz finding ({"case": dir, "sig", "status", ...}) found at
 // `commit`: attached to the open bug with signature "sig:<sig>", else to
 // FixedLaterThan's bug ("fixed_later": true), else a new bug (its

@@ -352,8 +352,18 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
                    HttpServer::Start(impl->ioc, ho, [api](const ApiRequest& r) {
                      return api->Handle(r);
                    }));
+  // Probed now, not at the first run, so that the log says from the start
+  // how runs are isolated (and warns when they are not).
+  const SandboxReport sandbox_report =
+      DescribeSandbox(sandbox::DetectCapabilities(), config.sandbox_namespaces);
+  if (sandbox_report.warning) {
+    spdlog::warn("{}", sandbox_report.text);
+  } else {
+    spdlog::info("{}", sandbox_report.text);
+  }
   impl->runner =
       std::make_unique<ToolRunner>(impl->ioc, config.max_concurrent_runs);
+  impl->api->SetToolRunner(impl->runner.get());  // Its counters in /metrics.
   impl->drain_timer = std::make_unique<asio::steady_timer>(impl->ioc);
   impl->signals =
       std::make_unique<asio::signal_set>(impl->ioc, SIGTERM, SIGINT);

@@ -13,7 +13,9 @@
 //   commit_landed, build_ready, finding, report_received, reproduced,
 //   minimized, localized, culprit_found, patch_drafted, patch_verified,
 //   reviewed, fix_verified
-// logged (spdlog) and, for bug moves, recorded as event rows.
+// logged (spdlog) and recorded as an event row: a bug's state change, or
+// for commit_landed / build_ready the commit's (Store::RecordCommitEvent,
+// once per commit across crashes and restarts).
 //
 // Shutdown: SIGTERM / SIGINT (or RequestStop()) stops taking work, lets
 // the running steps finish within `drain_seconds` (then kills them and

@@ -111,6 +111,15 @@ class Section {
     *out = v->number_value();
     return Status::Ok();
   }
+  Status Amount(const std::string& key, double* out) {
+    const Json* v = Get(key);
+    if (!v) return Status::Ok();
+    if (!v->is_number() || v->number_value() < 0) {
+      return Error(key, "expected an amount >= 0, got " + v->Dump());
+    }
+    *out = v->number_value();
+    return Status::Ok();
+  }
   Status OneOf(const std::string& key, const std::set<std::string>& values,
                std::string* out) {
     RETURN_IF_ERROR(String(key, out));
@@ -216,6 +225,7 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
     RETURN_IF_ERROR(b.Int("turns", 1, 10000, &c.budget_turns));
     RETURN_IF_ERROR(b.Int("tokens", 1, INT64_MAX, &c.budget_tokens));
     RETURN_IF_ERROR(b.Int("bug_tokens", 1, INT64_MAX, &c.budget_bug_tokens));
+    RETURN_IF_ERROR(b.Amount("bug_cost_usd", &c.budget_bug_cost_usd));
     return b.Seconds("wall_seconds", &c.budget_wall_seconds);
   }));
   RETURN_IF_ERROR(top.Check());

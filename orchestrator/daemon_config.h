@@ -36,10 +36,14 @@
 //                          "anthropic"}},   roles: stress_test_author,
 //                                           reproducer, minimizer,
 //                                           patch_drafter
-//     "llm": {"openai": {"base_url", "model", "api_key_env", "stream"},
-//             "anthropic": {...}},
+//     "llm": {"openai": {"base_url", "model", "api_key_env", "stream",
+//                        "input_usd_per_mtok": 0, "output_usd_per_mtok": 0},
+//             "anthropic": {...}},     prices: USD per million tokens
+//                                      (absent: 0, free)
 //     "budgets": {"turns": 20, "tokens": 200000, "wall_seconds": 600,
-//                 "bug_tokens": 1000000},   per session; per bug
+//                 "bug_tokens": 1000000,    per session; per bug
+//                 "bug_cost_usd": 0},       per bug, at the llm prices
+//                                           (0: no cost budget)
 //     "prompts_dir": "prompts"          the roles' prompt templates
 //   }
 // Relative paths are taken relative to the config file's directory.
@@ -98,7 +102,8 @@ struct DaemonConfig {
   int64_t budget_tokens = 200000;
   double budget_wall_seconds = 600;
   int64_t budget_bug_tokens = 1000000;
-  std::string prompts_dir;  // "": <tools_dir>/../prompts
+  double budget_bug_cost_usd = 0;  // 0: none.
+  std::string prompts_dir;         // "": <tools_dir>/../prompts
 };
 
 // The roles of DESIGN.md "Agents", in pipeline order.

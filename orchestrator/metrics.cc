@@ -1,11 +1,11 @@
-// Prometheus text rendering of the store's counts.
+// Prometheus text rendering of the store's counts and the tool runner's.
 #include "orchestrator/metrics.h"
 
 #include <cstdint>
 #include <cstdio>
-#include <functional>
 
 #include "orchestrator/job_queue.h"
+#include "orchestrator/tool_runner.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -13,6 +13,12 @@ namespace {
 constexpr JobState kJobStates[] = {JobState::kQueued, JobState::kLeased,
                                    JobState::kDone, JobState::kFailed,
                                    JobState::kParked};
+
+// What the families read.
+struct Sources {
+  Store* store;
+  const ToolRunner* runner;  // May be null.
+};
 
 // Appends one metric family: HELP, TYPE and its samples.
 class Writer {
@@ -42,35 +48,39 @@ class Writer {
   std::string out_;
 };
 
-Status WriteBugs(Store* store, Writer* w) {
-  ASSIGN_OR_RETURN(auto counts, store->CountBugsByState());
-  w->Family("trench_bugs", "gauge", "Bugs by lifecycle state.");
-  for (BugState s : AllBugStates()) w->Sample(counts[s], BugStateName(s));
+Status WriteBugs(const Sources& s, Writer* w) {
+  ASSIGN_OR_RETURN(auto counts, s.store->CountBugsByState());
+  for (BugState b : AllBugStates()) w->Sample(counts[b], BugStateName(b));
   return Status::Ok();
 }
 
-Status WriteJobs(Store* store, Writer* w) {
-  JobQueue queue(store);
-  w->Family("trench_jobs", "gauge", "Jobs in the durable queue by state.");
-  for (JobState s : kJobStates) {
-    ASSIGN_OR_RETURN(int64_t n, queue.Count(s));
-    w->Sample(n, JobStateName(s));
+Status WriteJobs(const Sources& s, Writer* w) {
+  JobQueue queue(s.store);
+  for (JobState j : kJobStates) {
+    ASSIGN_OR_RETURN(int64_t n, queue.Count(j));
+    w->Sample(n, JobStateName(j));
   }
   return Status::Ok();
 }
 
-Status WriteRuns(Store* store, Writer* w) {
-  ASSIGN_OR_RETURN(int64_t n, store->CountRuns());
-  w->Family("trench_target_runs_total", "counter",
-            "Target runs recorded in the store.");
+Status WriteTargetRuns(const Sources& s, Writer* w) {
+  ASSIGN_OR_RETURN(int64_t n, s.store->CountRuns());
   w->Sample(n);
   return Status::Ok();
 }
 
-Status WriteTokens(Store* store, Writer* w) {
-  ASSIGN_OR_RETURN(int64_t n, store->TotalAgentTokens());
-  w->Family("trench_agent_tokens_total", "counter",
-            "LLM tokens used by agents (input + output).");
+Status WriteToolRuns(const Sources& s, Writer* w) {
+  w->Sample(s.runner ? s.runner->total_runs() : int64_t{0});
+  return Status::Ok();
+}
+
+Status WriteToolRunsRunning(const Sources& s, Writer* w) {
+  w->Sample(static_cast<int64_t>(s.runner ? s.runner->running() : 0));
+  return Status::Ok();
+}
+
+Status WriteAgentTokens(const Sources& s, Writer* w) {
+  ASSIGN_OR_RETURN(int64_t n, s.store->TotalAgentTokens());
   w->Sample(n);
   return Status::Ok();
 }
@@ -78,7 +88,7 @@ Status WriteTokens(Store* store, Writer* w) {
 // The fuzz rate: two counters summed over the finished fuzz jobs' results
 // (rate = programs / seconds over any window), and the newest finished
 // campaign's own rate as a gauge.
-Status WriteFuzz(Store* store, Writer* w) {
+StatusOr<Statement> FuzzTotals(Store* store) {
   ASSIGN_OR_RETURN(
       Statement st,
       store->db()->Prepare(
@@ -86,39 +96,57 @@ Status WriteFuzz(Store* store, Writer* w) {
           "coalesce(sum(json_extract(result, '$.seconds')), 0) FROM jobs "
           "WHERE kind = 'fuzz' AND state = 'done' AND json_valid(result)"));
   ASSIGN_OR_RETURN(bool row, st.Step());
-  const int64_t programs = row ? st.ColumnInt64(0) : 0;
-  const double seconds = row ? st.ColumnDouble(1) : 0;
-  w->Family("trench_fuzz_programs_total", "counter",
-            "Programs run by finished fuzz campaigns.");
-  w->Sample(programs);
-  w->Family("trench_fuzz_seconds_total", "counter",
-            "Wall seconds of finished fuzz campaigns (the fuzz rate is "
-            "programs_total / seconds_total).");
-  w->Sample(static_cast<int64_t>(seconds));
+  if (!row) return Internal("metrics: the fuzz totals gave no row");
+  return st;
+}
+
+Status WriteFuzzPrograms(const Sources& s, Writer* w) {
+  ASSIGN_OR_RETURN(Statement st, FuzzTotals(s.store));
+  w->Sample(st.ColumnInt64(0));
+  return Status::Ok();
+}
+
+Status WriteFuzzSeconds(const Sources& s, Writer* w) {
+  ASSIGN_OR_RETURN(Statement st, FuzzTotals(s.store));
+  w->Sample(static_cast<int64_t>(st.ColumnDouble(1)));
+  return Status::Ok();
+}
+
+Status WriteFuzzRate(const Sources& s, Writer* w) {
   ASSIGN_OR_RETURN(
       Statement last,
-      store->db()->Prepare(
+      s.store->db()->Prepare(
           "SELECT coalesce(json_extract(result, '$.programs'), 0), "
           "coalesce(json_extract(result, '$.seconds'), 0) FROM jobs "
           "WHERE kind = 'fuzz' AND state = 'done' AND json_valid(result) "
           "ORDER BY updated_ms DESC, id DESC LIMIT 1"));
   ASSIGN_OR_RETURN(bool has_last, last.Step());
-  const double last_seconds = has_last ? last.ColumnDouble(1) : 0;
-  w->Family("trench_fuzz_rate", "gauge",
-            "Programs per second of the newest finished fuzz campaign.");
-  w->Sample(last_seconds > 0 ? last.ColumnInt64(0) / last_seconds : 0.0);
+  const double seconds = has_last ? last.ColumnDouble(1) : 0;
+  w->Sample(seconds > 0 ? last.ColumnInt64(0) / seconds : 0.0);
   return Status::Ok();
 }
 
-// THE metric list: one writer per family, in exposition order.
-const std::function<Status(Store*, Writer*)> kFamilies[] = {
-    WriteBugs, WriteJobs, WriteRuns, WriteFuzz, WriteTokens};
+struct Family {
+  Status (*write)(const Sources&, Writer*);
+  const char* name;
+  const char* type;
+  const char* help;
+};
+
+constexpr Family kFamilies[] = {
+#define TRENCH_METRIC(writer, name, type, help) {writer, name, type, help},
+#include "orchestrator/metrics.def"
+};
 
 }  // namespace
 
-StatusOr<std::string> RenderMetrics(Store* store) {
+StatusOr<std::string> RenderMetrics(Store* store, const ToolRunner* runner) {
+  const Sources sources{store, runner};
   Writer w;
-  for (const auto& family : kFamilies) RETURN_IF_ERROR(family(store, &w));
+  for (const Family& f : kFamilies) {
+    w.Family(f.name, f.type, f.help);
+    RETURN_IF_ERROR(f.write(sources, &w));
+  }
   return w.Take();
 }
 

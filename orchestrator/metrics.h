@@ -1,14 +1,9 @@
-// The daemon's Prometheus metrics (text exposition format 0.0.4), read
-// from the store on each scrape, so they survive restarts and agree with
-// the API. The metric list lives in one table in metrics.cc:
-//   trench_bugs{state="..."}          gauge, one series per lifecycle state
-//   trench_jobs{state="..."}          gauge, one series per job state
-//   trench_target_runs_total          counter, target runs recorded
-//   trench_fuzz_programs_total        counter, programs fuzzed
-//   trench_fuzz_seconds_total         counter, seconds fuzzed (the rate)
-//   trench_fuzz_rate                  gauge, programs/s of the newest
-//                                     finished campaign
-//   trench_agent_tokens_total         counter, LLM tokens (input + output)
+// The daemon's Prometheus metrics (text exposition format 0.0.4). The
+// families, their types and their documentation are listed once, in
+// metrics.def. Counts of the store (bugs, jobs, target runs, fuzzing,
+// tokens) are read from it on each scrape, so they survive restarts and
+// agree with the API; the sandboxed tool runs are the ToolRunner's own
+// counters, those of this process.
 #pragma once
 
 #include <string>
@@ -18,8 +13,12 @@
 
 namespace trench::orchestrator {
 
-// The exposition text for the store's current counts. `store` is not
-// owned and is used on the calling thread only. Errors: the store's.
-StatusOr<std::string> RenderMetrics(Store* store);
+class ToolRunner;
+
+// The exposition text for the store's current counts and `runner`'s.
+// `store` is not owned and is used on the calling thread only; `runner`
+// (not owned, may be null: its series read 0) is only read. Errors: the
+// store's.
+StatusOr<std::string> RenderMetrics(Store* store, const ToolRunner* runner);
 
 }  // namespace trench::orchestrator

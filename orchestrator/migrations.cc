@@ -128,9 +128,52 @@ CREATE INDEX patches_by_bug ON patches(bug_id, id);
 CREATE INDEX agent_messages_by_session ON agent_messages(session_id, id);
 )sql";
 
+// The events of a commit (commit_landed, build_ready) join the bugs' events
+// in one table and one id sequence, so that the API's event feed is one
+// ordered stream: a row is either a bug's state change (bug_id, to_state)
+// or a commit's event (commit_sha, name), never both. SQLite cannot drop a
+// NOT NULL, hence the rebuild. A commit has each event at most once: the
+// partial unique index is what makes re-running a step after a crash
+// (kill -9 between the row and the job's completion) write nothing twice.
+constexpr char kCommitEvents[] = R"sql(
+CREATE TABLE events_v3 (
+  id INTEGER PRIMARY KEY,
+  bug_id INTEGER REFERENCES bugs(id),
+  from_state TEXT,
+  to_state TEXT,
+  commit_sha TEXT,
+  name TEXT,
+  actor TEXT NOT NULL,
+  evidence TEXT NOT NULL,
+  at_ms INTEGER NOT NULL,
+  CHECK ((bug_id IS NOT NULL AND to_state IS NOT NULL AND
+          commit_sha IS NULL AND name IS NULL) OR
+         (bug_id IS NULL AND from_state IS NULL AND to_state IS NULL AND
+          commit_sha IS NOT NULL AND name IS NOT NULL))
+);
+INSERT INTO events_v3 (id, bug_id, from_state, to_state, actor, evidence,
+                       at_ms)
+  SELECT id, bug_id, from_state, to_state, actor, evidence, at_ms FROM events;
+DROP TABLE events;
+ALTER TABLE events_v3 RENAME TO events;
+CREATE INDEX events_by_bug ON events(bug_id, id);
+CREATE UNIQUE INDEX events_once_per_commit ON events(commit_sha, name)
+  WHERE commit_sha IS NOT NULL;
+)sql";
+
+// What an agent session cost in currency units (the config's LLM prices
+// times its tokens), kept on the session so that the per-bug cost budget is
+// one sum.
+constexpr char kSessionCost[] = R"sql(
+ALTER TABLE agent_sessions ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0
+  CHECK (cost_usd >= 0);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kInitialSchema},
     {2, "lookup indexes and live-job dedup", kIndexes},
+    {3, "commit events (commit_landed, build_ready)", kCommitEvents},
+    {4, "agent session cost", kSessionCost},
 };
 
 Status EnsureMetaTable(Db* db) {

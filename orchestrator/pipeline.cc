@@ -145,6 +145,15 @@ Status Reconcile(StepContext& ctx) {
 }
 
 Status QueueCommit(StepContext& ctx, const std::string& sha) {
+  // The event row first: when the daemon dies before the watcher records
+  // the commit as handled, the next poll lands it again, and the row is
+  // not written twice (RecordCommitEvent's dedup).
+  Json evidence = Json::MakeObject();
+  evidence["branch"] = ctx.config->branch;
+  RETURN_IF_ERROR(ctx.store
+                      ->RecordCommitEvent(sha, CommitEventKind::kCommitLanded,
+                                          ctx.worker, evidence)
+                      .status());
   Json payload = Json::MakeObject();
   payload["commit"] = sha;
   JobOptions o = StepJobOptions();

@@ -96,7 +96,9 @@ std::vector<std::string> KindsOfWorker(const std::string& worker);
 StatusOr<std::string> QueueNextStep(StepContext& ctx, const Bug& bug);
 // QueueNextStep for every open bug.
 Status Reconcile(StepContext& ctx);
-// Queues the build of a newly landed commit (then fuzz and fix checks).
+// A newly landed commit: records its commit_landed event (once per commit,
+// however often it is called) and queues its build (then fuzz and fix
+// checks).
 Status QueueCommit(StepContext& ctx, const std::string& sha);
 // Continuous fuzzing (config fuzz.continuous): when no job is queued or
 // running and the newest landed commit is built (meta "head.built"), queues
@@ -112,6 +114,19 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job);
 StatusOr<Json> RunCheckFixesStep(StepContext& ctx, const Job& job);
 StatusOr<Json> RunStressStep(StepContext& ctx, const Job& job);  // stress
 StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job);
+// The reproduce step's judgement of its runs (apart, for tests): records
+// each of `verdicts` (hlo-diff's, of case `case_sha` at `commit`) as a run
+// of `bug`, then moves it: every run fails -> reproduced, some -> flaky,
+// none -> not_reproducible. A report (not a fuzz finding) whose failure's
+// signature names another bug (KnownBugOfReproduction) becomes its
+// duplicate instead (evidence "duplicate_of"). `evidence` and `fields` are
+// completed and used for the move. Returns the evidence. Errors:
+// kInvalidArgument without verdicts; the store's.
+StatusOr<Json> JudgeReproduction(StepContext& ctx, const Bug& bug,
+                                 const std::string& case_sha,
+                                 const std::string& commit,
+                                 const std::vector<Json>& verdicts,
+                                 Json evidence, TransitionFields fields);
 StatusOr<Json> RunMinimizeStep(StepContext& ctx, const Job& job);
 StatusOr<Json> RunLocalizeStep(StepContext& ctx, const Job& job);
 StatusOr<Json> RunBisectStep(StepContext& ctx, const Job& job);

@@ -6,6 +6,7 @@
 #include "compiler/ir/literal_json.h"
 #include "compiler/ir/random_inputs.h"
 #include "orchestrator/agent_sessions.h"
+#include "orchestrator/commit_tools.h"
 #include "orchestrator/step_util.h"
 #include "tools/hlo-diff/case_bundle.h"
 
@@ -98,14 +99,28 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
                                         evidence, fields));
     return evidence;
   }
-  Json statuses = Json::MakeArray();
-  int failures = 0;
-  std::string failing_status;
-  Json last_failure;
+  std::vector<Json> verdicts;
   for (int i = 0; i < ctx.config->reproduce_runs; ++i) {
     ASSIGN_OR_RETURN(std::string scratch,
                      ctx.Scratch(job.id, "run" + std::to_string(i)));
     ASSIGN_OR_RETURN(Json v, RunVerdict(ctx, *case_sha, bin, scratch));
+    verdicts.push_back(std::move(v));
+  }
+  return JudgeReproduction(ctx, *bug, *case_sha, commit, verdicts,
+                           std::move(evidence), std::move(fields));
+}
+
+StatusOr<Json> JudgeReproduction(StepContext& ctx, const Bug& bug,
+                                 const std::string& case_sha,
+                                 const std::string& commit,
+                                 const std::vector<Json>& verdicts,
+                                 Json evidence, TransitionFields fields) {
+  if (verdicts.empty()) return InvalidArgument("a reproduction needs runs");
+  Json statuses = Json::MakeArray();
+  int failures = 0;
+  std::string failing_status;
+  Json last_failure;
+  for (const Json& v : verdicts) {
     const std::string status = VerdictStatus(v);
     statuses.push_back(status);
     if (IsFailure(status)) {
@@ -113,17 +128,17 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
       failing_status = status;
       last_failure = v;
     }
-    RETURN_IF_ERROR(
-        ctx.store->AddRun(*case_sha, bug->id, commit, v, 0).status());
+    RETURN_IF_ERROR(ctx.store->AddRun(case_sha, bug.id, commit, v, 0).status());
   }
-  const int runs = ctx.config->reproduce_runs;
+  const int runs = static_cast<int>(verdicts.size());
+  evidence["event"] = "reproduced";
   evidence["commit"] = commit;
   evidence["runs"] = runs;
   evidence["failures"] = failures;
   evidence["statuses"] = std::move(statuses);
-  Json d = DetailsWith(*bug, "commit", commit);
+  Json d = DetailsWith(bug, "commit", commit);
   Json reproduction = Json::MakeObject();
-  reproduction["case"] = *case_sha;
+  reproduction["case"] = case_sha;
   reproduction["runs"] = runs;
   reproduction["failures"] = failures;
   reproduction["rate"] = static_cast<double>(failures) / runs;
@@ -138,9 +153,35 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
     to = BugState::kFlaky;
     fields.flaky_rate = static_cast<double>(failures) / runs;
   }
-  ASSIGN_OR_RETURN(Bug moved, Advance(ctx, *bug, to, evidence, fields));
-  spdlog::info("reproduced: bug {} is {} ({}/{} runs fail)", moved.id,
-               BugStateName(to), failures, runs);
+  // A report of a known bug: its failure's signature names that bug. (A
+  // fuzz finding was deduplicated when it was filed, by hlo-fuzz's finer
+  // signature, which a coarse match must not undo.)
+  const Json* source = bug.details.Find("source");
+  const bool report =
+      !source || !source->is_string() || source->string_value() != "fuzz";
+  const Json* sig = last_failure.Find("signature");
+  const Json* hash = sig ? sig->Find("sig") : nullptr;
+  if (report && failures > 0 && hash && hash->is_string()) {
+    ASSIGN_OR_RETURN(
+        std::optional<Bug> known,
+        KnownBugOfReproduction(ctx, bug, hash->string_value(), commit));
+    if (known) {
+      to = BugState::kDuplicate;
+      fields.flaky_rate.reset();
+      fields.duplicate_of = known->id;
+      evidence["duplicate_of"] = known->id;
+      evidence["signature"] = *sig;
+      if (!IsOpen(known->state)) evidence["fixed_later"] = true;
+    }
+  }
+  ASSIGN_OR_RETURN(Bug moved, Advance(ctx, bug, to, evidence, fields));
+  if (to == BugState::kDuplicate) {
+    spdlog::info("reproduced: bug {} duplicates bug {}", moved.id,
+                 *fields.duplicate_of);
+  } else {
+    spdlog::info("reproduced: bug {} is {} ({}/{} runs fail)", moved.id,
+                 BugStateName(to), failures, runs);
+  }
   return evidence;
 }
 

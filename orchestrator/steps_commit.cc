@@ -18,7 +18,19 @@ StatusOr<Json> RunBuildStep(StepContext& ctx, const Job& job) {
   RETURN_IF_ERROR(SyncMirror(ctx.config->repo, ctx.paths->mirror));
   ASSIGN_OR_RETURN(Json b, BuildCommit(ctx, sha, sha, ""));
   const Json* built = b.Find("built");
-  if (!built || !built->is_bool() || !built->bool_value()) {
+  const bool ok = built && built->is_bool() && built->bool_value();
+  // Once per commit: a re-run after a crash finds the build cached and the
+  // row there.
+  Json evidence = Json::MakeObject();
+  evidence["built"] = ok;
+  if (const Json* reason = b.Find("reason"); reason && !ok) {
+    evidence["reason"] = *reason;  // The log's tail is in the builds table.
+  }
+  RETURN_IF_ERROR(ctx.store
+                      ->RecordCommitEvent(sha, CommitEventKind::kBuildReady,
+                                          ctx.worker, evidence)
+                      .status());
+  if (!ok) {
     spdlog::warn("build_ready: {} does not build", sha.substr(0, 12));
     return b;
   }

@@ -87,6 +87,24 @@ struct Event {
   int64_t at_ms = 0;
 };
 
+// The events of a commit (DESIGN.md "The daemon"), apart from the bugs'
+// state changes: the repo watcher saw it land; its build step finished
+// (built or not: evidence "built").
+enum class CommitEventKind { kCommitLanded, kBuildReady };
+// "commit_landed", "build_ready".
+std::string_view CommitEventName(CommitEventKind kind);
+
+// One commit event. It shares the events table's id sequence with the
+// bugs' events, so both can be merged into one ordered feed.
+struct CommitEvent {
+  int64_t id = 0;
+  std::string commit_sha;
+  CommitEventKind kind = CommitEventKind::kCommitLanded;
+  std::string actor;
+  Json evidence;
+  int64_t at_ms = 0;
+};
+
 struct Case {
   std::string sha256;  // 64 lowercase hex digits: the content address.
   std::string path;    // <var>/cases/<sha256>/
@@ -126,6 +144,24 @@ struct Patch {
   Json verification = Json::MakeObject();
   int64_t created_ms = 0;
   int64_t updated_ms = 0;
+};
+
+struct AgentSession {
+  int64_t id = 0;
+  std::optional<int64_t> bug_id;
+  std::string role;     // The swarm role.
+  std::string backend;  // The configured brain: builtin, openai, anthropic.
+  std::string status;   // running, done, "fell back to builtin: ...", ...
+  double cost_usd = 0;  // Its tokens at the backend's prices.
+  int64_t input_tokens = 0, output_tokens = 0;  // Over its messages.
+  int64_t started_ms = 0;
+  std::optional<int64_t> ended_ms;
+};
+
+// What a bug's agent sessions used, for the per-bug budgets.
+struct AgentSpend {
+  int64_t tokens = 0;  // Input + output.
+  double cost_usd = 0;
 };
 
 struct AgentMessage {
@@ -180,9 +216,21 @@ class Store {
   // for the daemon's bookkeeping (draft rounds, "needs a human").
   // kNotFound for an unknown bug.
   Status SetBugDetails(int64_t id, const Json& details);
-  // Events with id > after_id (all bugs, or only `bug_id`), in order.
+  // Bug events with id > after_id (all bugs, or only `bug_id`), in order;
+  // commit events are left out (ListCommitEvents).
   StatusOr<std::vector<Event>> ListEvents(std::optional<int64_t> bug_id,
                                           int64_t after_id, int limit);
+  // Records `kind` for `commit_sha` unless that commit has it already
+  // (a step re-run after a crash): exactly one row per (commit, kind).
+  // Returns true when the row is new. kInvalidArgument for an empty sha.
+  StatusOr<bool> RecordCommitEvent(const std::string& commit_sha,
+                                   CommitEventKind kind,
+                                   const std::string& actor,
+                                   const Json& evidence);
+  // Commit events with id > after_id (all commits, or only `commit_sha`),
+  // in id order, at most `limit`. Bug events are not included (ListEvents).
+  StatusOr<std::vector<CommitEvent>> ListCommitEvents(
+      std::optional<std::string> commit_sha, int64_t after_id, int limit);
   // Bug counts per state (every registry state present, 0 when none).
   StatusOr<std::map<BugState, int64_t>> CountBugsByState();
 
@@ -222,11 +270,19 @@ class Store {
                                       const std::string& role,
                                       const std::string& backend);
   Status EndAgentSession(int64_t session_id, const std::string& status);
+  // Appends a message to the session and adds `cost_usd` (>= 0) to its
+  // cost, in one transaction. Errors: kFailedPrecondition for an unknown
+  // session; kInvalidArgument for a negative cost.
   StatusOr<int64_t> AddAgentMessage(int64_t session_id, const std::string& role,
                                     const std::string& content,
-                                    int64_t input_tokens,
-                                    int64_t output_tokens);
+                                    int64_t input_tokens, int64_t output_tokens,
+                                    double cost_usd = 0);
   StatusOr<std::vector<AgentMessage>> ListAgentMessages(int64_t session_id);
+  // The sessions of `bug_id` (all when absent), in id order.
+  StatusOr<std::vector<AgentSession>> ListAgentSessions(
+      std::optional<int64_t> bug_id);
+  // Tokens and cost of every session of the bug so far.
+  StatusOr<AgentSpend> AgentSpendOfBug(int64_t bug_id);
   // Sum of input + output tokens over all agent messages.
   StatusOr<int64_t> TotalAgentTokens();
 

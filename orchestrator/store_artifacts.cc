@@ -159,26 +159,85 @@ Status Store::EndAgentSession(int64_t session_id, const std::string& status) {
   return Status::Ok();
 }
 
-StatusOr<int64_t> Store::AddAgentMessage(int64_t session_id,
-                                         const std::string& role,
-                                         const std::string& content,
-                                         int64_t input_tokens,
-                                         int64_t output_tokens) {
+StatusOr<int64_t> Store::AddAgentMessage(
+    int64_t session_id, const std::string& role, const std::string& content,
+    int64_t input_tokens, int64_t output_tokens, double cost_usd) {
+  if (!(cost_usd >= 0)) {
+    return InvalidArgument("agent session " + std::to_string(session_id) +
+                           ": a message cannot cost " +
+                           std::to_string(cost_usd));
+  }
+  int64_t id = 0;
+  RETURN_IF_ERROR(
+      InTransaction(db(), [&]() -> Status {
+        ASSIGN_OR_RETURN(
+            Statement st,
+            db()->Prepare(
+                "INSERT INTO agent_messages (session_id, role, content, "
+                "input_tokens, output_tokens, at_ms) VALUES (?1, ?2, "
+                "?3, ?4, ?5, ?6)"));
+        RETURN_IF_ERROR(st.BindInt64(1, session_id)
+                            .BindText(2, role)
+                            .BindText(3, content)
+                            .BindInt64(4, input_tokens)
+                            .BindInt64(5, output_tokens)
+                            .BindInt64(6, clock_->NowMillis())
+                            .Run());
+        id = db()->LastInsertRowId();
+        if (cost_usd == 0) return Status::Ok();
+        ASSIGN_OR_RETURN(Statement cost,
+                         db()->Prepare("UPDATE agent_sessions SET cost_usd = "
+                                       "cost_usd + ?2 WHERE id = ?1"));
+        return cost.BindInt64(1, session_id).BindDouble(2, cost_usd).Run();
+      }).WithContext("message of agent session " + std::to_string(session_id)));
+  return id;
+}
+
+StatusOr<std::vector<AgentSession>> Store::ListAgentSessions(
+    std::optional<int64_t> bug_id) {
   ASSIGN_OR_RETURN(
       Statement st,
-      db()->Prepare("INSERT INTO agent_messages (session_id, role, content, "
-                    "input_tokens, output_tokens, at_ms) VALUES (?1, ?2, ?3, "
-                    "?4, ?5, ?6)"));
-  RETURN_IF_ERROR(st.BindInt64(1, session_id)
-                      .BindText(2, role)
-                      .BindText(3, content)
-                      .BindInt64(4, input_tokens)
-                      .BindInt64(5, output_tokens)
-                      .BindInt64(6, clock_->NowMillis())
-                      .Run()
-                      .WithContext("message of agent session " +
-                                   std::to_string(session_id)));
-  return db()->LastInsertRowId();
+      db()->Prepare(
+          "SELECT s.id, s.bug_id, s.role, s.backend, s.status, s.cost_usd, "
+          "s.started_ms, s.ended_ms, coalesce(sum(m.input_tokens), 0), "
+          "coalesce(sum(m.output_tokens), 0) FROM agent_sessions s LEFT JOIN "
+          "agent_messages m ON m.session_id = s.id WHERE ?1 IS NULL OR "
+          "s.bug_id = ?1 GROUP BY s.id ORDER BY s.id"));
+  st.BindOptionalInt64(1, bug_id);
+  std::vector<AgentSession> sessions;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return sessions;
+    AgentSession a;
+    a.id = st.ColumnInt64(0);
+    a.bug_id = st.ColumnOptionalInt64(1);
+    a.role = st.ColumnText(2);
+    a.backend = st.ColumnText(3);
+    a.status = st.ColumnText(4);
+    a.cost_usd = st.ColumnDouble(5);
+    a.started_ms = st.ColumnInt64(6);
+    a.ended_ms = st.ColumnOptionalInt64(7);
+    a.input_tokens = st.ColumnInt64(8);
+    a.output_tokens = st.ColumnInt64(9);
+    sessions.push_back(std::move(a));
+  }
+}
+
+StatusOr<AgentSpend> Store::AgentSpendOfBug(int64_t bug_id) {
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db()->Prepare(
+          "SELECT coalesce((SELECT sum(m.input_tokens + m.output_tokens) FROM "
+          "agent_messages m JOIN agent_sessions s ON m.session_id = s.id "
+          "WHERE s.bug_id = ?1), 0), coalesce((SELECT sum(cost_usd) FROM "
+          "agent_sessions WHERE bug_id = ?1), 0)"));
+  ASSIGN_OR_RETURN(bool row, st.BindInt64(1, bug_id).Step());
+  AgentSpend spend;
+  if (row) {
+    spend.tokens = st.ColumnInt64(0);
+    spend.cost_usd = st.ColumnDouble(1);
+  }
+  return spend;
 }
 
 StatusOr<std::vector<AgentMessage>> Store::ListAgentMessages(

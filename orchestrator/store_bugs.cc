@@ -277,8 +277,9 @@ StatusOr<std::vector<Event>> Store::ListEvents(std::optional<int64_t> bug_id,
   ASSIGN_OR_RETURN(
       Statement st,
       db()->Prepare("SELECT id, bug_id, from_state, to_state, actor, "
-                    "evidence, at_ms FROM events WHERE id > ?1 AND (?2 IS "
-                    "NULL OR bug_id = ?2) ORDER BY id LIMIT ?3"));
+                    "evidence, at_ms FROM events WHERE id > ?1 AND bug_id IS "
+                    "NOT NULL AND (?2 IS NULL OR bug_id = ?2) ORDER BY id "
+                    "LIMIT ?3"));
   st.BindInt64(1, after_id).BindOptionalInt64(2, bug_id).BindInt64(3, limit);
   std::vector<Event> events;
   while (true) {

@@ -24,8 +24,10 @@ constexpr Command kCommands[] = {
      CmdShow},
     {"review", "N --approve|--reject [--comment C] [--server URL]",
      "approve or reject the patch proposed for bug N", CmdReview},
-    {"events", "[--bug N] [--since ID] [--limit N] [--json] [--server URL]",
-     "the lifecycle events (all bugs, or bug N)", CmdEvents},
+    {"events",
+     "[--bug N | --commit SHA] [--since ID] [--limit N] [--json] "
+     "[--server URL]",
+     "the events: bugs' state changes and commits landed / built", CmdEvents},
     {"triage",
      "CASE_DIR [--out DIR] [--levels L] [--max-tests N] [--no-reduce] "
      "[--bin-dir D | --hlo-run P | --hloc P --tpusim P] [--target M] "

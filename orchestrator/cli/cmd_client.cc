@@ -382,8 +382,8 @@ int CmdReview(const Context& ctx) {
 }
 
 int CmdEvents(const Context& ctx) {
-  StatusOr<Flags> flags =
-      ParseFlags(ctx.args, With({"bug", "since", "limit"}, kServer), {"json"});
+  StatusOr<Flags> flags = ParseFlags(
+      ctx.args, With({"bug", "commit", "since", "limit"}, kServer), {"json"});
   if (!flags.ok()) return UsageError(ctx, "events", flags.status().message());
   if (!flags->positional.empty()) {
     return UsageError(ctx, "events",
@@ -393,6 +393,9 @@ int CmdEvents(const Context& ctx) {
       "/api/v1/events?since=" + QueryValue(flags->Get("since", "0")) +
       "&limit=" + QueryValue(flags->Get("limit", "100"));
   if (flags->Has("bug")) path += "&bug=" + QueryValue(flags->Get("bug"));
+  if (flags->Has("commit")) {
+    path += "&commit=" + QueryValue(flags->Get("commit"));
+  }
   ApiClient api(ctx, *flags);
   StatusOr<Json> r = api.Get(path);
   if (!r.ok()) return ApiFail(ctx, r.status());
@@ -406,11 +409,16 @@ int CmdEvents(const Context& ctx) {
   }
   for (const Json& e : events->array()) {
     if (!e.is_object()) continue;
-    const std::string from = Str(e, "from");
-    *ctx.out << "#" << Scalar(e, "id") << "  " << Time(e, "at_ms") << "  bug "
-             << Scalar(e, "bug_id") << ": "
-             << (from.empty() ? "(created)" : from) << " -> " << Str(e, "to")
-             << "  by " << Str(e, "actor") << "\n";
+    *ctx.out << "#" << Scalar(e, "id") << "  " << Time(e, "at_ms") << "  ";
+    if (Str(e, "kind") == "commit") {
+      *ctx.out << "commit " << Str(e, "commit").substr(0, 12) << ": "
+               << Str(e, "event");
+    } else {
+      const std::string from = Str(e, "from");
+      *ctx.out << "bug " << Scalar(e, "bug_id") << ": "
+               << (from.empty() ? "(created)" : from) << " -> " << Str(e, "to");
+    }
+    *ctx.out << "  by " << Str(e, "actor") << "\n";
   }
   return kExitOk;
 }

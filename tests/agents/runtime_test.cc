@@ -125,6 +125,42 @@ TEST(RuntimeTest, TokenAndBugCostBudgets) {
   EXPECT_EQ(o->detail, "tokens per bug: 10500 of 10000 used");
 }
 
+// Cost is tokens at the backend's prices, counted with the bug's earlier
+// sessions; a free backend never runs out of it.
+TEST(RuntimeTest, CostPerBugBudget) {
+  auto forever = [](int turn) {
+    return Reply({Call("write_case", R"({"hlo": "x", "seed": )" +
+                                         std::to_string(turn) + "}")},
+                 "", 900, 100);
+  };
+  FakeToolBox tools("reproducer");
+  Budgets b;
+  b.prices = {.input_usd_per_mtok = 3, .output_usd_per_mtok = 15};
+  b.max_bug_cost_usd = 0.01;
+  SessionSetup s = ReproSetup();
+  s.bug_cost_spent_usd = 0.002;
+  FakeLlm llm;
+  llm.forever = forever;
+  StatusOr<SessionOutcome> o = RunSession(llm, tools, s, b, nullptr);
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->stop, StopReason::kBudget);
+  // $0.0042 a turn: 0.002 + 2 * 0.0042 reaches 0.01.
+  EXPECT_EQ(o->turns, 2);
+  EXPECT_EQ(o->detail, "cost per bug: $0.0104 of $0.0100 used");
+  EXPECT_NEAR(o->cost_usd, 0.0084, 1e-12);
+  EXPECT_NEAR(CostOf(o->usage, b.prices), o->cost_usd, 1e-15);
+  // Free tokens: the turns run out first.
+  FakeLlm free_llm;
+  free_llm.forever = forever;
+  b.prices = {};
+  b.max_turns = 4;
+  o = RunSession(free_llm, tools, s, b, nullptr);
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->turns, 4);
+  EXPECT_EQ(o->cost_usd, 0);
+  EXPECT_EQ(o->detail, "turns: 4 of 4 used");
+}
+
 TEST(RuntimeTest, WallTimeBudgetUsesTheClock) {
   FakeLlm llm;
   llm.forever = [](int turn) {

@@ -326,4 +326,18 @@ void ScriptedLlmServer::HandleConnection(int fd) {
   }
 }
 
+Json OpenAiToolCallReply(const std::string& name, const std::string& args) {
+  StatusOr<Json> call = ParseJson(R"({"id": "call_1", "type": "function",
+      "function": {"name": "", "arguments": ""}})");
+  StatusOr<Json> reply = ParseJson(R"({"id": "c", "object": "chat.completion",
+      "choices": [{"index": 0, "finish_reason": "tool_calls",
+                   "message": {"role": "assistant", "content": null}}],
+      "usage": {"prompt_tokens": 50, "completion_tokens": 7}})");
+  (*call)["function"]["name"] = name;
+  (*call)["function"]["arguments"] = args;
+  (*reply)["choices"].mutable_array()[0]["message"]["tool_calls"] =
+      Json(Json::Array{*call});
+  return *reply;
+}
+
 }  // namespace trench::agents::testing

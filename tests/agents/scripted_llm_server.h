@@ -120,4 +120,8 @@ class ScriptedLlmServer {
   std::vector<RecordedRequest> requests_;  // GUARDED_BY(mu_)
 };
 
+// Replies the scripts send. An OpenAI chat completion calling tool `name`
+// with `args` (a JSON string, as OpenAI sends it; usage 50 + 7 tokens).
+Json OpenAiToolCallReply(const std::string& name, const std::string& args);
+
 }  // namespace trench::agents::testing

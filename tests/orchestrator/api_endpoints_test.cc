@@ -9,6 +9,7 @@
 
 #include "base/sha256.h"
 #include "orchestrator/job_queue.h"
+#include "orchestrator/tool_runner.h"
 #include "tests/orchestrator/api_test_util.h"
 
 namespace trench::orchestrator::testing {
@@ -246,6 +247,60 @@ TEST_F(ApiEndpointsTest, EventsPageBySince) {
   EXPECT_NE(r.error_message().find("'since'"), std::string::npos);
 }
 
+// commit_landed / build_ready rows join the bugs' events in one feed, in
+// id order, and page with it; bug= and commit= pick one kind.
+TEST_F(ApiEndpointsTest, CommitEventsJoinTheEventFeed) {
+  const std::string sha(40, 'a');
+  ASSERT_TRUE(check_
+                  ->RecordCommitEvent(sha, CommitEventKind::kCommitLanded,
+                                      "orchestrator", Json::MakeObject())
+                  .ok());
+  const int64_t bug = ProposedBug();  // 8 events.
+  Json built = Json::MakeObject();
+  built["built"] = true;
+  ASSERT_TRUE(check_
+                  ->RecordCommitEvent(sha, CommitEventKind::kBuildReady,
+                                      "orchestrator", built)
+                  .ok());
+  HttpReply r = Call("GET", "/api/v1/events");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json feed = r.json();
+  const Json* events = feed.Find("events");
+  ASSERT_EQ(events->size(), 10u) << r.body;
+  const Json& first = events->array()[0];
+  EXPECT_EQ(*first.Find("kind"), Json("commit"));
+  EXPECT_EQ(*first.Find("event"), Json("commit_landed"));
+  EXPECT_EQ(*first.Find("commit"), Json(sha));
+  EXPECT_EQ(*events->array()[1].Find("kind"), Json("bug"));
+  EXPECT_EQ(*events->array()[1].Find("bug_id"), Json(bug));
+  const Json& last = events->array()[9];
+  EXPECT_EQ(*last.Find("event"), Json("build_ready"));
+  EXPECT_EQ(*last.Find("evidence"), built);
+  for (size_t i = 1; i < events->size(); ++i) {
+    EXPECT_LT(events->array()[i - 1].Find("id")->int64_value(),
+              events->array()[i].Find("id")->int64_value());
+  }
+  // Pages cut across both kinds.
+  r = Call("GET", "/api/v1/events?limit=2");
+  ASSERT_EQ(r.json().Find("events")->size(), 2u);
+  const int64_t next = r.json().Find("next")->int64_value();
+  EXPECT_EQ(next, events->array()[1].Find("id")->int64_value());
+  r = Call("GET", "/api/v1/events?since=" + std::to_string(next));
+  EXPECT_EQ(r.json().Find("events")->size(), 8u);
+  // One kind.
+  r = Call("GET", "/api/v1/events?bug=" + std::to_string(bug));
+  EXPECT_EQ(r.json().Find("events")->size(), 8u);
+  r = Call("GET", "/api/v1/events?commit=" + sha);
+  ASSERT_EQ(r.json().Find("events")->size(), 2u);
+  EXPECT_EQ(r.json().Find("next")->int64_value(),
+            last.Find("id")->int64_value());
+  r = Call("GET", "/api/v1/events?commit=" + std::string(40, 'b'));
+  EXPECT_EQ(r.json().Find("events")->size(), 0u);
+  r = Call("GET", "/api/v1/events?bug=1&commit=" + sha);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.error_message().find("not both"), std::string::npos);
+}
+
 TEST_F(ApiEndpointsTest, MetricsCountTheStore) {
   ProposedBug();
   ASSERT_EQ(Call("POST", "/api/v1/reports", R"({"text": "a"})", kToken).status,
@@ -282,6 +337,58 @@ TEST_F(ApiEndpointsTest, MetricsCountTheStore) {
         "trench_fuzz_rate 12.5\n"}) {
     EXPECT_NE(r.body.find(line), std::string::npos) << line << r.body;
   }
+}
+
+// The sandboxed tool runs are the ToolRunner's counters, apart from the
+// target runs of the store; a leased job is documented as running.
+TEST_F(ApiEndpointsTest, MetricsCountTheToolRuns) {
+  HttpReply r = Call("GET", "/metrics");
+  ASSERT_EQ(r.status, 200);
+  for (const char* line :
+       {"trench_tool_runs_total 0\n", "trench_tool_runs_running 0\n",
+        "# TYPE trench_tool_runs_total counter\n",
+        "# TYPE trench_tool_runs_running gauge\n"}) {
+    EXPECT_NE(r.body.find(line), std::string::npos) << line << r.body;
+  }
+  EXPECT_NE(r.body.find("# HELP trench_jobs "), std::string::npos);
+  EXPECT_NE(r.body.find("leased (running now"), std::string::npos) << r.body;
+
+  // The runner spawns on the server's loop (ioc_, run by thread_).
+  ToolRunner runner(ioc_, 2);
+  handlers_->SetToolRunner(&runner);
+  std::filesystem::permissions(dir_, std::filesystem::perms(0755));
+  const std::string work = dir_ + "/work";
+  std::filesystem::create_directories(work);
+  auto options = [&](std::vector<std::string> argv) {
+    sandbox::Options o;
+    o.argv = std::move(argv);
+    o.env = {"PATH=/usr/bin:/bin"};
+    o.work_dir = work;
+    o.limits.wall_seconds = 600;
+    o.limits.cpu_seconds = 600;
+    o.limits.processes = 1024;
+    return o;
+  };
+  for (int i = 0; i < 2; ++i) {
+    StatusOr<sandbox::Result> done = runner.Run(options({"true"}));
+    ASSERT_TRUE(done.ok()) << done.status().ToString();
+    EXPECT_TRUE(done->exited);
+  }
+  // One run held open: counted as running until it is killed.
+  std::thread held([&] { (void)runner.Run(options({"sleep", "600"})); });
+  while (runner.running() == 0) std::this_thread::yield();
+  r = Call("GET", "/metrics");
+  EXPECT_NE(r.body.find("trench_tool_runs_total 3\n"), std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("trench_tool_runs_running 1\n"), std::string::npos)
+      << r.body;
+  runner.KillAll();
+  held.join();
+  r = Call("GET", "/metrics");
+  EXPECT_NE(r.body.find("trench_tool_runs_running 0\n"), std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("trench_target_runs_total 0\n"), std::string::npos);
+  handlers_->SetToolRunner(nullptr);
 }
 
 TEST_F(ApiEndpointsTest, ConcurrentReportsAllLand) {

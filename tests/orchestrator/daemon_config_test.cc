@@ -57,6 +57,21 @@ TEST(DaemonConfigTest, ErrorsNameTheFieldOrThePosition) {
   EXPECT_EQ(error("[1]"), "t.json: expected a JSON object");
   EXPECT_EQ(error(R"({"var_dir": "v", "repo": "r", "regression": "zoo"})"),
             "t.json: regression: expected an array of paths");
+  EXPECT_EQ(error(R"({"var_dir": "v", "repo": "r",
+                      "budgets": {"bug_cost_usd": -1}})"),
+            "t.json: budgets.bug_cost_usd: expected an amount >= 0, got -1");
+}
+
+TEST(DaemonConfigTest, CostBudgetPerBug) {
+  StatusOr<DaemonConfig> c =
+      ParseDaemonConfig(R"({"var_dir": "v", "repo": "r"})", "t.json", "/");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->budget_bug_cost_usd, 0);  // No cost budget.
+  c = ParseDaemonConfig(
+      R"({"var_dir": "v", "repo": "r", "budgets": {"bug_cost_usd": 2.5}})",
+      "t.json", "/");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->budget_bug_cost_usd, 2.5);
 }
 
 TEST(DaemonConfigTest, ShippedConfigsParse) {

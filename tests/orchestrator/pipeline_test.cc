@@ -232,6 +232,114 @@ TEST_F(PipelineTest, AFindingBeforeTheFixIsTheFixedBugAndAfterItARegression) {
   EXPECT_FALSE(FixedLaterThan(ctx_, "sig:x", std::string(40, 'f')).ok());
 }
 
+// hlo-diff verdicts: `fail` of `runs` fail with coarse signature `sig`.
+std::vector<Json> Verdicts(const std::string& sig, int fail, int runs) {
+  std::vector<Json> out;
+  for (int i = 0; i < runs; ++i) {
+    Json v = Json::MakeObject();
+    v["status"] = i < fail ? "mismatch" : "pass";
+    if (i < fail) {
+      v["signature"] = Json::MakeObject();
+      v["signature"]["status"] = "mismatch";
+      v["signature"]["sig"] = sig;
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+// A reproduced report that fails like a known bug is that bug: the open
+// fuzz finding one of whose coarse signatures it has, the report
+// reproduced before it, or a fixed bug whose fix the commit predates. A
+// fuzz finding is never merged this coarsely, nor a report that passes.
+TEST_F(PipelineTest, AReproducedReportOfAKnownBugBecomesItsDuplicate) {
+  DaemonPaths paths(dir_ + "/var");
+  ctx_.paths = &paths;
+  auto repo = hlo_bisect::GitRepo::Init(paths.mirror);
+  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+  const std::string c0 =
+      *(*repo)->CommitFiles("", {{"a", "1"}}, "c0", "refs/heads/main");
+  const std::string fix =
+      *(*repo)->CommitFiles(c0, {{"a", "2"}}, "fix", "refs/heads/main");
+  const std::string case_sha(64, 'a');
+  ASSERT_TRUE(store_->PutCase(case_sha, "", Json::MakeObject()).ok());
+  auto bug_from = [&](const std::string& source, const std::string& sig,
+                      const std::vector<std::string>& coarse) {
+    NewBug b;
+    b.signature = sig;
+    b.title = source;
+    b.details["source"] = source;
+    if (!coarse.empty()) {
+      Json list = Json::MakeArray();
+      for (const std::string& c : coarse) list.push_back(Json(c));
+      b.details["finding"] = Json::MakeObject();
+      b.details["finding"]["coarse_signatures"] = std::move(list);
+    }
+    return *store_->CreateBug(b, "test", Json::MakeObject());
+  };
+  auto judge = [&](int64_t id, const std::string& sig, int fail,
+                   const std::string& commit) {
+    StatusOr<Json> e =
+        JudgeReproduction(ctx_, *store_->GetBug(id), case_sha, commit,
+                          Verdicts(sig, fail, 3), Json::MakeObject(), {});
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return *store_->GetBug(id);
+  };
+  const int64_t finding = bug_from("fuzz", "sig:refined", {"c9", "c1"});
+  // A report failing with a coarse signature of the finding.
+  const int64_t report = bug_from("api", "report:1", {});
+  Bug b = judge(report, "c1", 3, c0);
+  EXPECT_EQ(b.state, BugState::kDuplicate);
+  EXPECT_EQ(b.duplicate_of, finding);
+  StatusOr<std::vector<Event>> events = store_->ListEvents(report, 0, 10);
+  ASSERT_TRUE(events.ok());
+  const Event& moved = events->back();
+  EXPECT_EQ(moved.to, BugState::kDuplicate);
+  EXPECT_EQ(moved.evidence.Find("event")->string_value(), "reproduced");
+  EXPECT_EQ(moved.evidence.Find("duplicate_of")->int64_value(), finding);
+  EXPECT_EQ(moved.evidence.Find("failures")->int64_value(), 3);
+  EXPECT_EQ(store_->ListRunsForCase(case_sha)->size(), 3u);
+  // A report of something new is reproduced; a later flaky report of the
+  // same failure is its duplicate (the reproduction's signature).
+  const int64_t first = bug_from("api", "report:2", {});
+  EXPECT_EQ(judge(first, "c2", 3, c0).state, BugState::kReproduced);
+  const int64_t second = bug_from("api", "report:3", {});
+  b = judge(second, "c2", 1, c0);
+  EXPECT_EQ(b.state, BugState::kDuplicate);
+  EXPECT_EQ(b.duplicate_of, first);
+  EXPECT_FALSE(b.flaky_rate.has_value());
+  // A fuzz finding with a known coarse signature stays its own bug.
+  const int64_t other = bug_from("fuzz", "sig:other", {"c2"});
+  EXPECT_EQ(judge(other, "c2", 3, c0).state, BugState::kReproduced);
+  // A report that does not fail is not reproducible, whatever else exists.
+  const int64_t passing = bug_from("api", "report:4", {});
+  EXPECT_EQ(judge(passing, "c1", 0, c0).state, BugState::kNotReproducible);
+  // A fixed bug: the same failure before its fix is that bug, after it a
+  // regression (a new bug).
+  const int64_t fixed = bug_from("fuzz", "sig:c3", {});
+  ASSERT_TRUE(store_
+                  ->TransitionBug(fixed, BugState::kReproduced, "test",
+                                  Json::MakeObject())
+                  .ok());
+  TransitionFields f;
+  f.fix_commit = fix;
+  ASSERT_TRUE(
+      store_->TransitionBug(fixed, BugState::kFixed, "test", Json(), f).ok());
+  const int64_t old_report = bug_from("api", "report:5", {});
+  b = judge(old_report, "c3", 3, c0);
+  EXPECT_EQ(b.state, BugState::kDuplicate);
+  EXPECT_EQ(b.duplicate_of, fixed);
+  EXPECT_TRUE(store_->ListEvents(old_report, 0, 10)
+                  ->back()
+                  .evidence.Find("fixed_later")
+                  ->bool_value());
+  const int64_t regression = bug_from("api", "report:6", {});
+  EXPECT_EQ(judge(regression, "c3", 3, fix).state, BugState::kReproduced);
+  EXPECT_FALSE(JudgeReproduction(ctx_, *store_->GetBug(regression), case_sha,
+                                 c0, {}, Json::MakeObject(), {})
+                   .ok());
+}
+
 TEST(ChangedAreaTest, PassesAndEmittedOpsOfADiff) {
   const std::string diff =
       "diff --git a/compiler/passes/cse.cc b/compiler/passes/cse.cc\n"

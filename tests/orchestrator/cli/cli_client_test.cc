@@ -275,6 +275,35 @@ TEST_F(CliClientTest, Events) {
   ExpectHas(r.err, "(HTTP 400)");
 }
 
+TEST_F(CliClientTest, EventsShowTheCommits) {
+  const std::string sha = "0123456789ab" + std::string(28, 'f');
+  ASSERT_TRUE(check_
+                  ->RecordCommitEvent(sha, CommitEventKind::kCommitLanded,
+                                      "orchestrator", Json::MakeObject())
+                  .ok());
+  const int64_t id = ProposedBug();
+  ASSERT_TRUE(check_
+                  ->RecordCommitEvent(sha, CommitEventKind::kBuildReady,
+                                      "orchestrator", Json::MakeObject())
+                  .ok());
+  CliRun r = Run({"events"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const size_t landed =
+      r.out.find("commit 0123456789ab: commit_landed  by orchestrator\n");
+  const size_t created =
+      r.out.find("bug " + std::to_string(id) + ": (created) -> new");
+  const size_t built =
+      r.out.find("commit 0123456789ab: build_ready  by orchestrator\n");
+  ASSERT_NE(landed, std::string::npos) << r.out;
+  ASSERT_NE(built, std::string::npos) << r.out;
+  EXPECT_LT(landed, created);
+  EXPECT_LT(created, built);
+  r = Run({"events", "--commit", sha});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("bug "), std::string::npos) << r.out;
+  ExpectHas(r.out, "build_ready");
+}
+
 TEST_F(CliClientTest, ServerFromTheEnvironment) {
   std::istringstream in;
   std::ostringstream out, err;
