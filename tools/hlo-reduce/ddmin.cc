@@ -4,6 +4,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <deque>
+#include <set>
 #include <thread>
 
 namespace trench::ddmin {
@@ -110,20 +111,38 @@ class Run {
   }
 
  private:
+  // A candidate's outcome and its content key (Validation::key).
+  struct Evaluated {
+    Outcome outcome = Outcome::kInvalid;
+    std::string key;
+  };
+
+  // Whether `key` is the content of a candidate this run accepted: such
+  // a candidate changes nothing and counts as invalid (a run accepts each
+  // content once, however far ahead it was tested).
+  bool AcceptedBefore(const std::string& key) {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    return !key.empty() && accepted_keys_.count(key) > 0;
+  }
+
   // Validates, looks up and tests one candidate (any thread).
-  StatusOr<Outcome> Evaluate(const Candidate& cand, int worker) {
+  StatusOr<Evaluated> Evaluate(const Candidate& cand, int worker) {
     SubsetTest::Validation v = test_.Validate(cand, worker);
+    Evaluated e;
+    e.key = v.key;
+    const bool valid = v.valid && !AcceptedBefore(v.key);
     {
       std::lock_guard<std::mutex> l(stats_mu_);
       ++stats_.candidates;
-      if (!v.valid) ++stats_.invalid;
+      if (!valid) ++stats_.invalid;
     }
-    if (!v.valid) return Outcome::kInvalid;
+    if (!valid) return e;
     if (options_.cache && !v.key.empty()) {
       if (std::optional<Outcome> o = options_.cache->Find(v.key)) {
         std::lock_guard<std::mutex> l(stats_mu_);
         ++stats_.cache_hits;
-        return *o;
+        e.outcome = *o;
+        return e;
       }
     }
     StatusOr<Outcome> o = test_.Test(cand, worker);
@@ -135,7 +154,8 @@ class Run {
       if (*o == Outcome::kInvalid) ++stats_.invalid;
     }
     if (options_.cache && !v.key.empty()) options_.cache->Insert(v.key, *o);
-    return o;
+    e.outcome = *o;
+    return e;
   }
 
   // Whether `running` more test runs would use up the budget.
@@ -147,15 +167,18 @@ class Run {
 
   // Takes the outcome of s.Current(); false when the run stops here. `l`
   // (when not null, held by the caller) is unlocked around on_accept.
-  StatusOr<bool> Consume(Schedule& s, Outcome o,
+  StatusOr<bool> Consume(Schedule& s, Evaluated e,
                          std::unique_lock<std::mutex>* l) {
-    const bool interesting = o == Outcome::kInteresting;
+    // Tested ahead, before a candidate of the same content was accepted.
+    if (AcceptedBefore(e.key)) e.outcome = Outcome::kInvalid;
+    const bool interesting = e.outcome == Outcome::kInteresting;
     rate_ = 0.7 * rate_ + (interesting ? 0.3 : 0.0);
     s.Advance(interesting);
     if (!interesting) return true;
     {
       std::lock_guard<std::mutex> sl(stats_mu_);
       ++stats_.accepted;
+      if (!e.key.empty()) accepted_keys_.insert(e.key);
     }
     if (options_.on_accept) {
       const std::vector<int64_t> snapshot = s.accepted();
@@ -173,8 +196,8 @@ class Run {
         budget_exhausted_ = true;
         return Status();
       }
-      ASSIGN_OR_RETURN(Outcome o, Evaluate(s.Current(), 0));
-      ASSIGN_OR_RETURN(bool go_on, Consume(s, o, nullptr));
+      ASSIGN_OR_RETURN(Evaluated e, Evaluate(s.Current(), 0));
+      ASSIGN_OR_RETURN(bool go_on, Consume(s, std::move(e), nullptr));
       if (!go_on) return Status();
     }
     return Status();
@@ -184,7 +207,7 @@ class Run {
   struct Entry {
     bool done = false;
     bool ahead = false;  // Taken before the schedule reached it.
-    Outcome outcome = Outcome::kInvalid;
+    Evaluated result;
   };
 
   // The next candidates of the schedule that nobody took yet, at most
@@ -206,7 +229,7 @@ class Run {
       if (it == entries.end()) {
         todo.push_back(std::move(cand));
       } else if (it->second.done) {
-        interesting = it->second.outcome == Outcome::kInteresting;
+        interesting = it->second.result.outcome == Outcome::kInteresting;
       }
       if (interesting && options_.stop_after_success) break;
       sim.Advance(interesting);
@@ -224,6 +247,7 @@ class Run {
     std::deque<Candidate> todo;
     Candidate current;
     int running = 0;
+    uint64_t finished = 0;  // Evaluations finished so far.
     bool done = false;
     Status error;
     auto worker = [&](int w) {
@@ -238,16 +262,17 @@ class Run {
         e.ahead = cand != current;
         ++running;
         l.unlock();
-        StatusOr<Outcome> o = Evaluate(cand, w);
+        StatusOr<Evaluated> o = Evaluate(cand, w);
         l.lock();
         --running;
+        ++finished;
         if (!o.ok()) {
           if (error.ok()) error = o.status();
           done = true;
         } else {
           Entry& f = entries[cand];
           f.done = true;
-          f.outcome = *o;
+          f.result = std::move(*o);
         }
         cv.notify_all();
       }
@@ -260,18 +285,28 @@ class Run {
         current = s.Current();
         todo = Plan(s, entries);
         cv.notify_all();
+        // Until the current candidate's outcome is known; a worker that
+        // finished another one first gets the plan redone (the outcome it
+        // found may extend it), so that it does not sit idle.
+        const uint64_t seen = finished;
+        bool replan = false;
         cv.wait(l, [&] {
           if (done) return true;
           auto it = entries.find(current);
-          if (it != entries.end()) return it->second.done;
-          return running == 0 && !BudgetLeft(0);
+          if (it != entries.end() && it->second.done) return true;
+          if (it == entries.end() && running == 0 && !BudgetLeft(0)) {
+            return true;
+          }
+          replan = finished != seen;
+          return replan;
         });
         if (done) break;
         auto it = entries.find(current);
-        if (it == entries.end()) {
+        if (it == entries.end() && !replan) {
           budget_exhausted_ = true;
           break;
         }
+        if (it == entries.end() || !it->second.done) continue;
         const Entry e = it->second;
         entries.erase(it);
         if (e.ahead) {
@@ -279,7 +314,7 @@ class Run {
           ++stats_.ahead;
         }
         const size_t before = s.accepted().size();
-        StatusOr<bool> go_on = Consume(s, e.outcome, &l);
+        StatusOr<bool> go_on = Consume(s, e.result, &l);
         if (!go_on.ok()) {
           error = go_on.status();
           break;
@@ -316,6 +351,7 @@ class Run {
   const Options& options_;
   std::mutex stats_mu_;
   Stats stats_;
+  std::set<std::string> accepted_keys_;  // GUARDED_BY(stats_mu_)
   bool budget_exhausted_ = false;
   double rate_;  // Recent rate of interesting outcomes (coordinator only).
 };

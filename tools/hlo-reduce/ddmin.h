@@ -18,7 +18,9 @@
 // Every candidate is validated before it is tested (Validate): an invalid
 // one costs no test run and counts as such. Validate may also name the
 // candidate's content (a key); an OutcomeCache then answers repeated
-// candidates without a run (e.g. the same module reached by two passes).
+// candidates without a run (e.g. the same module reached by two passes),
+// and a candidate whose content a run already accepted (it changes
+// nothing) counts as invalid.
 //
 // Parallel testing (jobs > 1): the calling thread consumes outcomes in
 // schedule order, exactly as a sequential run does, while `jobs` worker

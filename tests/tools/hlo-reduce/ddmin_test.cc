@@ -190,6 +190,65 @@ TEST(DdminTest, ParallelRunsGiveTheSameResult) {
   }
 }
 
+// Opportunities i and i + 25 both remove element i of 0..24 (two ways to
+// one content, as two reduction passes may reach one module): the key is
+// the set removed, interesting iff 3 and 17 are left.
+class TwoWaysTest : public SubsetTest {
+ public:
+  Validation Validate(std::span<const int64_t> chosen, int) override {
+    Validation v;
+    v.valid = true;
+    for (int64_t e : Removed(chosen)) v.key += std::to_string(e) + ",";
+    return v;
+  }
+  StatusOr<Outcome> Test(std::span<const int64_t> chosen, int) override {
+    const std::set<int64_t> removed = Removed(chosen);
+    return removed.count(3) || removed.count(17) ? Outcome::kNotInteresting
+                                                 : Outcome::kInteresting;
+  }
+
+ private:
+  static std::set<int64_t> Removed(std::span<const int64_t> chosen) {
+    std::set<int64_t> r;
+    for (int64_t i : chosen) r.insert(i % 25);
+    return r;
+  }
+};
+
+TEST(DdminTest, AContentIsAcceptedOnceForAnyJobs) {
+  std::vector<std::vector<std::vector<int64_t>>> histories;
+  for (int jobs : {1, 2, 3}) {
+    TwoWaysTest t;
+    Options o;
+    o.jobs = jobs;
+    o.prior_rate = 0.9;  // Run ahead on acceptances.
+    std::vector<std::vector<int64_t>> history;
+    o.on_accept = [&](std::span<const int64_t> acc) {
+      history.emplace_back(acc.begin(), acc.end());
+      return Status();
+    };
+    StatusOr<Result> r = Minimize(50, t, o);
+    ASSERT_TRUE(r.ok());
+    // 23 of 25 elements are removed; the second way to a removal already
+    // made is never an acceptance of its own.
+    std::set<int64_t> removed;
+    for (int64_t i : r->accepted) removed.insert(i % 25);
+    EXPECT_EQ(removed.size(), 23u);
+    EXPECT_EQ(r->stats.accepted, int64_t(history.size()));
+    size_t before = 0;
+    for (const std::vector<int64_t>& acc : history) {
+      std::set<int64_t> now;
+      for (int64_t i : acc) now.insert(i % 25);
+      EXPECT_GT(now.size(), before) << "an acceptance that changed nothing";
+      before = now.size();
+    }
+    histories.push_back(history);
+  }
+  for (size_t i = 1; i < histories.size(); ++i) {
+    EXPECT_EQ(histories[i], histories[0]) << "jobs " << i + 1;
+  }
+}
+
 // A FakeTest whose test runs wait (up to 1 s) until `width` of them run
 // at once, so that every worker is seen busy when there is work for it.
 class RendezvousTest : public FakeTest {
