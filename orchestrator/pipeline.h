@@ -114,6 +114,13 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job);
 StatusOr<Json> RunCheckFixesStep(StepContext& ctx, const Job& job);
 StatusOr<Json> RunStressStep(StepContext& ctx, const Job& job);  // stress
 StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job);
+// The build step's move of meta "head.built" (the commit drafts, stress
+// tests and continuous fuzzing run on) to the built commit `sha`: builds
+// of several landed commits run at once and finish in any order, so it
+// moves only forward, to a commit that contains the current one (as the
+// mirror's history says; an unknown commit is taken as newer). Errors:
+// the store's; the mirror's when it cannot be opened.
+Status AdvanceBuiltHead(StepContext& ctx, const std::string& sha);
 // The reproduce step's judgement of its runs (apart, for tests): records
 // each of `verdicts` (hlo-diff's, of case `case_sha` at `commit`) as a run
 // of `bug`, then moves it: every run fails -> reproduced, some -> flaky,

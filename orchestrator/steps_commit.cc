@@ -2,6 +2,8 @@
 // fixes open bugs.
 #include <spdlog/spdlog.h>
 
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,23 @@
 #include "tools/hlo-bisect/git_repo.h"
 
 namespace trench::orchestrator {
+
+Status AdvanceBuiltHead(StepContext& ctx, const std::string& sha) {
+  static std::mutex mu;  // The check and the write are one step.
+  std::lock_guard<std::mutex> lock(mu);
+  ASSIGN_OR_RETURN(std::optional<std::string> current,
+                   ctx.store->GetMeta("head.built"));
+  if (current && !current->empty() && *current != sha) {
+    ASSIGN_OR_RETURN(auto mirror, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
+    StatusOr<bool> newer = mirror->Contains(sha, *current);
+    if (newer.ok() && !*newer) {
+      spdlog::info("build_ready: {} stays behind the built head {}",
+                   sha.substr(0, 12), current->substr(0, 12));
+      return Status::Ok();
+    }
+  }
+  return ctx.store->SetMeta("head.built", sha);
+}
 
 StatusOr<Json> RunBuildStep(StepContext& ctx, const Job& job) {
   ASSIGN_OR_RETURN(std::string sha, PayloadString(job, "commit"));
@@ -35,7 +54,7 @@ StatusOr<Json> RunBuildStep(StepContext& ctx, const Job& job) {
     return b;
   }
   spdlog::info("build_ready: {}", sha.substr(0, 12));
-  RETURN_IF_ERROR(ctx.store->SetMeta("head.built", sha));
+  RETURN_IF_ERROR(AdvanceBuiltHead(ctx, sha));
   Json payload = Json::MakeObject();
   payload["commit"] = sha;
   for (const char* kind : {"check_fixes", "fuzz"}) {

@@ -260,11 +260,13 @@ TEST_F(DaemonE2E, FindsBisectsAndPatchesALandedBug) {
 }
 
 // Must-show 2: SIGKILL at many points of the same pipeline, each followed
-// by a restart. Nothing is lost or duplicated: the bug ends proposed with
-// the same culprit and branch, its history has each step once, no job is
-// left leased or failed, and no two live bugs share a signature. The
-// builds of the first test are reused (the build cache and ccache), so the
-// kills fall on the pipeline's steps rather than on one long build.
+// by a restart (every fourth stop a SIGTERM inside a step instead: a
+// graceful exit 0 that leaves no job leased). Nothing is lost or duplicated:
+// the bug ends proposed with the same culprit and branch, its history has each
+// step once, no job is left leased or failed, and no two live bugs share a
+// signature. The builds of the first test are reused (the build cache and
+// ccache), so the kills fall on the pipeline's steps rather than on one long
+// build.
 TEST_F(DaemonE2E, SurvivesSigkillAtManyPoints) {
   const std::string var = *root_ + "/var-crash";
   const std::string log = *root_ + "/daemon-crash.log";
@@ -291,7 +293,7 @@ TEST_F(DaemonE2E, SurvivesSigkillAtManyPoints) {
     return (ev.ok() ? static_cast<int64_t>(ev->size()) : 0) +
            CountJobs(*s, JobState::kDone, "");
   };
-  int kills = 0;
+  int kills = 0, sigterms = 0;
   int64_t seen = progress();
   while (kills < 12 && !Proposed(var)) {
     const bool changed = WaitFor(
@@ -304,7 +306,22 @@ TEST_F(DaemonE2E, SurvivesSigkillAtManyPoints) {
                                   << Diagnose(var + "/store.db", log);
     if (Proposed(var)) break;
     if (kills % 2 == 1) std::this_thread::sleep_for(std::chrono::seconds(2));
-    daemon.Kill(SIGKILL);
+    if (kills % 4 == 3) {
+      // Graceful stop inside a step: running steps finish or are parked
+      // back in the queue, the daemon exits 0, no lease is left behind.
+      const int status = daemon.Kill(SIGTERM);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+          << "status " << status << "\n"
+          << Diagnose(var + "/store.db", log);
+      auto s = OpenForReading(var + "/store.db");
+      ASSERT_NE(s, nullptr);
+      EXPECT_EQ(CountJobs(*s, JobState::kLeased, ""), 0)
+          << "SIGTERM left a job leased\n"
+          << Diagnose(var + "/store.db", log);
+      ++sigterms;
+    } else {
+      daemon.Kill(SIGKILL);
+    }
     ++kills;
     seen = progress();
     daemon.Start(Env());
@@ -314,6 +331,7 @@ TEST_F(DaemonE2E, SurvivesSigkillAtManyPoints) {
               Proposed(var))
       << Diagnose(var + "/store.db", log);
   EXPECT_GE(kills, 6) << "the pipeline had fewer steps than expected";
+  EXPECT_GE(sigterms, 1);
   daemon.Kill(SIGTERM);
 
   auto store = OpenForReading(var + "/store.db");

@@ -232,6 +232,29 @@ TEST_F(PipelineTest, AFindingBeforeTheFixIsTheFixedBugAndAfterItARegression) {
   EXPECT_FALSE(FixedLaterThan(ctx_, "sig:x", std::string(40, 'f')).ok());
 }
 
+// Builds finish in any order; the built head only moves forward.
+TEST_F(PipelineTest, TheBuiltHeadOnlyMovesForward) {
+  DaemonPaths paths(dir_ + "/var");
+  ctx_.paths = &paths;
+  auto repo = hlo_bisect::GitRepo::Init(paths.mirror);
+  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+  const std::string c0 =
+      *(*repo)->CommitFiles("", {{"a", "1"}}, "c0", "refs/heads/main");
+  const std::string c1 =
+      *(*repo)->CommitFiles(c0, {{"a", "2"}}, "c1", "refs/heads/main");
+  const std::string c2 =
+      *(*repo)->CommitFiles(c1, {{"b", "1"}}, "c2", "refs/heads/main");
+  auto head = [&] { return store_->GetMeta("head.built")->value_or(""); };
+  ASSERT_TRUE(AdvanceBuiltHead(ctx_, c0).ok());
+  EXPECT_EQ(head(), c0);
+  ASSERT_TRUE(AdvanceBuiltHead(ctx_, c2).ok());  // c1's build is slower.
+  EXPECT_EQ(head(), c2);
+  ASSERT_TRUE(AdvanceBuiltHead(ctx_, c1).ok());
+  EXPECT_EQ(head(), c2);
+  ASSERT_TRUE(AdvanceBuiltHead(ctx_, c2).ok());
+  EXPECT_EQ(head(), c2);
+}
+
 // hlo-diff verdicts: `fail` of `runs` fail with coarse signature `sig`.
 std::vector<Json> Verdicts(const std::string& sig, int fail, int runs) {
   std::vector<Json> out;
