@@ -190,19 +190,30 @@ TEST_F(PipelineTest, TheKnownGoodCommitIsTheConfiguredOneElseTheFirstSeen) {
 namespace trench::orchestrator {
 namespace {
 
+// The daemon's mirror with main = c0 (a=1), c1 (a=2), c2 (b=1); returns
+// the three commits.
+std::vector<std::string> MirrorWithThreeCommits(const DaemonPaths& paths) {
+  auto repo = hlo_bisect::GitRepo::Init(paths.mirror);
+  EXPECT_TRUE(repo.ok()) << repo.status().ToString();
+  if (!repo.ok()) return {"", "", ""};
+  const std::string c0 =
+      *(*repo)->CommitFiles("", {{"a", "1"}}, "c0", "refs/heads/main");
+  const std::string c1 =
+      *(*repo)->CommitFiles(c0, {{"a", "2"}}, "c1", "refs/heads/main");
+  const std::string c2 =
+      *(*repo)->CommitFiles(c1, {{"b", "1"}}, "c2", "refs/heads/main");
+  return {c0, c1, c2};
+}
+
 // A finding on a commit that predates a bug's fix is that (fixed) bug; on
 // a commit holding the fix it is a regression, so FileFinding opens a bug.
 TEST_F(PipelineTest, AFindingBeforeTheFixIsTheFixedBugAndAfterItARegression) {
   DaemonPaths paths(dir_ + "/var");
   ctx_.paths = &paths;
-  auto repo = hlo_bisect::GitRepo::Init(paths.mirror);
+  const std::vector<std::string> main = MirrorWithThreeCommits(paths);
+  const std::string &c0 = main[0], &fix = main[1], &c2 = main[2];
+  auto repo = hlo_bisect::GitRepo::Open(paths.mirror);
   ASSERT_TRUE(repo.ok()) << repo.status().ToString();
-  const std::string c0 =
-      *(*repo)->CommitFiles("", {{"a", "1"}}, "c0", "refs/heads/main");
-  const std::string fix =
-      *(*repo)->CommitFiles(c0, {{"a", "2"}}, "fix", "refs/heads/main");
-  const std::string c2 =
-      *(*repo)->CommitFiles(fix, {{"b", "1"}}, "c2", "refs/heads/main");
   const std::string side =
       *(*repo)->CommitFiles(c0, {{"c", "1"}}, "side", "refs/heads/side");
   const int64_t id = AddBug("sig:x");
@@ -236,14 +247,8 @@ TEST_F(PipelineTest, AFindingBeforeTheFixIsTheFixedBugAndAfterItARegression) {
 TEST_F(PipelineTest, TheBuiltHeadOnlyMovesForward) {
   DaemonPaths paths(dir_ + "/var");
   ctx_.paths = &paths;
-  auto repo = hlo_bisect::GitRepo::Init(paths.mirror);
-  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
-  const std::string c0 =
-      *(*repo)->CommitFiles("", {{"a", "1"}}, "c0", "refs/heads/main");
-  const std::string c1 =
-      *(*repo)->CommitFiles(c0, {{"a", "2"}}, "c1", "refs/heads/main");
-  const std::string c2 =
-      *(*repo)->CommitFiles(c1, {{"b", "1"}}, "c2", "refs/heads/main");
+  const std::vector<std::string> main = MirrorWithThreeCommits(paths);
+  const std::string &c0 = main[0], &c1 = main[1], &c2 = main[2];
   auto head = [&] { return store_->GetMeta("head.built")->value_or(""); };
   ASSERT_TRUE(AdvanceBuiltHead(ctx_, c0).ok());
   EXPECT_EQ(head(), c0);
@@ -278,12 +283,8 @@ std::vector<Json> Verdicts(const std::string& sig, int fail, int runs) {
 TEST_F(PipelineTest, AReproducedReportOfAKnownBugBecomesItsDuplicate) {
   DaemonPaths paths(dir_ + "/var");
   ctx_.paths = &paths;
-  auto repo = hlo_bisect::GitRepo::Init(paths.mirror);
-  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
-  const std::string c0 =
-      *(*repo)->CommitFiles("", {{"a", "1"}}, "c0", "refs/heads/main");
-  const std::string fix =
-      *(*repo)->CommitFiles(c0, {{"a", "2"}}, "fix", "refs/heads/main");
+  const std::vector<std::string> main = MirrorWithThreeCommits(paths);
+  const std::string &c0 = main[0], &fix = main[1];
   const std::string case_sha(64, 'a');
   ASSERT_TRUE(store_->PutCase(case_sha, "", Json::MakeObject()).ok());
   auto bug_from = [&](const std::string& source, const std::string& sig,
