@@ -37,6 +37,10 @@ struct ToolContext {
   std::string scratch_dir;  // Per-call work dirs are made inside.
   std::string repo;         // Target repository ("": no git tools).
   std::string head;         // Its head commit: what "head" names in git tools.
+  // The fuzz tool's campaigns: worker threads, and the trace corpus
+  // directory programs are also cut from ("": none; made readable).
+  int fuzz_jobs = 1;
+  std::string fuzz_corpus;
   // Sandbox options.
   bool namespaces = true;
   uid_t uid = 65534;

@@ -1,6 +1,7 @@
 // The SandboxToolBox's case tools, each running a tool binary in the
 // sandbox: write_case and run_case (hlo-diff), reduce_case (hlo-reduce),
 // localize_case (hlo-bisect) and fuzz (hlo-fuzz).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -273,7 +274,11 @@ StatusOr<ToolResult> SandboxToolBox::Fuzz(const Json& args) {
       "--hlo-run",    ctx_.bin_dir + "/hlo-run",
       "--hloc",       ctx_.bin_dir + "/hloc",
       "--tpusim",     ctx_.bin_dir + "/tpusim",
+      "--jobs",       std::to_string(std::max(ctx_.fuzz_jobs, 1)),
       "--no-progress"};
+  if (!ctx_.fuzz_corpus.empty()) {
+    argv.insert(argv.end(), {"--corpus", ctx_.fuzz_corpus});
+  }
   if (!ops.empty()) argv.insert(argv.end(), {"--focus", "ops:" + ops});
   if (!passes.empty()) argv.insert(argv.end(), {"--focus", "passes:" + passes});
   // Past the budget the campaign still localizes and writes its findings.
@@ -310,6 +315,11 @@ StatusOr<ToolResult> SandboxToolBox::Fuzz(const Json& args) {
     entry["status"] = status ? *status : Json();
     const Json* sig = f.Find("signature");
     entry["signature"] = sig ? *sig : Json();
+    // The coarse (verdict) signatures let the orchestrator match a later
+    // report of the same bug.
+    if (const Json* c = f.Find("coarse_signatures")) {
+      entry["coarse_signatures"] = *c;
+    }
     findings.push_back(std::move(entry));
   }
   ToolResult result = ToolSuccess(Json::MakeObject());

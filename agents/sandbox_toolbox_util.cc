@@ -86,7 +86,8 @@ StatusOr<sandbox::Result> RunToolBinary(const ToolContext& ctx,
   o.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + work_dir,
            "TMPDIR=/tmp", "LC_ALL=C"};
   o.work_dir = work_dir;
-  for (const std::string* p : {&ctx.tools_dir, &ctx.bin_dir, &ctx.cases_dir}) {
+  for (const std::string* p :
+       {&ctx.tools_dir, &ctx.bin_dir, &ctx.cases_dir, &ctx.fuzz_corpus}) {
     if (!p->empty()) o.read_only_paths.push_back(*p);
   }
   o.limits.wall_seconds = wall_seconds;

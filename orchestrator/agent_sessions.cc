@@ -121,7 +121,7 @@ StatusOr<std::unique_ptr<agents::Brain>> MakeBrain(StepContext& ctx,
 }  // namespace
 
 StatusOr<Json> RunAgent(StepContext& ctx, const std::string& role,
-                        int64_t bug_id, const Json& task,
+                        std::optional<int64_t> bug_id, const Json& task,
                         agents::ToolBox& tools) {
   auto it = ctx.config->swarm.find(role);
   const std::string brain_name =
@@ -162,7 +162,8 @@ StatusOr<Json> RunAgent(StepContext& ctx, const std::string& role,
     status = "fell back to builtin: " + set_up_failure;
   }
   RETURN_IF_ERROR(ctx.store->EndAgentSession(session, status));
-  spdlog::info("agent {} ({}) for bug {}: done", role, brain_name, bug_id);
+  spdlog::info("agent {} ({}) for {}: done", role, brain_name,
+               bug_id ? "bug " + std::to_string(*bug_id) : "no bug");
   return claim;
 }
 

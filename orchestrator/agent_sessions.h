@@ -3,6 +3,8 @@
 // read back with the bug.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "agents/toolbox.h"
@@ -19,10 +21,11 @@ namespace trench::orchestrator {
 // with each turn's tokens, "fallback" for a failed set-up, the claim; cost:
 // the tokens at llm.<backend>'s prices; status: "done", "fell back to
 // builtin: <why>" or "error: <why>"). The budgets are the config's, the
-// per-bug ones counting the bug's earlier sessions. Returns the brain's
+// per-bug ones counting the bug's earlier sessions. `bug_id` is absent for
+// work on no bug (a landed commit's fuzz campaign). Returns the brain's
 // claim. Errors: the brain's.
 StatusOr<Json> RunAgent(StepContext& ctx, const std::string& role,
-                        int64_t bug_id, const Json& task,
+                        std::optional<int64_t> bug_id, const Json& task,
                         agents::ToolBox& tools);
 
 }  // namespace trench::orchestrator

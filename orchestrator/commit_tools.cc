@@ -218,6 +218,38 @@ StatusOr<Json> FuzzBuild(StepContext& ctx, int64_t job_id,
   return ToolJson("hlo-fuzz", r);
 }
 
+StatusOr<Json> FileAuthorFindings(StepContext& ctx, const std::string& commit,
+                                  const Json& claim) {
+  Json filed = Json::MakeArray();
+  const Json* list = claim.Find("findings");
+  if (!list || !list->is_array()) return filed;
+  for (const Json& f : list->array()) {
+    const Json* c = f.is_object() ? f.Find("case") : nullptr;
+    const Json* s = f.is_object() ? f.Find("signature") : nullptr;
+    const Json* h = s && s->is_object() ? s->Find("sig") : nullptr;
+    if (!c || !c->is_string() || !h || !h->is_string() ||
+        h->string_value().empty()) {
+      spdlog::warn("author's finding without a case or signature: {}",
+                   f.Dump());
+      continue;
+    }
+    const std::string dir = CaseDir(ctx, c->string_value());
+    std::error_code ec;
+    if (c->string_value().find('/') != std::string::npos ||
+        !fs::is_directory(dir, ec)) {
+      spdlog::warn("author's finding names no stored case: {}",
+                   c->string_value());
+      continue;
+    }
+    Json finding = f;
+    finding["case"] = dir;
+    finding["sig"] = *h;
+    ASSIGN_OR_RETURN(Json one, FileFinding(ctx, commit, finding));
+    filed.push_back(std::move(one));
+  }
+  return filed;
+}
+
 namespace {
 
 // The longest of `names` that `stem` starts with ("" when none).

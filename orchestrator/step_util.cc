@@ -137,6 +137,8 @@ agents::ToolContext ToolContextFor(const StepContext& ctx,
   tc.namespaces = ctx.config->sandbox_namespaces;
   tc.uid = ctx.config->sandbox_uid;
   tc.gid = ctx.config->sandbox_gid;
+  tc.fuzz_jobs = ctx.config->fuzz_jobs;
+  tc.fuzz_corpus = ctx.config->fuzz_corpus;
   ToolRunner* runner = ctx.runner;
   tc.run = [runner](const sandbox::Options& o) { return runner->Run(o); };
   return tc;

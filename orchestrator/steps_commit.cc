@@ -2,12 +2,14 @@
 // fixes open bugs.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "agents/git_patch.h"
+#include "orchestrator/agent_sessions.h"
 #include "orchestrator/commit_tools.h"
 #include "orchestrator/repo_mirror.h"
 #include "orchestrator/step_util.h"
@@ -67,6 +69,12 @@ StatusOr<Json> RunBuildStep(StepContext& ctx, const Job& job) {
 
 namespace {
 
+Json Strings(const std::vector<std::string>& names) {
+  Json a = Json::MakeArray();
+  for (const std::string& n : names) a.push_back(n);
+  return a;
+}
+
 std::string Joined(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
@@ -109,40 +117,61 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
       area.Add(ChangedAreaOf(*d));
     }
   }
-  std::vector<std::vector<std::string>> rounds;
-  if (!area.passes.empty()) {
-    rounds.push_back({"--focus", "passes:" + Joined(area.passes)});
-  }
-  if (!area.ops.empty())
-    rounds.push_back({"--focus", "ops:" + Joined(area.ops)});
-  rounds.push_back({});
-  const double seconds = ctx.config->fuzz_budget_seconds / rounds.size();
+  // The campaigns aimed at the changed area are the stress-test author's
+  // (its configured brain: the fuzzer with focus, or an LLM writing HLO);
+  // the unfocused one is the fuzzer's alone. They share the budget evenly
+  // per area named.
+  const size_t aimed =
+      (area.passes.empty() ? 0 : 1) + (area.ops.empty() ? 0 : 1);
+  const double share = ctx.config->fuzz_budget_seconds / (aimed + 1);
   Json filed = Json::MakeArray();
   Json out = Json::MakeObject();
   int64_t programs = 0;
   double seconds_run = 0;
-  for (const std::vector<std::string>& flags : rounds) {
-    StatusOr<Json> summary = FuzzBuild(ctx, job.id, bin, seconds, flags);
-    if (!summary.ok() && !flags.empty()) {
-      // A focus hlo-fuzz does not take: the other rounds still run.
-      spdlog::warn("fuzz {}: {} refused: {}", sha.substr(0, 12), flags[1],
-                   summary.status().message());
-      continue;
-    }
-    if (!summary.ok()) return summary.status();
-    if (const Json* findings = summary->Find("findings");
-        findings && findings->is_array()) {
-      for (const Json& f : findings->array()) {
-        ASSIGN_OR_RETURN(Json one, FileFinding(ctx, sha, f));
-        filed.push_back(std::move(one));
+  if (aimed > 0) {
+    ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job.id, "author"));
+    ASSIGN_OR_RETURN(auto tools, agents::SandboxToolBox::Create(
+                                     "stress_test_author",
+                                     ToolContextFor(ctx, bin, scratch, sha)));
+    Json task = Json::MakeObject();
+    task["commit"] = sha;
+    Json aim = Json::MakeObject();
+    if (!area.passes.empty()) aim["passes"] = Strings(area.passes);
+    if (!area.ops.empty()) aim["ops"] = Strings(area.ops);
+    task["area"] = std::move(aim);
+    task["seconds"] = std::max<int64_t>(
+        1, static_cast<int64_t>(share * static_cast<double>(aimed)));
+    task["seed"] = (ctx.config->fuzz_seed + job.id) % 4294967296;
+    // The author's failure (a broken LLM set-up falls back by itself) must
+    // not cost the commit its unfocused campaign.
+    StatusOr<Json> claim =
+        RunAgent(ctx, "stress_test_author", std::nullopt, task, *tools);
+    if (claim.ok()) {
+      ASSIGN_OR_RETURN(Json mine, FileAuthorFindings(ctx, sha, *claim));
+      for (const Json& one : mine.array()) filed.push_back(one);
+      if (const Json* p = claim->Find("programs"); p && p->is_integer()) {
+        programs += p->int64_value();
       }
+      out["author"] = *claim;
+    } else {
+      spdlog::warn("fuzz {}: the stress-test author failed: {}",
+                   sha.substr(0, 12), claim.status().message());
+      out["author_error"] = claim.status().message();
     }
-    if (const Json* p = summary->Find("programs"); p && p->is_integer()) {
-      programs += p->int64_value();
+  }
+  ASSIGN_OR_RETURN(Json summary, FuzzBuild(ctx, job.id, bin, share, {}));
+  if (const Json* findings = summary.Find("findings");
+      findings && findings->is_array()) {
+    for (const Json& f : findings->array()) {
+      ASSIGN_OR_RETURN(Json one, FileFinding(ctx, sha, f));
+      filed.push_back(std::move(one));
     }
-    if (const Json* t = summary->Find("seconds"); t && t->is_number()) {
-      seconds_run += t->number_value();
-    }
+  }
+  if (const Json* p = summary.Find("programs"); p && p->is_integer()) {
+    programs += p->int64_value();
+  }
+  if (const Json* t = summary.Find("seconds"); t && t->is_number()) {
+    seconds_run += t->number_value();
   }
   out["programs"] = programs;
   out["seconds"] = seconds_run;

@@ -45,20 +45,7 @@ StatusOr<Json> RunStressStep(StepContext& ctx, const Job& job) {
   task["seed"] = job.id;
   ASSIGN_OR_RETURN(Json claim,
                    RunAgent(ctx, "stress_test_author", bug->id, task, *tools));
-  Json filed = Json::MakeArray();
-  if (const Json* fs = claim.Find("findings"); fs && fs->is_array()) {
-    for (const Json& f : fs->array()) {
-      const Json* c = f.Find("case");
-      const Json* s = f.Find("signature");
-      const Json* h = s && s->is_object() ? s->Find("sig") : nullptr;
-      if (!c || !c->is_string() || !h || !h->is_string()) continue;
-      Json finding = f;
-      finding["case"] = CaseDir(ctx, c->string_value());
-      finding["sig"] = *h;
-      ASSIGN_OR_RETURN(Json one, FileFinding(ctx, *head, finding));
-      filed.push_back(std::move(one));
-    }
-  }
+  ASSIGN_OR_RETURN(Json filed, FileAuthorFindings(ctx, *head, claim));
   Json out = Json::MakeObject();
   out["area"] = area;
   out["filed"] = std::move(filed);

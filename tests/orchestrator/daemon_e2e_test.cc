@@ -200,6 +200,19 @@ TEST_F(DaemonE2E, FindsBisectsAndPatchesALandedBug) {
   std::optional<Bug> bug = MainBug(*store);
   ASSERT_TRUE(bug.has_value());
   ExpectProposedFix(var, *bug);
+  // The bug commit's campaign aimed at cse was the stress-test author's.
+  StatusOr<std::vector<AgentSession>> sessions =
+      store->ListAgentSessions(std::nullopt);
+  ASSERT_TRUE(sessions.ok());
+  bool aimed = false;
+  for (const AgentSession& s : *sessions) {
+    if (s.role != "stress_test_author" || s.bug_id) continue;
+    StatusOr<std::vector<AgentMessage>> m = store->ListAgentMessages(s.id);
+    ASSERT_TRUE(m.ok() && !m->empty());
+    aimed |= (*m)[0].content.find(repo_->bug_commit) != std::string::npos &&
+             (*m)[0].content.find("\"cse\"") != std::string::npos;
+  }
+  EXPECT_TRUE(aimed) << Diagnose(var + "/store.db", log);
 
   // The API over its socket, and `trench show`, report it all.
   const Json info = *ParseJson(ReadAll(var + "/daemon.json"));
