@@ -18,46 +18,57 @@
 //     folds in scatter(source[s], acc) where s chose r. Sequential order
 //     per result element makes any scatter computation exact, also when
 //     windows overlap.
+// Arrays too large to stage whole are computed in blocks of result rows
+// (stream_select_and_scatter.h).
 #include "compiler/codegen/emit_reduce_util.h"
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/stream_select_and_scatter.h"
 #include "compiler/ir/opcode.h"
 
 namespace trench::codegen {
+namespace {
 
-Status EmitSelectAndScatter(const HloInstruction& instr, const BufferPlan& plan,
-                            KernelBuilder& kb) {
-  if (instr.operand_count() != 3 || instr.called_computations().size() != 2 ||
-      !instr.attrs().window.has_value()) {
-    return CannotCompile(instr, "a malformed instruction");
-  }
+int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
+
+// v<reg> -= s<first> (s32), unless `first` is "" (clobbers v28).
+void SubtractFirst(KernelBuilder& kb, int reg, const std::string& first) {
+  if (first.empty()) return;
+  kb.Emit("vbcast.s32 v28, " + first);
+  kb.Emit("vsub.s32 " + VReg(reg) + ", " + VReg(reg) + ", v28");
+}
+
+// The lane index v31 plus s<first> (global coordinates), unless "".
+void AddFirst(KernelBuilder& kb, const std::string& first) {
+  if (first.empty()) return;
+  kb.Emit("vbcast.s32 v28, " + first);
+  kb.Emit("vadd.s32 v31, v31, v28");
+}
+
+}  // namespace
+
+int64_t StagedSelectAndScatterBytes(const SelectAndScatterArrays& a) {
+  return Aligned(a.operand.bytes) + Aligned(a.source.bytes) +
+         Aligned(a.init.bytes) + Aligned(a.source.elements * 4) +
+         Aligned(a.out.bytes);
+}
+
+Status EmitSelectAndScatterTiles(KernelBuilder& kb, const HloInstruction& instr,
+                                 const SelectAndScatterArrays& arrays,
+                                 const SelectAndScatterVmem& vmem,
+                                 int64_t sources, int64_t results,
+                                 const std::string& src_first,
+                                 const std::string& op_first,
+                                 const std::string& out_first) {
   const std::vector<WindowDim>& window = *instr.attrs().window;
-  const ArrayBuffer operand = plan.Array(instr.operand(0));
-  const ArrayBuffer source = plan.Array(instr.operand(1));
-  const ArrayBuffer init = plan.Array(instr.operand(2));
-  const ArrayBuffer out = plan.Array(&instr);
+  const ArrayBuffer& operand = arrays.operand;
+  const ArrayBuffer& source = arrays.source;
   const std::string t = operand.dtype;
   const std::string lane = LaneType(t);
-  if (lane.empty() || source.dtype != t || init.dtype != t || out.dtype != t) {
-    return CannotCompile(instr, t);
-  }
   const int64_t rank = operand.dims.size();
-  RETURN_IF_ERROR(CheckWindow(instr, window, rank));
   const HloComputation& select = *instr.called_computations()[0];
   const HloComputation& scatter = *instr.called_computations()[1];
-  RETURN_IF_ERROR(CheckScalarComputation(instr, select));
-  RETURN_IF_ERROR(CheckScalarComputation(instr, scatter));
-  if (out.elements == 0) return Status::Ok();
   const bool wide = IsWide(t);
   const bool any = WindowPositions(window) > 0 && source.elements > 0;
-
-  const int64_t op_vmem = kb.AllocVmem(operand.bytes);
-  const int64_t src_vmem = kb.AllocVmem(source.bytes);
-  const int64_t init_vmem = kb.AllocVmem(init.bytes);
-  const int64_t sel_vmem = kb.AllocVmem(source.elements * 4);
-  const int64_t out_vmem = kb.AllocVmem(out.bytes);
-  kb.DmaIn(op_vmem, operand.name, operand.bytes);
-  kb.DmaIn(src_vmem, source.name, source.bytes);
-  kb.DmaIn(init_vmem, init.name, init.bytes);
 
   VRegPool pool;
   std::vector<int> bases;
@@ -75,14 +86,18 @@ Status EmitSelectAndScatter(const HloInstruction& instr, const BufferPlan& plan,
 
   // Phase 1: one lane per source element.
   if (any) {
-    kb.BeginLinearTiles(source.elements);
+    kb.BeginLinearTiles(sources);
     kb.LinearIndex();
+    AddFirst(kb, src_first);
     EmitWindowBases(kb, 31, source.dims, window, bases);
     kb.Emit("mclr m6");  // m6: the lane has chosen an element.
     RETURN_IF_ERROR(EmitNestedLoops(kb, WindowLoops(window), [&]() -> Status {
       EmitWindowIndex(kb, window, operand.dims, bases, idx, u);
+      // idx stays global (the choice); flag is free until select's result.
+      EmitMove(kb, flag, idx, false);
+      SubtractFirst(kb, flag, op_first);
       kb.Emit("vgather." + t + " " + VReg(cur) + ", vmem[" +
-              std::to_string(op_vmem) + "], " + VReg(idx) + " @m4");
+              std::to_string(vmem.operand) + "], " + VReg(flag) + " @m4");
       RETURN_IF_ERROR(EmitScalarComputation(kb, pool, instr, select,
                                             {chosen, cur}, {flag}));
       // Replace where valid and (nothing chosen yet or select is false).
@@ -98,19 +113,20 @@ Status EmitSelectAndScatter(const HloInstruction& instr, const BufferPlan& plan,
     }));
     kb.Splat(28, "s32", "-1");
     EmitSelect(kb, "s32", cidx, 6, cidx, 28);
-    kb.StoreTile("s32", sel_vmem, cidx);
+    kb.StoreTile("s32", vmem.selected, cidx);
     kb.EndLinearTiles();
   }
 
   // Phase 2: one lane per result element. bases[d] = r_d * base_dilation_d
   // + pad_lo_d; the source coordinate is (bases[d] - k_d * wdil_d) /
   // stride_d when exact and inside the source.
-  kb.BeginLinearTiles(out.elements);
+  kb.BeginLinearTiles(results);
   kb.LinearIndex();
+  AddFirst(kb, out_first);
   EmitMove(kb, cidx, 31, false);  // cidx: this lane's operand offset.
   kb.Splat(idx, "s32", "0");
   kb.Emit("vgather." + t + " " + VReg(chosen) + ", vmem[" +
-          std::to_string(init_vmem) + "], " + VReg(idx) + " @m0");
+          std::to_string(vmem.init) + "], " + VReg(idx) + " @m0");
   if (any) {
     std::vector<int64_t> bdil, pad_lo, stride;
     std::vector<LoopDim> loops;
@@ -125,21 +141,62 @@ Status EmitSelectAndScatter(const HloInstruction& instr, const BufferPlan& plan,
     RETURN_IF_ERROR(EmitNestedLoops(kb, loops, [&]() -> Status {
       EmitDividedIndex(kb, bases, /*subtract=*/true, stride, source.dims, idx,
                        u);
+      SubtractFirst(kb, idx, src_first);
       kb.Emit("vgather.s32 " + VReg(flag) + ", vmem[" +
-              std::to_string(sel_vmem) + "], " + VReg(idx) + " @m4");
+              std::to_string(vmem.selected) + "], " + VReg(idx) + " @m4");
       kb.Emit("vcmpeq.s32 m5, " + VReg(flag) + ", " + VReg(cidx));
       kb.Emit("mand m4, m4, m5");
       kb.Emit("vgather." + t + " " + VReg(cur) + ", vmem[" +
-              std::to_string(src_vmem) + "], " + VReg(idx) + " @m4");
+              std::to_string(vmem.source) + "], " + VReg(idx) + " @m4");
       RETURN_IF_ERROR(EmitScalarComputation(kb, pool, instr, scatter,
                                             {cur, chosen}, {res}));
       EmitSelect(kb, lane, chosen, 4, res, chosen);
       return Status::Ok();
     }));
   }
-  kb.StoreTile(t, out_vmem, chosen);
+  kb.StoreTile(t, vmem.out, chosen);
   kb.EndLinearTiles();
-  kb.DmaOut(out.name, out_vmem, out.bytes);
+  return Status::Ok();
+}
+
+Status EmitSelectAndScatter(const HloInstruction& instr, const BufferPlan& plan,
+                            KernelBuilder& kb) {
+  if (instr.operand_count() != 3 || instr.called_computations().size() != 2 ||
+      !instr.attrs().window.has_value()) {
+    return CannotCompile(instr, "a malformed instruction");
+  }
+  const std::vector<WindowDim>& window = *instr.attrs().window;
+  SelectAndScatterArrays a;
+  a.operand = plan.Array(instr.operand(0));
+  a.source = plan.Array(instr.operand(1));
+  a.init = plan.Array(instr.operand(2));
+  a.out = plan.Array(&instr);
+  const std::string t = a.operand.dtype;
+  if (LaneType(t).empty() || a.source.dtype != t || a.init.dtype != t ||
+      a.out.dtype != t) {
+    return CannotCompile(instr, t);
+  }
+  RETURN_IF_ERROR(CheckWindow(instr, window, a.operand.dims.size()));
+  RETURN_IF_ERROR(
+      CheckScalarComputation(instr, *instr.called_computations()[0]));
+  RETURN_IF_ERROR(
+      CheckScalarComputation(instr, *instr.called_computations()[1]));
+  if (a.out.elements == 0) return Status::Ok();
+  if (StagedSelectAndScatterBytes(a) > kb.vmem_capacity() - kb.vmem_used()) {
+    return EmitStreamedSelectAndScatter(instr, a, kb);
+  }
+  SelectAndScatterVmem vmem;
+  vmem.operand = kb.AllocVmem(a.operand.bytes);
+  vmem.source = kb.AllocVmem(a.source.bytes);
+  vmem.init = kb.AllocVmem(a.init.bytes);
+  vmem.selected = kb.AllocVmem(a.source.elements * 4);
+  vmem.out = kb.AllocVmem(a.out.bytes);
+  kb.DmaIn(vmem.operand, a.operand.name, a.operand.bytes);
+  kb.DmaIn(vmem.source, a.source.name, a.source.bytes);
+  kb.DmaIn(vmem.init, a.init.name, a.init.bytes);
+  RETURN_IF_ERROR(EmitSelectAndScatterTiles(
+      kb, instr, a, vmem, a.source.elements, a.out.elements, "", "", ""));
+  kb.DmaOut(a.out.name, vmem.out, a.out.bytes);
   return Status::Ok();
 }
 

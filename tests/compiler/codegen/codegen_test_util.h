@@ -219,4 +219,25 @@ inline std::string ReduceWindowModule(const std::string& t,
          window + "}, to_apply=r\n}\n";
 }
 
+// select-and-scatter(o: t`op_dims`, s: t`src_dims`, constant `init`) over
+// `window`, select = compare(a, b) in direction `dir`, scatter(x, y) whose
+// instructions are `scatter_body`.
+inline std::string SelectAndScatterModule(const std::string& t,
+                                          const std::string& op_dims,
+                                          const std::string& src_dims,
+                                          const std::string& window,
+                                          const std::string& dir,
+                                          const std::string& scatter_body,
+                                          const std::string& init) {
+  return "HloModule m\nsel {\n  a = " + t + "[] parameter(0)\n  b = " + t +
+         "[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=" + dir +
+         "\n}\nsca {\n  x = " + t + "[] parameter(0)\n  y = " + t +
+         "[] parameter(1)\n" + scatter_body + "}\nENTRY e {\n  o = " + t +
+         op_dims + " parameter(0)\n  s = " + t + src_dims +
+         " parameter(1)\n  i = " + t + "[] constant(" + init +
+         ")\n  ROOT r = " + t + op_dims +
+         " select-and-scatter(o, s, i), window={" + window +
+         "}, select=sel, scatter=sca\n}\n";
+}
+
 }  // namespace trench::codegen::testing

@@ -11,22 +11,7 @@ namespace {
 
 using testing::ExpectMatchesOracle;
 using testing::kAllTypes;
-
-std::string SelectAndScatter(const std::string& t, const std::string& op_dims,
-                             const std::string& src_dims,
-                             const std::string& window, const std::string& dir,
-                             const std::string& scatter_body,
-                             const std::string& init) {
-  return "HloModule m\nsel {\n  a = " + t + "[] parameter(0)\n  b = " + t +
-         "[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=" + dir +
-         "\n}\nsca {\n  x = " + t + "[] parameter(0)\n  y = " + t +
-         "[] parameter(1)\n" + scatter_body + "}\nENTRY e {\n  o = " + t +
-         op_dims + " parameter(0)\n  s = " + t + src_dims +
-         " parameter(1)\n  i = " + t + "[] constant(" + init +
-         ")\n  ROOT r = " + t + op_dims +
-         " select-and-scatter(o, s, i), window={" + window +
-         "}, select=sel, scatter=sca\n}\n";
-}
+using testing::SelectAndScatterModule;
 
 struct Case {
   std::string op, src, window;
@@ -47,13 +32,13 @@ TEST(SelectAndScatterTest, GeAddEveryType) {
     const std::string body =
         "  ROOT z = " + t + "[] " + (pred ? "or" : "add") + "(x, y)\n";
     for (const Case& c : kCases) {
-      ExpectMatchesOracle(SelectAndScatter(t, c.op, c.src, c.window, "GE", body,
-                                           pred ? "false" : "0"),
+      ExpectMatchesOracle(SelectAndScatterModule(t, c.op, c.src, c.window, "GE",
+                                                 body, pred ? "false" : "0"),
                           1, ComparisonOptions::Exact());
     }
     ExpectMatchesOracle(
-        SelectAndScatter(t, kCases[3].op, kCases[3].src, kCases[3].window, "LE",
-                         body, pred ? "false" : "1"),
+        SelectAndScatterModule(t, kCases[3].op, kCases[3].src, kCases[3].window,
+                               "LE", body, pred ? "false" : "1"),
         2, ComparisonOptions::Exact());
   }
 }
@@ -67,11 +52,13 @@ TEST(SelectAndScatterTest, NonCommutativeScatterKeepsSourceOrder) {
         "  two = " + std::string(t) + "[] constant(2)\n  m = " + t +
         "[] multiply(y, two)\n  ROOT z = " + t + "[] subtract(m, x)\n";
     ExpectMatchesOracle(
-        SelectAndScatter(t, "[9]", "[4]", "size=3 stride=2", "GE", body, "1"),
+        SelectAndScatterModule(t, "[9]", "[4]", "size=3 stride=2", "GE", body,
+                               "1"),
         3, ComparisonOptions::Exact());
-    ExpectMatchesOracle(SelectAndScatter(t, kCases[3].op, kCases[3].src,
-                                         kCases[3].window, "GT", body, "0"),
-                        4, ComparisonOptions::Exact());
+    ExpectMatchesOracle(
+        SelectAndScatterModule(t, kCases[3].op, kCases[3].src, kCases[3].window,
+                               "GT", body, "0"),
+        4, ComparisonOptions::Exact());
   }
 }
 
