@@ -1,5 +1,8 @@
 // The built-in reproducer: a finding or a free-text report -> a case run
-// `runs` times on the build under test. All runs fail: reproduced
+// `runs` times on the build under test. A report with no HLO that names
+// ops in words is reproduced by a fuzz campaign focused on those ops: its
+// first failing case stands in for the report's program (the claim says
+// so under "described"). All runs fail: reproduced
 // (deterministic); some: flaky with the failure rate; none: not
 // reproducible, with the reason. Dedup is by the returned signature (the
 // orchestrator compares it with the open bugs').
@@ -82,30 +85,28 @@ class Reproducer : public Brain {
     if (!case_id && !report) {
       return InvalidArgument("task: needs `case` or `report_text`");
     }
+    Json described;
     if (!case_id) {
       std::string reason;
-      ASSIGN_OR_RETURN(case_id,
-                       CaseFromReport(task, *report, seed, tools, &reason));
+      ASSIGN_OR_RETURN(case_id, CaseFromReport(task, *report, seed, tools,
+                                               &reason, &described));
       if (!case_id) return NoCase(reason);
     }
-    return RunIt(*case_id, runs, tools);
+    ASSIGN_OR_RETURN(Json claim, RunIt(*case_id, runs, tools));
+    if (!described.is_null()) claim["described"] = std::move(described);
+    return claim;
   }
 
  private:
-  // Writes the first HLO of the report that parses as a case; nullopt with
-  // `reason` when there is none.
-  StatusOr<std::optional<std::string>> CaseFromReport(const Json& task,
-                                                      const std::string& report,
-                                                      int64_t seed,
-                                                      ToolBox& tools,
-                                                      std::string* reason) {
+  // Writes the first HLO of the report that parses as a case; without HLO,
+  // the case a campaign focused on the ops the report names finds
+  // (`described` says how). nullopt with `reason` when there is none.
+  StatusOr<std::optional<std::string>> CaseFromReport(
+      const Json& task, const std::string& report, int64_t seed, ToolBox& tools,
+      std::string* reason, Json* described) {
     const std::vector<std::string> blocks = HloBlocksInText(report);
     if (blocks.empty()) {
-      *reason =
-          "the report holds no HLO module (no \"HloModule\" block) and no "
-          "case is attached; a program described in words needs the LLM "
-          "brain";
-      return std::optional<std::string>();
+      return CaseFromDescription(task, report, seed, tools, reason, described);
     }
     std::string errors;
     for (const std::string& hlo : blocks) {
@@ -123,6 +124,70 @@ class Reproducer : public Brain {
                 (r.ok ? std::string("write_case gave no case id") : r.error);
     }
     *reason = "the HLO in the report is not a valid module: " + errors;
+    return std::optional<std::string>();
+  }
+
+  // A campaign of `fuzz_seconds` (default 30) focused on the ops the
+  // report names. An op the fuzzer does not draw (its error quotes it) is
+  // dropped and the campaign run again with the rest.
+  StatusOr<std::optional<std::string>> CaseFromDescription(
+      const Json& task, const std::string& report, int64_t seed, ToolBox& tools,
+      std::string* reason, Json* described) {
+    std::vector<std::string> ops = OpsNamedInText(report);
+    ASSIGN_OR_RETURN(int64_t seconds, TaskInt(task, "fuzz_seconds", 30));
+    seconds = std::clamp<int64_t>(seconds, 1, 600);  // The fuzz schema's.
+    std::vector<std::string> dropped;
+    while (!ops.empty()) {
+      Json args = Json::MakeObject();
+      args["seconds"] = seconds;
+      args["seed"] = (seed < 0 ? 1 : seed) % 4294967296;
+      args["ops"] = Json::MakeArray();
+      for (const std::string& op : ops) args["ops"].push_back(op);
+      ASSIGN_OR_RETURN(ToolResult r, tools.Call("fuzz", args));
+      if (!r.ok) {
+        auto quoted = std::find_if(ops.begin(), ops.end(), [&](auto& op) {
+          return r.error.find("'" + op + "'") != std::string::npos;
+        });
+        if (quoted == ops.end()) {
+          *reason =
+              "the report holds no HLO module; a fuzz campaign on the "
+              "ops it names failed: " +
+              r.error;
+          return std::optional<std::string>();
+        }
+        dropped.push_back(*quoted);
+        ops.erase(quoted);
+        continue;
+      }
+      Json note = Json::MakeObject();
+      note["ops"] = args["ops"];
+      note["seconds"] = seconds;
+      note["programs"] = OutInt(r.output, "programs", 0);
+      if (!dropped.empty()) {
+        note["dropped"] = Json::MakeArray();
+        for (const std::string& op : dropped) note["dropped"].push_back(op);
+      }
+      if (const Json* f = r.output.Find("findings"); f && f->is_array()) {
+        for (const Json& x : f->array()) {
+          const std::string id = x.is_object() ? OutString(x, "case") : "";
+          if (id.empty() || Unjudgeable(OutString(x, "status"))) continue;
+          *described = std::move(note);
+          return std::optional<std::string>(id);
+        }
+      }
+      *reason = "the report holds no HLO module; " + std::to_string(seconds) +
+                " s of fuzzing focused on the ops it names (" +
+                args["ops"].Dump() + ", " +
+                std::to_string(OutInt(r.output, "programs", 0)) +
+                " programs) found no failure";
+      return std::optional<std::string>();
+    }
+    *reason =
+        "the report holds no HLO module (no \"HloModule\" block), no case is "
+        "attached, and it names no op the fuzzer can aim at" +
+        (dropped.empty() ? std::string()
+                         : " (of " + std::to_string(dropped.size()) +
+                               " named, none is drawn by the fuzzer)");
     return std::optional<std::string>();
   }
 

@@ -1,6 +1,7 @@
 // The bug steps before a patch: reproduce, minimize, localize, bisect.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "compiler/ir/literal_json.h"
@@ -82,6 +83,9 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
     task["bug"] = bug->id;
     task["report_text"] = text->string_value();
     task["runs"] = ctx.config->reproduce_runs;
+    // A program described in words: a campaign aimed at the ops it names.
+    task["fuzz_seconds"] = std::max<int64_t>(
+        1, static_cast<int64_t>(ctx.config->fuzz_budget_seconds));
     ASSIGN_OR_RETURN(Json claim,
                      RunAgent(ctx, "reproducer", bug->id, task, *tools));
     evidence["reproducer"] = claim;

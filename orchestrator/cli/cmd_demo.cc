@@ -110,8 +110,9 @@ int CmdDemo(const Context& ctx) {
     } else {
       *ctx.out << orchestrator::DemoTable({*r}) << std::flush;
     }
-    // Later demos reuse the first one's builds (incremental).
-    if (o.reuse_builder.empty()) o.reuse_builder = o.dir + "/var/builder";
+    // Each later demo reuses the builds (build cache, ccache) of the one
+    // before it, which hold this checkout's code: incremental builds.
+    o.reuse_builder = o.dir + "/var/builder";
     results.push_back(*r);
   }
   if (bugs.size() > 1) {

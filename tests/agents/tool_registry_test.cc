@@ -52,6 +52,9 @@ TEST(ToolRegistryTest, RolesGetTheirTools) {
   EXPECT_TRUE(a.contains("write_case"));
   EXPECT_FALSE(a.contains("submit_patch"));
   EXPECT_FALSE(a.contains("try_patch"));
+  // A report describing its program in words: a campaign in its area.
+  EXPECT_TRUE(Names(*SpecsForRole("reproducer")).contains("fuzz"));
+  EXPECT_FALSE(Names(*SpecsForRole("minimizer")).contains("fuzz"));
   for (const char* role :
        {"stress_test_author", "reproducer", "minimizer", "patch_drafter"}) {
     StatusOr<std::vector<ToolSpec>> specs = SpecsForRole(role);
