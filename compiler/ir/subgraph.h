@@ -99,30 +99,40 @@ StatusOr<CutResult> CutSubgraphs(const HloModule& module,
 // trial compiles (a predicate "does the target compile this instruction").
 std::unique_ptr<HloModule> IsolateInstruction(const HloInstruction& instr);
 
-// Scaling scheme. A size map s(d) = d / f if d >= kMinScaledDim, f
-// divides d and d / f >= kMinScaledSize, else d, for one factor f (a power of
-// two) per module, is applied to every array dimension of every instruction of
-// every computation of the module (parameters, fused and applied computations
-// included), and to the size-carrying attributes: a slice of a scaled dim
-// keeps its stride and takes s(result dim) elements from the same relative
-// start; a pad's low edge becomes s(low) and its high edge makes up
-// s(result dim) (interior stays); dynamic-slice sizes and gather
-// slice_sizes map by s. Index-valued attributes (broadcast/transpose/reduce
-// dimensions, iota_dimension, dot/gather/scatter/convolution dimension
-// numbers) need nothing; windows of reduce-window/convolution stay. A
-// constant array whose shape shrinks is replaced by its leading corner.
-// One map for all sizes keeps elementwise ops, broadcasts, transposes,
-// concatenates, slices and pads of scaled dims consistent. Reshapes: a
-// size that some reshape or bitcast of the module splits or merges (a
-// group of consecutive dims, size-1 dims aside, with equal products on
-// both sides and more than one dim on a side: [.., 32, 128] <-> [.., 4096])
-// is kept everywhere in that module, so reshapes stay consistent; the
-// price is that such a module may not fit at any factor (a reshape
-// [1024,1024] -> [1048576] keeps every size), and then ScaleShapes fails.
+// Scaling scheme. A size map s(d) = d / f for the sizes d in a chosen set
+// S, else d, for one factor f (a power of two) per module, is applied to
+// every array dimension of every instruction of every computation of the
+// module (parameters, fused and applied computations included), and to
+// the size-carrying attributes: a slice of a scaled dim keeps its stride
+// and takes s(result dim) elements from the same relative start; a pad's
+// low edge becomes s(low) and its high edge makes up s(result dim)
+// (interior stays); dynamic-slice sizes and gather slice_sizes map by s.
+// Index-valued attributes (broadcast/transpose/reduce dimensions,
+// iota_dimension, dot/gather/scatter/convolution dimension numbers) need
+// nothing; windows of reduce-window/convolution stay. A constant array
+// whose shape shrinks is replaced by its leading corner. One map for all
+// sizes keeps elementwise ops, broadcasts, transposes, concatenates,
+// slices and pads of scaled dims consistent. S holds every size d >=
+// kMinScaledDim that f divides with d / f >= kMinScaledSize (when no f
+// fits that way: every d >= kMinScaledDimLastResort, each by the largest
+// power of two up to f that keeps it >= kMinScaledSize, [2,8192,64,128]
+// -> [2,128,8,8] for f = 64), made
+// consistent with the reshapes: for each group of consecutive dims that a
+// reshape or bitcast splits or merges (size-1 dims aside, equal products
+// on both sides, more than one dim on a side: [.., 64, 128] <-> [..,
+// 8192]), both sides must have as many sizes in S, so that both products
+// shrink by the same power of f. An unbalanced group first takes a size of
+// its short side into S, also one below kMinScaledDim (8192 -> 1024 with
+// 128 -> 16 for f = 8), else gives up the smallest size of its long side
+// for good. When that module does not verify, the conservative S is tried
+// for the same f: no size any reshape group holds (a module whose only
+// large sizes a reshape merges, [1024,1024] -> [1048576], does not fit at
+// any factor; then ScaleShapes fails).
 // After scaling the module must verify (VerifyModule), which catches
 // whatever the map breaks (odd slices, windows larger than a scaled dim).
 // Semantics: a new program of the same structure, not the original's.
 inline constexpr int64_t kMinScaledDim = 256;
+inline constexpr int64_t kMinScaledDimLastResort = 16;
 inline constexpr int64_t kMinScaledSize = 8;
 inline constexpr int64_t kMaxScaleFactor = 4096;
 

@@ -1,6 +1,7 @@
 // Shape scaling of subgraph modules (see ScaleShapes in subgraph.h).
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -12,22 +13,41 @@
 namespace trench {
 namespace {
 
-// The size map of the scheme: d -> d / f for d >= kMinScaledDim divisible
-// by f and not kept; every other size is kept.
+// A size f may scale: divisible, and at least kMinScaledSize once scaled.
+bool Scalable(int64_t d, int64_t f) {
+  return d > 0 && d % f == 0 && d / f >= kMinScaledSize;
+}
+
+// The size map of the scheme: d -> d / g(d), with g(d) a power of two
+// dividing d. Sizes without an entry in `g` (every size a module holds
+// that no reshape group holds, and sizes that are no dim, such as pad
+// edges) take the default: for d >= min_dim, f when f may scale d, else
+// (`capped`) the largest power of two below f that may, else 1.
 struct SizeMap {
   int64_t f = 1;
-  const std::unordered_set<int64_t>* kept = nullptr;
-  int64_t operator()(int64_t d) const {
-    if (d < kMinScaledDim || d % f != 0 || d / f < kMinScaledSize) return d;
-    return kept != nullptr && kept->count(d) ? d : d / f;
+  int64_t min_dim = kMinScaledDim;
+  bool capped = false;
+  std::unordered_map<int64_t, int64_t> g;
+  int64_t factor(int64_t d) const {
+    if (auto it = g.find(d); it != g.end()) return it->second;
+    if (d < min_dim) return 1;
+    if (!capped) return Scalable(d, f) ? f : 1;
+    int64_t p = f;
+    while (p > 1 && !Scalable(d, p)) p /= 2;
+    return p;
   }
+  int64_t operator()(int64_t d) const { return d / factor(d); }
 };
 
-// Adds to `kept` the sizes of every dimension that a reshape (or bitcast)
-// splits or merges: the groups of consecutive dims (size-1 dims ignored)
-// with equal products on both sides, when a group has more than one dim
-// on either side.
-void KeepReshapedSizes(const HloModule& m, std::unordered_set<int64_t>& kept) {
+// The sizes of a group of consecutive dims that a reshape (or bitcast)
+// splits or merges, one side each (size-1 dims left out): their products
+// are equal, and a side has more than one dim.
+struct ReshapeGroup {
+  std::vector<int64_t> a, b;
+};
+
+std::vector<ReshapeGroup> ReshapeGroups(const HloModule& m) {
+  std::vector<ReshapeGroup> groups;
   for (const HloComputation* c : m.computations()) {
     for (const HloInstruction* r : c->instructions()) {
       if ((r->opcode() != HloOpcode::kReshape &&
@@ -40,16 +60,16 @@ void KeepReshapedSizes(const HloModule& m, std::unordered_set<int64_t>& kept) {
       const std::vector<int64_t>& b = r->shape().dims();
       size_t i = 0, j = 0;
       while (i < a.size() || j < b.size()) {
-        std::vector<int64_t> ga, gb;
+        ReshapeGroup g;
         int64_t pa = 1, pb = 1;
         auto take_a = [&] {
           pa *= a[i];
-          if (a[i] != 1) ga.push_back(a[i]);
+          if (a[i] != 1) g.a.push_back(a[i]);
           ++i;
         };
         auto take_b = [&] {
           pb *= b[j];
-          if (b[j] != 1) gb.push_back(b[j]);
+          if (b[j] != 1) g.b.push_back(b[j]);
           ++j;
         };
         if (i < a.size()) take_a();
@@ -63,13 +83,79 @@ void KeepReshapedSizes(const HloModule& m, std::unordered_set<int64_t>& kept) {
             break;
           }
         }
-        if (ga.size() > 1 || gb.size() > 1) {
-          kept.insert(ga.begin(), ga.end());
-          kept.insert(gb.begin(), gb.end());
-        }
+        if (g.a.size() > 1 || g.b.size() > 1) groups.push_back(std::move(g));
       }
     }
   }
+  return groups;
+}
+
+// How often `d` occurs in `side`.
+int64_t Count(const std::vector<int64_t>& side, int64_t d) {
+  return std::count(side.begin(), side.end(), d);
+}
+
+// The size map for f. Balanced: each reshape group is made consistent,
+// the products of g over its two sides equal (so that the scaled sides'
+// products are equal too). While a group is off by a ratio R, the side
+// with the smaller product doubles g of its sizes, largest first, as long
+// as the size stays scalable and R allows; then the other side halves g
+// of its sizes, smallest first, and such a size never grows again. A size
+// on both sides of a group cannot help and is left alone. nullopt when
+// the groups are not all consistent after a bounded number of passes.
+// Not balanced (the conservative scheme): every size a group holds keeps
+// g = 1.
+std::optional<SizeMap> MapFor(const std::vector<ReshapeGroup>& groups,
+                              int64_t f, int64_t min_dim, bool balanced) {
+  SizeMap map;
+  map.f = f;
+  map.min_dim = min_dim;
+  map.capped = min_dim < kMinScaledDim;
+  if (!balanced) {
+    for (const ReshapeGroup& grp : groups) {
+      for (int64_t d : grp.a) map.g[d] = 1;
+      for (int64_t d : grp.b) map.g[d] = 1;
+    }
+    return map;
+  }
+  std::unordered_set<int64_t> shrunk;  // Halved once: never doubled again.
+  for (int pass = 0; pass < 64; ++pass) {
+    bool changed = false;
+    for (const ReshapeGroup& grp : groups) {
+      auto product = [&](const std::vector<int64_t>& side) {
+        int64_t p = 1;
+        for (int64_t d : side) p *= map.factor(d);
+        return p;
+      };
+      const int64_t pa = product(grp.a), pb = product(grp.b);
+      if (pa == pb) continue;
+      changed = true;
+      std::vector<int64_t> low = pa < pb ? grp.a : grp.b;
+      std::vector<int64_t> high = pa < pb ? grp.b : grp.a;
+      int64_t r = std::max(pa, pb) / std::min(pa, pb);
+      std::sort(low.rbegin(), low.rend());
+      std::sort(high.begin(), high.end());
+      for (int64_t d : low) {
+        const int64_t k = Count(low, d);
+        if (Count(high, d) > 0 || shrunk.count(d)) continue;
+        while (r >= (int64_t{1} << k) && Scalable(d, map.factor(d) * 2)) {
+          map.g[d] = map.factor(d) * 2;
+          r >>= k;
+        }
+      }
+      for (int64_t d : high) {
+        const int64_t k = Count(high, d);
+        if (Count(low, d) > 0) continue;
+        while (r >= (int64_t{1} << k) && map.factor(d) > 1) {
+          map.g[d] = map.factor(d) / 2;
+          shrunk.insert(d);
+          r >>= k;
+        }
+      }
+    }
+    if (!changed) return map;
+  }
+  return std::nullopt;
 }
 
 Shape ScaleShape(const Shape& s, const SizeMap& map) {
@@ -213,22 +299,33 @@ StatusOr<ScaledModule> ScaleShapes(const HloModule& module,
   if (LargestArray(module) <= max_elements) {
     return ScaledModule{module.Clone(), 1};
   }
-  std::unordered_set<int64_t> kept;
-  KeepReshapedSizes(module, kept);
+  const std::vector<ReshapeGroup> groups = ReshapeGroups(module);
   std::string last = "no factor brings every array within the limit";
-  for (int64_t f = 2; f <= kMaxScaleFactor; f *= 2) {
-    // Factors too mild for the limit are skipped without a copy.
-    if (LargestScaledArray(module, {f, &kept}) > max_elements) continue;
-    std::unique_ptr<HloModule> m = module.Clone();
-    for (HloComputation* c : m->computations()) {
-      ScaleComputation(*c, {f, &kept});
+  // Large sizes only first; when no factor fits that way, small ones too,
+  // each by as much of f as it can take.
+  for (const int64_t min_dim : {kMinScaledDim, kMinScaledDimLastResort}) {
+    for (int64_t f = 2; f <= kMaxScaleFactor; f *= 2) {
+      // The balanced scheme first; when the module it makes does not
+      // verify (a size relation other than a reshape's, e.g. a concatenate
+      // of sizes it scales differently), the conservative one.
+      for (const bool balanced : {true, false}) {
+        if (!balanced && groups.empty()) break;
+        const std::optional<SizeMap> chosen =
+            MapFor(groups, f, min_dim, balanced);
+        if (!chosen) continue;
+        const SizeMap& map = *chosen;
+        // Factors too mild for the limit are skipped without a copy.
+        if (LargestScaledArray(module, map) > max_elements) continue;
+        std::unique_ptr<HloModule> m = module.Clone();
+        for (HloComputation* c : m->computations()) ScaleComputation(*c, map);
+        if (LargestArray(*m) > max_elements) continue;
+        if (Status v = VerifyModule(*m); !v.ok()) {
+          last = "scaled by " + std::to_string(f) + ": " + v.message();
+          continue;
+        }
+        return ScaledModule{std::move(m), f};
+      }
     }
-    if (LargestArray(*m) > max_elements) continue;
-    if (Status v = VerifyModule(*m); !v.ok()) {
-      last = "scaled by " + std::to_string(f) + ": " + v.message();
-      continue;
-    }
-    return ScaledModule{std::move(m), f};
   }
   return FailedPrecondition("subgraph: cannot scale shapes: " + last);
 }

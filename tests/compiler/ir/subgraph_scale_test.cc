@@ -149,10 +149,51 @@ ENTRY e {
   auto s = ScaleShapes(*m, kLimit);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_TRUE(VerifyModule(*s->module).ok());
-  // 4, 64 and 256 are kept (the reshape merges them); 2048 scales by 8.
-  EXPECT_EQ(s->factor, 8);
-  EXPECT_EQ(ShapeOf(*s->module, "a"), "f32[256,4,64]");
-  EXPECT_EQ(ShapeOf(*s->module, "r"), "f32[256,256]");
+  // The reshape merges 4 and 64 into 256: with 256 scaled, 64 is scaled
+  // too (one scaled size a side), although below kMinScaledDim.
+  EXPECT_EQ(s->factor, 4);
+  EXPECT_EQ(ShapeOf(*s->module, "a"), "f32[512,4,16]");
+  EXPECT_EQ(ShapeOf(*s->module, "r"), "f32[512,64]");
+}
+
+// Attention heads: hidden 8192 = 64 heads x 128. The conservative scheme
+// kept all three sizes, so the module could not shrink at all.
+TEST(SubgraphScaleTest, SplitHiddenSizeScalesWithOneOfItsFactors) {
+  auto m = Parse(R"(HloModule heads
+ENTRY e {
+  a = bf16[16,8192] parameter(0)
+  r = bf16[16,64,128] reshape(a)
+  t = bf16[16,128,64] transpose(r), dimensions={0,2,1}
+  ROOT n = bf16[16,128,64] negate(t)
+})");
+  auto s = ScaleShapes(*m, kLimit);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->factor, 2);
+  EXPECT_EQ(ShapeOf(*s->module, "a"), "bf16[16,4096]");
+  EXPECT_EQ(ShapeOf(*s->module, "r"), "bf16[16,64,64]");
+  EXPECT_EQ(ShapeOf(*s->module, "n"), "bf16[16,64,64]");
+}
+
+// Scaling 128 with the reshape's 1024 breaks a concatenate of two 64s into
+// 128; the conservative scheme (reshaped sizes whole) is used instead.
+TEST(SubgraphScaleTest, BrokenBalancedScalingFallsBackToTheConservativeOne) {
+  auto m = Parse(R"(HloModule concat
+ENTRY e {
+  a = f32[1024] parameter(0)
+  r = f32[8,128] reshape(a)
+  b = f32[8,64] parameter(1)
+  k = f32[8,128] concatenate(b, b), dimensions={1}
+  s = f32[8,128] add(r, k)
+  big = f32[4096,32] parameter(2)
+  nb = f32[4096,32] negate(big)
+  ROOT t = (f32[8,128], f32[4096,32]) tuple(s, nb)
+})");
+  auto s = ScaleShapes(*m, kLimit);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(VerifyModule(*s->module).ok());
+  EXPECT_EQ(s->factor, 2);
+  EXPECT_EQ(ShapeOf(*s->module, "r"), "f32[8,128]");
+  EXPECT_EQ(ShapeOf(*s->module, "nb"), "f32[2048,32]");
 }
 
 constexpr char kMergingReshape[] = R"(HloModule merge
@@ -163,31 +204,58 @@ ENTRY e {
   ROOT x = f32[1048576] exponential(r)
 })";
 
-TEST(SubgraphScaleTest, MergingReshapeCannotBeScaled) {
+// 1024 scales by f on one side and 1048576 by f * f on the other.
+TEST(SubgraphScaleTest, MergingReshapeScalesBothSides) {
   auto m = Parse(kMergingReshape);
+  auto s = ScaleShapes(*m, kLimit);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->factor, 4);
+  EXPECT_EQ(ShapeOf(*s->module, "n"), "f32[256,256]");
+  EXPECT_EQ(ShapeOf(*s->module, "x"), "f32[65536]");
+}
+
+// A window as wide as the trace's row: no scaled row holds it.
+constexpr char kWideWindow[] = R"(HloModule window
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+ENTRY e {
+  a = f32[1024,1024] parameter(0)
+  n = f32[1024,1024] negate(a)
+  z = f32[] constant(0)
+  w = f32[1024,1] reduce-window(n, z), window={size=1x1024 stride=1x1024}, to_apply=add
+  ROOT x = f32[1024,1] exponential(w)
+})";
+
+TEST(SubgraphScaleTest, AWindowWiderThanAnyScaledDimCannotBeScaled) {
+  auto m = Parse(kWideWindow);
   auto s = ScaleShapes(*m, kLimit);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST(SubgraphScaleTest, CutFallsBackToSingleInstructions) {
-  auto m = Parse(kMergingReshape);
+  auto m = Parse(kWideWindow);
   SubgraphOptions o;
   o.max_elements = kLimit;
   auto r = CutSubgraphs(
       *m, [](const HloInstruction&) { return true; }, o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->accepted, 3);
-  // The reshape cannot be scaled even alone; negate and exponential can.
+  // The reduce-window cannot be scaled even alone; negate scales, and
+  // exponential fits as it is.
   EXPECT_EQ(r->unscalable, 1);
   ASSERT_EQ(r->subgraphs.size(), 2u);
   for (const Subgraph& sg : r->subgraphs) {
     EXPECT_TRUE(VerifyModule(*sg.module).ok()) << PrintHloModule(*sg.module);
-    EXPECT_GT(sg.scale_factor, 1);
     EXPECT_EQ(sg.instructions.size(), 1u);
   }
   EXPECT_EQ(r->subgraphs[0].instructions[0], "n");
+  EXPECT_GT(r->subgraphs[0].scale_factor, 1);
   EXPECT_EQ(r->subgraphs[1].instructions[0], "x");
+  EXPECT_EQ(r->subgraphs[1].scale_factor, 1);
 }
 
 TEST(SubgraphScaleTest, CutScalesWholeSubgraphWhenItCan) {
