@@ -24,7 +24,6 @@ namespace trench::codegen::dot_internal {
 namespace {
 
 int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-int64_t Aligned(int64_t bytes) { return RoundUp(bytes, 512); }
 
 int64_t Bytes(const std::string& t) {
   auto d = tpu::DTypeFromName(t);
@@ -155,9 +154,9 @@ Status EmitTiledDot(const HloInstruction& instr, const ArrayBuffer& a,
   auto need = [&](int64_t tm, int64_t tn, int64_t tk) {
     const int64_t kp = t.mxu ? RoundUp(std::max<int64_t>(tk, 1), 128) : tk;
     const int64_t mp = RoundUp(tm, 8), np = RoundUp(tn, 128);
-    return Aligned(tm * tk * ae) + Aligned(tk * tn * be) +
-           Aligned(mp * kp * t.esz) + Aligned(kp * np * t.esz) +
-           Aligned(mp * np * t.ce) + Aligned(tm * tn * oe);
+    return VmemAligned(tm * tk * ae) + VmemAligned(tk * tn * be) +
+           VmemAligned(mp * kp * t.esz) + VmemAligned(kp * np * t.esz) +
+           VmemAligned(mp * np * t.ce) + VmemAligned(tm * tn * oe);
   };
   const int64_t avail = kb.vmem_capacity() - kb.vmem_used();
   int64_t tm = RoundUp(m, 8), tn = RoundUp(n, 128);

@@ -28,8 +28,6 @@
 namespace trench::codegen {
 namespace {
 
-int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
 // v<reg> -= s<first> (s32), unless `first` is "" (clobbers v28).
 void SubtractFirst(KernelBuilder& kb, int reg, const std::string& first) {
   if (first.empty()) return;
@@ -47,9 +45,9 @@ void AddFirst(KernelBuilder& kb, const std::string& first) {
 }  // namespace
 
 int64_t StagedSelectAndScatterBytes(const SelectAndScatterArrays& a) {
-  return Aligned(a.operand.bytes) + Aligned(a.source.bytes) +
-         Aligned(a.init.bytes) + Aligned(a.source.elements * 4) +
-         Aligned(a.out.bytes);
+  return VmemAligned(a.operand.bytes) + VmemAligned(a.source.bytes) +
+         VmemAligned(a.init.bytes) + VmemAligned(a.source.elements * 4) +
+         VmemAligned(a.out.bytes);
 }
 
 Status EmitSelectAndScatterTiles(KernelBuilder& kb, const HloInstruction& instr,

@@ -23,7 +23,7 @@ void KernelBuilder::PlaceLabel(const std::string& label) {
 
 int64_t KernelBuilder::AllocVmem(int64_t bytes) {
   int64_t at = vmem_used_;
-  vmem_used_ += (bytes + 511) / 512 * 512;
+  vmem_used_ += VmemAligned(bytes);
   vmem_peak_ = std::max(vmem_peak_, vmem_used_);
   return at;
 }

@@ -23,6 +23,10 @@ namespace trench::codegen {
 // An integer operand (immediate, offset, count) as assembly text.
 inline std::string I(int64_t x) { return std::to_string(x); }
 
+// `bytes` rounded up to AllocVmem's 512-byte alignment: what an
+// allocation of that size takes.
+inline int64_t VmemAligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
+
 class KernelBuilder {
  public:
   // `name` must be a tpux identifier; `vmem_capacity` bounds AllocVmem.

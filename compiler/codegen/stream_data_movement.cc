@@ -13,8 +13,6 @@
 namespace trench::codegen {
 namespace {
 
-int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
 // The window of one block of `rows` indices of dim q: the out dims >= q
 // whose coordinate moves the source index, in the operand's dim order.
 struct Window {
@@ -119,8 +117,8 @@ bool BlockStreamer::Plan(int64_t avail) {
     auto cost = [&](int64_t rows) -> std::optional<int64_t> {
       std::optional<Window> w = MakeWindow(rows);
       if (!w) return std::nullopt;
-      return 2 * (Aligned(w->elements * esz_) +
-                  Aligned(BlockElements(rows) * esz_));
+      return 2 * (VmemAligned(w->elements * esz_) +
+                  VmemAligned(BlockElements(rows) * esz_));
     };
     b_ = LargestFitting(out_.dims[q_], [&](int64_t rows) {
       std::optional<int64_t> c = cost(rows);
@@ -132,8 +130,8 @@ bool BlockStreamer::Plan(int64_t avail) {
     full_ = *MakeWindow(b_);
     part_ = *MakeWindow(ragged_);
     win_off_ = 0;
-    out_off_ = Aligned(full_.elements * esz_);
-    set_bytes_ = out_off_ + Aligned(BlockElements(b_) * esz_);
+    out_off_ = VmemAligned(full_.elements * esz_);
+    set_bytes_ = out_off_ + VmemAligned(BlockElements(b_) * esz_);
     return true;
   }
   return false;

@@ -19,8 +19,6 @@ std::vector<const HloInstruction*> FusionRoots(const HloComputation& fused) {
 
 namespace {
 
-int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
 std::string TypeName(const HloInstruction* i) {
   return std::string(PrimitiveTypeName(i->shape().element_type()));
 }
@@ -164,7 +162,7 @@ StatusOr<std::unordered_map<const HloInstruction*, Staged>> PlaceParams(
       streamed->push_back({in.name, in.dtype});
       continue;
     }
-    if (kb.vmem_used() + Aligned(in.bytes) > kb.vmem_capacity()) {
+    if (kb.vmem_used() + VmemAligned(in.bytes) > kb.vmem_capacity()) {
       return ResourceExhausted(
           "hloc: " + fusion.name() + ": operand %" + p->name() + " (" +
           I(in.bytes) +

@@ -25,8 +25,6 @@
 namespace trench::codegen::fusion_internal {
 namespace {
 
-int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
 std::string TypeName(const HloInstruction* i) {
   return std::string(PrimitiveTypeName(i->shape().element_type()));
 }
@@ -299,16 +297,16 @@ Status EmitStreamedReduceFusion(KernelBuilder& kb, const HloInstruction& instr,
   auto cost = [&](const SlabPlan& s, int64_t b) {
     int64_t c = 0;
     for (const SlabArray& a : arrays) {
-      c += 2 * Aligned(b * s.inner * a.elem_bytes);
+      c += 2 * VmemAligned(b * s.inner * a.elem_bytes);
     }
     for (const RootPlan& r : plans) {
       const int64_t e = MemTypeBytes(r.dtype);
       if (!r.reduce) {
-        c += Aligned(b * s.inner * e);
+        c += VmemAligned(b * s.inner * e);
       } else if (s.resident) {
-        c += Aligned(Results(s) * MemTypeBytes(r.lane));
+        c += VmemAligned(Results(s) * MemTypeBytes(r.lane));
       } else {
-        c += Aligned(s.SlabOutputs(b) * e);
+        c += VmemAligned(s.SlabOutputs(b) * e);
       }
     }
     return c;

@@ -10,8 +10,6 @@ namespace {
 // Slice DMAs in flight before a wait (the machine allows 64).
 constexpr int64_t kInFlight = 32;
 
-int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
 // s<acc> += s<x> * factor (s5 scratch); nothing when factor is 0.
 void AddScaled(KernelBuilder& kb, int acc, int x, int64_t factor) {
   if (factor == 0) return;
@@ -23,7 +21,8 @@ void AddScaled(KernelBuilder& kb, int acc, int x, int64_t factor) {
 
 bool GatherFitsStaged(const KernelBuilder& kb, const ArrayBuffer& op,
                       const ArrayBuffer& idx, const ArrayBuffer& out) {
-  return Aligned(op.bytes) + Aligned(idx.bytes) + Aligned(out.bytes) <=
+  return VmemAligned(op.bytes) + VmemAligned(idx.bytes) +
+             VmemAligned(out.bytes) <=
          kb.vmem_capacity() - kb.vmem_used();
 }
 

@@ -7,15 +7,10 @@
 #include "compiler/codegen/streaming.h"
 
 namespace trench::codegen {
-namespace {
-
-int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
-}  // namespace
 
 bool PadFitsStaged(const KernelBuilder& kb, const ArrayBuffer& in,
                    const ArrayBuffer& out) {
-  return Aligned(out.bytes) + Aligned(in.bytes) + 512 <=
+  return VmemAligned(out.bytes) + VmemAligned(in.bytes) + 512 <=
          kb.vmem_capacity() - kb.vmem_used();
 }
 

@@ -14,8 +14,6 @@
 namespace trench::codegen {
 namespace {
 
-int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
 // Memory type of a resident accumulator: the lane form of `t` (complex
 // types are moved as themselves).
 std::string AccMem(const std::string& t) {
@@ -45,16 +43,16 @@ struct Tiling {
 int64_t Cost(const ReductionOperands& ops, const SlabPlan& s, int64_t b) {
   int64_t set = 0;
   for (const ArrayBuffer& in : ops.ins) {
-    set += Aligned(b * s.inner * ElemBytes(in.dtype));
+    set += VmemAligned(b * s.inner * ElemBytes(in.dtype));
   }
   int64_t c = 2 * set, results = 1;
   for (size_t d = 0; d < s.dims.size(); ++d) {
     if (!s.Reduced(d)) results *= s.dims[d];
   }
-  for (const ArrayBuffer& init : ops.inits) c += Aligned(init.bytes);
+  for (const ArrayBuffer& init : ops.inits) c += VmemAligned(init.bytes);
   for (const ArrayBuffer& out : ops.outs) {
-    c += s.resident ? Aligned(results * MemTypeBytes(AccMem(out.dtype)))
-                    : Aligned(s.SlabOutputs(b) * ElemBytes(out.dtype));
+    c += s.resident ? VmemAligned(results * MemTypeBytes(AccMem(out.dtype)))
+                    : VmemAligned(s.SlabOutputs(b) * ElemBytes(out.dtype));
   }
   return c;
 }
@@ -118,8 +116,8 @@ StatusOr<Tiling> ChooseTiling(const ReductionOperands& ops,
   int64_t extra = 0;
   for (const ArrayBuffer& out : ops.outs) {
     const int64_t e = MemTypeBytes(AccMem(out.dtype));
-    extra += Aligned(t.full.results * e) -
-             Aligned(t.full.results / t.w * k.last_w * e);
+    extra += VmemAligned(t.full.results * e) -
+             VmemAligned(t.full.results / t.w * k.last_w * e);
   }
   ASSIGN_OR_RETURN(t.last, plan(k.Dims(k.last_w), k.vred, avail - extra));
   return t;
@@ -372,8 +370,8 @@ bool ReductionFitsStaged(const KernelBuilder& kb,
                          const ReductionOperands& ops) {
   int64_t whole = 0;
   for (int64_t i = 0; i < ops.n; ++i) {
-    whole += Aligned(ops.ins[i].bytes) + Aligned(ops.inits[i].bytes) +
-             Aligned(ops.outs[i].bytes);
+    whole += VmemAligned(ops.ins[i].bytes) + VmemAligned(ops.inits[i].bytes) +
+             VmemAligned(ops.outs[i].bytes);
   }
   return whole <= kb.vmem_capacity() - kb.vmem_used();
 }

@@ -7,19 +7,6 @@
 #include "compiler/codegen/streaming.h"
 
 namespace trench::codegen {
-namespace {
-
-int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
-// s9 = HBM address of element s<elem> of `buffer`
-// (clobbers s28).
-void ElementAddress(KernelBuilder& kb, int elem, const ArrayBuffer& buffer) {
-  kb.Emit("saddr s9, " + buffer.name);
-  kb.Emit("smul s28, s" + I(elem) + ", " + I(dm::ElemBytes(buffer.dtype)));
-  kb.Emit("sadd s9, s9, s28");
-}
-
-}  // namespace
 
 Status EmitStreamedReduceWindow(const HloInstruction& instr,
                                 const ReductionOperands& ops,
@@ -47,9 +34,9 @@ Status EmitStreamedReduceWindow(const HloInstruction& instr,
     int64_t total = 0;
     for (int64_t i = 0; i < ops.n; ++i) {
       total +=
-          Aligned(slab_rows(b) * in_row * dm::ElemBytes(ops.ins[i].dtype)) +
-          Aligned(ops.inits[i].bytes) +
-          Aligned(b * out_row * dm::ElemBytes(ops.outs[i].dtype));
+          VmemAligned(slab_rows(b) * in_row * dm::ElemBytes(ops.ins[i].dtype)) +
+          VmemAligned(ops.inits[i].bytes) +
+          VmemAligned(b * out_row * dm::ElemBytes(ops.outs[i].dtype));
     }
     return total;
   };
@@ -59,15 +46,8 @@ Status EmitStreamedReduceWindow(const HloInstruction& instr,
                              ": not even one output row of the reduce-window "
                              "with the input rows it reads fits in VMEM");
   }
-  int64_t b = 1;
-  for (int64_t hi = out_dims[0]; b < hi;) {
-    const int64_t mid = b + (hi - b + 1) / 2;
-    if (bytes(mid) <= avail) {
-      b = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
+  const int64_t b =
+      LargestFitting(out_dims[0], [&](int64_t x) { return bytes(x) <= avail; });
   const int64_t rows = slab_rows(b);
   ReductionVmem vmem;
   for (int64_t i = 0; i < ops.n; ++i) {
@@ -86,7 +66,7 @@ Status EmitStreamedReduceWindow(const HloInstruction& instr,
     RETURN_IF_ERROR(EmitReduceWindowTiles(kb, instr, ops, vmem, reducer,
                                           count * out_row, "s19", "s18"));
     for (int64_t i = 0; i < ops.n; ++i) {
-      ElementAddress(kb, 19, ops.outs[i]);
+      EmitElementAddress(kb, 19, ops.outs[i]);
       kb.Emit("dmastart hbm[s9], vmem[" + I(vmem.outs[i]) + "], " +
               I(count * out_row * dm::ElemBytes(ops.outs[i].dtype)) + ", 0");
       kb.Emit("dmawait 0");
@@ -105,7 +85,7 @@ Status EmitStreamedReduceWindow(const HloInstruction& instr,
   kb.Emit("smin s18, s18, " + I(in_dims[0] - rows));
   kb.Emit("smul s18, s18, " + I(in_row));
   for (int64_t i = 0; i < ops.n && rows > 0; ++i) {
-    ElementAddress(kb, 18, ops.ins[i]);
+    EmitElementAddress(kb, 18, ops.ins[i]);
     kb.Emit("dmastart vmem[" + I(vmem.ins[i]) + "], hbm[s9], " +
             I(rows * in_row * dm::ElemBytes(ops.ins[i].dtype)) + ", 0");
   }

@@ -9,8 +9,6 @@
 namespace trench::codegen {
 namespace {
 
-int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
 // s<acc> += s<x> * factor (s5 scratch); nothing when factor is 0.
 void AddScaled(KernelBuilder& kb, int acc, int x, int64_t factor) {
   if (factor == 0) return;
@@ -95,9 +93,10 @@ dm::Box Reversed(const dm::Box& b) { return {b.counts, b.dst, b.src}; }
 }  // namespace
 
 bool ScatterFitsStaged(const KernelBuilder& kb, const ScatterBuffers& b) {
-  int64_t bytes = Aligned(b.idx.bytes) + Aligned(b.ops[0].elements * 4) + 512;
+  int64_t bytes =
+      VmemAligned(b.idx.bytes) + VmemAligned(b.ops[0].elements * 4) + 512;
   for (size_t i = 0; i < b.outs.size(); ++i) {
-    bytes += Aligned(b.outs[i].bytes) + Aligned(b.upds[i].bytes);
+    bytes += VmemAligned(b.outs[i].bytes) + VmemAligned(b.upds[i].bytes);
   }
   return bytes <= kb.vmem_capacity() - kb.vmem_used();
 }
@@ -109,8 +108,8 @@ Status EmitScatterByWindows(const HloInstruction& instr,
   ASSIGN_OR_RETURN(const Windows w, Plan(instr, b));
   int64_t need = 0;
   for (int i = 0; i < n; ++i) {
-    need += Aligned(w.elements * dm::ElemBytes(b.outs[i].dtype)) +
-            Aligned(w.elements * dm::ElemBytes(b.upds[i].dtype));
+    need += VmemAligned(w.elements * dm::ElemBytes(b.outs[i].dtype)) +
+            VmemAligned(w.elements * dm::ElemBytes(b.upds[i].dtype));
   }
   if (need > kb.vmem_capacity() - kb.vmem_used()) {
     return ResourceExhausted("hloc: " + instr.name() +

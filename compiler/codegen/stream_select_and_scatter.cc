@@ -8,18 +8,6 @@
 #include "compiler/codegen/streaming.h"
 
 namespace trench::codegen {
-namespace {
-
-int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
-// s9 = HBM address of element s<elem> of `buffer` (clobbers s28).
-void ElementAddress(KernelBuilder& kb, int elem, const ArrayBuffer& buffer) {
-  kb.Emit("saddr s9, " + buffer.name);
-  kb.Emit("smul s28, s" + I(elem) + ", " + I(dm::ElemBytes(buffer.dtype)));
-  kb.Emit("sadd s9, s9, s28");
-}
-
-}  // namespace
 
 Status EmitStreamedSelectAndScatter(const HloInstruction& instr,
                                     const SelectAndScatterArrays& a,
@@ -55,10 +43,10 @@ Status EmitStreamedSelectAndScatter(const HloInstruction& instr,
                   (w0.base_dilation > 1 ? 2 : 1));
   };
   auto bytes = [&](int64_t b) {
-    return Aligned(operand_rows(b) * op_row * eb) +
-           Aligned(source_rows(b) * src_row * eb) +
-           Aligned(source_rows(b) * src_row * 4) + Aligned(a.init.bytes) +
-           Aligned(b * op_row * eb);
+    return VmemAligned(operand_rows(b) * op_row * eb) +
+           VmemAligned(source_rows(b) * src_row * eb) +
+           VmemAligned(source_rows(b) * src_row * 4) +
+           VmemAligned(a.init.bytes) + VmemAligned(b * op_row * eb);
   };
   const int64_t avail = kb.vmem_capacity() - kb.vmem_used();
   if (bytes(1) > avail) {
@@ -67,15 +55,8 @@ Status EmitStreamedSelectAndScatter(const HloInstruction& instr,
         ": not even one result row of the select-and-scatter with the "
         "source and operand rows it needs fits in VMEM");
   }
-  int64_t b = 1;
-  for (int64_t hi = rows; b < hi;) {
-    const int64_t mid = b + (hi - b + 1) / 2;
-    if (bytes(mid) <= avail) {
-      b = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
+  const int64_t b =
+      LargestFitting(rows, [&](int64_t x) { return bytes(x) <= avail; });
   const int64_t rs = source_rows(b);
   const int64_t ro = operand_rows(b);
   SelectAndScatterVmem vmem;
@@ -91,7 +72,7 @@ Status EmitStreamedSelectAndScatter(const HloInstruction& instr,
     RETURN_IF_ERROR(EmitSelectAndScatterTiles(kb, instr, a, vmem, rs * src_row,
                                               count * op_row, any ? "s0" : "",
                                               any ? "s18" : "", "s19"));
-    ElementAddress(kb, 19, a.out);
+    EmitElementAddress(kb, 19, a.out);
     kb.Emit("dmastart hbm[s9], vmem[" + I(vmem.out) + "], " +
             I(count * op_row * eb) + ", 0");
     kb.Emit("dmawait 0");
@@ -117,10 +98,10 @@ Status EmitStreamedSelectAndScatter(const HloInstruction& instr,
     kb.Emit("smin s18, s18, " + I(rows - ro));
     kb.Emit("smul s18, s18, " + I(op_row));
     kb.Emit("smul s0, s0, " + I(src_row));
-    ElementAddress(kb, 18, a.operand);
+    EmitElementAddress(kb, 18, a.operand);
     kb.Emit("dmastart vmem[" + I(vmem.operand) + "], hbm[s9], " +
             I(ro * op_row * eb) + ", 0");
-    ElementAddress(kb, 0, a.source);
+    EmitElementAddress(kb, 0, a.source);
     kb.Emit("dmastart vmem[" + I(vmem.source) + "], hbm[s9], " +
             I(rs * src_row * eb) + ", 0");
     kb.Emit("dmawait 0");

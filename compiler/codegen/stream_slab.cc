@@ -6,8 +6,6 @@
 namespace trench::codegen {
 namespace {
 
-int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
 int64_t ProductOf(std::vector<int64_t>::const_iterator b,
                   std::vector<int64_t>::const_iterator e) {
   int64_t p = 1;
@@ -133,7 +131,7 @@ int64_t LayOutSlabSet(const SlabPlan& plan, std::vector<SlabArray>& arrays) {
   int64_t set = 0;
   for (SlabArray& a : arrays) {
     a.offset = set;
-    set += Aligned(plan.b * plan.inner * a.elem_bytes);
+    set += VmemAligned(plan.b * plan.inner * a.elem_bytes);
   }
   return set;
 }

@@ -3,14 +3,13 @@
 
 #include <algorithm>
 
+#include "compiler/codegen/emit_data_movement_util.h"
 #include "tpu/isa.h"
 
 namespace trench::codegen {
 namespace {
 
 int64_t MemBytes(const std::string& mem) { return MemTypeBytes(mem); }
-
-int64_t Aligned(int64_t bytes) { return (bytes + 511) / 512 * 512; }
 
 }  // namespace
 
@@ -67,7 +66,7 @@ StatusOr<StreamLoop> StreamLoop::Create(KernelBuilder& kb, int64_t n,
       if (b == 0) return InvalidArgument("hloc: stream of type " + a.mem);
       bytes.push_back(b);
       off.push_back(s.set_bytes_);
-      s.set_bytes_ += Aligned(chunk * b);
+      s.set_bytes_ += VmemAligned(chunk * b);
     }
     return Status::Ok();
   };
@@ -240,6 +239,13 @@ int64_t LargestFitting(int64_t hi, const std::function<bool(int64_t)>& fits) {
     }
   }
   return lo;
+}
+
+void EmitElementAddress(KernelBuilder& kb, int elem,
+                        const ArrayBuffer& buffer) {
+  kb.Emit("saddr s9, " + buffer.name);
+  kb.Emit("smul s28, s" + I(elem) + ", " + I(dm::ElemBytes(buffer.dtype)));
+  kb.Emit("sadd s9, s9, s28");
 }
 
 }  // namespace trench::codegen

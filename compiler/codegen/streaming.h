@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "compiler/codegen/buffer_plan.h"
 #include "compiler/codegen/kernel_builder.h"
 
 namespace trench::codegen {
@@ -131,5 +132,9 @@ class StreamLoop {
 // binary search, so `fits` must hold for every x below one that fits (a
 // tile or block size whose VMEM grows with x).
 int64_t LargestFitting(int64_t hi, const std::function<bool(int64_t)>& fits);
+
+// s9 = the HBM address of element s<elem> of `buffer` (clobbers s28): the
+// start of a block's DMA.
+void EmitElementAddress(KernelBuilder& kb, int elem, const ArrayBuffer& buffer);
 
 }  // namespace trench::codegen
