@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "compiler/codegen/emitters.h"
 #include "compiler/ir/dtype.h"
@@ -142,12 +143,63 @@ void EmitSelect(KernelBuilder& kb, const std::string& lane, int dst, int mask,
           ", " + VReg(a) + ", " + VReg(b));
 }
 
+namespace {
+
+// A post order of `comp` that visits, at each instruction, the operand
+// needing the most registers first (Sethi-Ullman numbers; a shared value
+// counts where it is first reached), so that few values wait in registers
+// while a deep operand is computed: a lexicographic compare of many keys,
+// or(lt0, and(eq0, or(lt1, ...))), then needs a handful of registers
+// instead of two per key.
+std::vector<const HloInstruction*> RegisterOrder(const HloComputation& comp) {
+  std::map<const HloInstruction*, int64_t> need;
+  for (const HloInstruction* i : comp.MakeInstructionPostOrder()) {
+    std::vector<int64_t> n;
+    for (const HloInstruction* o : i->operands()) n.push_back(need.at(o));
+    std::sort(n.rbegin(), n.rend());
+    int64_t most = 1;
+    for (size_t k = 0; k < n.size(); ++k) {
+      most = std::max<int64_t>(most, n[k] + static_cast<int64_t>(k));
+    }
+    need[i] = most;
+  }
+  std::vector<const HloInstruction*> order;
+  std::set<const HloInstruction*> seen;
+  // Iterative DFS: (instruction, operands pushed yet).
+  std::vector<std::pair<const HloInstruction*, bool>> stack = {
+      {comp.root_instruction(), false}};
+  while (!stack.empty()) {
+    auto [i, expanded] = stack.back();
+    stack.pop_back();
+    if (expanded) {
+      order.push_back(i);
+      continue;
+    }
+    if (!seen.insert(i).second) continue;
+    stack.push_back({i, true});
+    std::vector<const HloInstruction*> ops(i->operands().begin(),
+                                           i->operands().end());
+    // Pushed so that the neediest operand is popped (visited) first.
+    std::stable_sort(ops.begin(), ops.end(),
+                     [&](const HloInstruction* a, const HloInstruction* b) {
+                       return need.at(a) < need.at(b);
+                     });
+    for (const HloInstruction* o : ops) {
+      if (!seen.count(o)) stack.push_back({o, false});
+    }
+  }
+  return order;
+}
+
+}  // namespace
+
 Status EmitScalarComputation(KernelBuilder& kb, VRegPool& pool,
                              const HloInstruction& instr,
                              const HloComputation& comp,
                              const std::vector<int>& params,
-                             const std::vector<int>& outs) {
-  const std::vector<HloInstruction*> order = comp.MakeInstructionPostOrder();
+                             const std::vector<int>& outs,
+                             const ParamLoader& load) {
+  const std::vector<const HloInstruction*> order = RegisterOrder(comp);
   std::map<const HloInstruction*, int> reg;   // Value register.
   std::map<const HloInstruction*, int> uses;  // Remaining readers.
   std::map<int, int> owned;                   // Scratch reg -> count.
@@ -170,13 +222,21 @@ Status EmitScalarComputation(KernelBuilder& kb, VRegPool& pool,
   };
   for (const HloInstruction* i : order) {
     const HloOpcode op = i->opcode();
-    if (op == HloOpcode::kParameter) {
-      reg[i] = params.at(i->parameter_number());
-      continue;
-    }
     if (op == HloOpcode::kTuple) continue;  // The root; handled below.
     const std::string t = ScalarType(*i);
     const int count = RegCount(t);
+    if (op == HloOpcode::kParameter) {
+      const int given = params.at(i->parameter_number());
+      if (given >= 0 || !load || (uses[i] == 0 && i != root)) {
+        reg[i] = given;
+        continue;
+      }
+      ASSIGN_OR_RETURN(int dst, pool.AllocN(count));
+      owned[dst] = count;
+      RETURN_IF_ERROR(load(i->parameter_number(), dst));
+      reg[i] = dst;
+      continue;
+    }
     if (IsAliasOp(op)) {
       reg[i] = reg.at(i->operand(0));
       continue;  // Operand stays alive through the alias (same register).

@@ -56,12 +56,19 @@ Status CheckScalarComputation(const HloInstruction& instr,
 // outs[k] receives leaf k of the root (the root itself, or each operand of
 // a tuple root). `outs` may alias `params` (results are formed in scratch
 // registers first). Scratch comes from `pool`; `params` and `outs` must be
-// reserved there by the caller. REQUIRES: CheckScalarComputation ok.
+// reserved there by the caller. A parameter whose params[i] is negative is
+// loaded by `load` (when given) into a register of the pool at its place
+// in the computation's order, and that register is freed after its last
+// use: a comparator over many operands then holds only the ones in use
+// (a lexicographic compare of 16 keys). REQUIRES: CheckScalarComputation
+// ok; `load` for every parameter read whose params[i] is negative.
+using ParamLoader = std::function<Status(int64_t param, int reg)>;
 Status EmitScalarComputation(KernelBuilder& kb, VRegPool& pool,
                              const HloInstruction& instr,
                              const HloComputation& comp,
                              const std::vector<int>& params,
-                             const std::vector<int>& outs);
+                             const std::vector<int>& outs,
+                             const ParamLoader& load = nullptr);
 
 // vD = vS (both registers of a pair when `wide`).
 void EmitMove(KernelBuilder& kb, int dst, int src, bool wide);

@@ -119,20 +119,15 @@ Status EmitSortTile(KernelBuilder& kb, const HloInstruction& instr,
   ASSIGN_OR_RETURN(int ia, pool.Alloc(false));
   ASSIGN_OR_RETURN(int ja, pool.Alloc(false));
   ASSIGN_OR_RETURN(int flag, pool.Alloc(false));
-  // Registers only for the comparator parameters it reads (lhs_0, rhs_0,
-  // lhs_1, ...; -1 for the others): with several 64-bit or complex operands
-  // one register set per parameter would exhaust v0..v27. The final permute
-  // moves one operand at a time through `moved`.
-  std::vector<int> params(2 * n, -1);
+  // The comparator's parameters (lhs_0, rhs_0, lhs_1, ...) are gathered
+  // where it first reads each and held until its last read
+  // (EmitScalarComputation's loader), so a comparator over many operands
+  // (a lexicographic compare of many keys) holds only those in use. The
+  // final permute moves one operand at a time through `moved`.
+  const std::vector<int> params(2 * n, -1);
   int widest = 1;
   for (int64_t i = 0; i < n; ++i) {
     widest = std::max(widest, RegCount(t.dtypes[i]));
-    for (int side = 0; side < 2; ++side) {
-      const HloInstruction* p = comp.parameter_instruction(2 * i + side);
-      if (p->user_count() == 0 && p != comp.root_instruction()) continue;
-      ASSIGN_OR_RETURN(params[2 * i + side],
-                       pool.AllocN(RegCount(t.dtypes[i])));
-    }
   }
   // Element `pos_reg` (s32 row position) of operand i: rowbase + pos*inner.
   auto element_index = [&](int pos_reg, int dst) {
@@ -198,20 +193,17 @@ Status EmitSortTile(KernelBuilder& kb, const HloInstruction& instr,
     kb.Emit("mand m5, m5, m0");
     perm_gather(src, vi, ia, 4);
     perm_gather(src, vj, ja, 5);
-    for (int64_t i = 0; i < n; ++i) {
-      // less(element j, element i): lhs from the right run.
-      const std::string in_at = "vmem[" + std::to_string(in_vmem[i]) + "]";
-      if (params[2 * i] >= 0) {
-        element_index(ja, tmp);
-        kb.Gather(params[2 * i], t.dtypes[i], in_at, tmp, "m5");
-      }
-      if (params[2 * i + 1] >= 0) {
-        element_index(ia, tmp);
-        kb.Gather(params[2 * i + 1], t.dtypes[i], in_at, tmp, "m4");
-      }
-    }
+    // less(element j, element i): lhs from the right run.
+    auto load = [&](int64_t p, int reg) -> Status {
+      const int64_t i = p / 2;
+      const bool lhs = p % 2 == 0;
+      element_index(lhs ? ja : ia, tmp);
+      kb.Gather(reg, t.dtypes[i], "vmem[" + std::to_string(in_vmem[i]) + "]",
+                tmp, lhs ? "m5" : "m4");
+      return Status::Ok();
+    };
     RETURN_IF_ERROR(
-        EmitScalarComputation(kb, pool, instr, comp, params, {flag}));
+        EmitScalarComputation(kb, pool, instr, comp, params, {flag}, load));
     // m6 = take j: left exhausted, or j valid and less(j, i).
     kb.Emit("vvtom m7, " + VReg(flag));
     kb.Emit("mand m7, m7, m5");
@@ -233,9 +225,6 @@ Status EmitSortTile(KernelBuilder& kb, const HloInstruction& instr,
   }
 
   // out_i[row, k] = in_i[row, perm[k]].
-  for (int64_t k = 0; k < 2 * n; ++k) {
-    if (params[k] >= 0) pool.FreeN(params[k], RegCount(t.dtypes[k / 2]));
-  }
   ASSIGN_OR_RETURN(const int moved, pool.AllocN(widest));
   kb.Emit("simm s10, 0");
   kb.Emit("simm s1, " + std::to_string(len));

@@ -72,5 +72,51 @@ TEST(SortTest, ComputedComparatorOverTwoKeys) {
   }
 }
 
+// A lexicographic compare of 16 keys (32 comparator parameters, more than
+// the 28 vector registers): the parameters are loaded where the
+// comparator reads them. Keys of three values each, so that later keys
+// decide many rows; a payload shows stability.
+TEST(SortTest, LexicographicComparatorOverSixteenKeys) {
+  constexpr int kKeys = 16;
+  for (const char* t : {"s32", "f32", "s64"}) {
+    SCOPED_TRACE(t);
+    const std::string ty = t;
+    std::string text = "HloModule m\ncmp {\n";
+    for (int i = 0; i < 2 * kKeys + 2; ++i) {
+      text += "  p" + std::to_string(i) + " = " + (i < 2 * kKeys ? ty : "s32") +
+              "[] parameter(" + std::to_string(i) + ")\n";
+    }
+    auto p = [](int i) { return "p" + std::to_string(i); };
+    text +=
+        "  r15 = pred[] compare(" + p(30) + ", " + p(31) + "), direction=LT\n";
+    for (int k = kKeys - 2; k >= 0; --k) {
+      const std::string n = std::to_string(k);
+      text += "  lt" + n + " = pred[] compare(" + p(2 * k) + ", " +
+              p(2 * k + 1) + "), direction=LT\n  eq" + n +
+              " = pred[] compare(" + p(2 * k) + ", " + p(2 * k + 1) +
+              "), direction=EQ\n  an" + n + " = pred[] and(eq" + n + ", r" +
+              std::to_string(k + 1) + ")\n  r" + n + " = pred[] or(lt" + n +
+              ", an" + n + ")\n";
+    }
+    text += "  ROOT c = pred[] copy(r0)\n}\nENTRY e {\n  three = " + ty +
+            "[] constant(3)\n  b3 = " + ty +
+            "[8,130] broadcast(three), dimensions={}\n";
+    std::string types, keys;
+    for (int i = 0; i < kKeys; ++i) {
+      const std::string n = std::to_string(i);
+      // Integers 0..2 (as the key type): remainder of a random value by 3.
+      text += "  x" + n + " = s32[8,130] parameter(" + n + ")\n  c" + n +
+              " = " + ty + "[8,130] convert(x" + n + ")\n  k" + n + " = " + ty +
+              "[8,130] remainder(c" + n + ", b3)\n";
+      types += ty + "[8,130], ";
+      keys += "k" + n + ", ";
+    }
+    text += "  v = s32[8,130] iota(), iota_dimension=1\n  ROOT r = (" + types +
+            "s32[8,130]) sort(" + keys +
+            "v), dimensions={1}, to_apply=cmp\n}\n";
+    ExpectMatchesOracle(text, 7, ComparisonOptions::Exact());
+  }
+}
+
 }  // namespace
 }  // namespace trench::codegen
