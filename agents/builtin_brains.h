@@ -58,10 +58,10 @@ int64_t OutInt(const Json& out, std::string_view key, int64_t def = 0);
 // left out; the text is data and is never interpreted otherwise.
 std::vector<std::string> HloBlocksInText(std::string_view text);
 // The HLO opcodes a report describes in words, in order of first mention,
-// at most 16 (the fuzz tool's limit): each word (letters, digits, '-' and '_' as '-',
-// lower-cased) that is an opcode's name or a common alias of one ("matmul",
-// "gemm", "einsum" -> dot; "conv" -> convolution; "reduction", "sum" ->
-// reduce; "softmax" -> exponential, reduce, divide). Opcode names that are
+// at most 16 (the fuzz tool's limit): each word (letters, digits, '-' and '_'
+// as '-', lower-cased) that is an opcode's name or a common alias of one
+// ("matmul", "gemm", "einsum" -> dot; "conv" -> convolution; "reduction", "sum"
+// -> reduce; "softmax" -> exponential, reduce, divide). Opcode names that are
 // ordinary English or name no computation ("and", "or", "not", "map",
 // "copy", "call", "parameter", "constant", "tuple", "domain") are left
 // out. For a report without HLO: the area a focused campaign may reproduce

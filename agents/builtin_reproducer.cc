@@ -1,11 +1,11 @@
 // The built-in reproducer: a finding or a free-text report -> a case run
-// `runs` times on the build under test. A report with no HLO that names
-// ops in words is reproduced by a fuzz campaign focused on those ops: its
-// first failing case stands in for the report's program (the claim says
-// so under "described"). All runs fail: reproduced
+// `runs` times on the build under test. All runs fail: reproduced
 // (deterministic); some: flaky with the failure rate; none: not
 // reproducible, with the reason. Dedup is by the returned signature (the
-// orchestrator compares it with the open bugs').
+// orchestrator compares it with the open bugs'). A report with no HLO that
+// names ops in words is reproduced by a fuzz campaign focused on those
+// ops: its first failing case stands in for the report's program (the
+// claim says so under "described").
 #include <algorithm>
 #include <set>
 
