@@ -99,8 +99,8 @@ StatusOr<CutResult> CutSubgraphs(const HloModule& module,
 // trial compiles (a predicate "does the target compile this instruction").
 std::unique_ptr<HloModule> IsolateInstruction(const HloInstruction& instr);
 
-// Scaling scheme. A size map s(d) = d / f for the sizes d in a chosen set
-// S, else d, for one factor f (a power of two) per module, is applied to
+// Scaling scheme. For a target factor f (a power of two) per module, a
+// size map s(d) = d / g(d), g(d) a power of two dividing d, is applied to
 // every array dimension of every instruction of every computation of the
 // module (parameters, fused and applied computations included), and to
 // the size-carrying attributes: a slice of a scaled dim keeps its stride
@@ -112,22 +112,21 @@ std::unique_ptr<HloModule> IsolateInstruction(const HloInstruction& instr);
 // nothing; windows of reduce-window/convolution stay. A constant array
 // whose shape shrinks is replaced by its leading corner. One map for all
 // sizes keeps elementwise ops, broadcasts, transposes, concatenates,
-// slices and pads of scaled dims consistent. S holds every size d >=
-// kMinScaledDim that f divides with d / f >= kMinScaledSize (when no f
-// fits that way: every d >= kMinScaledDimLastResort, each by the largest
-// power of two up to f that keeps it >= kMinScaledSize, [2,8192,64,128]
-// -> [2,128,8,8] for f = 64), made
-// consistent with the reshapes: for each group of consecutive dims that a
-// reshape or bitcast splits or merges (size-1 dims aside, equal products
-// on both sides, more than one dim on a side: [.., 64, 128] <-> [..,
-// 8192]), both sides must have as many sizes in S, so that both products
-// shrink by the same power of f. An unbalanced group first takes a size of
-// its short side into S, also one below kMinScaledDim (8192 -> 1024 with
-// 128 -> 16 for f = 8), else gives up the smallest size of its long side
-// for good. When that module does not verify, the conservative S is tried
-// for the same f: no size any reshape group holds (a module whose only
-// large sizes a reshape merges, [1024,1024] -> [1048576], does not fit at
-// any factor; then ScaleShapes fails).
+// slices and pads of scaled dims consistent. By default g(d) = f for
+// every d >= kMinScaledDim with d / f >= kMinScaledSize, else 1; when no
+// f fits that way, every d >= kMinScaledDimLastResort takes the largest
+// power of two up to f that keeps it >= kMinScaledSize ([80,128,64,128]
+// -> [10,16,8,16] for f = 8). Reshapes: for each group of consecutive dims
+// that a reshape or bitcast splits or merges (size-1 dims aside, equal
+// products on both sides, more than one dim on a side: [.., 64, 128] <->
+// [.., 8192]), the products of g over both sides must be equal, so that
+// the scaled sides' products are. An unbalanced group doubles g of the
+// sizes on its low side, largest first, while they stay scalable (8192 ->
+// 1024 with 128 -> 16 for f = 8; [1024,1024] -> [1048576] with 1048576 /
+// f^2), else halves g of the sizes on its high side, smallest first, for
+// good. When that module does not verify (another size relation, such as
+// a concatenate of two sizes into a doubled one), the conservative map is
+// tried for the same f: g = 1 for every size a reshape group holds.
 // After scaling the module must verify (VerifyModule), which catches
 // whatever the map breaks (odd slices, windows larger than a scaled dim).
 // Semantics: a new program of the same structure, not the original's.

@@ -72,10 +72,10 @@ TEST(SortTest, ComputedComparatorOverTwoKeys) {
   }
 }
 
-// A lexicographic compare of 16 keys (32 comparator parameters, more than
-// the 28 vector registers): the parameters are loaded where the
-// comparator reads them. Keys of three values each, so that later keys
-// decide many rows; a payload shows stability.
+// A lexicographic compare of 16 keys (34 comparator parameters with the
+// payload's, more than the 28 vector registers): the parameters are loaded
+// where the comparator reads them. Keys of five values each, so that later
+// keys decide many rows; a payload shows stability.
 TEST(SortTest, LexicographicComparatorOverSixteenKeys) {
   constexpr int kKeys = 16;
   for (const char* t : {"s32", "f32", "s64"}) {
@@ -104,7 +104,7 @@ TEST(SortTest, LexicographicComparatorOverSixteenKeys) {
     std::string types, keys;
     for (int i = 0; i < kKeys; ++i) {
       const std::string n = std::to_string(i);
-      // Integers 0..2 (as the key type): remainder of a random value by 3.
+      // Integers -2..2 (as the key type): a random value's remainder by 3.
       text += "  x" + n + " = s32[8,130] parameter(" + n + ")\n  c" + n +
               " = " + ty + "[8,130] convert(x" + n + ")\n  k" + n + " = " + ty +
               "[8,130] remainder(c" + n + ", b3)\n";
