@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <set>
 
 #include "compiler/codegen/emitters.h"
 #include "compiler/ir/dtype.h"
@@ -142,56 +141,6 @@ void EmitSelect(KernelBuilder& kb, const std::string& lane, int dst, int mask,
   kb.Emit("vsel." + lane + " " + VReg(dst) + ", m" + std::to_string(mask) +
           ", " + VReg(a) + ", " + VReg(b));
 }
-
-namespace {
-
-// A post order of `comp` that visits, at each instruction, the operand
-// needing the most registers first (Sethi-Ullman numbers; a shared value
-// counts where it is first reached), so that few values wait in registers
-// while a deep operand is computed: a lexicographic compare of many keys,
-// or(lt0, and(eq0, or(lt1, ...))), then needs a handful of registers
-// instead of two per key.
-std::vector<const HloInstruction*> RegisterOrder(const HloComputation& comp) {
-  std::map<const HloInstruction*, int64_t> need;
-  for (const HloInstruction* i : comp.MakeInstructionPostOrder()) {
-    std::vector<int64_t> n;
-    for (const HloInstruction* o : i->operands()) n.push_back(need.at(o));
-    std::sort(n.rbegin(), n.rend());
-    int64_t most = 1;
-    for (size_t k = 0; k < n.size(); ++k) {
-      most = std::max<int64_t>(most, n[k] + static_cast<int64_t>(k));
-    }
-    need[i] = most;
-  }
-  std::vector<const HloInstruction*> order;
-  std::set<const HloInstruction*> seen;
-  // Iterative DFS: (instruction, operands pushed yet).
-  std::vector<std::pair<const HloInstruction*, bool>> stack = {
-      {comp.root_instruction(), false}};
-  while (!stack.empty()) {
-    auto [i, expanded] = stack.back();
-    stack.pop_back();
-    if (expanded) {
-      order.push_back(i);
-      continue;
-    }
-    if (!seen.insert(i).second) continue;
-    stack.push_back({i, true});
-    std::vector<const HloInstruction*> ops(i->operands().begin(),
-                                           i->operands().end());
-    // Pushed so that the neediest operand is popped (visited) first.
-    std::stable_sort(ops.begin(), ops.end(),
-                     [&](const HloInstruction* a, const HloInstruction* b) {
-                       return need.at(a) < need.at(b);
-                     });
-    for (const HloInstruction* o : ops) {
-      if (!seen.count(o)) stack.push_back({o, false});
-    }
-  }
-  return order;
-}
-
-}  // namespace
 
 Status EmitScalarComputation(KernelBuilder& kb, VRegPool& pool,
                              const HloInstruction& instr,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -319,7 +320,51 @@ bool IsOneElementMove(const HloInstruction& i) {
          i.shape().element_type() == in.element_type();
 }
 
-// map: the to_apply computation's instructions in post order, parameters
+}  // namespace
+
+std::vector<const HloInstruction*> RegisterOrder(const HloComputation& comp) {
+  std::map<const HloInstruction*, int64_t> need;
+  for (const HloInstruction* i : comp.MakeInstructionPostOrder()) {
+    std::vector<int64_t> n;
+    for (const HloInstruction* o : i->operands()) n.push_back(need.at(o));
+    std::sort(n.rbegin(), n.rend());
+    int64_t most = 1;
+    for (size_t k = 0; k < n.size(); ++k) {
+      most = std::max<int64_t>(most, n[k] + static_cast<int64_t>(k));
+    }
+    need[i] = most;
+  }
+  std::vector<const HloInstruction*> order;
+  std::set<const HloInstruction*> seen;
+  // Iterative DFS: (instruction, operands pushed yet).
+  std::vector<std::pair<const HloInstruction*, bool>> stack = {
+      {comp.root_instruction(), false}};
+  while (!stack.empty()) {
+    auto [i, expanded] = stack.back();
+    stack.pop_back();
+    if (expanded) {
+      order.push_back(i);
+      continue;
+    }
+    if (!seen.insert(i).second) continue;
+    stack.push_back({i, true});
+    std::vector<const HloInstruction*> ops(i->operands().begin(),
+                                           i->operands().end());
+    // Pushed so that the neediest operand is popped (visited) first.
+    std::stable_sort(ops.begin(), ops.end(),
+                     [&](const HloInstruction* a, const HloInstruction* b) {
+                       return need.at(a) < need.at(b);
+                     });
+    for (const HloInstruction* o : ops) {
+      if (!seen.count(o)) stack.push_back({o, false});
+    }
+  }
+  return order;
+}
+
+namespace {
+
+// map: the to_apply computation's instructions in RegisterOrder, parameters
 // bound to the operands' registers, scalar constants splatted. Tuples,
 // get-tuple-element, and fusions/calls (whose computations are emitted the
 // same way, e.g. a multi-output fusion inside a map) regroup registers:
@@ -334,13 +379,7 @@ Status EmitScalarComputation(Ctx& c, const HloComputation* comp,
   // Register pressure: a value's scratch registers go back to the pool after
   // its last reader (a c128 value takes four registers; holding every value
   // of a long map computation would exhaust v0..v27).
-  const std::set<const HloInstruction*> needed = Needed(comp);
-  std::vector<HloInstruction*> order;
-  for (HloInstruction* i : comp->MakeInstructionPostOrder()) {
-    if (needed.count(i) || i->opcode() == HloOpcode::kParameter) {
-      order.push_back(i);
-    }
-  }
+  const std::vector<const HloInstruction*> order = RegisterOrder(*comp);
   std::unordered_map<const HloInstruction*, int> uses;  // Readers left.
   std::set<int> owned;  // Scratch registers this invocation took.
   for (const HloInstruction* i : order) {

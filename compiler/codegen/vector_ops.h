@@ -58,6 +58,16 @@ bool IsWide(const std::string& hlo_type);
 // with abs(inf, NaN) = inf. Not reproduced: std::complex's NaN recovery
 // for infinite operands of multiply/divide (C99 Annex G).
 
+// The instructions `comp`'s root depends on, in a post order that visits,
+// at each instruction, the operand needing the most registers first
+// (Sethi-Ullman numbers; a shared value counts where it is first reached),
+// so that few values wait in registers while a deep operand is computed: a
+// lexicographic compare of many keys, or(lt0, and(eq0, or(lt1, ...))),
+// then needs a handful of registers instead of two per key. The order in
+// which scalar computations (map bodies, reducers, comparators) are
+// emitted.
+std::vector<const HloInstruction*> RegisterOrder(const HloComputation& comp);
+
 // Emits code computing register `dst` = instr(srcs) lane-wise, for one
 // elementwise HLO instruction (IsElementwise*, compare of every direction
 // and comparison type, select, clamp, convert, bitcast-convert, is-finite,

@@ -246,6 +246,32 @@ TEST(VectorOpsTest, MapEmitsItsComputationLaneWise) {
       3);
 }
 
+// A map body nested 24 deep, r_k = or(x < c_k, and(y > c_k, r_k+1)):
+// emitted operand by operand it held two registers per level (the compare
+// and its constant) and ran out of v0..v27; in register order it holds a
+// few.
+TEST(VectorOpsTest, MapWithADeepBodyFitsTheRegisters) {
+  constexpr int kDepth = 24;
+  std::string body = "  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n";
+  for (int k = 0; k < kDepth; ++k) {
+    body += "  c" + std::to_string(k) + " = f32[] constant(" +
+            std::to_string((k - kDepth / 2) * 0.25) + ")\n";
+  }
+  const std::string last = std::to_string(kDepth - 1);
+  body += "  r" + last + " = pred[] compare(x, c" + last + "), direction=LT\n";
+  for (int k = kDepth - 2; k >= 0; --k) {
+    const std::string n = std::to_string(k);
+    body += "  lt" + n + " = pred[] compare(x, c" + n +
+            "), direction=LT\n  gt" + n + " = pred[] compare(y, c" + n +
+            "), direction=GT\n  an" + n + " = pred[] and(gt" + n + ", r" +
+            std::to_string(k + 1) + ")\n  r" + n + " = pred[] or(lt" + n +
+            ", an" + n + ")\n";
+  }
+  body += "  ROOT s = f32[] select(r0, x, y)\n";
+  ExpectMatchesOracle(MapModule("f32", body, "[1030]", 2), 4,
+                      ComparisonOptions::Exact());
+}
+
 TEST(VectorOpsTest, NarrowIntegerChainsWrapAfterEachOp) {
   // (a * b) >> 1 on s8: the product wraps to 8 bits before the shift.
   for (std::string t : {"s8", "u8", "s16", "u16"}) {
