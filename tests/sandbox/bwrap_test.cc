@@ -45,18 +45,10 @@ class BwrapTest : public ::testing::Test {
   // Runs `o`, then checks that nothing of it is left: no process of its
   // uid (or no more of ours, without a uid switch), no child of ours.
   Result RunContained(const Options& o) {
-    bool own_uid = !DetectCapabilities().can_set_uid;
-    uid_t uid = own_uid ? getuid() : o.uid;
-    int before = own_uid ? testing::ProcessesOfUid(uid) : 0;
-    StatusOr<Result> r = sandbox::Run(o);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    if (!r.ok()) return Result();
-    std::printf("%s\n", r->Summary().c_str());
-    EXPECT_EQ(r->isolation, Isolation::kBwrap);
-    EXPECT_TRUE(r->namespaced);
-    EXPECT_EQ(testing::ProcessesOfUid(uid), before) << r->Summary();
-    EXPECT_EQ(testing::ChildrenOfSelf(), 0) << r->Summary();
-    return *std::move(r);
+    Result r = testing::RunLeavingNothing(o);
+    EXPECT_EQ(r.isolation, Isolation::kBwrap);
+    EXPECT_TRUE(r.namespaced);
+    return r;
   }
 
   std::vector<std::string> dirs_;
@@ -91,26 +83,16 @@ TEST_F(BwrapTest, RunsAsTheSandboxUidWhenWeAreRoot) {
 }
 
 TEST_F(BwrapTest, WritesOutsideTheWorkDirFail) {
-  // World-writable, outside /tmp: only the read-only mount stops the write.
-  std::string outside =
-      "/var/tmp/trench-sbx-bwrap-outside-" + std::to_string(getpid());
-  std::filesystem::create_directories(outside);
-  chmod(outside.c_str(), 0777);
-  dirs_.push_back(outside);
-  std::string host_tmp = testing::MakeTempDir("bwrap-hosttmp");
-  chmod(host_tmp.c_str(), 0777);
-  dirs_.push_back(host_tmp);
-  Options o = Bwrap({"write", outside + "/x", "/etc/trench-sbx",
-                     testing::HostileDir() + "/x", host_tmp + "/x",
-                     "inside.txt", "/tmp/private.txt"});
+  testing::OutsideWrites w = testing::MakeOutsideWrites("bwrap");
+  dirs_.insert(dirs_.end(), w.dirs.begin(), w.dirs.end());
+  std::vector<std::string> args = w.args;
+  args.push_back("/tmp/private.txt");
+  Options o = Bwrap(args);
   Result r = RunContained(o);
   ASSERT_TRUE(r.exited) << r.Summary() << r.stderr_data;
-  EXPECT_EQ(r.stdout_data, outside + "/x: EROFS\n/etc/trench-sbx: EROFS\n" +
-                               testing::HostileDir() + "/x: EROFS\n" +
-                               host_tmp + "/x: ENOENT\ninside.txt: ok\n" +
-                               "/tmp/private.txt: ok\n");
-  EXPECT_FALSE(std::filesystem::exists(outside + "/x"));
-  EXPECT_FALSE(std::filesystem::exists(host_tmp + "/x"));  // Private /tmp.
+  EXPECT_EQ(r.stdout_data, w.expected + "/tmp/private.txt: ok\n");
+  EXPECT_FALSE(std::filesystem::exists(w.outside + "/x"));
+  EXPECT_FALSE(std::filesystem::exists(w.host_tmp + "/x"));  // Private /tmp.
   EXPECT_FALSE(std::filesystem::exists("/tmp/private.txt"));
   EXPECT_TRUE(std::filesystem::exists(o.work_dir + "/inside.txt"));
 }
@@ -232,10 +214,7 @@ TEST_F(BwrapTest, ExitCodeAndOutputArePassedThrough) {
 
 TEST_F(BwrapTest, SetUpFailuresNameTheProgram) {
   Options o = Bwrap({});
-  std::string file = o.work_dir + "/not-exec";
-  std::ofstream(file) << "#!/bin/sh\n";
-  chmod(file.c_str(), 0644);
-  o.argv = {file};
+  const std::string file = testing::UseNonExecutableProgram(o);
   StatusOr<Result> r = sandbox::Run(o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);

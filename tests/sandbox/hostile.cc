@@ -12,6 +12,8 @@
 #include <functional>
 #include <sstream>
 
+#include "sandbox/capabilities.h"
+
 namespace trench::sandbox::testing {
 namespace {
 
@@ -207,6 +209,45 @@ int ChildrenOfSelf() {
   std::string key = "\nPPid:\t" + std::to_string(getpid()) + "\n";
   return CountProcs(
       [&](const std::string& s) { return s.find(key) != std::string::npos; });
+}
+
+std::string UseNonExecutableProgram(Options& o) {
+  const std::string file = o.work_dir + "/not-exec";
+  std::ofstream(file) << "#!/bin/sh\n";
+  chmod(file.c_str(), 0644);
+  o.argv = {file};
+  return file;
+}
+
+Result RunLeavingNothing(const Options& o) {
+  const bool own_uid = !DetectCapabilities().can_set_uid;
+  const uid_t uid = own_uid ? getuid() : o.uid;
+  const int before = own_uid ? ProcessesOfUid(uid) : 0;
+  StatusOr<Result> r = sandbox::Run(o);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  if (!r.ok()) return Result();
+  std::printf("%s\n", r->Summary().c_str());
+  EXPECT_EQ(ProcessesOfUid(uid), before) << r->Summary();
+  EXPECT_EQ(ChildrenOfSelf(), 0) << r->Summary();
+  return *std::move(r);
+}
+
+OutsideWrites MakeOutsideWrites(const std::string& tag) {
+  OutsideWrites w;
+  w.outside =
+      "/var/tmp/trench-sbx-" + tag + "-outside-" + std::to_string(getpid());
+  std::filesystem::create_directories(w.outside);
+  chmod(w.outside.c_str(), 0777);
+  w.host_tmp = MakeTempDir((tag + "-hosttmp").c_str());
+  chmod(w.host_tmp.c_str(), 0777);
+  w.dirs = {w.outside, w.host_tmp};
+  w.args = {"write",           w.outside + "/x",
+            "/etc/trench-sbx", HostileDir() + "/x",
+            w.host_tmp + "/x", "inside.txt"};
+  w.expected = w.outside + "/x: EROFS\n/etc/trench-sbx: EROFS\n" +
+               HostileDir() + "/x: EROFS\n" + w.host_tmp +
+               "/x: ENOENT\ninside.txt: ok\n";
+  return w;
 }
 
 }  // namespace trench::sandbox::testing

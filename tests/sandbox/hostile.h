@@ -44,9 +44,32 @@ void RemoveTree(const std::string& dir);
 // and RLIMIT_NPROC do not mix with other tests.
 Options HostileOptions(const std::vector<std::string>& args);
 
+// Makes `o` run a script in its work dir that lacks the execute bit
+// (execve fails with EACCES); returns the script's path.
+std::string UseNonExecutableProgram(Options& o);
+
 // Processes (zombies included) whose real uid is `uid`.
 int ProcessesOfUid(uid_t uid);
 // Children (zombies included) of this test process.
 int ChildrenOfSelf();
+
+// Runs `o` (sandbox::Run), prints its summary, and expects nothing of it
+// left: no process of its uid (or no more of ours, without a uid switch)
+// and no child of ours. A failed Run is a test failure and an empty
+// Result.
+Result RunLeavingNothing(const Options& o);
+
+// The hostile "write" run's paths outside the work dir, for any tier:
+// `outside`, world-writable under /var/tmp (only a read-only mount stops
+// the write), and `host_tmp`, a world-writable dir of the host's /tmp (a
+// private /tmp hides it). `args` writes there, to /etc and to the hostile
+// binary's dir, then to ./inside.txt; `expected` is the output a contained
+// run prints. The caller removes `dirs`.
+struct OutsideWrites {
+  std::string outside, host_tmp;
+  std::vector<std::string> args, dirs;
+  std::string expected;
+};
+OutsideWrites MakeOutsideWrites(const std::string& tag);
 
 }  // namespace trench::sandbox::testing

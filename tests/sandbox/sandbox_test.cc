@@ -137,10 +137,7 @@ TEST_F(SandboxTest, MissingProgramNamesTheBinary) {
 
 TEST_F(SandboxTest, NonExecutableProgramReportsErrno) {
   Options o = Track(HostileOptions({}));
-  std::string file = o.work_dir + "/not-exec";
-  std::ofstream(file) << "#!/bin/sh\n";
-  chmod(file.c_str(), 0644);
-  o.argv = {file};
+  const std::string file = testing::UseNonExecutableProgram(o);
   StatusOr<Result> r = sandbox::Run(o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find(file), std::string::npos);
