@@ -111,10 +111,7 @@ StatusOr<std::vector<Patch>> Store::ListPatches(int64_t bug_id) {
                     "created_ms, updated_ms FROM patches WHERE bug_id = ?1 "
                     "ORDER BY id"));
   st.BindInt64(1, bug_id);
-  std::vector<Patch> patches;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return patches;
+  return ReadRows<Patch>(st, [&]() -> StatusOr<Patch> {
     Patch p;
     p.id = st.ColumnInt64(0);
     p.bug_id = st.ColumnInt64(1);
@@ -126,8 +123,8 @@ StatusOr<std::vector<Patch>> Store::ListPatches(int64_t bug_id) {
                                           std::to_string(p.id)));
     p.created_ms = st.ColumnInt64(6);
     p.updated_ms = st.ColumnInt64(7);
-    patches.push_back(std::move(p));
-  }
+    return p;
+  });
 }
 
 StatusOr<int64_t> Store::StartAgentSession(std::optional<int64_t> bug_id,
@@ -204,10 +201,7 @@ StatusOr<std::vector<AgentSession>> Store::ListAgentSessions(
           "agent_messages m ON m.session_id = s.id WHERE ?1 IS NULL OR "
           "s.bug_id = ?1 GROUP BY s.id ORDER BY s.id"));
   st.BindOptionalInt64(1, bug_id);
-  std::vector<AgentSession> sessions;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return sessions;
+  return ReadRows<AgentSession>(st, [&]() -> StatusOr<AgentSession> {
     AgentSession a;
     a.id = st.ColumnInt64(0);
     a.bug_id = st.ColumnOptionalInt64(1);
@@ -219,8 +213,8 @@ StatusOr<std::vector<AgentSession>> Store::ListAgentSessions(
     a.ended_ms = st.ColumnOptionalInt64(7);
     a.input_tokens = st.ColumnInt64(8);
     a.output_tokens = st.ColumnInt64(9);
-    sessions.push_back(std::move(a));
-  }
+    return a;
+  });
 }
 
 StatusOr<AgentSpend> Store::AgentSpendOfBug(int64_t bug_id) {
@@ -248,10 +242,7 @@ StatusOr<std::vector<AgentMessage>> Store::ListAgentMessages(
                     "output_tokens, at_ms FROM agent_messages WHERE "
                     "session_id = ?1 ORDER BY id"));
   st.BindInt64(1, session_id);
-  std::vector<AgentMessage> messages;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return messages;
+  return ReadRows<AgentMessage>(st, [&]() -> StatusOr<AgentMessage> {
     AgentMessage m;
     m.id = st.ColumnInt64(0);
     m.session_id = st.ColumnInt64(1);
@@ -260,8 +251,8 @@ StatusOr<std::vector<AgentMessage>> Store::ListAgentMessages(
     m.input_tokens = st.ColumnInt64(4);
     m.output_tokens = st.ColumnInt64(5);
     m.at_ms = st.ColumnInt64(6);
-    messages.push_back(std::move(m));
-  }
+    return m;
+  });
 }
 
 StatusOr<int64_t> Store::TotalAgentTokens() {

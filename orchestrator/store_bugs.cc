@@ -41,13 +41,7 @@ StatusOr<Bug> ReadBug(Db* db, const Statement& st) {
 }
 
 StatusOr<std::vector<Bug>> ReadBugs(Db* db, Statement& st) {
-  std::vector<Bug> bugs;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return bugs;
-    ASSIGN_OR_RETURN(Bug bug, ReadBug(db, st));
-    bugs.push_back(std::move(bug));
-  }
+  return ReadRows<Bug>(st, [&] { return ReadBug(db, st); });
 }
 
 bool IsSha256Hex(const std::string& s) {
@@ -281,10 +275,7 @@ StatusOr<std::vector<Event>> Store::ListEvents(std::optional<int64_t> bug_id,
                     "NOT NULL AND (?2 IS NULL OR bug_id = ?2) ORDER BY id "
                     "LIMIT ?3"));
   st.BindInt64(1, after_id).BindOptionalInt64(2, bug_id).BindInt64(3, limit);
-  std::vector<Event> events;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return events;
+  return ReadRows<Event>(st, [&]() -> StatusOr<Event> {
     Event e;
     e.id = st.ColumnInt64(0);
     e.bug_id = st.ColumnInt64(1);
@@ -297,8 +288,8 @@ StatusOr<std::vector<Event>> Store::ListEvents(std::optional<int64_t> bug_id,
     ASSIGN_OR_RETURN(e.evidence,
                      st.ColumnJson(5, "events.evidence of " + what));
     e.at_ms = st.ColumnInt64(6);
-    events.push_back(std::move(e));
-  }
+    return e;
+  });
 }
 
 StatusOr<std::map<BugState, int64_t>> Store::CountBugsByState() {
@@ -378,10 +369,7 @@ StatusOr<std::vector<Run>> Store::ListRunsForCase(
                     "seconds, created_ms FROM runs WHERE case_sha256 = ?1 "
                     "ORDER BY id"));
   st.BindText(1, case_sha256);
-  std::vector<Run> runs;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return runs;
+  return ReadRows<Run>(st, [&]() -> StatusOr<Run> {
     Run r;
     r.id = st.ColumnInt64(0);
     r.case_sha256 = st.ColumnText(1);
@@ -391,8 +379,8 @@ StatusOr<std::vector<Run>> Store::ListRunsForCase(
                                                      std::to_string(r.id)));
     r.seconds = st.ColumnDouble(5);
     r.created_ms = st.ColumnInt64(6);
-    runs.push_back(std::move(r));
-  }
+    return r;
+  });
 }
 
 StatusOr<int64_t> Store::CountRuns() {

@@ -58,10 +58,7 @@ StatusOr<std::vector<CommitEvent>> Store::ListCommitEvents(
                     "AND (?2 IS NULL OR commit_sha = ?2) ORDER BY id LIMIT "
                     "?3"));
   st.BindInt64(1, after_id).BindOptionalText(2, commit_sha).BindInt64(3, limit);
-  std::vector<CommitEvent> events;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return events;
+  return ReadRows<CommitEvent>(st, [&]() -> StatusOr<CommitEvent> {
     CommitEvent e;
     e.id = st.ColumnInt64(0);
     e.commit_sha = st.ColumnText(1);
@@ -70,8 +67,8 @@ StatusOr<std::vector<CommitEvent>> Store::ListCommitEvents(
     ASSIGN_OR_RETURN(e.evidence, st.ColumnJson(4, "events.evidence of event " +
                                                       std::to_string(e.id)));
     e.at_ms = st.ColumnInt64(5);
-    events.push_back(std::move(e));
-  }
+    return e;
+  });
 }
 
 }  // namespace trench::orchestrator

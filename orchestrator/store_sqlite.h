@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "base/json.h"
 #include "base/status.h"
@@ -179,6 +180,21 @@ Status InTransaction(Db* db, Body&& body) {
   Status s = body();
   if (!s.ok()) return s;  // ~Transaction rolls back.
   return txn.Commit();
+}
+
+// Steps `st` through its rows; `read()` makes one T of the current row
+// (StatusOr<T>). Returns them in order, or the first error of a step or a
+// read.
+template <typename T, typename Read>
+StatusOr<std::vector<T>> ReadRows(Statement& st, Read&& read) {
+  std::vector<T> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    StatusOr<T> one = read();
+    if (!one.ok()) return one.status();
+    out.push_back(*std::move(one));
+  }
 }
 
 }  // namespace trench::orchestrator
