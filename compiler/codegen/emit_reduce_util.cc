@@ -130,6 +130,14 @@ Status CheckScalarComputation(const HloInstruction& instr,
   return Status::Ok();
 }
 
+void EmitOffsetLanes(KernelBuilder& kb, int reg, const std::string& scalar,
+                     bool subtract) {
+  if (scalar.empty()) return;
+  kb.Emit("vbcast.s32 v28, " + scalar);
+  kb.Emit(std::string(subtract ? "vsub" : "vadd") + ".s32 " + VReg(reg) + ", " +
+          VReg(reg) + ", v28");
+}
+
 void EmitMove(KernelBuilder& kb, int dst, int src, bool wide) {
   if (dst == src) return;
   kb.Emit("vmov " + VReg(dst) + ", " + VReg(src));

@@ -70,6 +70,13 @@ Status EmitScalarComputation(KernelBuilder& kb, VRegPool& pool,
                              const std::vector<int>& outs,
                              const ParamLoader& load = nullptr);
 
+// vR = vR + sX (or - sX when `subtract`) in s32 lanes, for the scalar
+// register named `scalar` ("s19"); nothing when it is "". Blocked kernels
+// use it to turn block-local lane indices and offsets into global ones and
+// back. Clobbers v28.
+void EmitOffsetLanes(KernelBuilder& kb, int reg, const std::string& scalar,
+                     bool subtract);
+
 // vD = vS (both registers of a pair when `wide`).
 void EmitMove(KernelBuilder& kb, int dst, int src, bool wide);
 // vD = mK ? vA : vB in lane type `lane` (pairs handled by the machine).

@@ -155,19 +155,13 @@ Status EmitReduceWindowTiles(KernelBuilder& kb, const HloInstruction& instr,
 
   kb.BeginLinearTiles(elements);
   kb.LinearIndex();
-  if (!out_first.empty()) {  // Global output coordinates.
-    kb.Emit("vbcast.s32 v28, " + out_first);
-    kb.Emit("vadd.s32 v31, v31, v28");
-  }
+  EmitOffsetLanes(kb, 31, out_first, false);  // Global output coordinates.
   EmitWindowBases(kb, 31, out_dims, window, bases);
   EmitLoadInits(kb, ops, vmem, acc, idx);
   if (WindowPositions(window) > 0 && ins[0].elements > 0) {
     RETURN_IF_ERROR(EmitNestedLoops(kb, WindowLoops(window), [&]() -> Status {
       EmitWindowIndex(kb, window, in_dims, bases, idx, u);
-      if (!in_first.empty()) {  // Offsets into the staged part.
-        kb.Emit("vbcast.s32 v28, " + in_first);
-        kb.Emit("vsub.s32 " + VReg(idx) + ", " + VReg(idx) + ", v28");
-      }
+      EmitOffsetLanes(kb, idx, in_first, true);  // Into the staged part.
       EmitGatherInputs(kb, ops, vmem, x, idx, 4);
       if (reducer.direct) {
         kb.Emit(reducer.simple + "." + LaneType(ins[0].dtype) + " " +

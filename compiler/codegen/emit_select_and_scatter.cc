@@ -26,23 +26,6 @@
 #include "compiler/ir/opcode.h"
 
 namespace trench::codegen {
-namespace {
-
-// v<reg> -= s<first> (s32), unless `first` is "" (clobbers v28).
-void SubtractFirst(KernelBuilder& kb, int reg, const std::string& first) {
-  if (first.empty()) return;
-  kb.Emit("vbcast.s32 v28, " + first);
-  kb.Emit("vsub.s32 " + VReg(reg) + ", " + VReg(reg) + ", v28");
-}
-
-// The lane index v31 plus s<first> (global coordinates), unless "".
-void AddFirst(KernelBuilder& kb, const std::string& first) {
-  if (first.empty()) return;
-  kb.Emit("vbcast.s32 v28, " + first);
-  kb.Emit("vadd.s32 v31, v31, v28");
-}
-
-}  // namespace
 
 int64_t StagedSelectAndScatterBytes(const SelectAndScatterArrays& a) {
   return VmemAligned(a.operand.bytes) + VmemAligned(a.source.bytes) +
@@ -86,14 +69,14 @@ Status EmitSelectAndScatterTiles(KernelBuilder& kb, const HloInstruction& instr,
   if (any) {
     kb.BeginLinearTiles(sources);
     kb.LinearIndex();
-    AddFirst(kb, src_first);
+    EmitOffsetLanes(kb, 31, src_first, false);
     EmitWindowBases(kb, 31, source.dims, window, bases);
     kb.Emit("mclr m6");  // m6: the lane has chosen an element.
     RETURN_IF_ERROR(EmitNestedLoops(kb, WindowLoops(window), [&]() -> Status {
       EmitWindowIndex(kb, window, operand.dims, bases, idx, u);
       // idx stays global (the choice); flag is free until select's result.
       EmitMove(kb, flag, idx, false);
-      SubtractFirst(kb, flag, op_first);
+      EmitOffsetLanes(kb, flag, op_first, true);
       kb.Emit("vgather." + t + " " + VReg(cur) + ", vmem[" +
               std::to_string(vmem.operand) + "], " + VReg(flag) + " @m4");
       RETURN_IF_ERROR(EmitScalarComputation(kb, pool, instr, select,
@@ -120,7 +103,7 @@ Status EmitSelectAndScatterTiles(KernelBuilder& kb, const HloInstruction& instr,
   // stride_d when exact and inside the source.
   kb.BeginLinearTiles(results);
   kb.LinearIndex();
-  AddFirst(kb, out_first);
+  EmitOffsetLanes(kb, 31, out_first, false);
   EmitMove(kb, cidx, 31, false);  // cidx: this lane's operand offset.
   kb.Splat(idx, "s32", "0");
   kb.Emit("vgather." + t + " " + VReg(chosen) + ", vmem[" +
@@ -139,7 +122,7 @@ Status EmitSelectAndScatterTiles(KernelBuilder& kb, const HloInstruction& instr,
     RETURN_IF_ERROR(EmitNestedLoops(kb, loops, [&]() -> Status {
       EmitDividedIndex(kb, bases, /*subtract=*/true, stride, source.dims, idx,
                        u);
-      SubtractFirst(kb, idx, src_first);
+      EmitOffsetLanes(kb, idx, src_first, true);
       kb.Emit("vgather.s32 " + VReg(flag) + ", vmem[" +
               std::to_string(vmem.selected) + "], " + VReg(idx) + " @m4");
       kb.Emit("vcmpeq.s32 m5, " + VReg(flag) + ", " + VReg(cidx));
