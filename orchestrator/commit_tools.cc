@@ -117,18 +117,15 @@ StatusOr<std::optional<Bug>> KnownBugOfReproduction(StepContext& ctx,
                                                     const std::string& sig,
                                                     const std::string& commit) {
   if (sig.empty()) return std::optional<Bug>();
+  // SQLite picks the candidates; CarriesSignature checks where the
+  // signature stands.
+  ASSIGN_OR_RETURN(std::vector<Bug> bugs,
+                   ctx.store->ListBugsMentioning("sig:" + sig, sig));
   std::vector<Bug> fixed;
-  int64_t after = 0;
-  while (true) {
-    ASSIGN_OR_RETURN(std::vector<Bug> bugs,
-                     ctx.store->ListBugs(std::nullopt, after, 200));
-    if (bugs.empty()) break;
-    for (Bug& bug : bugs) {
-      after = bug.id;
-      if (bug.id == self.id || !CarriesSignature(bug, sig)) continue;
-      if (IsOpen(bug.state)) return std::optional<Bug>(std::move(bug));
-      fixed.push_back(std::move(bug));
-    }
+  for (Bug& bug : bugs) {
+    if (bug.id == self.id || !CarriesSignature(bug, sig)) continue;
+    if (IsOpen(bug.state)) return std::optional<Bug>(std::move(bug));
+    fixed.push_back(std::move(bug));
   }
   return FirstFixedLaterThan(ctx, std::move(fixed), commit);
 }

@@ -202,6 +202,11 @@ class Store {
       const std::string& signature);
   // Every bug with this signature, in any state, in id order.
   StatusOr<std::vector<Bug>> ListBugsBySignature(const std::string& signature);
+  // Every bug whose signature is `signature` or whose details hold the
+  // JSON string `text` anywhere, in id order: a prefilter done by SQLite
+  // (no JSON is parsed for the bugs that do not match).
+  StatusOr<std::vector<Bug>> ListBugsMentioning(const std::string& signature,
+                                                const std::string& text);
   // Moves bug `id` to `to` and appends the event, in one transaction.
   // Errors: kNotFound (no such bug); kFailedPrecondition for an illegal
   // move (CheckTransition's message, prefixed by "bug N"), a duplicate of

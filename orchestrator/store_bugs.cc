@@ -203,6 +203,17 @@ StatusOr<std::vector<Bug>> Store::ListBugsBySignature(
   return ReadBugs(db(), st);
 }
 
+StatusOr<std::vector<Bug>> Store::ListBugsMentioning(
+    const std::string& signature, const std::string& text) {
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db()->Prepare(std::string(kBugColumns) +
+                    "WHERE signature = ?1 OR instr(details, ?2) > 0 "
+                    "ORDER BY id"));
+  st.BindText(1, signature).BindText(2, Json(text).Dump());
+  return ReadBugs(db(), st);
+}
+
 StatusOr<std::optional<Bug>> Store::FindOpenBugBySignature(
     const std::string& signature) {
   ASSIGN_OR_RETURN(std::vector<Bug> bugs, ListBugsBySignature(signature));
