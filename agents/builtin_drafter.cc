@@ -19,7 +19,7 @@
 
 #include "agents/builtin_brains.h"
 #include "agents/patch_strategies.h"
-#include "agents/unified_diff.h"
+#include "git/unified_diff.h"
 
 namespace trench::agents {
 namespace {

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "agents/builtin_brains.h"
-#include "agents/unified_diff.h"
+#include "git/unified_diff.h"
 
 namespace trench::agents {
 namespace {

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agents/unified_diff.h"
+#include "git/unified_diff.h"
 
 namespace trench::agents {
 

@@ -4,12 +4,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "agents/git_patch.h"
+#include "git/patch_apply.h"
 #include "agents/json_schema.h"
 #include "agents/sandbox_toolbox_internal.h"
 #include "agents/tool_registry.h"
-#include "agents/unified_diff.h"
-#include "tools/hlo-bisect/git_repo.h"
+#include "git/unified_diff.h"
+#include "git/git_repo.h"
 
 namespace trench::agents {
 namespace {

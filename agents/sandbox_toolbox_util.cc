@@ -12,7 +12,7 @@
 
 #include "agents/json_schema.h"
 #include "agents/sandbox_toolbox_internal.h"
-#include "tools/hlo-diff/case_bundle.h"
+#include "triage/case/case_bundle.h"
 
 namespace trench::agents::internal {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "compiler/ir/hlo_parser.h"
-#include "tools/hlo-fuzz/generator.h"
-#include "tools/hlo-fuzz/trace_corpus.h"
+#include "triage/fuzz/generator.h"
+#include "triage/fuzz/trace_corpus.h"
 
 using namespace trench;
 using namespace trench::fuzz;

@@ -11,7 +11,7 @@
 #include "agents/http_client.h"
 #include "base/json.h"
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/triage_report.h"
+#include "orchestrator/pipeline/triage_report.h"
 
 namespace trench::cli {
 namespace {

@@ -1,16 +1,16 @@
 // `trench demo [--bug X | --all] [--dir D] [--config F] [--source DIR]
 // [--timeout S] [--give-up S] [--reuse BUILDER_DIR]`:
 // the service end to end on a target repository made from our own
-// compiler, with built-in brains (orchestrator/demo.h).
+// compiler, with built-in brains (orchestrator/demo/demo.h).
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/demo.h"
-#include "orchestrator/logging.h"
-#include "tools/hlo-diff/target_flags.h"
+#include "orchestrator/demo/demo.h"
+#include "orchestrator/daemon/logging.h"
+#include "triage/case/target_flags.h"
 
 namespace trench::cli {
 namespace fs = std::filesystem;

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "orchestrator/cli/cli.h"
-#include "tools/hlo-diff/target_flags.h"
-#include "tools/hlo-fuzz/fuzz_flags.h"
+#include "triage/case/target_flags.h"
+#include "triage/fuzz/fuzz_flags.h"
 
 namespace trench::cli {
 namespace {

@@ -1,11 +1,11 @@
-// `trench serve --config FILE`: the daemon (orchestrator/daemon.h). Logs
+// `trench serve --config FILE`: the daemon (orchestrator/daemon/daemon.h). Logs
 // are set up from the config's "log" section before anything else runs.
 #include <spdlog/spdlog.h>
 
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/daemon.h"
-#include "orchestrator/daemon_config.h"
-#include "orchestrator/logging.h"
+#include "orchestrator/daemon/daemon.h"
+#include "orchestrator/config/daemon_config.h"
+#include "orchestrator/daemon/logging.h"
 
 namespace trench::cli {
 

@@ -1,7 +1,7 @@
 // `trench triage CASE_DIR`: the one-shot triage of a case, with no daemon
 // and no repository: hlo-diff's verdict, hlo-reduce, hlo-bisect's levels,
 // all in-process (the tools' Run* entry points), then the triage report
-// (orchestrator/triage_report.h).
+// (orchestrator/pipeline/triage_report.h).
 //
 // OUT (--out, default a fresh ./trench-triage-XXXXXX) receives
 // verdict.json, reduce/ (hlo-reduce's output; reduce/best is the minimized
@@ -14,7 +14,7 @@
 
 #include "base/json.h"
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/triage_report.h"
+#include "orchestrator/pipeline/triage_report.h"
 #include "tools/hlo-bisect/hlo_bisect.h"
 #include "tools/hlo-diff/hlo_diff.h"
 #include "tools/hlo-reduce/hlo_reduce.h"

@@ -8,7 +8,7 @@
 
 #include "agents/builtin_brains.h"
 #include "agents/patch_strategies.h"
-#include "agents/unified_diff.h"
+#include "git/unified_diff.h"
 #include "tests/agents/fake_toolbox.h"
 
 namespace trench::agents {

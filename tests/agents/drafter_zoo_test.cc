@@ -3,7 +3,7 @@
 // the culprit commit brings the bug's bug.patch plus an unrelated hunk in
 // another file, and a later commit shifts the patched file's lines. The
 // ToolBox's culprit_diff / read_source / try_patch run on the repository
-// through agents/git_patch.h; try_patch "passes" when head + candidate has
+// through git/patch_apply.h; try_patch "passes" when head + candidate has
 // the original source (with the later commit's change). Given the pass of
 // the bug's meta.json as the localization, the drafter must propose the
 // revert of the culprit's hunks in that file, and nothing else. One test
@@ -19,9 +19,9 @@
 #include <sstream>
 
 #include "agents/builtin_brains.h"
-#include "agents/git_patch.h"
+#include "git/patch_apply.h"
 #include "agents/sandbox_toolbox.h"
-#include "agents/unified_diff.h"
+#include "git/unified_diff.h"
 #include "tests/agents/fake_toolbox.h"
 
 namespace trench::agents {

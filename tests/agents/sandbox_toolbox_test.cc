@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tools/hlo-bisect/git_repo.h"
+#include "git/git_repo.h"
 
 namespace trench::agents {
 namespace {

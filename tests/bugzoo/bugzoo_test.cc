@@ -25,7 +25,7 @@
 #include "compiler/ir/opcode.h"
 #include "compiler/passes/pass_registry.h"
 #include "tests/bugzoo/zoo_witness.h"
-#include "tools/hlo-diff/case_bundle.h"
+#include "triage/case/case_bundle.h"
 
 namespace trench::bugzoo {
 namespace {

@@ -1,5 +1,5 @@
 // The bug zoo's patched builds, shared by the tests that run seeded bugs
-// (tests/bugzoo/bugzoo_test.cc, tests/tools/hlo-bisect/level_zoo_test.cc):
+// (tests/bugzoo/bugzoo_test.cc, tests/triage/localize/level_zoo_test.cc):
 // a copy of the target side under DIR/src with one -DTRENCH_TARGET_ONLY=ON
 // build in DIR/build (Release, -O1; ccache hits across runs: paths below
 // DIR are made relative and the cwd is not hashed), then per bug: Apply

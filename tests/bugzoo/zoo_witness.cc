@@ -4,9 +4,9 @@
 
 #include <cstdlib>
 
-#include "tools/hlo-diff/case_bundle.h"
-#include "tools/hlo-diff/target_runner.h"
-#include "tools/hlo-diff/verdict.h"
+#include "triage/case/case_bundle.h"
+#include "triage/case/target_runner.h"
+#include "triage/case/verdict.h"
 
 namespace trench::bugzoo {
 

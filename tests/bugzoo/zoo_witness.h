@@ -1,7 +1,7 @@
 // The bug zoo's witness runner: the verdict of one witness case (a case
-// bundle, tools/hlo-diff/case_bundle.h) for one hlo-run binary (any build
+// bundle, triage/case/case_bundle.h) for one hlo-run binary (any build
 // of the target, patched or not), through hlo-diff's target runner and
-// verdict (tools/hlo-diff/verdict.h: the numerics contract decides, unless
+// verdict (triage/case/verdict.h: the numerics contract decides, unless
 // the case's options say "near" or "exact").
 #pragma once
 

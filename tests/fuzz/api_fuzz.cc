@@ -1,4 +1,4 @@
-// fuzz-libs: trench_orchestrator
+// fuzz-libs: trench_api
 // The HTTP API's request handling without the socket: the first line of the
 // input is "METHOD TARGET" (the target through ParseTarget), a second line
 // "auth" sends the right bearer token, the rest is the body. Every request
@@ -16,9 +16,9 @@
 #include <string_view>
 
 #include "base/json.h"
-#include "orchestrator/api_handlers.h"
-#include "orchestrator/api_request.h"
-#include "orchestrator/store.h"
+#include "orchestrator/api/api_handlers.h"
+#include "orchestrator/api/api_request.h"
+#include "orchestrator/store/store.h"
 
 namespace {
 

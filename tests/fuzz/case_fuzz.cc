@@ -1,4 +1,4 @@
-// fuzz-libs: tool_hlo_fuzz
+// fuzz-libs: trench_fuzz
 // Case bundles and option documents: the input becomes the case.json of a
 // case directory (module.hlo and inputs/0.npy fixed) read with ReadCase,
 // and, parsed as JSON, the case options and the generator options. Any of
@@ -15,8 +15,8 @@
 #include <string_view>
 
 #include "base/json.h"
-#include "tools/hlo-diff/case_bundle.h"
-#include "tools/hlo-fuzz/generator.h"
+#include "triage/case/case_bundle.h"
+#include "triage/fuzz/generator.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
-// fuzz-libs: trench_orchestrator
-// The triage report (orchestrator/triage_report.h) over arbitrary JSON: the
+// fuzz-libs: trench_pipeline
+// The triage report (orchestrator/pipeline/triage_report.h) over arbitrary JSON: the
 // API's bug object comes from a server, so any shape must render or give
 // an error, never crash. The input is parsed as JSON and given to both
 // renderers as is, and as the "bug" member (so that random JSON reaches
@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "base/json.h"
-#include "orchestrator/triage_report.h"
+#include "orchestrator/pipeline/triage_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

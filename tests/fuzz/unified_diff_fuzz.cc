@@ -1,5 +1,5 @@
-// fuzz-libs: trench_agents
-// Parses arbitrary bytes as a unified diff (agents/unified_diff.h; LLM
+// fuzz-libs: trench_git
+// Parses arbitrary bytes as a unified diff (git/unified_diff.h; LLM
 // replies and commit diffs reach this parser). A diff that parses must
 // render to text that parses back to the same rendering; reverting twice
 // is stable; its hunks, moved onto a file made of their own pre-images,
@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "agents/unified_diff.h"
+#include "git/unified_diff.h"
 
 namespace {
 

@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include "tools/hlo-bisect/commit_builder.h"
-#include "tools/hlo-bisect/git_repo.h"
-#include "tools/hlo-diff/target_flags.h"
+#include "git/commit_builder.h"
+#include "git/git_repo.h"
+#include "triage/case/target_flags.h"
 
 namespace trench {
 namespace {

@@ -7,11 +7,11 @@
 #include <string>
 
 #include "base/sha256.h"
-#include "tools/hlo-bisect/commit_bisect.h"
-#include "tools/hlo-bisect/commit_builder.h"
-#include "tools/hlo-bisect/git_repo.h"
-#include "tools/hlo-diff/case_bundle.h"
-#include "tools/hlo-diff/target_flags.h"
+#include "git/commit_bisect.h"
+#include "git/commit_builder.h"
+#include "git/git_repo.h"
+#include "triage/case/case_bundle.h"
+#include "triage/case/target_flags.h"
 
 namespace trench {
 namespace {

@@ -8,11 +8,11 @@
 
 #include "tools/hlo-bisect/build_cli.h"
 #include "tools/hlo-bisect/commit_cli.h"
-#include "tools/hlo-bisect/localization_report.h"
-#include "tools/hlo-bisect/localize.h"
-#include "tools/hlo-diff/case_bundle.h"
-#include "tools/hlo-diff/target_flags.h"
-#include "tools/hlo-diff/target_runner.h"
+#include "triage/localize/localization_report.h"
+#include "triage/localize/localize.h"
+#include "triage/case/case_bundle.h"
+#include "triage/case/target_flags.h"
+#include "triage/case/target_runner.h"
 
 namespace trench {
 namespace {

@@ -12,10 +12,10 @@
 
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/random_inputs.h"
-#include "tools/hlo-diff/case_bundle.h"
-#include "tools/hlo-diff/target_flags.h"
-#include "tools/hlo-diff/target_runner.h"
-#include "tools/hlo-diff/verdict.h"
+#include "triage/case/case_bundle.h"
+#include "triage/case/target_flags.h"
+#include "triage/case/target_runner.h"
+#include "triage/case/verdict.h"
 
 namespace trench {
 namespace {

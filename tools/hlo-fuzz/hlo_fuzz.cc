@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "tools/hlo-fuzz/fuzz_flags.h"
+#include "triage/fuzz/fuzz_flags.h"
 
 namespace trench {
 namespace {

@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <string>
 
-#include "tools/hlo-diff/case_bundle.h"
-#include "tools/hlo-diff/target_flags.h"
-#include "tools/hlo-diff/target_runner.h"
-#include "tools/hlo-reduce/interestingness.h"
-#include "tools/hlo-reduce/reducer.h"
-#include "tools/hlo-reduce/reduction_pass.h"
+#include "triage/case/case_bundle.h"
+#include "triage/case/target_flags.h"
+#include "triage/case/target_runner.h"
+#include "triage/reduce/interestingness.h"
+#include "triage/reduce/reducer.h"
+#include "triage/reduce/reduction_pass.h"
 
 namespace trench {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/hlo-run/hlo_run_request.h"
+#include "compiler/driver/run_request.h"
 
 namespace trench {
 namespace {

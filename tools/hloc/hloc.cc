@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/hloc/hloc_common.h"
+#include "compiler/driver/target_driver.h"
 
 namespace trench {
 namespace {

@@ -6,11 +6,11 @@
 //   hloc --capabilities      JSON: ops, dtypes, flags, version
 //   hloc --help
 //
-// Flags take `--f=v` or `--f v`. Exit codes (hloc_common.h): 0 ok; 1 bad
+// Flags take `--f=v` or `--f v`. Exit codes (target_driver.h): 0 ok; 1 bad
 // input (unreadable module, parse/verifier error, unwritable output); 2
 // usage; 3 compile error (unsupported op or dtype, unknown tap, ...), with
 // the message on `err`. With TRENCH_PASS_TRACE=FILE in the environment,
-// every pass entered is appended to FILE (hloc_common.h).
+// every pass entered is appended to FILE (target_driver.h).
 #pragma once
 
 #include <ostream>

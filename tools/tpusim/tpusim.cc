@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/tpusim/tpusim_io.h"
+#include "compiler/driver/run_io.h"
 
 namespace trench {
 namespace {

@@ -22,7 +22,7 @@
 #include "compiler/ir/hlo_parser.h"
 #include "oracle/numerics_contract.h"
 #include "tests/compiler/codegen/codegen_test_util.h"
-#include "tools/hlo-fuzz/generator.h"
+#include "triage/fuzz/generator.h"
 
 namespace trench::codegen::testing {
 namespace {

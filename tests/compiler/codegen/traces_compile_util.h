@@ -1,13 +1,13 @@
 // Production traces through the target: every module of shared/traces/
 // (see its README) is cut into subgraphs the code generator can compile
-// (compiler/ir/subgraph.h), and each subgraph is compiled, run on the
+// (triage/fuzz/subgraph.h), and each subgraph is compiled, run on the
 // simulator on random inputs and compared with the oracle. Shared by
 // tests/compiler/codegen/traces_compile_test.cc (fails on any crash or
 // disagreement) and bench/trace_compile.cc (prints the table).
 //
 // The predicate "can the target run this instruction": not a parameter;
 // its opcode is in codegen::SupportedOps(); the instruction alone
-// (IsolateInstruction), scaled by ScaleShapes (compiler/ir/subgraph.h) when
+// (IsolateInstruction), scaled by ScaleShapes (triage/fuzz/subgraph.h) when
 // an array has more than kMaxElements elements, verifies; and a trial
 // compile of it succeeds (reasons name the category, then the opcode:
 // "unsupported opcode: rng"); verdicts are cached by the isolated
@@ -45,7 +45,7 @@
 #include "compiler/ir/hlo_printer.h"
 #include "compiler/ir/hlo_text_file.h"
 #include "compiler/ir/random_inputs.h"
-#include "compiler/ir/subgraph.h"
+#include "triage/fuzz/subgraph.h"
 #include "compiler/ir/verifier.h"
 #include "oracle/comparator.h"
 #include "oracle/evaluator.h"

@@ -11,7 +11,7 @@
 
 #include "base/sha256.h"
 #include "orchestrator/cli/cli.h"
-#include "tests/orchestrator/api_test_util.h"
+#include "tests/orchestrator/api/api_test_util.h"
 
 namespace trench::orchestrator::testing {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/daemon_config.h"
+#include "orchestrator/config/daemon_config.h"
 
 namespace trench::cli {
 namespace {

@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "compiler/ir/npy.h"
-#include "tests/tools/hlo-diff/hlo_diff_test_util.h"
+#include "tests/triage/case/hlo_diff_test_util.h"
 #include "tools/hlo-bisect/hlo_bisect.h"
-#include "tools/hlo-bisect/localize.h"
+#include "triage/localize/localize.h"
 
 namespace trench {
 namespace {

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "base/json.h"
-#include "tests/tools/hlo-bisect/commit_test_util.h"
+#include "tests/git/commit_test_util.h"
 
 namespace trench {
 namespace {

@@ -3,10 +3,10 @@
 #include <filesystem>
 #include <sstream>
 
-#include "tests/tools/hlo-reduce/reduce_test_util.h"
-#include "tools/hlo-diff/subprocess.h"
+#include "tests/triage/reduce/reduce_test_util.h"
+#include "base/subprocess.h"
 #include "tools/hlo-reduce/hlo_reduce.h"
-#include "tools/hlo-reduce/reduction_pass.h"
+#include "triage/reduce/reduction_pass.h"
 
 namespace trench {
 namespace {

@@ -1,0 +1,40 @@
+// One hlo-run job: load, compile, run, write. Shared by the one-shot command
+// line and `--serve`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "compiler/driver/target_driver.h"
+
+namespace trench::hlo_run {
+
+struct Request {
+  std::string module_text;               // HLO text.
+  std::string module_origin;             // Path, or "<request>", for messages.
+  std::vector<std::string> input_files;  // One .npy per array input leaf.
+  std::optional<uint64_t> seed;          // Random inputs instead of files.
+  std::string output_dir;
+  hloc::CompileFlags compile;
+};
+
+struct Outcome {
+  int exit_code = 0;  // target_driver.h's exit codes.
+  // ok | bad_input | compile_error | run_crash | memory_error | timeout.
+  std::string status;
+  std::string message;
+  Json report;  // What D/report.json holds (null if it was not written).
+};
+
+// Runs the job; never throws. Inputs: files are matched in order with the
+// entry parameters' array leaves (flattened); with a seed they are
+// RandomArguments(entry, seed) (as hlo-eval's, bit for bit) and are also
+// written to D/inputs/<i>.npy. Writes D/<i>.npy, D/taps/<label>.npy and
+// D/report.json: tpusim's report when the program ran, else {"status",
+// "message", "stage": "load"|"compile"|"run"}.
+Outcome Execute(const Request& request);
+
+}  // namespace trench::hlo_run

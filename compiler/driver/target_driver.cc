@@ -1,0 +1,290 @@
+#include "compiler/driver/target_driver.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/ir/hlo_parser.h"
+#include "compiler/ir/hlo_printer.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/pass_registry.h"
+#include "tpu/assembler.h"
+
+namespace trench::hloc {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+Status WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) return IoError(path.string() + ": cannot write");
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError(path + ": cannot open for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return IoError(path + ": read failed");
+  return ss.str();
+}
+
+StatusOr<std::unique_ptr<HloModule>> LoadModuleText(std::string_view text,
+                                                    const std::string& origin) {
+  auto m = ParseHloModule(text);
+  if (!m.ok()) return InvalidArgument(origin + ":" + m.status().message());
+  Status v = VerifyModule(**m);
+  if (!v.ok()) return InvalidArgument(origin + ": " + v.message());
+  return m;
+}
+
+StatusOr<bool> ApplyCompileFlag(const std::string& name,
+                                const std::string& value, CompileFlags* flags) {
+  auto number = [&]() -> StatusOr<int64_t> {
+    int64_t n = 0;
+    auto [p, ec] =
+        std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || p != value.data() + value.size() || n < 0) {
+      return InvalidArgument("--" + name +
+                             ": expected a non-negative integer, got '" +
+                             value + "'");
+    }
+    return n;
+  };
+  codegen::CompileOptions& o = flags->options;
+  if (name == "disable-passes") {
+    o.disabled_passes = SplitList(value);
+    for (const std::string& p : o.disabled_passes) {
+      if (FindPass(p) == nullptr && p != "buffer-assignment") {
+        RETURN_IF_ERROR(ParsePassList(p).status());
+      }
+    }
+  } else if (name == "pass-limit") {
+    ASSIGN_OR_RETURN(o.pass_limit, number());
+  } else if (name == "rewrite-limit") {
+    ASSIGN_OR_RETURN(o.rewrite_limit, number());
+  } else if (name == "taps") {
+    o.taps_all = value == "all";
+    o.taps = o.taps_all ? std::vector<std::string>{} : SplitList(value);
+    if (!o.taps_all && o.taps.empty()) {
+      return InvalidArgument("--taps: expected 'all' or instruction names");
+    }
+  } else if (name == "dump-dir") {
+    if (value.empty()) return InvalidArgument("--dump-dir: empty path");
+    flags->dump_dir = value;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const char* CompileFlagsUsage() {
+  return "  --disable-passes=a,b   passes not to run (names as in "
+         "--capabilities \"passes\")\n"
+         "  --pass-limit=N         run only the first N pass executions\n"
+         "  --rewrite-limit=N      allow only the first N rewrites\n"
+         "  --taps=all|name,...    expose instruction values as tap outputs\n"
+         "  --dump-dir=D           write module.hlo, passes/NN.<pass>.hlo, "
+         "optimized.hlo,\n"
+         "                         prog.tpux, kernels/*.s, rewrites.log, "
+         "compile.json to D\n";
+}
+
+Json Capabilities() {
+  Json j = Json::MakeObject();
+  j["tool"] = "hloc";
+  j["version"] = kVersion;
+  j["tpux_version"] = tpu::kTpuxVersion;
+  Json ops = Json::MakeArray();
+  for (const std::string& op : codegen::SupportedOps()) ops.push_back(op);
+  j["ops"] = std::move(ops);
+  Json dtypes = Json::MakeArray();
+  for (const std::string& t : codegen::SupportedDtypes()) dtypes.push_back(t);
+  j["dtypes"] = std::move(dtypes);
+  Json flags = Json::MakeArray();
+  for (const char* f : {"--disable-passes", "--pass-limit", "--rewrite-limit",
+                        "--taps", "--dump-dir"}) {
+    flags.push_back(f);
+  }
+  j["flags"] = std::move(flags);
+  Json passes = Json::MakeArray();
+  for (const PassInfo& p : RegisteredPasses()) {
+    Json e = Json::MakeObject();
+    e["name"] = std::string(p.name);
+    e["description"] = std::string(p.description);
+    e["required"] = p.stage == PassStage::kRequired;
+    passes.push_back(std::move(e));
+  }
+  j["passes"] = std::move(passes);
+  j["taps"] = true;
+  j["serve"] = true;
+  Json codes = Json::MakeObject();
+  codes["ok"] = kExitOk;
+  codes["bad_input"] = kExitBadInput;
+  codes["usage"] = kExitUsage;
+  codes["compile_error"] = kExitCompileError;
+  codes["run_crash"] = kExitRunCrash;
+  codes["memory_error"] = kExitMemoryError;
+  codes["timeout"] = kExitTimeout;
+  j["exit_codes"] = std::move(codes);
+  return j;
+}
+
+namespace {
+
+int pass_trace_fd = -1;
+
+// Appends "enter <pass> <execution>\n" (or "exit compile\n" for execution
+// -1) with one write(2), so the line is in the file even if the pass then
+// crashes the process.
+void TracePassEnter(std::string_view pass, int64_t execution) {
+  if (pass_trace_fd < 0) return;
+  std::string line = execution < 0 ? std::string("exit compile\n")
+                                   : "enter " + std::string(pass) + " " +
+                                         std::to_string(execution) + "\n";
+  ssize_t n = ::write(pass_trace_fd, line.data(), line.size());
+  (void)n;  // Best effort: tracing never fails a compile.
+}
+
+}  // namespace
+
+void InstallPassTraceFromEnv() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  const char* path = std::getenv(kPassTraceEnv);
+  if (path == nullptr || *path == '\0') return;
+  pass_trace_fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (pass_trace_fd >= 0) SetPassEnterHook(&TracePassEnter);
+}
+
+StatusOr<codegen::Compilation> CompileWithFlags(const HloModule& module,
+                                                const CompileFlags& flags) {
+  InstallPassTraceFromEnv();
+  codegen::CompileOptions options = flags.options;
+  if (!flags.dump_dir.empty()) {
+    options.pass_dump_dir = (fs::path(flags.dump_dir) / "passes").string();
+  }
+  ASSIGN_OR_RETURN(codegen::Compilation c, codegen::Compile(module, options));
+  TracePassEnter("", -1);  // "exit compile": the compiler finished.
+  if (!flags.dump_dir.empty()) {
+    RETURN_IF_ERROR(DumpArtifacts(flags.dump_dir, module, c, flags.options));
+  }
+  return c;
+}
+
+Json CompileReport(const codegen::Compilation& c) {
+  Json j = Json::MakeObject();
+  j["status"] = "ok";
+  Json passes = Json::MakeArray();
+  for (const PassRunStats& st : c.passes) {
+    Json p = Json::MakeObject();
+    p["pass"] = st.pass;
+    p["execution"] = st.execution;
+    p["skipped"] = st.skipped;
+    p["required"] = st.required;
+    p["changed"] = st.changed;
+    p["rewrites"] = st.rewrites;
+    p["seconds"] = st.seconds;
+    passes.push_back(std::move(p));
+  }
+  j["passes"] = std::move(passes);
+  j["pass_executions"] = c.pass_executions;
+  j["rewrites_allowed"] = c.rewrites_allowed;
+  j["rewrite_decisions"] = static_cast<int64_t>(c.decisions.size());
+  const RewriteDecision* last = nullptr;
+  for (const RewriteDecision& d : c.decisions) {
+    if (d.allowed) last = &d;
+  }
+  if (last != nullptr) {
+    Json l = Json::MakeObject();
+    l["pass"] = last->pass;
+    l["site"] = last->site;
+    l["instruction"] = last->instruction;
+    l["index"] = last->index;
+    j["last_rewrite"] = std::move(l);
+  } else {
+    j["last_rewrite"] = Json();
+  }
+  j["buffer_assignment"] = c.buffer_assignment;
+  j["kernels"] = static_cast<int64_t>(c.executable.kernels.size());
+  j["buffers"] = static_cast<int64_t>(c.executable.buffers.size());
+  int64_t hbm = 0;
+  for (const tpu::BufferDecl& b : c.executable.buffers) hbm += b.bytes;
+  j["hbm_bytes"] = hbm;
+  Json gone = Json::MakeArray();
+  for (const std::string& t : c.taps_unavailable) gone.push_back(t);
+  j["taps_unavailable"] = std::move(gone);
+  return j;
+}
+
+Json CompileErrorReport(const std::string& message) {
+  Json j = Json::MakeObject();
+  j["status"] = "compile_error";
+  j["message"] = message;
+  return j;
+}
+
+Status DumpArtifacts(const std::string& dir, const HloModule& module,
+                     const codegen::Compilation& c,
+                     const codegen::CompileOptions& options) {
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "kernels", ec);
+  if (ec) return IoError(dir + ": cannot create: " + ec.message());
+  RETURN_IF_ERROR(
+      WriteText(fs::path(dir) / "module.hlo", PrintHloModule(module)));
+  RETURN_IF_ERROR(
+      WriteText(fs::path(dir) / "optimized.hlo", PrintHloModule(*c.optimized)));
+  RETURN_IF_ERROR(WriteText(fs::path(dir) / "prog.tpux",
+                            tpu::WriteExecutable(c.executable)));
+  for (const tpu::Kernel& k : c.executable.kernels) {
+    RETURN_IF_ERROR(WriteText(fs::path(dir) / "kernels" / (k.name + ".s"),
+                              tpu::PrintKernel(k)));
+  }
+  std::string log;
+  for (const RewriteDecision& d : c.decisions) {
+    log += std::to_string(d.index) + (d.allowed ? " allowed " : " denied ") +
+           d.pass + " " + d.site + " " + d.instruction + "\n";
+  }
+  RETURN_IF_ERROR(WriteText(fs::path(dir) / "rewrites.log", log));
+  RETURN_IF_ERROR(WriteText(fs::path(dir) / "compile.json",
+                            CompileReport(c).DumpPretty() + "\n"));
+  Json o = Json::MakeObject();
+  Json disabled = Json::MakeArray();
+  for (const std::string& p : options.disabled_passes) disabled.push_back(p);
+  o["disable_passes"] = std::move(disabled);
+  o["pass_limit"] = options.pass_limit ? Json(*options.pass_limit) : Json();
+  o["rewrite_limit"] =
+      options.rewrite_limit ? Json(*options.rewrite_limit) : Json();
+  o["taps_all"] = options.taps_all;
+  Json taps = Json::MakeArray();
+  for (const std::string& t : options.taps) taps.push_back(t);
+  o["taps"] = std::move(taps);
+  return WriteText(fs::path(dir) / "options.json", o.DumpPretty() + "\n");
+}
+
+}  // namespace trench::hloc

@@ -1,0 +1,286 @@
+#include "git/commit_bisect.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "triage/case/verdict.h"
+
+namespace trench::hlo_bisect {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string Fixed1(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", s);
+  return buf;
+}
+
+// One tested commit.
+struct Tested {
+  bool built = false;
+  std::string status;  // Verdict status ("" when not built).
+  Json verdict;
+  Json step;
+};
+
+class Bisector {
+ public:
+  Bisector(const hlo_diff::Case& c, GitRepo& repo, CommitBuilder& builder,
+           const CommitBisectOptions& options)
+      : case_(c), repo_(repo), builder_(builder), options_(options) {}
+
+  StatusOr<Json> Run();
+
+ private:
+  void Progress(const std::string& line) {
+    if (options_.progress) options_.progress(line);
+  }
+  // Builds `rev` (under `key`, "" for its sha) and runs the case on it.
+  StatusOr<Tested> Test(const std::string& rev, const std::string& key,
+                        const std::string& role);
+  Outcome Classify(const Tested& t, std::string* reason) const;
+
+  const hlo_diff::Case& case_;
+  GitRepo& repo_;
+  CommitBuilder& builder_;
+  const CommitBisectOptions& options_;
+  std::string bad_status_;
+  Json steps_ = Json::MakeArray();
+};
+
+StatusOr<Tested> Bisector::Test(const std::string& rev, const std::string& key,
+                                const std::string& role) {
+  const auto start = Clock::now();
+  ASSIGN_OR_RETURN(CommitInfo info, repo_.Describe(rev));
+  ASSIGN_OR_RETURN(BuildResult b, key.empty()
+                                      ? builder_.Build(info.sha)
+                                      : builder_.BuildAs(info.sha, key));
+  Tested t;
+  t.built = b.built;
+  Progress("build " + info.ShortSha() + " " + info.summary + ": " +
+           (b.built ? "ok" : "does not build (" + b.reason + ")") +
+           (b.cached ? " [cached]" : " (" + Fixed1(b.seconds) + " s)"));
+  if (b.built) {
+    hlo_diff::TargetSpec spec =
+        hlo_diff::TargetSpec::FromBinaryDir(b.bin_dir, options_.mode);
+    spec.timeout_seconds = options_.run_timeout_seconds;
+    hlo_diff::TargetRunner runner(spec);
+    const std::string work =
+        (fs::path(options_.work_dir) / "runs" / b.key).string();
+    ASSIGN_OR_RETURN(t.verdict, hlo_diff::ComputeVerdict(case_, runner, work));
+    const Json* s = t.verdict.Find("status");
+    t.status = s && s->is_string() ? s->string_value() : "";
+    Progress("test  " + info.ShortSha() + ": " + t.status);
+  }
+  Json step = Json::MakeObject();
+  step["commit"] = info.sha;
+  step["summary"] = info.summary;
+  step["role"] = role;
+  step["built"] = b.built;
+  step["cached"] = b.cached;
+  step["build_seconds"] = b.seconds;
+  step["status"] = b.built ? Json(t.status) : Json();
+  const Json* sig = t.verdict.Find("signature");
+  step["sig"] = sig && sig->Find("sig") ? *sig->Find("sig") : Json();
+  if (!b.built) {
+    step["reason"] = b.reason;
+    step["log_tail"] = b.log_tail;
+  }
+  step["seconds"] = SecondsSince(start);
+  t.step = std::move(step);
+  return t;
+}
+
+Outcome Bisector::Classify(const Tested& t, std::string* reason) const {
+  if (!t.built) {
+    *reason = "does not build";
+    return Outcome::kSkip;
+  }
+  if (t.status == "pass") return Outcome::kGood;
+  if (t.status == bad_status_) return Outcome::kBad;
+  *reason = "fails differently (" + t.status + ")";
+  return Outcome::kSkip;
+}
+
+StatusOr<Json> Bisector::Run() {
+  const auto start = Clock::now();
+  ASSIGN_OR_RETURN(CommitInfo good, repo_.Describe(options_.good));
+  ASSIGN_OR_RETURN(CommitInfo bad, repo_.Describe(options_.bad));
+  ASSIGN_OR_RETURN(std::vector<std::string> range,
+                   repo_.FirstParentRange(good.sha, bad.sha));
+  Progress(std::to_string(range.size()) + " commits in " + good.ShortSha() +
+           ".." + bad.ShortSha());
+
+  // 1. bad fails, good passes.
+  ASSIGN_OR_RETURN(Tested at_bad, Test(bad.sha, "", "bad"));
+  if (!at_bad.built) {
+    return FailedPrecondition(
+        "bad commit " + bad.ShortSha() +
+        " does not build: " + at_bad.step.Find("reason")->string_value());
+  }
+  if (!IsFailureStatus(at_bad.status)) {
+    return FailedPrecondition("the case does not fail at bad commit " +
+                              bad.ShortSha() + ": " + at_bad.status);
+  }
+  bad_status_ = at_bad.status;
+  at_bad.step["outcome"] = OutcomeName(Outcome::kBad);
+  steps_.push_back(at_bad.step);
+  ASSIGN_OR_RETURN(Tested at_good, Test(good.sha, "", "good"));
+  if (!at_good.built) {
+    return FailedPrecondition(
+        "good commit " + good.ShortSha() +
+        " does not build: " + at_good.step.Find("reason")->string_value());
+  }
+  if (at_good.status != "pass") {
+    return FailedPrecondition("the case does not pass at good commit " +
+                              good.ShortSha() + ": " + at_good.status);
+  }
+  at_good.step["outcome"] = OutcomeName(Outcome::kGood);
+  steps_.push_back(at_good.step);
+
+  // 2. The search over range[0..n-1]; search index i is range[i - 1].
+  BisectSearch search(range.size());
+  while (std::optional<size_t> i = search.Next()) {
+    ASSIGN_OR_RETURN(Tested t, Test(range[*i - 1], "", "search"));
+    std::string reason;
+    const Outcome o = Classify(t, &reason);
+    t.step["outcome"] = OutcomeName(o);
+    if (!reason.empty() && !t.step.Find("reason")) t.step["reason"] = reason;
+    steps_.push_back(t.step);
+    search.Mark(*i, o);
+  }
+  Json candidates = Json::MakeArray();
+  for (size_t i : search.Candidates()) {
+    ASSIGN_OR_RETURN(CommitInfo info, repo_.Describe(range[i - 1]));
+    candidates.push_back(info.ToJson());
+  }
+
+  Json report = Json::MakeObject();
+  report["good"] = good.ToJson();
+  report["bad"] = bad.ToJson();
+  report["commits"] = range.size();
+  Json bv = Json::MakeObject();
+  bv["status"] = bad_status_;
+  const Json* sig = at_bad.verdict.Find("signature");
+  bv["signature"] = sig ? *sig : Json();
+  report["bad_verdict"] = bv;
+  const bool found = candidates.size() == 1;
+  report["culprit"] = found ? candidates.array()[0] : Json();
+  report["candidates"] = candidates;
+
+  // 3. Confirmation by revert.
+  Json confirmation = Json::MakeObject();
+  confirmation["revert"] = Json();
+  confirmation["built"] = false;
+  confirmation["status"] = Json();
+  bool confirmed = false;
+  if (!found) {
+    confirmation["reason"] =
+        "only skipped commits are left: the first bad commit is one of " +
+        std::to_string(candidates.size());
+  } else if (!options_.confirm) {
+    confirmation["reason"] = "not asked for";
+  } else {
+    const std::string culprit =
+        candidates.array()[0].Find("sha")->string_value();
+    StatusOr<RevertResult> rev = repo_.RevertOnto(culprit, bad.sha);
+    if (!rev.ok()) {
+      confirmation["reason"] = rev.status().message();
+      Progress("revert: " + rev.status().message());
+    } else {
+      confirmation["revert"] = rev->sha;
+      confirmation["branch"] = rev->branch;
+      ASSIGN_OR_RETURN(
+          Tested t, Test(rev->sha, bad.sha + "-p" + rev->patch_hash, "revert"));
+      confirmation["built"] = t.built;
+      confirmation["status"] = t.built ? Json(t.status) : Json();
+      confirmed = t.built && t.status == "pass";
+      if (!t.built) {
+        confirmation["reason"] = "the revert does not build: " +
+                                 t.step.Find("reason")->string_value();
+      } else if (!confirmed) {
+        confirmation["reason"] =
+            "the case does not pass with the culprit reverted: " + t.status;
+      }
+      std::string ignored;
+      t.step["outcome"] = OutcomeName(Classify(t, &ignored));
+      steps_.push_back(t.step);
+    }
+  }
+  report["steps"] = steps_;
+  report["confirmed"] = confirmed;
+  report["confirmation"] = confirmation;
+  report["builds"] = builder_.builds();
+  report["cache_hits"] = builder_.cache_hits();
+  report["seconds"] = SecondsSince(start);
+  return report;
+}
+
+}  // namespace
+
+const char* OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kGood:
+      return "good";
+    case Outcome::kBad:
+      return "bad";
+    case Outcome::kSkip:
+      return "skip";
+  }
+  return "?";
+}
+
+bool IsFailureStatus(const std::string& status) {
+  return !status.empty() && status != "pass" && status != "invalid_input" &&
+         status != "oracle_unsupported" && status != "target_unsupported";
+}
+
+BisectSearch::BisectSearch(size_t n) : lo_(0), hi_(n), skipped_(n + 1) {}
+
+std::optional<size_t> BisectSearch::Next() const {
+  if (hi_ <= lo_ + 1) return std::nullopt;
+  const size_t mid = lo_ + (hi_ - lo_) / 2;
+  for (size_t d = 0; d < hi_ - lo_; ++d) {
+    // mid, mid + 1, mid - 1, mid + 2, ... within (lo_, hi_).
+    if (mid + d < hi_ && !skipped_[mid + d]) return mid + d;
+    if (d > 0 && mid >= lo_ + 1 + d && !skipped_[mid - d]) return mid - d;
+  }
+  return std::nullopt;
+}
+
+void BisectSearch::Mark(size_t i, Outcome outcome) {
+  if (i <= lo_ || i >= hi_) return;  // Already decided.
+  switch (outcome) {
+    case Outcome::kGood:
+      lo_ = i;
+      break;
+    case Outcome::kBad:
+      hi_ = i;
+      break;
+    case Outcome::kSkip:
+      skipped_[i] = true;
+      break;
+  }
+}
+
+std::vector<size_t> BisectSearch::Candidates() const {
+  std::vector<size_t> out;
+  for (size_t i = lo_ + 1; i <= hi_; ++i) out.push_back(i);
+  return out;
+}
+
+StatusOr<Json> BisectCommits(const hlo_diff::Case& c, GitRepo& repo,
+                             CommitBuilder& builder,
+                             const CommitBisectOptions& options) {
+  Bisector b(c, repo, builder, options);
+  return b.Run();
+}
+
+}  // namespace trench::hlo_bisect

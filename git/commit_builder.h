@@ -1,0 +1,104 @@
+// Builds commits of a target repository and caches the binaries by commit
+// (DESIGN.md "The daemon": the builder checks commits out into worktrees,
+// builds them, and caches by commit and by patch hash).
+//
+// Layout under the work directory W (reused across commits and runs, so
+// that builds stay incremental: the checkout only rewrites changed files,
+// and the build directory keeps its objects):
+//   W/src/     the worktree (GitRepo::CheckoutTo)
+//   W/build/   the build directory
+//   W/build.log  the last build's output
+//   W/lock       flock'ed during a checkout + build: runs sharing W wait
+// The cache C holds one entry per key (a commit sha, or "<base sha>-p<patch
+// hash>" for a patched commit such as a revert):
+//   C/<key>/result.json   {"key", "commit", "built", "seconds", "exit_code",
+//                          "timed_out", "reason", "log_tail"}
+//   C/<key>/bin/{hloc,tpusim,hlo-run}   when built
+// A commit that does not build is cached too (built: false), so it is not
+// built again.
+//
+// The build command runs through /bin/sh in W/src with its output in
+// W/build.log and this environment (added to ours):
+//   TRENCH_WORKTREE   W/src (also the working directory)
+//   TRENCH_BUILD_DIR  W/build: the binaries hloc, tpusim and hlo-run must
+//                     be there when the command succeeds
+//   TRENCH_COMMIT     the sha being built
+//   TRENCH_JOBS       parallel jobs (the number of CPUs)
+//   CCACHE_BASEDIR=W, CCACHE_NOHASHDIR=1 unless already set (ccache hits
+//                     across work directories)
+// A command that exits non-zero, times out, or leaves a binary missing
+// means "does not build".
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+#include "git/git_repo.h"
+
+namespace trench::hlo_bisect {
+
+// Our own target side: configure with CMake (Ninja when present, ccache as
+// the compiler launcher when present, -DTRENCH_TARGET_ONLY=ON, Release) and
+// build hloc, tpusim and hlo-run.
+std::string DefaultBuildCommand();
+
+struct BuilderOptions {
+  std::string work_dir;       // W (created).
+  std::string cache_dir;      // C (created).
+  std::string build_command;  // "" : DefaultBuildCommand().
+  double timeout_seconds = 3600;
+  size_t log_tail_bytes = 4096;
+};
+
+struct BuildResult {
+  std::string key;
+  std::string commit;
+  bool built = false;
+  bool cached = false;  // Taken from the cache (no build ran now).
+  std::string bin_dir;  // C/<key>/bin when built.
+  double seconds = 0;   // Of the build (the original one when cached).
+  int exit_code = -1;   // Of the build command (-1: signal or timeout).
+  bool timed_out = false;
+  std::string reason;    // Why it does not build ("" when built).
+  std::string log_tail;  // The end of the build log when it did not build.
+
+  // {"key", "commit", "built", "cached", "seconds", "exit_code",
+  //  "timed_out", "reason", "log_tail"}.
+  Json ToJson() const;
+};
+
+class CommitBuilder {
+ public:
+  // REQUIRES: `repo` outlives the builder.
+  CommitBuilder(GitRepo* repo, BuilderOptions options);
+
+  // Builds commit `rev` under the key of its sha, or returns the cached
+  // result. Errors are the harness's own (checkout, cache writes, the shell
+  // cannot be started); a failing build is a result.
+  StatusOr<BuildResult> Build(const std::string& rev);
+  // Builds commit `rev` under cache key `key` (e.g. a revert commit under
+  // "<base sha>-p<patch hash>", whose own sha changes with its time).
+  StatusOr<BuildResult> BuildAs(const std::string& rev, const std::string& key);
+
+  // Cached result for `key`, if complete (a "built" entry needs its
+  // binaries); NotFound otherwise.
+  StatusOr<BuildResult> Lookup(const std::string& key) const;
+
+  int builds() const { return builds_; }          // Builds run.
+  int cache_hits() const { return cache_hits_; }  // Results from the cache.
+  const BuilderOptions& options() const { return options_; }
+
+ private:
+  GitRepo* repo_;
+  BuilderOptions options_;
+  int builds_ = 0;
+  int cache_hits_ = 0;
+};
+
+// The binaries a build must produce.
+const std::vector<std::string>& TargetBinaries();
+
+}  // namespace trench::hlo_bisect

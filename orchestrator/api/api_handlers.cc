@@ -1,0 +1,278 @@
+// The API's routing, authentication and read endpoints; reports are in
+// api_reports.cc.
+#include "orchestrator/api/api_handlers.h"
+
+#include <charconv>
+#include <optional>
+
+#include "orchestrator/api/metrics.h"
+#include "orchestrator/store/records_json.h"
+
+namespace trench::orchestrator {
+namespace {
+
+constexpr std::string_view kBugsPrefix = "/api/v1/bugs/";
+constexpr std::string_view kPatchesPrefix = "/api/v1/patches/";
+constexpr std::string_view kReviewSuffix = "/review";
+
+ApiResponse MethodNotAllowed(const ApiRequest& request,
+                             std::string_view allowed) {
+  ApiResponse r =
+      ErrorResponse(405, "method_not_allowed",
+                    request.method + " is not allowed on " + request.path +
+                        " (allowed: " + std::string(allowed) + ")");
+  r.headers.emplace_back("Allow", std::string(allowed));
+  return r;
+}
+
+// A positive decimal integer, or nullopt.
+std::optional<int64_t> ParsePositive(std::string_view s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v <= 0) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+// Query parameter `key` as an integer >= min_value, or `fallback` when
+// absent. Errors name the parameter.
+StatusOr<int64_t> QueryInt(const ApiRequest& request, const std::string& key,
+                           int64_t fallback, int64_t min_value) {
+  auto it = request.query.find(key);
+  if (it == request.query.end()) return fallback;
+  int64_t v = 0;
+  const std::string& s = it->second;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < min_value) {
+    return InvalidArgument("query parameter '" + key +
+                           "' must be an integer >= " +
+                           std::to_string(min_value) + ", got '" + s + "'");
+  }
+  return v;
+}
+
+StatusOr<int> QueryLimit(const ApiRequest& request, const ApiOptions& options) {
+  ASSIGN_OR_RETURN(int64_t limit,
+                   QueryInt(request, "limit", options.default_limit, 1));
+  return static_cast<int>(std::min<int64_t>(limit, options.max_limit));
+}
+
+}  // namespace
+
+ApiResponse ApiHandlers::Handle(const ApiRequest& request) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Route(request);
+}
+
+void ApiHandlers::SetToolRunner(const ToolRunner* runner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  runner_ = runner;
+}
+
+ApiResponse ApiHandlers::Route(const ApiRequest& request) {
+  const std::string& p = request.path;
+  const bool get = request.method == "GET";
+  const bool post = request.method == "POST";
+  if (p == "/healthz") {
+    if (!get) return MethodNotAllowed(request, "GET");
+    Json ok = Json::MakeObject();
+    ok["status"] = "ok";
+    return JsonResponse(200, ok);
+  }
+  if (p == "/metrics") {
+    return get ? Metrics() : MethodNotAllowed(request, "GET");
+  }
+  if (p == "/api/v1/bugs") {
+    return get ? ListBugs(request) : MethodNotAllowed(request, "GET");
+  }
+  if (p == "/api/v1/events") {
+    return get ? ListEvents(request) : MethodNotAllowed(request, "GET");
+  }
+  if (p.starts_with(kBugsPrefix) && p.size() > kBugsPrefix.size() &&
+      p.find('/', kBugsPrefix.size()) == std::string::npos) {
+    if (!get) return MethodNotAllowed(request, "GET");
+    return GetBug(std::string_view(p).substr(kBugsPrefix.size()));
+  }
+  const bool is_review =
+      p.starts_with(kPatchesPrefix) && p.ends_with(kReviewSuffix) &&
+      p.size() > kPatchesPrefix.size() + kReviewSuffix.size();
+  if (p == "/api/v1/reports" || is_review) {
+    if (!post) return MethodNotAllowed(request, "POST");
+    if (std::optional<ApiResponse> denied = CheckToken(request)) {
+      return *denied;
+    }
+    if (!is_review) return PostReport(request);
+    std::string_view id = std::string_view(p).substr(
+        kPatchesPrefix.size(),
+        p.size() - kPatchesPrefix.size() - kReviewSuffix.size());
+    return Review(id, request);
+  }
+  return ErrorResponse(404, "not_found", "no route for " + p);
+}
+
+std::optional<ApiResponse> ApiHandlers::CheckToken(
+    const ApiRequest& request) const {
+  if (options_.token.empty()) {
+    return ErrorResponse(403, "forbidden",
+                         "writes are disabled: the daemon has no API token "
+                         "configured");
+  }
+  auto it = request.headers.find("authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (it == request.headers.end() || !it->second.starts_with(kBearer)) {
+    ApiResponse r = ErrorResponse(
+        401, "unauthorized",
+        "this request writes and needs an 'Authorization: Bearer <token>' "
+        "header");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return r;
+  }
+  if (!ConstantTimeEquals(std::string_view(it->second).substr(kBearer.size()),
+                          options_.token)) {
+    return ErrorResponse(403, "forbidden", "the bearer token is not valid");
+  }
+  return std::nullopt;
+}
+
+ApiResponse ApiHandlers::ListBugs(const ApiRequest& request) {
+  std::optional<BugState> state;
+  if (auto it = request.query.find("state"); it != request.query.end()) {
+    StatusOr<BugState> s = ParseBugState(it->second);
+    if (!s.ok()) return StatusResponse(s.status());
+    state = *s;
+  }
+  StatusOr<int64_t> after = QueryInt(request, "after", 0, 0);
+  if (!after.ok()) return StatusResponse(after.status());
+  StatusOr<int> limit = QueryLimit(request, options_);
+  if (!limit.ok()) return StatusResponse(limit.status());
+  StatusOr<std::vector<Bug>> bugs = store_->ListBugs(state, *after, *limit);
+  if (!bugs.ok()) return StatusResponse(bugs.status());
+  Json list = Json::MakeArray();
+  for (const Bug& b : *bugs) list.push_back(BugToJson(b));
+  Json body = Json::MakeObject();
+  body["bugs"] = std::move(list);
+  return JsonResponse(200, body);
+}
+
+ApiResponse ApiHandlers::GetBug(std::string_view id_text) {
+  std::optional<int64_t> id = ParsePositive(id_text);
+  if (!id) {
+    return ErrorResponse(404, "not_found",
+                         "no bug '" + std::string(id_text) +
+                             "' (bug ids are positive integers)");
+  }
+  StatusOr<Bug> bug = store_->GetBug(*id);
+  if (!bug.ok()) return StatusResponse(bug.status());
+  StatusOr<std::vector<Event>> events =
+      store_->ListEvents(*id, 0, options_.max_limit);
+  if (!events.ok()) return StatusResponse(events.status());
+  StatusOr<std::vector<Patch>> patches = store_->ListPatches(*id);
+  if (!patches.ok()) return StatusResponse(patches.status());
+  Json body = Json::MakeObject();
+  body["bug"] = BugToJson(*bug);
+  Json& ev = body["events"] = Json::MakeArray();
+  for (const Event& e : *events) ev.push_back(EventToJson(e));
+  Json& pa = body["patches"] = Json::MakeArray();
+  for (const Patch& p : *patches) pa.push_back(PatchToJson(p));
+  return JsonResponse(200, body);
+}
+
+ApiResponse ApiHandlers::Review(std::string_view id_text,
+                                const ApiRequest& request) {
+  std::optional<int64_t> id = ParsePositive(id_text);
+  if (!id) {
+    return ErrorResponse(404, "not_found",
+                         "no bug '" + std::string(id_text) +
+                             "' to review (bug ids are positive integers)");
+  }
+  StatusOr<Json> body = ParseBodyObject(request.body);
+  if (!body.ok()) return StatusResponse(body.status());
+  Status s = CheckFields(*body, {"decision", "comment"});
+  if (!s.ok()) return StatusResponse(s);
+  StatusOr<std::optional<std::string>> decision =
+      OptionalString(*body, "decision");
+  if (!decision.ok()) return StatusResponse(decision.status());
+  StatusOr<std::optional<std::string>> comment =
+      OptionalString(*body, "comment");
+  if (!comment.ok()) return StatusResponse(comment.status());
+  if (!*decision || (**decision != "approve" && **decision != "reject")) {
+    return ErrorResponse(400, "invalid_argument",
+                         "field 'decision' must be \"approve\" or \"reject\"");
+  }
+  const BugState to =
+      **decision == "approve" ? BugState::kApproved : BugState::kRejected;
+  Json evidence = Json::MakeObject();
+  evidence["event"] = "reviewed";
+  evidence["decision"] = **decision;
+  evidence["comment"] = comment->value_or("");
+  StatusOr<Bug> bug = store_->TransitionBug(*id, to, "api:review", evidence);
+  if (!bug.ok()) return StatusResponse(bug.status());
+  Json out = Json::MakeObject();
+  out["bug"] = BugToJson(*bug);
+  return JsonResponse(200, out);
+}
+
+ApiResponse ApiHandlers::ListEvents(const ApiRequest& request) {
+  StatusOr<int64_t> since = QueryInt(request, "since", 0, 0);
+  if (!since.ok()) return StatusResponse(since.status());
+  StatusOr<int> limit = QueryLimit(request, options_);
+  if (!limit.ok()) return StatusResponse(limit.status());
+  std::optional<int64_t> bug;
+  if (request.query.count("bug")) {
+    StatusOr<int64_t> b = QueryInt(request, "bug", 0, 1);
+    if (!b.ok()) return StatusResponse(b.status());
+    bug = *b;
+  }
+  std::optional<std::string> commit;
+  if (auto it = request.query.find("commit"); it != request.query.end()) {
+    if (bug) {
+      return ErrorResponse(400, "bad_request",
+                           "give 'bug' or 'commit', not both");
+    }
+    commit = it->second;
+  }
+  // Both kinds share one id sequence: the first `limit` of their merge
+  // are among the first `limit` of each.
+  std::vector<Event> events;
+  std::vector<CommitEvent> commits;
+  if (!commit) {
+    StatusOr<std::vector<Event>> e = store_->ListEvents(bug, *since, *limit);
+    if (!e.ok()) return StatusResponse(e.status());
+    events = std::move(*e);
+  }
+  if (!bug) {
+    StatusOr<std::vector<CommitEvent>> c =
+        store_->ListCommitEvents(commit, *since, *limit);
+    if (!c.ok()) return StatusResponse(c.status());
+    commits = std::move(*c);
+  }
+  Json body = Json::MakeObject();
+  Json& list = body["events"] = Json::MakeArray();
+  int64_t next = *since;
+  size_t b = 0, c = 0;
+  while (static_cast<int>(list.size()) < *limit &&
+         (b < events.size() || c < commits.size())) {
+    if (c == commits.size() ||
+        (b < events.size() && events[b].id < commits[c].id)) {
+      next = events[b].id;
+      list.push_back(EventToJson(events[b++]));
+    } else {
+      next = commits[c].id;
+      list.push_back(CommitEventToJson(commits[c++]));
+    }
+  }
+  body["next"] = next;
+  return JsonResponse(200, body);
+}
+
+ApiResponse ApiHandlers::Metrics() {
+  StatusOr<std::string> text = RenderMetrics(store_, runner_);
+  if (!text.ok()) return StatusResponse(text.status());
+  ApiResponse r;
+  r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  r.body = std::move(*text);
+  return r;
+}
+
+}  // namespace trench::orchestrator

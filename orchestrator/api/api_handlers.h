@@ -1,0 +1,87 @@
+// The HTTP API's endpoints (DESIGN.md "The daemon"), as plain functions of
+// an ApiRequest: no HTTP library here (http_server.h carries them).
+//
+//   POST /api/v1/reports            {"text"?, "title"?, "hlo"?, "inputs"?}
+//        text: free text; hlo: HLO module text (checked by the IR parser);
+//        inputs: the entry parameters as JSON literals in the conformance
+//        case format (compiler/ir/literal_json.h), one per parameter, only
+//        with hlo. At least one of text and hlo. Creates a bug in state
+//        new (with its case when hlo is given) -> 201 {"id", "case"?}.
+//   GET  /api/v1/bugs[?state=&after=&limit=]   -> {"bugs": [...]}
+//   GET  /api/v1/bugs/{id}          -> {"bug", "events", "patches"}
+//   POST /api/v1/patches/{id}/review {"decision": "approve"|"reject",
+//        "comment"?}: {id} is the bug whose proposed patch (branch
+//        trench/bug-<id>) is reviewed; moves it proposed -> approved or
+//        rejected -> {"bug": ...}.
+//   GET  /api/v1/events[?since=&limit=&bug=|commit=] -> {"events", "next"}
+//        One feed in id order: the bugs' state changes ({"kind": "bug",
+//        "bug_id", "from", "to", ...}) and the commits' events ({"kind":
+//        "commit", "event": "commit_landed"|"build_ready", "commit", ...});
+//        bug= lists only that bug's, commit= only that commit's. "next" is
+//        the last id listed (the since= of the next page).
+//   GET  /metrics                   Prometheus text (metrics.h)
+//   GET  /healthz                   -> {"status": "ok"}
+//
+// Every POST needs "Authorization: Bearer <token>": 401 without it, 403
+// with another token (compared in constant time), 403 for every write
+// when no token is configured. Errors are {"error": {"code", "message"}}
+// with 400 (bad JSON with line:column, wrong field types naming the field,
+// unknown fields, invalid HLO with line:column), 404 (unknown route or
+// id), 405 (wrong method, with Allow), 409 (illegal lifecycle move, with
+// the lifecycle's message), 500/503 (store errors). A failed request
+// writes nothing: each write is one store transaction after validation.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "orchestrator/api/api_request.h"
+#include "orchestrator/store/records_json.h"
+#include "orchestrator/store/store.h"
+
+namespace trench::orchestrator {
+
+class ToolRunner;
+
+struct ApiOptions {
+  std::string token;  // Bearer token for writes; empty: writes refused.
+  // When not empty, a reported HLO module is also written to
+  // <cases_dir>/<sha256>/module.hlo (the case row's path).
+  std::string cases_dir;
+  int default_limit = 100;  // List size when ?limit= is absent.
+  int max_limit = 1000;     // Larger ?limit= values are clamped.
+};
+
+class ApiHandlers {
+ public:
+  // `store` is not owned and must outlive the handlers.
+  ApiHandlers(Store* store, ApiOptions options)
+      : store_(store), options_(std::move(options)) {}
+
+  // Answers one request. Thread-safe: calls are serialised (the store is
+  // one connection). Never fails: errors are error responses.
+  ApiResponse Handle(const ApiRequest& request);
+  // The runner whose counters /metrics reports (null, the default: they
+  // read 0). Not owned; must outlive the handlers or be unset first.
+  // Thread-safe.
+  void SetToolRunner(const ToolRunner* runner);
+
+ private:
+  ApiResponse Route(const ApiRequest& request);
+  // The 401/403 response, or nullopt when the request may write.
+  std::optional<ApiResponse> CheckToken(const ApiRequest& request) const;
+  ApiResponse PostReport(const ApiRequest& request);
+  ApiResponse ListBugs(const ApiRequest& request);
+  ApiResponse GetBug(std::string_view id);
+  ApiResponse Review(std::string_view id, const ApiRequest& request);
+  ApiResponse ListEvents(const ApiRequest& request);
+  ApiResponse Metrics();
+
+  std::mutex mu_;
+  Store* store_;                        // Used under mu_.
+  const ToolRunner* runner_ = nullptr;  // GUARDED_BY(mu_)
+  ApiOptions options_;
+};
+
+}  // namespace trench::orchestrator

@@ -1,0 +1,154 @@
+// POST /api/v1/reports: validates a bug report and records it as a new bug
+// (and its case when it carries HLO).
+#include <filesystem>
+#include <fstream>
+
+#include "base/sha256.h"
+#include "compiler/ir/hlo_computation.h"
+#include "compiler/ir/hlo_instruction.h"
+#include "compiler/ir/hlo_parser.h"
+#include "compiler/ir/literal_json.h"
+#include "orchestrator/api/api_handlers.h"
+
+namespace trench::orchestrator {
+namespace {
+
+constexpr size_t kMaxTitle = 120;
+
+struct Report {
+  std::string text;
+  std::string title;
+  std::string hlo;
+  Json inputs;  // Array of literals (validated), or null.
+};
+
+// Checks `inputs` against the entry computation's parameters: one literal
+// per parameter, each with the parameter's shape.
+Status CheckInputs(const Json& inputs, const HloModule& module) {
+  if (!inputs.is_array()) {
+    return InvalidArgument("field 'inputs' must be an array, got " +
+                           std::string(JsonTypeName(inputs)));
+  }
+  const HloComputation* entry = module.entry_computation();
+  if (static_cast<int64_t>(inputs.size()) != entry->num_parameters()) {
+    return InvalidArgument("field 'inputs' has " +
+                           std::to_string(inputs.size()) +
+                           " literals, the HLO entry takes " +
+                           std::to_string(entry->num_parameters()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string where = "field 'inputs[" + std::to_string(i) + "]'";
+    StatusOr<Literal> lit = LiteralFromJson(inputs.array()[i]);
+    if (!lit.ok()) return lit.status().WithContext(where);
+    const Shape& want = entry->parameters()[i]->shape();
+    if (!lit->shape().Compatible(want)) {
+      return InvalidArgument(where + " has shape " +
+                             lit->shape().ToString(false) +
+                             ", the parameter is " + want.ToString(false));
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<Report> ParseReport(const std::string& body) {
+  ASSIGN_OR_RETURN(Json json, ParseBodyObject(body));
+  RETURN_IF_ERROR(CheckFields(json, {"text", "title", "hlo", "inputs"}));
+  Report r;
+  ASSIGN_OR_RETURN(auto text, OptionalString(json, "text"));
+  ASSIGN_OR_RETURN(auto title, OptionalString(json, "title"));
+  ASSIGN_OR_RETURN(auto hlo, OptionalString(json, "hlo"));
+  r.text = text.value_or("");
+  r.title = title.value_or("");
+  r.hlo = hlo.value_or("");
+  if (r.text.empty() && r.hlo.empty()) {
+    return InvalidArgument("a report needs 'text' or 'hlo' (or both)");
+  }
+  const Json* inputs = json.Find("inputs");
+  if (inputs != nullptr && r.hlo.empty()) {
+    return InvalidArgument("field 'inputs' needs 'hlo'");
+  }
+  if (!r.hlo.empty()) {
+    StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(r.hlo);
+    if (!module.ok()) {
+      return InvalidArgument("field 'hlo' is not a valid HLO module: " +
+                             module.status().message());
+    }
+    if (inputs != nullptr) {
+      RETURN_IF_ERROR(CheckInputs(*inputs, **module));
+      r.inputs = *inputs;
+    }
+  }
+  return r;
+}
+
+// The given title, else the text's first line, else a generic one.
+std::string TitleOf(const Report& r) {
+  std::string t = r.title;
+  if (t.empty()) t = r.text.substr(0, r.text.find('\n'));
+  if (t.empty()) t = "reported HLO module";
+  if (t.size() > kMaxTitle) t = t.substr(0, kMaxTitle - 3) + "...";
+  return t;
+}
+
+// Writes <dir>/module.hlo through a temporary file and a rename.
+Status WriteModuleFile(const std::string& dir, const std::string& hlo) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return IoError("cannot create " + dir + ": " + ec.message());
+  const std::string tmp = dir + "/module.hlo.tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << hlo;
+    if (!out.flush()) return IoError("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, dir + "/module.hlo", ec);
+  if (ec) return IoError("cannot write " + dir + "/module.hlo");
+  return Status::Ok();
+}
+
+}  // namespace
+
+ApiResponse ApiHandlers::PostReport(const ApiRequest& request) {
+  StatusOr<Report> report = ParseReport(request.body);
+  if (!report.ok()) return StatusResponse(report.status());
+  NewBug bug;
+  bug.title = TitleOf(*report);
+  bug.signature =
+      "report:" + Sha256Hex(report->text + '\0' + report->hlo).substr(0, 16);
+  Json details = Json::MakeObject();
+  details["source"] = "api";
+  Json& rep = details["report"] = Json::MakeObject();
+  rep["text"] = report->text;
+  if (!report->hlo.empty()) rep["hlo"] = report->hlo;
+  if (!report->inputs.is_null()) rep["inputs"] = report->inputs;
+  bug.details = std::move(details);
+  if (!report->hlo.empty()) {
+    // The case is content-addressed by the module text. Storing it is
+    // idempotent, so a case left behind by a failed CreateBug below is
+    // harmless (and reused by the next report of the same module).
+    const std::string sha = Sha256Hex(report->hlo);
+    std::string path;
+    if (!options_.cases_dir.empty()) {
+      path = options_.cases_dir + "/" + sha + "/";
+      Status s = WriteModuleFile(path, report->hlo);
+      if (!s.ok()) return StatusResponse(s);
+    }
+    Json origin = Json::MakeObject();
+    origin["source"] = "report";
+    StatusOr<bool> put = store_->PutCase(sha, path, origin);
+    if (!put.ok()) return StatusResponse(put.status());
+    bug.case_sha256 = sha;
+  }
+  Json evidence = Json::MakeObject();
+  evidence["event"] = "report_received";
+  StatusOr<int64_t> id = store_->CreateBug(bug, "api:report", evidence);
+  if (!id.ok()) return StatusResponse(id.status());
+  Json out = Json::MakeObject();
+  out["id"] = *id;
+  if (bug.case_sha256) out["case"] = *bug.case_sha256;
+  ApiResponse r = JsonResponse(201, out);
+  r.headers.emplace_back("Location", "/api/v1/bugs/" + std::to_string(*id));
+  return r;
+}
+
+}  // namespace trench::orchestrator

@@ -1,0 +1,69 @@
+// The daemon's HTTP/1.1 server (Boost.Beast) on the daemon's Asio event
+// loop. It only carries requests: each one becomes an ApiRequest, goes to
+// the handler, and the ApiResponse goes back. All Beast code of trench is
+// in http_server.cc.
+//
+// Per connection: keep-alive (as the client asks), a deadline on each read
+// (headers and body together), a header size limit (431) and a body size
+// limit (413, checked from Content-Length before the body is read, and
+// while reading a chunked body). Malformed HTTP gets 400. Those error
+// responses are JSON ({"error": {"code", "message"}}) and close the
+// connection. A handler exception (none are expected) becomes a 500.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "orchestrator/api/api_request.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
+
+namespace trench::orchestrator {
+
+struct HttpServerOptions {
+  std::string address = "127.0.0.1";
+  uint16_t port = 0;                       // 0: an ephemeral port.
+  size_t body_limit = size_t{8} << 20;     // Bytes; larger bodies get 413.
+  size_t header_limit = size_t{16} << 10;  // Bytes; larger headers get 431.
+  // A request must arrive completely within this time after the previous
+  // response (or the connection's start); otherwise the connection closes.
+  std::chrono::milliseconds read_timeout{30'000};
+  std::chrono::milliseconds write_timeout{30'000};
+};
+
+using HttpHandler = std::function<ApiResponse(const ApiRequest&)>;
+
+class HttpServer {
+ public:
+  // Binds and starts accepting on `ioc` (which the caller runs; handlers
+  // run on the threads that run it). `ioc` must outlive the server.
+  // Errors: InvalidArgument for a bad address; IoError when the address
+  // cannot be bound ("cannot listen on 127.0.0.1:80: Permission denied").
+  static StatusOr<std::unique_ptr<HttpServer>> Start(
+      boost::asio::io_context& ioc, const HttpServerOptions& options,
+      HttpHandler handler);
+  ~HttpServer();  // Stops accepting (as Stop()).
+
+  // The bound port (the real one when options.port was 0).
+  uint16_t port() const { return port_; }
+  // Stops accepting new connections; open connections finish their
+  // current request and close when the client is done or the io_context
+  // stops. Safe to call more than once, from any thread.
+  void Stop();
+
+ private:
+  struct Impl;
+  explicit HttpServer(std::shared_ptr<Impl> impl, uint16_t port)
+      : impl_(std::move(impl)), port_(port) {}
+  std::shared_ptr<Impl> impl_;
+  uint16_t port_;
+};
+
+}  // namespace trench::orchestrator

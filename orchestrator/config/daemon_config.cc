@@ -1,0 +1,248 @@
+// config/trench.json -> DaemonConfig (daemon_config.h). A small table-free
+// reader: each section names its fields, and anything else is refused.
+#include "orchestrator/config/daemon_config.h"
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace trench::orchestrator {
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& SwarmRoles() {
+  static const std::vector<std::string> roles = {
+      "stress_test_author", "reproducer", "minimizer", "patch_drafter"};
+  return roles;
+}
+
+namespace {
+
+// Reads the members of one JSON object, each through its own reader, and
+// refuses members nobody asked for.
+class Section {
+ public:
+  Section(const Json& object, std::string path, std::string file)
+      : object_(object), path_(std::move(path)), file_(std::move(file)) {}
+
+  Status Check() const {
+    if (!object_.is_object()) return Error("", "expected an object");
+    for (const auto& [key, value] : object_.object()) {
+      if (!known_.count(key)) {
+        return InvalidArgument(file_ + ": " + Name(key) +
+                               ": unknown field (a typo?)");
+      }
+    }
+    return Status::Ok();
+  }
+  Status Error(const std::string& key, const std::string& what) const {
+    std::string name = key.empty() ? path_ : Name(key);
+    return InvalidArgument(file_ + ": " + (name.empty() ? "" : name + ": ") +
+                           what);
+  }
+  const Json* Get(const std::string& key) {
+    known_.insert(key);
+    return object_.is_object() ? object_.Find(key) : nullptr;
+  }
+  std::string Name(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+
+  Status String(const std::string& key, std::string* out) {
+    const Json* v = Get(key);
+    if (!v) return Status::Ok();
+    if (!v->is_string())
+      return Error(key, "expected a string, got " + v->Dump());
+    *out = v->string_value();
+    return Status::Ok();
+  }
+  Status Path(const std::string& key, const std::string& base,
+              std::string* out) {
+    RETURN_IF_ERROR(String(key, out));
+    if (!out->empty() && fs::path(*out).is_relative()) {
+      *out = (fs::path(base) / *out).lexically_normal().string();
+    }
+    return Status::Ok();
+  }
+  Status PathList(const std::string& key, const std::string& base,
+                  std::vector<std::string>* out) {
+    const Json* v = Get(key);
+    if (!v) return Status::Ok();
+    if (!v->is_array()) return Error(key, "expected an array of paths");
+    out->clear();
+    for (const Json& e : v->array()) {
+      if (!e.is_string() || e.string_value().empty()) {
+        return Error(key, "expected an array of paths, got " + e.Dump());
+      }
+      fs::path p(e.string_value());
+      out->push_back((p.is_relative() ? fs::path(base) / p : p)
+                         .lexically_normal()
+                         .string());
+    }
+    return Status::Ok();
+  }
+  Status Bool(const std::string& key, bool* out) {
+    const Json* v = Get(key);
+    if (!v) return Status::Ok();
+    if (!v->is_bool())
+      return Error(key, "expected true or false, got " + v->Dump());
+    *out = v->bool_value();
+    return Status::Ok();
+  }
+  template <typename T>
+  Status Int(const std::string& key, int64_t min, int64_t max, T* out) {
+    const Json* v = Get(key);
+    if (!v) return Status::Ok();
+    if (!v->is_integer() || !v->GetInt64().ok() || *v->GetInt64() < min ||
+        *v->GetInt64() > max) {
+      return Error(key, "expected an integer in [" + std::to_string(min) +
+                            ", " + std::to_string(max) + "], got " + v->Dump());
+    }
+    *out = static_cast<T>(*v->GetInt64());
+    return Status::Ok();
+  }
+  Status Seconds(const std::string& key, double* out) {
+    const Json* v = Get(key);
+    if (!v) return Status::Ok();
+    if (!v->is_number() || v->number_value() < 0) {
+      return Error(key, "expected a number of seconds >= 0, got " + v->Dump());
+    }
+    *out = v->number_value();
+    return Status::Ok();
+  }
+  Status Amount(const std::string& key, double* out) {
+    const Json* v = Get(key);
+    if (!v) return Status::Ok();
+    if (!v->is_number() || v->number_value() < 0) {
+      return Error(key, "expected an amount >= 0, got " + v->Dump());
+    }
+    *out = v->number_value();
+    return Status::Ok();
+  }
+  Status OneOf(const std::string& key, const std::set<std::string>& values,
+               std::string* out) {
+    RETURN_IF_ERROR(String(key, out));
+    if (Get(key) && !values.count(*out)) {
+      std::string list;
+      for (const std::string& s : values)
+        list += (list.empty() ? "" : ", ") + s;
+      return Error(key, "expected one of " + list + ", got \"" + *out + "\"");
+    }
+    return Status::Ok();
+  }
+  // A nested object member, read by `body` (absent: nothing to read).
+  Status Object(const std::string& key,
+                const std::function<Status(Section&)>& body) {
+    const Json* v = Get(key);
+    if (!v) return Status::Ok();
+    Section inner(*v, Name(key), file_);
+    if (!v->is_object()) return inner.Error("", "expected an object");
+    RETURN_IF_ERROR(body(inner));
+    return inner.Check();
+  }
+
+ private:
+  const Json& object_;
+  std::string path_, file_;
+  std::set<std::string> known_;
+};
+
+Status ReadSwarm(Section& swarm, DaemonConfig* c) {
+  for (const std::string& role : SwarmRoles()) {
+    RETURN_IF_ERROR(swarm.Object(role, [&](Section& r) {
+      RoleConfig& rc = c->swarm[role];
+      RETURN_IF_ERROR(r.Int("count", 0, 64, &rc.count));
+      return r.OneOf("brain", {"builtin", "openai", "anthropic"}, &rc.brain);
+    }));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
+                                         const std::string& file_name,
+                                         const std::string& base_dir) {
+  StatusOr<Json> parsed = ParseJson(text);
+  if (!parsed.ok()) {
+    return InvalidArgument(file_name + ":" + parsed.status().message());
+  }
+  DaemonConfig c;
+  for (const std::string& role : SwarmRoles()) c.swarm[role] = RoleConfig{};
+  Section top(*parsed, "", file_name);
+  if (!parsed->is_object()) return top.Error("", "expected a JSON object");
+  RETURN_IF_ERROR(top.Path("var_dir", base_dir, &c.var_dir));
+  RETURN_IF_ERROR(top.Path("repo", base_dir, &c.repo));
+  RETURN_IF_ERROR(top.String("branch", &c.branch));
+  RETURN_IF_ERROR(top.String("good_commit", &c.good_commit));
+  RETURN_IF_ERROR(top.String("build_command", &c.build_command));
+  RETURN_IF_ERROR(top.Path("tools_dir", base_dir, &c.tools_dir));
+  RETURN_IF_ERROR(top.Path("prompts_dir", base_dir, &c.prompts_dir));
+  RETURN_IF_ERROR(top.Seconds("poll_seconds", &c.poll_seconds));
+  RETURN_IF_ERROR(top.Object("fuzz", [&](Section& f) {
+    RETURN_IF_ERROR(f.Seconds("budget_seconds", &c.fuzz_budget_seconds));
+    RETURN_IF_ERROR(f.Int("jobs", 1, 256, &c.fuzz_jobs));
+    RETURN_IF_ERROR(f.Int("seed", 0, INT64_MAX, &c.fuzz_seed));
+    RETURN_IF_ERROR(f.Bool("continuous", &c.fuzz_continuous));
+    return f.Path("corpus", base_dir, &c.fuzz_corpus);
+  }));
+  RETURN_IF_ERROR(top.Int("reproduce_runs", 1, 1000, &c.reproduce_runs));
+  RETURN_IF_ERROR(top.Seconds("reduce_seconds", &c.reduce_seconds));
+  RETURN_IF_ERROR(top.PathList("regression", base_dir, &c.regression));
+  RETURN_IF_ERROR(top.Seconds("verify_fuzz_seconds", &c.verify_fuzz_seconds));
+  RETURN_IF_ERROR(top.Int("max_draft_rounds", 1, 100, &c.max_draft_rounds));
+  RETURN_IF_ERROR(
+      top.Seconds("build_timeout_seconds", &c.build_timeout_seconds));
+  RETURN_IF_ERROR(top.Seconds("step_timeout_seconds", &c.step_timeout_seconds));
+  RETURN_IF_ERROR(
+      top.Int("max_concurrent_runs", 1, 1024, &c.max_concurrent_runs));
+  RETURN_IF_ERROR(top.Seconds("drain_seconds", &c.drain_seconds));
+  RETURN_IF_ERROR(top.Object("http", [&](Section& h) {
+    RETURN_IF_ERROR(h.String("address", &c.http_address));
+    RETURN_IF_ERROR(h.Int("port", 0, 65535, &c.http_port));
+    RETURN_IF_ERROR(h.String("token_env", &c.token_env));
+    return h.Int("body_limit", 1, int64_t{1} << 34, &c.body_limit);
+  }));
+  RETURN_IF_ERROR(top.Object("sandbox", [&](Section& s) {
+    RETURN_IF_ERROR(s.Bool("namespaces", &c.sandbox_namespaces));
+    RETURN_IF_ERROR(s.Int("uid", 1, 0x7fffffff, &c.sandbox_uid));
+    RETURN_IF_ERROR(s.Int("gid", 1, 0x7fffffff, &c.sandbox_gid));
+    return s.Int("memory_bytes", 0, INT64_MAX, &c.sandbox_memory_bytes);
+  }));
+  RETURN_IF_ERROR(top.Object("log", [&](Section& l) {
+    RETURN_IF_ERROR(l.OneOf("format", {"human", "json"}, &c.log_format));
+    return l.OneOf("level", {"trace", "debug", "info", "warn", "error"},
+                   &c.log_level);
+  }));
+  RETURN_IF_ERROR(
+      top.Object("swarm", [&](Section& s) { return ReadSwarm(s, &c); }));
+  if (const Json* llm = top.Get("llm")) {
+    if (!llm->is_object()) return top.Error("llm", "expected an object");
+    c.llm = *llm;
+  }
+  RETURN_IF_ERROR(top.Object("budgets", [&](Section& b) {
+    RETURN_IF_ERROR(b.Int("turns", 1, 10000, &c.budget_turns));
+    RETURN_IF_ERROR(b.Int("tokens", 1, INT64_MAX, &c.budget_tokens));
+    RETURN_IF_ERROR(b.Int("bug_tokens", 1, INT64_MAX, &c.budget_bug_tokens));
+    RETURN_IF_ERROR(b.Amount("bug_cost_usd", &c.budget_bug_cost_usd));
+    return b.Seconds("wall_seconds", &c.budget_wall_seconds);
+  }));
+  RETURN_IF_ERROR(top.Check());
+  if (c.repo.empty())
+    return top.Error("repo", "required (the target repository)");
+  if (c.var_dir.empty())
+    return top.Error("var_dir", "required (the state directory)");
+  return c;
+}
+
+StatusOr<DaemonConfig> LoadDaemonConfig(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot read config " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string base = fs::absolute(path).parent_path().string();
+  return ParseDaemonConfig(text.str(), path, base);
+}
+
+}  // namespace trench::orchestrator

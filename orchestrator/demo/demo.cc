@@ -1,0 +1,452 @@
+#include "orchestrator/demo/demo.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "orchestrator/api/api_handlers.h"
+#include "orchestrator/daemon/daemon.h"
+#include "orchestrator/demo/demo_repo.h"
+#include "orchestrator/store/job_queue.h"
+#include "orchestrator/pipeline/triage_report.h"
+#include "triage/case/case_bundle.h"
+#include "triage/reduce/reduction_pass.h"
+
+namespace trench::orchestrator {
+namespace fs = std::filesystem;
+using SteadyClock = std::chrono::steady_clock;
+
+StatusOr<std::vector<std::string>> ZooBugs(const std::string& source_dir) {
+  std::vector<std::string> ids;
+  std::error_code ec;
+  for (const auto& e :
+       fs::directory_iterator(fs::path(source_dir) / "tests/bugzoo", ec)) {
+    if (e.is_directory() && fs::exists(e.path() / "bug.patch", ec)) {
+      ids.push_back(e.path().filename().string());
+    }
+  }
+  if (ids.empty()) {
+    return NotFound("no bugzoo under " + source_dir + "/tests/bugzoo");
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+StatusOr<std::string> ResolveZooBug(const std::string& source_dir,
+                                    const std::string& bug) {
+  ASSIGN_OR_RETURN(std::vector<std::string> ids, ZooBugs(source_dir));
+  if (bug.empty()) {
+    std::random_device rd;
+    return ids[rd() % ids.size()];
+  }
+  std::string number = bug;
+  if (number.size() == 1) number = "0" + number;
+  for (const std::string& id : ids) {
+    if (id == bug || id.rfind(number + "-", 0) == 0) return id;
+  }
+  std::string list;
+  for (const std::string& id : ids) list += " " + id;
+  return NotFound("no zoo bug '" + bug + "'; there are:" + list);
+}
+
+namespace {
+
+double Since(SteadyClock::time_point t) {
+  return std::chrono::duration<double>(SteadyClock::now() - t).count();
+}
+
+std::string Str(const Json& j, const char* key) {
+  const Json* v = j.Find(key);
+  return v && v->is_string() ? v->string_value() : "";
+}
+
+int64_t Instructions(const std::string& case_dir) {
+  StatusOr<hlo_diff::Case> c = hlo_diff::ReadCase(case_dir);
+  return c.ok() ? hlo_reduce::MeasureCase(*c).instructions : 0;
+}
+
+// The bug the pipeline carries furthest (not a duplicate).
+std::optional<Bug> MainBug(Store& store) {
+  StatusOr<std::vector<Bug>> bugs = store.ListBugs(std::nullopt, 0, 1000);
+  if (!bugs.ok()) return std::nullopt;
+  std::optional<Bug> best;
+  for (const Bug& b : *bugs) {
+    if (b.state == BugState::kDuplicate) continue;
+    if (!best || static_cast<int>(b.state) > static_cast<int>(best->state)) {
+      best = b;
+    }
+  }
+  return best;
+}
+
+// Prints what happened since the last call: finished commit jobs and
+// bug events.
+class ProgressPrinter {
+ public:
+  ProgressPrinter(std::ostream& out, SteadyClock::time_point start)
+      : out_(out), start_(start) {}
+
+  void Print(Store& store) {
+    JobQueue q(&store);
+    if (StatusOr<std::vector<Job>> running = q.List(JobState::kLeased, 100);
+        running.ok()) {
+      for (const Job& j : *running) {
+        if (!started_.insert(j.id).second) continue;
+        if (j.kind == "build" || j.kind == "fuzz") {
+          Line() << j.kind << " " << Str(j.payload, "commit").substr(0, 12)
+                 << ": started\n";
+        } else if (const Json* bug = j.payload.Find("bug")) {
+          Line() << "bug " << bug->Dump() << ": " << j.kind << "...\n";
+        }
+      }
+    }
+    for (JobState s : {JobState::kDone, JobState::kFailed}) {
+      StatusOr<std::vector<Job>> jobs = q.List(s, 10000);
+      if (!jobs.ok()) continue;
+      for (const Job& j : *jobs) {
+        if (!jobs_.insert(j.id).second) continue;
+        if (j.kind != "build" && j.kind != "fuzz") continue;
+        const std::string sha = Str(j.payload, "commit").substr(0, 12);
+        std::string what;
+        if (s == JobState::kFailed) {
+          what = "failed: " + j.last_error;
+        } else if (j.kind == "build") {
+          const Json* built = j.result.Find("built");
+          what = built && built->is_bool() && built->bool_value()
+                     ? "built"
+                     : "does not build";
+        } else {
+          const Json* p = j.result.Find("programs");
+          const Json* f = j.result.Find("filed");
+          what = (p ? p->number_text() : "?") + " programs, " +
+                 std::to_string(f ? f->size() : 0) + " findings";
+        }
+        Line() << j.kind << " " << sha << ": " << what << "\n";
+      }
+    }
+    StatusOr<std::vector<Event>> events =
+        store.ListEvents(std::nullopt, last_event_, 1000);
+    if (!events.ok()) return;
+    for (const Event& e : *events) {
+      last_event_ = e.id;
+      Line() << "bug " << e.bug_id << ": "
+             << (e.from ? std::string(BugStateName(*e.from)) + " -> " : "")
+             << BugStateName(e.to) << Detail(e) << "\n";
+    }
+    out_.flush();
+  }
+
+ private:
+  std::ostream& Line() {
+    return out_ << "[" << std::fixed << std::setprecision(0) << std::setw(5)
+                << Since(start_) << " s] ";
+  }
+  static std::string Detail(const Event& e) {
+    const Json& v = e.evidence;
+    if (e.to == BugState::kReproduced || e.to == BugState::kFlaky) {
+      const Json* f = v.Find("failures");
+      const Json* r = v.Find("runs");
+      if (f && r) {
+        return "  (" + f->number_text() + "/" + r->number_text() +
+               " runs fail)";
+      }
+    }
+    if (e.to == BugState::kLocalized) {
+      const Json* s = v.Find("signature");
+      if (s) return "  (" + s->Dump() + ")";
+    }
+    if (e.to == BugState::kCulpritFound) {
+      const Json* c = v.Find("culprit");
+      if (c) return "  (" + Str(*c, "short") + " " + Str(*c, "summary") + ")";
+    }
+    if (e.to == BugState::kPatchDrafted) {
+      return "  (" + Str(v, "strategy") + ")";
+    }
+    if (e.to == BugState::kProposed)
+      return "  (branch " + Str(v, "branch") + ")";
+    if (e.to == BugState::kDuplicate) {
+      const Json* d = v.Find("duplicate_of");
+      if (d) return "  (of bug " + d->number_text() + ")";
+    }
+    if (e.to == BugState::kCulpritFound && e.from &&
+        *e.from == BugState::kPatchDrafted) {
+      return "  (" + Str(v, "reason") + ")";
+    }
+    return "";
+  }
+
+  std::ostream& out_;
+  SteadyClock::time_point start_;
+  std::set<int64_t> jobs_, started_;
+  int64_t last_event_ = 0;
+};
+
+StatusOr<DaemonConfig> DemoConfig(const DemoOptions& o, const DemoRepo& repo) {
+  DaemonConfig c;
+  if (!o.config_path.empty()) {
+    ASSIGN_OR_RETURN(c, LoadDaemonConfig(o.config_path));
+  } else {
+    for (const std::string& role : SwarmRoles()) c.swarm[role] = RoleConfig{};
+  }
+  // The trace corpus (config/demo.json: ../shared/traces) is optional:
+  // without it the campaigns are synthetic only.
+  std::error_code ec;
+  if (!c.fuzz_corpus.empty() && !fs::is_directory(c.fuzz_corpus, ec)) {
+    spdlog::warn("demo: no trace corpus at {}; fuzzing synthetic programs only",
+                 c.fuzz_corpus);
+    c.fuzz_corpus.clear();
+  }
+  c.var_dir = o.dir + "/var";
+  c.repo = repo.path;
+  c.branch = "main";
+  c.tools_dir = o.tools_dir;
+  c.regression = {o.source_dir + "/tests/bugzoo"};
+  c.http_port = 0;
+  return c;
+}
+
+void FillResult(Store& store, const DemoRepo& repo, DemoResult& r) {
+  std::optional<Bug> bug = MainBug(store);
+  if (!bug) return;
+  r.bug_id = bug->id;
+  r.state = std::string(BugStateName(bug->state));
+  StatusOr<std::vector<Event>> events = store.ListEvents(bug->id, 0, 1000);
+  if (events.ok()) {
+    for (const Event& e : *events) {
+      r.reproduced |= e.to == BugState::kReproduced || e.to == BugState::kFlaky;
+    }
+  }
+  auto case_dir = [&](const std::optional<std::string>& sha) {
+    if (!sha) return std::string();
+    StatusOr<Case> c = store.GetCase(*sha);
+    return c.ok() ? c->path : std::string();
+  };
+  r.instructions_before = Instructions(case_dir(bug->case_sha256));
+  r.instructions_after = Instructions(case_dir(bug->minimized_sha256));
+  if (const Json* loc = bug->details.Find("localization")) {
+    if (const Json* sig = loc->Find("signature")) {
+      r.pass = Str(*sig, "pass");
+      r.site = Str(*sig, "site");
+      r.opcode = Str(*sig, "opcode");
+    }
+  }
+  r.culprit = bug->culprit_commit.value_or("");
+  r.culprit_right = r.culprit == repo.bug_commit;
+  StatusOr<std::vector<Patch>> patches = store.ListPatches(bug->id);
+  if (patches.ok()) {
+    for (const Patch& p : *patches) {
+      if (p.verified) {
+        r.patch_verified = true;
+        r.branch = p.branch;
+      }
+    }
+  }
+  Json full = Json::MakeObject();
+  full["bug"] = BugToJson(*bug);
+  Json ev = Json::MakeArray();
+  if (events.ok()) {
+    for (const Event& e : *events) ev.push_back(EventToJson(e));
+  }
+  full["events"] = ev;
+  Json ps = Json::MakeArray();
+  if (patches.ok()) {
+    for (const Patch& p : *patches) ps.push_back(PatchToJson(p));
+  }
+  full["patches"] = ps;
+  StatusOr<std::string> report = BugReportText(full);
+  r.report = report.ok() ? *report : report.status().message();
+}
+
+}  // namespace
+
+StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
+  const SteadyClock::time_point start = SteadyClock::now();
+  DemoResult r;
+  ASSIGN_OR_RETURN(r.zoo_bug, ResolveZooBug(o.source_dir, o.bug));
+  r.dir = o.dir;
+  std::error_code ec;
+  fs::create_directories(o.dir, ec);
+  if (ec) return IoError("cannot create " + o.dir + ": " + ec.message());
+  ::chmod(o.dir.c_str(), 0755);  // The sandbox's uid walks through it.
+  DemoRepoOptions ro;
+  ro.source_dir = o.source_dir;
+  ro.bug_dir = o.source_dir + "/tests/bugzoo/" + r.zoo_bug;
+  ASSIGN_OR_RETURN(DemoRepo repo, MakeDemoRepo(o.dir + "/repo", ro));
+  progress << "demo: target repository " << repo.path << " (base "
+           << repo.base.substr(0, 12) << ", " << repo.history.size()
+           << " commits to land; one brings zoo bug " << r.zoo_bug << ")\n";
+  ASSIGN_OR_RETURN(DaemonConfig config, DemoConfig(o, repo));
+  {
+    // For `trench serve --config DIR/var.json` on the demo's state later.
+    Json c = Json::MakeObject();
+    c["var_dir"] = config.var_dir;
+    c["repo"] = config.repo;
+    c["tools_dir"] = config.tools_dir;
+    Json reg = Json::MakeArray();
+    for (const std::string& d : config.regression) reg.push_back(d);
+    c["regression"] = reg;
+    std::ofstream(o.dir + "/var.json") << c.DumpPretty() << "\n";
+  }
+  if (!o.reuse_builder.empty()) {
+    for (const char* d : {"cache", "ccache"}) {
+      fs::create_directories(config.var_dir + "/builder", ec);
+      fs::copy(o.reuse_builder + "/" + d, config.var_dir + "/builder/" + d,
+               fs::copy_options::recursive | fs::copy_options::skip_existing,
+               ec);
+    }
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Daemon> daemon, Daemon::Create(config));
+  progress << "demo: daemon on " << config.var_dir
+           << ", API on 127.0.0.1:" << daemon->api_port() << "\n";
+  Status run_status = Status::Ok();
+  std::atomic<bool> daemon_ended{false};
+  std::thread loop([&] {
+    run_status = daemon->Run();
+    daemon_ended = true;
+  });
+  StoreOptions so;
+  ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                   Store::Open(config.var_dir + "/store.db", so));
+  ProgressPrinter printer(progress, start);
+  JobQueue q(store.get());
+  auto stop = [&] {
+    daemon->RequestStop();
+    loop.join();
+  };
+  auto deadline = start + std::chrono::milliseconds(
+                              static_cast<int64_t>(o.timeout_seconds * 1000));
+  // Phase 1: the base is built and fuzzed.
+  while (true) {
+    printer.Print(*store);
+    StatusOr<std::vector<Job>> done = q.List(JobState::kDone, 10000);
+    bool fuzzed = false;
+    if (done.ok()) {
+      for (const Job& j : *done) fuzzed |= j.kind == "fuzz";
+    }
+    if (fuzzed) break;
+    if (daemon_ended || SteadyClock::now() > deadline) {
+      stop();
+      r.failure = daemon_ended
+                      ? "the daemon stopped before the base was fuzzed"
+                      : "the base commit was not built and fuzzed in time";
+      r.wall_seconds = Since(start);
+      return r;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  // Phase 2: the commits land; the daemon takes it from there.
+  RETURN_IF_ERROR(Land(repo.path, "main", repo.history.back()));
+  const SteadyClock::time_point landed = SteadyClock::now();
+  progress << "demo: " << repo.history.size() << " commits landed on main\n";
+  while (true) {
+    printer.Print(*store);
+    std::optional<Bug> bug = MainBug(*store);
+    if (bug && r.found_seconds < 0) r.found_seconds = Since(landed);
+    if (bug && (bug->state == BugState::kProposed || !IsOpen(bug->state))) {
+      break;
+    }
+    if (bug) {
+      const Json* h = bug->details.Find("needs_human");
+      if (h && h->is_bool() && h->bool_value()) {
+        r.failure = "bug " + std::to_string(bug->id) + " needs a human: " +
+                    Str(bug->details, "last_draft_failure");
+        break;
+      }
+    }
+    StatusOr<int64_t> queued = q.Count(JobState::kQueued);
+    StatusOr<int64_t> leased = q.Count(JobState::kLeased);
+    if (queued.ok() && leased.ok() && *queued == 0 && *leased == 0 &&
+        Since(landed) > 30) {
+      // Nothing left to do; one more poll tick may queue follow-ups.
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      if (*q.Count(JobState::kQueued) == 0 &&
+          *q.Count(JobState::kLeased) == 0) {
+        r.failure = bug ? "the pipeline stopped at " +
+                              std::string(BugStateName(bug->state))
+                        : "fuzzing found no bug";
+        break;
+      }
+    }
+    if (daemon_ended) {
+      r.failure = "the daemon stopped (a signal, or an error)";
+      break;
+    }
+    if (!bug && Since(landed) > o.give_up_seconds) {
+      r.failure = "fuzzing found no bug in " +
+                  std::to_string(static_cast<int>(Since(landed))) + " s";
+      break;
+    }
+    if (SteadyClock::now() > deadline) {
+      r.failure = "timed out";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  printer.Print(*store);
+  stop();
+  FillResult(*store, repo, r);
+  r.wall_seconds = Since(start);
+  if (!run_status.ok() && r.failure.empty()) r.failure = run_status.message();
+  return r;
+}
+
+Json DemoResult::ToJson() const {
+  Json j = Json::MakeObject();
+  j["zoo_bug"] = zoo_bug;
+  j["bug"] = bug_id;
+  j["state"] = state;
+  j["found_seconds"] = found_seconds;
+  j["reproduced"] = reproduced;
+  j["instructions_before"] = instructions_before;
+  j["instructions_after"] = instructions_after;
+  j["pass"] = pass;
+  j["site"] = site;
+  j["opcode"] = opcode;
+  j["culprit"] = culprit;
+  j["culprit_right"] = culprit_right;
+  j["patch_verified"] = patch_verified;
+  j["branch"] = branch;
+  j["wall_seconds"] = wall_seconds;
+  j["failure"] = failure;
+  return j;
+}
+
+std::string DemoTable(const std::vector<DemoResult>& results) {
+  std::ostringstream t;
+  t << "| zoo bug | found | reproduced | minimized (instr.) | localized (pass "
+       "/ rewrite / op) | culprit commit | patch verified | wall |\n"
+       "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const DemoResult& r : results) {
+    std::ostringstream found;
+    if (r.found_seconds >= 0) {
+      found << "yes (" << std::fixed << std::setprecision(0) << r.found_seconds
+            << " s)";
+    } else {
+      found << "no";
+    }
+    t << "| " << r.zoo_bug << " | " << found.str() << " | "
+      << (r.reproduced ? "yes" : "no") << " | " << r.instructions_before
+      << " -> " << r.instructions_after << " | "
+      << (r.pass.empty() ? "-" : r.pass) << " / "
+      << (r.site.empty() ? "-" : r.site) << " / "
+      << (r.opcode.empty() ? "-" : r.opcode) << " | "
+      << (r.culprit.empty() ? "-" : r.culprit.substr(0, 12)) << " ("
+      << (r.culprit_right ? "right" : "wrong") << ") | "
+      << (r.patch_verified ? "yes" : "no") << " | " << std::fixed
+      << std::setprecision(0) << r.wall_seconds << " s |"
+      << (r.failure.empty() ? "" : " " + r.failure) << "\n";
+  }
+  return t.str();
+}
+
+}  // namespace trench::orchestrator

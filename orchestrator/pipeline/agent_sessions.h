@@ -1,0 +1,31 @@
+// Runs a role's brain for a pipeline step and records the session in the
+// store (agent_sessions and their messages), so every agent action can be
+// read back with the bug.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "agents/toolbox.h"
+#include "base/json.h"
+#include "base/status.h"
+#include "orchestrator/pipeline/pipeline.h"
+
+namespace trench::orchestrator {
+
+// Runs the brain the config gives `role` (swarm.<role>.brain) on `task`
+// with `tools`; an LLM brain falls back to the built-in one when its set-up
+// (config, API key), a budget or its backend fails. Records the session
+// (backend: the configured brain; messages: the task, the LLM transcript
+// with each turn's tokens, "fallback" for a failed set-up, the claim; cost:
+// the tokens at llm.<backend>'s prices; status: "done", "fell back to
+// builtin: <why>" or "error: <why>"). The budgets are the config's, the
+// per-bug ones counting the bug's earlier sessions. `bug_id` is absent for
+// work on no bug (a landed commit's fuzz campaign). Returns the brain's
+// claim. Errors: the brain's.
+StatusOr<Json> RunAgent(StepContext& ctx, const std::string& role,
+                        std::optional<int64_t> bug_id, const Json& task,
+                        agents::ToolBox& tools);
+
+}  // namespace trench::orchestrator

@@ -1,0 +1,70 @@
+// Building and fuzzing the target's commits, and filing what the fuzzer
+// finds: what the commit steps, the stress-test author and patch
+// verification share.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+#include "orchestrator/pipeline/pipeline.h"
+
+namespace trench::orchestrator {
+
+// Builds `rev` (of the mirror) in the sandbox and records the build of
+// (sha, patch_hash); the cache key is sha, or "<sha>-p<patch_hash>".
+StatusOr<Json> BuildCommit(StepContext& ctx, const std::string& rev,
+                           const std::string& sha,
+                           const std::string& patch_hash);
+// The fixed (or closed) bug with `signature` whose fix commit `commit`
+// does not hold (not an ancestor of it, nor it), if any: a finding there
+// predates the fix (a campaign of an older commit that ended after the fix
+// landed), so it is that bug again. A commit holding the fix that fails
+// the same way is a regression, a new bug.
+StatusOr<std::optional<Bug>> FixedLaterThan(StepContext& ctx,
+                                            const std::string& signature,
+                                            const std::string& commit);
+// Dedup of a reproduced report: the bug already known under the coarse
+// signature `sig` (hlo-diff's verdict signature "sig") that `self` failed
+// with at `commit`. A bug carries `sig` as its signature ("sig:<sig>"),
+// as one of its fuzz finding's coarse signatures
+// (details.finding.coarse_signatures), or as the signature of its own
+// reproduction (details.reproduction.verdict). Returns the oldest open bug
+// other than `self` carrying it, else a fixed one whose fix `commit` does
+// not hold (as FixedLaterThan), else nullopt. Errors: the store's; the
+// mirror's when a fixed bug must be checked.
+StatusOr<std::optional<Bug>> KnownBugOfReproduction(StepContext& ctx,
+                                                    const Bug& self,
+                                                    const std::string& sig,
+                                                    const std::string& commit);
+// Files a fuzz finding ({"case": dir, "sig", "status", ...}) found at
+// `commit`: attached to the open bug with signature "sig:<sig>", else to
+// FixedLaterThan's bug ("fixed_later": true), else a new bug (its
+// reproduction queued). Returns what was done.
+StatusOr<Json> FileFinding(StepContext& ctx, const std::string& commit,
+                           const Json& finding);
+// Files the findings of a stress-test author's claim ({"findings": [{case:
+// <sha256 of a stored case>, status, signature: {sig, ...},
+// coarse_signatures}]}) found at `commit`, each as FileFinding does. The
+// claim is the brain's (an LLM's, perhaps): an entry without a signature,
+// or naming no stored case, is skipped with a warning. Returns the array
+// of FileFinding's results.
+StatusOr<Json> FileAuthorFindings(StepContext& ctx, const std::string& commit,
+                                  const Json& claim);
+// What a commit's diff touches: the passes of compiler/passes/ files (by
+// the registry's names) and the opcodes of compiler/codegen/emit_<op>*.cc.
+struct ChangedArea {
+  std::vector<std::string> passes, ops;
+  // Adds `other`'s names not yet present (order kept).
+  void Add(const ChangedArea& other);
+};
+ChangedArea ChangedAreaOf(const std::string& diff);
+// A hlo-fuzz campaign on the build in `bin_dir`: its summary JSON.
+StatusOr<Json> FuzzBuild(StepContext& ctx, int64_t job_id,
+                         const std::string& bin_dir, double seconds,
+                         const std::vector<std::string>& extra_flags);
+
+}  // namespace trench::orchestrator

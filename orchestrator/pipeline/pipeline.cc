@@ -1,0 +1,193 @@
+#include "orchestrator/pipeline/pipeline.h"
+
+#include <sys/stat.h>
+
+#include <charconv>
+#include <filesystem>
+
+namespace trench::orchestrator {
+namespace fs = std::filesystem;
+
+DaemonPaths::DaemonPaths(const std::string& var_dir)
+    : var(var_dir),
+      store(var_dir + "/store.db"),
+      cases(var_dir + "/cases"),
+      builder(var_dir + "/builder"),
+      mirror(var_dir + "/builder/repo.git"),
+      worktree(var_dir + "/builder/work"),
+      build_cache(var_dir + "/builder/cache"),
+      work(var_dir + "/work") {}
+
+const std::vector<StepKind>& Steps() {
+  constexpr std::optional<BugState> kNone;
+  using enum BugState;
+  static const std::vector<StepKind> steps = {
+#define TRENCH_STEP(kind, worker, state, event, handler) \
+  StepKind{kind, worker, state, event, handler},
+#include "orchestrator/pipeline/pipeline.def"
+  };
+  return steps;
+}
+
+const StepKind* FindStep(const std::string& kind) {
+  for (const StepKind& s : Steps()) {
+    if (s.kind == kind) return &s;
+  }
+  return nullptr;
+}
+
+JobOptions StepJobOptions() {
+  JobOptions o;
+  o.max_attempts = 8;
+  return o;
+}
+
+std::vector<std::string> KindsOfWorker(const std::string& worker) {
+  std::vector<std::string> kinds;
+  for (const StepKind& s : Steps()) {
+    if (s.worker == worker &&
+        std::find(kinds.begin(), kinds.end(), s.kind) == kinds.end()) {
+      kinds.push_back(s.kind);
+    }
+  }
+  return kinds;
+}
+
+sandbox::Options StepContext::Sandboxed(std::vector<std::string> argv,
+                                        const std::string& work_dir,
+                                        double timeout) const {
+  sandbox::Options o;
+  o.argv = std::move(argv);
+  o.env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+           "HOME=/tmp", "LANG=C.UTF-8"};
+  o.work_dir = work_dir;
+  o.read_only_paths = {tools_dir, paths->cases, paths->build_cache};
+  if (!config->fuzz_corpus.empty()) {
+    o.read_only_paths.push_back(config->fuzz_corpus);
+  }
+  for (const std::string& dir : config->regression) {
+    o.read_only_paths.push_back(dir);
+  }
+  o.limits.wall_seconds = timeout;
+  o.limits.cpu_seconds = static_cast<uint64_t>(timeout) + 1;
+  o.limits.address_space_bytes = config->sandbox_memory_bytes;
+  o.limits.file_size_bytes = 4ull << 30;
+  o.limits.open_files = 1024;
+  o.limits.processes = 1024;
+  o.limits.stdout_bytes = 16 << 20;
+  o.uid = config->sandbox_uid;
+  o.gid = config->sandbox_gid;
+  o.use_namespaces = config->sandbox_namespaces;
+  return o;
+}
+
+std::string StepContext::Tool(const std::string& name) const {
+  return tools_dir + "/" + name;
+}
+
+StatusOr<sandbox::Result> StepContext::RunTool(std::vector<std::string> argv,
+                                               const std::string& work_dir,
+                                               double timeout) const {
+  argv[0] = Tool(argv[0]);
+  return runner->Run(Sandboxed(std::move(argv), work_dir, timeout));
+}
+
+StatusOr<std::string> StepContext::Scratch(int64_t job_id,
+                                           const std::string& tag) const {
+  const std::string dir =
+      paths->work + "/" + std::to_string(job_id) + "-" + tag;
+  std::error_code ec;
+  fs::remove_all(dir, ec);  // A re-run after a crash starts afresh.
+  fs::create_directories(dir, ec);
+  if (ec) return IoError("cannot create " + dir + ": " + ec.message());
+  ::chmod(dir.c_str(), 0755);
+  return dir;
+}
+
+StatusOr<std::string> QueueNextStep(StepContext& ctx, const Bug& bug) {
+  if (const Json* h = bug.details.Find("needs_human");
+      h && h->is_bool() && h->bool_value()) {
+    return std::string();
+  }
+  for (const StepKind& s : Steps()) {
+    if (!s.state || *s.state != bug.state) continue;
+    Json payload = Json::MakeObject();
+    payload["bug"] = bug.id;
+    JobOptions o = StepJobOptions();
+    o.dedup_key = "bug:" + std::to_string(bug.id) + ":" + s.kind;
+    // A step that failed for good (or used its attempts) on the bug as it
+    // still is waits for a human (JobQueue::Unpark), not for a retry loop.
+    ASSIGN_OR_RETURN(std::optional<Job> last, ctx.queue->Latest(o.dedup_key));
+    if (last &&
+        (last->state == JobState::kFailed ||
+         last->state == JobState::kParked) &&
+        last->updated_ms >= bug.updated_ms) {
+      return std::string();
+    }
+    RETURN_IF_ERROR(ctx.queue->Enqueue(s.kind, payload, o).status());
+    return s.kind;
+  }
+  return std::string();
+}
+
+Status Reconcile(StepContext& ctx) {
+  int64_t after = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(std::vector<Bug> bugs,
+                     ctx.store->ListBugs(std::nullopt, after, 200));
+    if (bugs.empty()) return Status::Ok();
+    for (const Bug& bug : bugs) {
+      after = bug.id;
+      if (!IsOpen(bug.state)) continue;
+      RETURN_IF_ERROR(QueueNextStep(ctx, bug).status());
+    }
+  }
+}
+
+Status QueueCommit(StepContext& ctx, const std::string& sha) {
+  // The event row first: when the daemon dies before the watcher records
+  // the commit as handled, the next poll lands it again, and the row is
+  // not written twice (RecordCommitEvent's dedup).
+  Json evidence = Json::MakeObject();
+  evidence["branch"] = ctx.config->branch;
+  RETURN_IF_ERROR(ctx.store
+                      ->RecordCommitEvent(sha, CommitEventKind::kCommitLanded,
+                                          ctx.worker, evidence)
+                      .status());
+  Json payload = Json::MakeObject();
+  payload["commit"] = sha;
+  JobOptions o = StepJobOptions();
+  o.dedup_key = "build:" + sha;
+  o.priority = 1;
+  return ctx.queue->Enqueue("build", payload, o).status();
+}
+
+StatusOr<bool> QueueIdleFuzz(StepContext& ctx) {
+  if (!ctx.config->fuzz_continuous) return false;
+  for (JobState s : {JobState::kQueued, JobState::kLeased}) {
+    ASSIGN_OR_RETURN(int64_t n, ctx.queue->Count(s));
+    if (n > 0) return false;
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> head,
+                   ctx.store->GetMeta("head.built"));
+  if (!head || head->empty()) return false;
+  ASSIGN_OR_RETURN(std::optional<std::string> last,
+                   ctx.store->GetMeta("fuzz.round"));
+  int64_t round = 1;
+  if (last) {
+    const auto r =
+        std::from_chars(last->data(), last->data() + last->size(), round);
+    if (r.ec != std::errc()) round = 0;
+    ++round;
+  }
+  RETURN_IF_ERROR(ctx.store->SetMeta("fuzz.round", std::to_string(round)));
+  Json payload = Json::MakeObject();
+  payload["commit"] = *head;
+  payload["round"] = round;
+  JobOptions o = StepJobOptions();
+  o.dedup_key = "fuzz:" + *head + ":round" + std::to_string(round);
+  RETURN_IF_ERROR(ctx.queue->Enqueue("fuzz", payload, o).status());
+  return true;
+}
+
+}  // namespace trench::orchestrator

@@ -1,0 +1,144 @@
+// The daemon's pipeline: one job kind per step (pipeline.def), the
+// handlers that run them, and the reconciler that queues the next step of
+// every open bug from its lifecycle state.
+//
+// A handler runs on a worker thread with its own Store connection. It
+// re-reads the bug first and does nothing when the bug is no longer in the
+// state the step acts on (a re-run after a crash, or a duplicate job), so
+// every step is idempotent. It checks each claim with its own tool runs
+// before it moves the bug (TransitionBug: the state and the event row in
+// one transaction), then queues the next step. If the daemon dies between
+// the move and the queueing, the reconciler queues it on the next tick.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+#include "orchestrator/config/daemon_config.h"
+#include "orchestrator/store/job_queue.h"
+#include "orchestrator/store/store.h"
+#include "orchestrator/pipeline/tool_runner.h"
+#include "sandbox/sandbox.h"
+
+namespace trench::orchestrator {
+
+// The state directory's layout.
+struct DaemonPaths {
+  explicit DaemonPaths(const std::string& var_dir);
+  std::string var;
+  std::string store;        // var/store.db
+  std::string cases;        // var/cases/<sha256>/ (content-addressed)
+  std::string builder;      // var/builder/: the builds' sandbox work dir
+  std::string mirror;       // var/builder/repo.git (bare mirror of the repo)
+  std::string worktree;     // var/builder/work (checkout + build dir)
+  std::string build_cache;  // var/builder/cache/<key>/{result.json,bin/}
+  std::string work;         // var/work/<job id>/ scratch per step
+};
+
+// What a handler may use. One per worker thread.
+struct StepContext {
+  const DaemonConfig* config = nullptr;
+  const DaemonPaths* paths = nullptr;
+  Store* store = nullptr;
+  JobQueue* queue = nullptr;
+  ToolRunner* runner = nullptr;
+  std::string tools_dir;  // Resolved: hlo-diff, hlo-reduce, ...
+  std::string worker;     // "reproducer#0", for event actors.
+  const std::atomic<bool>* stopping = nullptr;
+
+  // Sandbox options for `argv` with `work_dir` writable (created) and the
+  // daemon's read-only paths visible; `timeout` in seconds.
+  sandbox::Options Sandboxed(std::vector<std::string> argv,
+                             const std::string& work_dir, double timeout) const;
+  // Runs a tool of tools_dir (argv[0] is its name) in the sandbox.
+  StatusOr<sandbox::Result> RunTool(std::vector<std::string> argv,
+                                    const std::string& work_dir,
+                                    double timeout) const;
+  std::string Tool(const std::string& name) const;
+  // A fresh scratch directory for this job: var/work/<job id>-<tag>.
+  StatusOr<std::string> Scratch(int64_t job_id, const std::string& tag) const;
+};
+
+// A step's handler: the job's result JSON, or an error (retryable unless
+// the code is kInvalidArgument / kFailedPrecondition / kNotFound).
+using StepHandler = std::function<StatusOr<Json>(StepContext&, const Job&)>;
+
+struct StepKind {
+  std::string kind;
+  std::string worker;             // A swarm role or "orchestrator".
+  std::optional<BugState> state;  // The bug state it acts on.
+  std::string event;
+  StepHandler handler;
+};
+
+// Every step, in pipeline.def's order (a kind may appear more than once:
+// one entry per bug state it acts on).
+const std::vector<StepKind>& Steps();
+// The handler of `kind`; nullptr when unknown.
+const StepKind* FindStep(const std::string& kind);
+// The options of every job the daemon queues: attempts enough to survive
+// several daemon crashes in a row (a lease taken back after a crash counts
+// one), yet bounded, so that a job that kills the daemon each time ends
+// parked for a human instead of looping.
+JobOptions StepJobOptions();
+// The job kinds `worker` leases.
+std::vector<std::string> KindsOfWorker(const std::string& worker);
+
+// Queues the step that `bug`'s state calls for (dedup key
+// "bug:<id>:<kind>"), if any, unless the bug waits for a human
+// (details.needs_human) or that step's last job failed (or was parked)
+// after the bug last changed. Returns the kind queued, or "".
+StatusOr<std::string> QueueNextStep(StepContext& ctx, const Bug& bug);
+// QueueNextStep for every open bug.
+Status Reconcile(StepContext& ctx);
+// A newly landed commit: records its commit_landed event (once per commit,
+// however often it is called) and queues its build (then fuzz and fix
+// checks).
+Status QueueCommit(StepContext& ctx, const std::string& sha);
+// Continuous fuzzing (config fuzz.continuous): when no job is queued or
+// running and the newest landed commit is built (meta "head.built"), queues
+// one more fuzz round of it (payload {"commit", "round"}; meta "fuzz.round"
+// counts the rounds; dedup key "fuzz:<sha>:round<n>"). Its findings are
+// bisected like any other. Returns whether a round was queued.
+StatusOr<bool> QueueIdleFuzz(StepContext& ctx);
+
+// Handlers (steps_commit.cc, steps_bug.cc, steps_patch.cc,
+// steps_stress.cc).
+StatusOr<Json> RunBuildStep(StepContext& ctx, const Job& job);
+StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job);
+StatusOr<Json> RunCheckFixesStep(StepContext& ctx, const Job& job);
+StatusOr<Json> RunStressStep(StepContext& ctx, const Job& job);  // stress
+StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job);
+// The build step's move of meta "head.built" (the commit drafts, stress
+// tests and continuous fuzzing run on) to the built commit `sha`: builds
+// of several landed commits run at once and finish in any order, so it
+// moves only forward, to a commit that contains the current one (as the
+// mirror's history says; an unknown commit is taken as newer). Errors:
+// the store's; the mirror's when it cannot be opened.
+Status AdvanceBuiltHead(StepContext& ctx, const std::string& sha);
+// The reproduce step's judgement of its runs (apart, for tests): records
+// each of `verdicts` (hlo-diff's, of case `case_sha` at `commit`) as a run
+// of `bug`, then moves it: every run fails -> reproduced, some -> flaky,
+// none -> not_reproducible. A report (not a fuzz finding) whose failure's
+// signature names another bug (KnownBugOfReproduction) becomes its
+// duplicate instead (evidence "duplicate_of"). `evidence` and `fields` are
+// completed and used for the move. Returns the evidence. Errors:
+// kInvalidArgument without verdicts; the store's.
+StatusOr<Json> JudgeReproduction(StepContext& ctx, const Bug& bug,
+                                 const std::string& case_sha,
+                                 const std::string& commit,
+                                 const std::vector<Json>& verdicts,
+                                 Json evidence, TransitionFields fields);
+StatusOr<Json> RunMinimizeStep(StepContext& ctx, const Job& job);
+StatusOr<Json> RunLocalizeStep(StepContext& ctx, const Job& job);
+StatusOr<Json> RunBisectStep(StepContext& ctx, const Job& job);
+StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job);
+StatusOr<Json> RunVerifyStep(StepContext& ctx, const Job& job);
+StatusOr<Json> RunProposeStep(StepContext& ctx, const Job& job);
+
+}  // namespace trench::orchestrator

@@ -1,0 +1,363 @@
+// The bug steps before a patch: reproduce, minimize, localize, bisect.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "compiler/ir/literal_json.h"
+#include "compiler/ir/random_inputs.h"
+#include "orchestrator/pipeline/agent_sessions.h"
+#include "orchestrator/pipeline/commit_tools.h"
+#include "orchestrator/pipeline/step_util.h"
+#include "triage/case/case_bundle.h"
+
+namespace trench::orchestrator {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The report's module made a full case (its inputs, or seeded random
+// ones), stored; or nullopt when the report carries no program.
+StatusOr<std::optional<std::string>> CaseFromReport(StepContext& ctx,
+                                                    const Bug& bug,
+                                                    int64_t job_id) {
+  const Json* report = bug.details.Find("report");
+  const Json* hlo = report ? report->Find("hlo") : nullptr;
+  if (!hlo || !hlo->is_string()) return std::optional<std::string>();
+  ASSIGN_OR_RETURN(auto module,
+                   hlo_diff::ParseCaseModule(hlo->string_value(),
+                                             "bug " + std::to_string(bug.id)));
+  std::vector<Literal> args;
+  if (const Json* in = report->Find("inputs"); in && in->is_array()) {
+    for (const Json& j : in->array()) {
+      ASSIGN_OR_RETURN(Literal lit, LiteralFromJson(j));
+      args.push_back(std::move(lit));
+    }
+  } else {
+    args = RandomArguments(*module->entry_computation(), 1);
+  }
+  Json origin = Json::MakeObject();
+  origin["source"] = "report";
+  origin["bug"] = bug.id;
+  ASSIGN_OR_RETURN(
+      hlo_diff::Case c,
+      hlo_diff::MakeCase(hlo->string_value(), hlo_diff::ArgumentLeaves(args),
+                         {}, origin));
+  ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job_id, "report-case"));
+  RETURN_IF_ERROR(hlo_diff::WriteCase(scratch + "/case", c));
+  ASSIGN_OR_RETURN(std::string sha, ImportCase(ctx, scratch + "/case", origin));
+  return std::optional<std::string>(sha);
+}
+
+}  // namespace
+
+StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
+  ASSIGN_OR_RETURN(std::optional<Bug> bug,
+                   BugForStep(ctx, job, {BugState::kNew}));
+  if (!bug) return Json::MakeObject();
+  TransitionFields fields;
+  std::optional<std::string> case_sha;
+  // A fuzz finding comes as a full case; a report as a module (or text).
+  if (bug->case_sha256 &&
+      hlo_diff::ReadCase(CaseDir(ctx, *bug->case_sha256)).ok()) {
+    case_sha = *bug->case_sha256;
+  } else {
+    ASSIGN_OR_RETURN(case_sha, CaseFromReport(ctx, *bug, job.id));
+    fields.case_sha256 = case_sha;
+  }
+  ASSIGN_OR_RETURN(std::string commit, FoundCommitOf(ctx, *bug));
+  ASSIGN_OR_RETURN(std::string bin, BinDirOf(ctx, commit));
+  Json evidence = Json::MakeObject();
+  evidence["event"] = "reproduced";
+  const Json* report = bug->details.Find("report");
+  const Json* text = report ? report->Find("text") : nullptr;
+  if (!case_sha && text && text->is_string() && !text->string_value().empty()) {
+    // Free text only: the reproducer (a brain with write_case / run_case)
+    // turns it into a case, which the runs below then check.
+    ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job.id, "reproducer"));
+    ASSIGN_OR_RETURN(
+        auto tools,
+        agents::SandboxToolBox::Create(
+            "reproducer", ToolContextFor(ctx, bin, scratch, commit)));
+    Json task = Json::MakeObject();
+    task["bug"] = bug->id;
+    task["report_text"] = text->string_value();
+    task["runs"] = ctx.config->reproduce_runs;
+    // A program described in words: a campaign aimed at the ops it names.
+    task["fuzz_seconds"] = std::max<int64_t>(
+        1, static_cast<int64_t>(ctx.config->fuzz_budget_seconds));
+    ASSIGN_OR_RETURN(Json claim,
+                     RunAgent(ctx, "reproducer", bug->id, task, *tools));
+    evidence["reproducer"] = claim;
+    const Json* c = claim.Find("case");
+    if (c && c->is_string()) {
+      ASSIGN_OR_RETURN(
+          case_sha,
+          ImportCase(ctx, CaseDir(ctx, c->string_value()), Json::MakeObject()));
+      fields.case_sha256 = case_sha;
+    }
+  }
+  if (!case_sha) {
+    evidence["reason"] = "no program to run could be made from the report";
+    ASSIGN_OR_RETURN(Bug moved, Advance(ctx, *bug, BugState::kNotReproducible,
+                                        evidence, fields));
+    return evidence;
+  }
+  std::vector<Json> verdicts;
+  for (int i = 0; i < ctx.config->reproduce_runs; ++i) {
+    ASSIGN_OR_RETURN(std::string scratch,
+                     ctx.Scratch(job.id, "run" + std::to_string(i)));
+    ASSIGN_OR_RETURN(Json v, RunVerdict(ctx, *case_sha, bin, scratch));
+    verdicts.push_back(std::move(v));
+  }
+  return JudgeReproduction(ctx, *bug, *case_sha, commit, verdicts,
+                           std::move(evidence), std::move(fields));
+}
+
+StatusOr<Json> JudgeReproduction(StepContext& ctx, const Bug& bug,
+                                 const std::string& case_sha,
+                                 const std::string& commit,
+                                 const std::vector<Json>& verdicts,
+                                 Json evidence, TransitionFields fields) {
+  if (verdicts.empty()) return InvalidArgument("a reproduction needs runs");
+  Json statuses = Json::MakeArray();
+  int failures = 0;
+  std::string failing_status;
+  Json last_failure;
+  for (const Json& v : verdicts) {
+    const std::string status = VerdictStatus(v);
+    statuses.push_back(status);
+    if (IsFailure(status)) {
+      ++failures;
+      failing_status = status;
+      last_failure = v;
+    }
+    RETURN_IF_ERROR(ctx.store->AddRun(case_sha, bug.id, commit, v, 0).status());
+  }
+  const int runs = static_cast<int>(verdicts.size());
+  evidence["event"] = "reproduced";
+  evidence["commit"] = commit;
+  evidence["runs"] = runs;
+  evidence["failures"] = failures;
+  evidence["statuses"] = std::move(statuses);
+  Json d = DetailsWith(bug, "commit", commit);
+  Json reproduction = Json::MakeObject();
+  reproduction["case"] = case_sha;
+  reproduction["runs"] = runs;
+  reproduction["failures"] = failures;
+  reproduction["rate"] = static_cast<double>(failures) / runs;
+  reproduction["verdict"] = last_failure;
+  d["reproduction"] = reproduction;
+  if (failures > 0) d["status"] = failing_status;
+  fields.details = d;
+  BugState to = BugState::kReproduced;
+  if (failures == 0) {
+    to = BugState::kNotReproducible;
+  } else if (failures < runs) {
+    to = BugState::kFlaky;
+    fields.flaky_rate = static_cast<double>(failures) / runs;
+  }
+  // A report of a known bug: its failure's signature names that bug. (A
+  // fuzz finding was deduplicated when it was filed, by hlo-fuzz's finer
+  // signature, which a coarse match must not undo.)
+  const Json* source = bug.details.Find("source");
+  const bool report =
+      !source || !source->is_string() || source->string_value() != "fuzz";
+  const Json* sig = last_failure.Find("signature");
+  const Json* hash = sig ? sig->Find("sig") : nullptr;
+  if (report && failures > 0 && hash && hash->is_string()) {
+    ASSIGN_OR_RETURN(
+        std::optional<Bug> known,
+        KnownBugOfReproduction(ctx, bug, hash->string_value(), commit));
+    if (known) {
+      to = BugState::kDuplicate;
+      fields.flaky_rate.reset();
+      fields.duplicate_of = known->id;
+      evidence["duplicate_of"] = known->id;
+      evidence["signature"] = *sig;
+      if (!IsOpen(known->state)) evidence["fixed_later"] = true;
+    }
+  }
+  ASSIGN_OR_RETURN(Bug moved, Advance(ctx, bug, to, evidence, fields));
+  if (to == BugState::kDuplicate) {
+    spdlog::info("reproduced: bug {} duplicates bug {}", moved.id,
+                 *fields.duplicate_of);
+  } else {
+    spdlog::info("reproduced: bug {} is {} ({}/{} runs fail)", moved.id,
+                 BugStateName(to), failures, runs);
+  }
+  return evidence;
+}
+
+StatusOr<Json> RunMinimizeStep(StepContext& ctx, const Job& job) {
+  ASSIGN_OR_RETURN(
+      std::optional<Bug> bug,
+      BugForStep(ctx, job, {BugState::kReproduced, BugState::kFlaky}));
+  if (!bug) return Json::MakeObject();
+  ASSIGN_OR_RETURN(std::string case_sha, ReproCaseOf(*bug, false));
+  ASSIGN_OR_RETURN(std::string commit, FoundCommitOf(ctx, *bug));
+  ASSIGN_OR_RETURN(std::string bin, BinDirOf(ctx, commit));
+  ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job.id, "reduce"));
+  // The minimizer (a brain driving hlo-reduce through its tool) proposes;
+  // the orchestrator checks the result below.
+  ASSIGN_OR_RETURN(auto tools,
+                   agents::SandboxToolBox::Create(
+                       "minimizer", ToolContextFor(ctx, bin, scratch, commit)));
+  Json task = Json::MakeObject();
+  task["bug"] = bug->id;
+  task["case"] = case_sha;
+  task["seconds"] = static_cast<int64_t>(ctx.config->reduce_seconds);
+  ASSIGN_OR_RETURN(Json claim,
+                   RunAgent(ctx, "minimizer", bug->id, task, *tools));
+  std::string minimized = case_sha;
+  const Json* claimed = claim.Find("case");
+  if (claimed && claimed->is_string() && claimed->string_value() != case_sha) {
+    // Recorded in the store (the tool stored it content-addressed).
+    ASSIGN_OR_RETURN(minimized,
+                     ImportCase(ctx, CaseDir(ctx, claimed->string_value()),
+                                Json::MakeObject()));
+  }
+  // The orchestrator's own check: the minimized case fails the same way.
+  // A claim that does not hold is refused; the original case goes on.
+  Json evidence = Json::MakeObject();
+  ASSIGN_OR_RETURN(std::string check, ctx.Scratch(job.id, "check"));
+  ASSIGN_OR_RETURN(Json v, RunVerdict(ctx, minimized, bin, check));
+  const Json* want = bug->details.Find("status");
+  if (minimized != case_sha && (!IsFailure(VerdictStatus(v)) ||
+                                (want && want->is_string() &&
+                                 VerdictStatus(v) != want->string_value()))) {
+    evidence["refused"] = "the minimizer's case " + minimized.substr(0, 12) +
+                          " does not fail the same way (" + VerdictStatus(v) +
+                          ")";
+    minimized = case_sha;
+  }
+  evidence["event"] = "minimized";
+  evidence["from"] = case_sha;
+  evidence["to"] = minimized;
+  evidence["check"] = VerdictStatus(v);
+  evidence["claim"] = claim;
+  TransitionFields f;
+  f.minimized_sha256 = minimized;
+  Json minimization = claim;
+  if (StatusOr<hlo_diff::Case> c = hlo_diff::ReadCase(CaseDir(ctx, minimized));
+      c.ok()) {
+    minimization["module"] = c->module_text;
+  }
+  f.details = DetailsWith(*bug, "minimization", minimization);
+  ASSIGN_OR_RETURN(Bug moved,
+                   Advance(ctx, *bug, BugState::kMinimized, evidence, f));
+  spdlog::info("minimized: bug {} -> case {}", moved.id,
+               minimized.substr(0, 12));
+  return evidence;
+}
+
+StatusOr<Json> RunLocalizeStep(StepContext& ctx, const Job& job) {
+  ASSIGN_OR_RETURN(std::optional<Bug> bug,
+                   BugForStep(ctx, job, {BugState::kMinimized}));
+  if (!bug) return Json::MakeObject();
+  ASSIGN_OR_RETURN(std::string case_sha, ReproCaseOf(*bug, true));
+  ASSIGN_OR_RETURN(std::string commit, FoundCommitOf(ctx, *bug));
+  ASSIGN_OR_RETURN(std::string bin, BinDirOf(ctx, commit));
+  ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job.id, "localize"));
+  std::vector<std::string> argv = {"hlo-bisect", CaseDir(ctx, case_sha),
+                                   "--json"};
+  for (std::string& f : TargetFlagsFor(bin)) argv.push_back(std::move(f));
+  ASSIGN_OR_RETURN(
+      sandbox::Result r,
+      ctx.RunTool(argv, scratch, ctx.config->step_timeout_seconds));
+  ASSIGN_OR_RETURN(Json report, ToolJson("hlo-bisect", r));
+  const Json* sig = report.Find("signature");
+  const Json* hash = sig ? sig->Find("sig") : nullptr;
+  if (!hash || !hash->is_string()) {
+    return Internal("hlo-bisect's report has no signature.sig");
+  }
+  const std::string signature = "sig:" + hash->string_value();
+  Json evidence = Json::MakeObject();
+  evidence["event"] = "localized";
+  evidence["signature"] = *sig;
+  // Dedup: an older open bug with the same refined signature has the same
+  // cause; this one becomes its duplicate.
+  ASSIGN_OR_RETURN(std::optional<Bug> same,
+                   ctx.store->FindOpenBugBySignature(signature));
+  TransitionFields f;
+  f.signature = signature;
+  f.details = DetailsWith(*bug, "localization", report);
+  if (same && same->id < bug->id) {
+    f.duplicate_of = same->id;
+    evidence["duplicate_of"] = same->id;
+    ASSIGN_OR_RETURN(Bug moved,
+                     Advance(ctx, *bug, BugState::kDuplicate, evidence, f));
+    spdlog::info("localized: bug {} duplicates bug {}", moved.id, same->id);
+    return evidence;
+  }
+  ASSIGN_OR_RETURN(Bug moved,
+                   Advance(ctx, *bug, BugState::kLocalized, evidence, f));
+  // The stress-test author looks for relatives in the bug's area.
+  Json payload = Json::MakeObject();
+  payload["bug"] = moved.id;
+  JobOptions o = StepJobOptions();
+  o.dedup_key = "bug:" + std::to_string(moved.id) + ":stress";
+  o.priority = -1;  // After the bug's own pipeline steps.
+  RETURN_IF_ERROR(ctx.queue->Enqueue("stress", payload, o).status());
+  spdlog::info("localized: bug {} ({})", moved.id, sig->Dump());
+  return evidence;
+}
+
+StatusOr<Json> RunBisectStep(StepContext& ctx, const Job& job) {
+  ASSIGN_OR_RETURN(std::optional<Bug> bug,
+                   BugForStep(ctx, job, {BugState::kLocalized}));
+  if (!bug) return Json::MakeObject();
+  ASSIGN_OR_RETURN(std::string case_sha, ReproCaseOf(*bug, true));
+  ASSIGN_OR_RETURN(std::string bad, FoundCommitOf(ctx, *bug));
+  ASSIGN_OR_RETURN(std::string good, KnownGoodCommit(ctx));
+  if (good.empty() || good == bad) {
+    return FailedPrecondition("bug " + std::to_string(bug->id) +
+                              ": no known-good commit before " +
+                              bad.substr(0, 12) + " to bisect from");
+  }
+  std::vector<std::string> argv = {
+      ctx.Tool("hlo-bisect"),
+      "commits",
+      CaseDir(ctx, case_sha),
+      "--repo",
+      ctx.paths->mirror,
+      "--good",
+      good,
+      "--bad",
+      bad,
+      "--work",
+      ctx.paths->worktree,
+      "--cache",
+      ctx.paths->build_cache,
+      "--timeout",
+      std::to_string(ctx.config->build_timeout_seconds),
+      "--json"};
+  if (!ctx.config->build_command.empty()) {
+    argv.insert(argv.end(), {"--build-cmd", ctx.config->build_command});
+  }
+  sandbox::Options o = ctx.Sandboxed(argv, ctx.paths->builder,
+                                     ctx.config->build_timeout_seconds * 4);
+  o.env.push_back("CCACHE_DIR=" + ctx.paths->builder + "/ccache");
+  ASSIGN_OR_RETURN(sandbox::Result r, ctx.runner->Run(o));
+  ASSIGN_OR_RETURN(Json report, ToolJson("hlo-bisect commits", r));
+  const Json* culprit = report.Find("culprit");
+  const Json* sha = culprit ? culprit->Find("sha") : nullptr;
+  if (!sha || !sha->is_string()) {
+    return FailedPrecondition("bug " + std::to_string(bug->id) +
+                              ": commit bisection found no single culprit");
+  }
+  Json evidence = Json::MakeObject();
+  evidence["event"] = "culprit_found";
+  evidence["culprit"] = *culprit;
+  if (const Json* c = report.Find("confirmed")) evidence["confirmed"] = *c;
+  TransitionFields f;
+  f.culprit_commit = sha->string_value();
+  f.details = DetailsWith(*bug, "culprit", report);
+  ASSIGN_OR_RETURN(Bug moved,
+                   Advance(ctx, *bug, BugState::kCulpritFound, evidence, f));
+  spdlog::info("culprit_found: bug {} introduced by {}", moved.id,
+               sha->string_value().substr(0, 12));
+  return evidence;
+}
+
+}  // namespace trench::orchestrator

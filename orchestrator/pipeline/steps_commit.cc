@@ -1,0 +1,227 @@
+// The commit steps: build a landed commit, fuzz it, and check whether it
+// fixes open bugs.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "git/patch_apply.h"
+#include "orchestrator/pipeline/agent_sessions.h"
+#include "orchestrator/pipeline/commit_tools.h"
+#include "git/mirror.h"
+#include "orchestrator/pipeline/step_util.h"
+#include "git/git_repo.h"
+
+namespace trench::orchestrator {
+
+Status AdvanceBuiltHead(StepContext& ctx, const std::string& sha) {
+  static std::mutex mu;  // The check and the write are one step.
+  std::lock_guard<std::mutex> lock(mu);
+  ASSIGN_OR_RETURN(std::optional<std::string> current,
+                   ctx.store->GetMeta("head.built"));
+  if (current && !current->empty() && *current != sha) {
+    ASSIGN_OR_RETURN(auto mirror, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
+    StatusOr<bool> newer = mirror->Contains(sha, *current);
+    if (newer.ok() && !*newer) {
+      spdlog::info("build_ready: {} stays behind the built head {}",
+                   sha.substr(0, 12), current->substr(0, 12));
+      return Status::Ok();
+    }
+  }
+  return ctx.store->SetMeta("head.built", sha);
+}
+
+StatusOr<Json> RunBuildStep(StepContext& ctx, const Job& job) {
+  ASSIGN_OR_RETURN(std::string sha, PayloadString(job, "commit"));
+  RETURN_IF_ERROR(SyncMirror(ctx.config->repo, ctx.paths->mirror));
+  ASSIGN_OR_RETURN(Json b, BuildCommit(ctx, sha, sha, ""));
+  const Json* built = b.Find("built");
+  const bool ok = built && built->is_bool() && built->bool_value();
+  // Once per commit: a re-run after a crash finds the build cached and the
+  // row there.
+  Json evidence = Json::MakeObject();
+  evidence["built"] = ok;
+  if (const Json* reason = b.Find("reason"); reason && !ok) {
+    evidence["reason"] = *reason;  // The log's tail is in the builds table.
+  }
+  RETURN_IF_ERROR(ctx.store
+                      ->RecordCommitEvent(sha, CommitEventKind::kBuildReady,
+                                          ctx.worker, evidence)
+                      .status());
+  if (!ok) {
+    spdlog::warn("build_ready: {} does not build", sha.substr(0, 12));
+    return b;
+  }
+  spdlog::info("build_ready: {}", sha.substr(0, 12));
+  RETURN_IF_ERROR(AdvanceBuiltHead(ctx, sha));
+  Json payload = Json::MakeObject();
+  payload["commit"] = sha;
+  for (const char* kind : {"check_fixes", "fuzz"}) {
+    JobOptions o = StepJobOptions();
+    o.dedup_key = std::string(kind) + ":" + sha;
+    RETURN_IF_ERROR(ctx.queue->Enqueue(kind, payload, o).status());
+  }
+  return b;
+}
+
+namespace {
+
+Json Strings(const std::vector<std::string>& names) {
+  Json a = Json::MakeArray();
+  for (const std::string& n : names) a.push_back(n);
+  return a;
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+// The first-parent commits from the known-good commit (exclusive) to `head`,
+// newest first, at most 16; {head} when there is no range.
+std::vector<std::string> RecentCommits(StepContext& ctx,
+                                       const hlo_bisect::GitRepo& repo,
+                                       const std::string& head) {
+  StatusOr<std::string> good = KnownGoodCommit(ctx);
+  if (!good.ok() || good->empty()) return {head};
+  StatusOr<std::vector<std::string>> range = repo.FirstParentRange(*good, head);
+  if (!range.ok() || range->empty()) return {head};
+  std::vector<std::string> out(range->rbegin(), range->rend());
+  if (out.size() > 16) out.resize(16);
+  return out;
+}
+
+}  // namespace
+
+StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
+  ASSIGN_OR_RETURN(std::string sha, PayloadString(job, "commit"));
+  ASSIGN_OR_RETURN(std::string bin, BinDirOf(ctx, sha));
+  // The budget is shared by campaigns aimed at what this commit changed
+  // (the stress-test author's "recently changed passes"; for the code
+  // generator, the opcodes of the changed emitters) and an unfocused one.
+  // A continuous round (QueueIdleFuzz) of the head aims at what the
+  // commits since the known-good base changed.
+  ChangedArea area;
+  if (auto mirror = hlo_bisect::GitRepo::Open(ctx.paths->mirror); mirror.ok()) {
+    std::vector<std::string> commits = {sha};
+    if (job.payload.Find("round")) {
+      commits = RecentCommits(ctx, **mirror, sha);
+    }
+    for (const std::string& c : commits) {
+      StatusOr<std::string> d = agents::DiffOfCommit(**mirror, c);
+      if (!d.ok()) continue;
+      area.Add(ChangedAreaOf(*d));
+    }
+  }
+  // The campaigns aimed at the changed area are the stress-test author's
+  // (its configured brain: the fuzzer with focus, or an LLM writing HLO);
+  // the unfocused one is the fuzzer's alone. They share the budget evenly
+  // per area named.
+  const size_t aimed =
+      (area.passes.empty() ? 0 : 1) + (area.ops.empty() ? 0 : 1);
+  const double share = ctx.config->fuzz_budget_seconds / (aimed + 1);
+  Json filed = Json::MakeArray();
+  Json out = Json::MakeObject();
+  int64_t programs = 0;
+  double seconds_run = 0;
+  if (aimed > 0) {
+    ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job.id, "author"));
+    ASSIGN_OR_RETURN(auto tools, agents::SandboxToolBox::Create(
+                                     "stress_test_author",
+                                     ToolContextFor(ctx, bin, scratch, sha)));
+    Json task = Json::MakeObject();
+    task["commit"] = sha;
+    Json aim = Json::MakeObject();
+    if (!area.passes.empty()) aim["passes"] = Strings(area.passes);
+    if (!area.ops.empty()) aim["ops"] = Strings(area.ops);
+    task["area"] = std::move(aim);
+    task["seconds"] = std::max<int64_t>(
+        1, static_cast<int64_t>(share * static_cast<double>(aimed)));
+    task["seed"] = (ctx.config->fuzz_seed + job.id) % 4294967296;
+    // The author's failure (a broken LLM set-up falls back by itself) must
+    // not cost the commit its unfocused campaign.
+    StatusOr<Json> claim =
+        RunAgent(ctx, "stress_test_author", std::nullopt, task, *tools);
+    if (claim.ok()) {
+      ASSIGN_OR_RETURN(Json mine, FileAuthorFindings(ctx, sha, *claim));
+      for (const Json& one : mine.array()) filed.push_back(one);
+      if (const Json* p = claim->Find("programs"); p && p->is_integer()) {
+        programs += p->int64_value();
+      }
+      out["author"] = *claim;
+    } else {
+      spdlog::warn("fuzz {}: the stress-test author failed: {}",
+                   sha.substr(0, 12), claim.status().message());
+      out["author_error"] = claim.status().message();
+    }
+  }
+  ASSIGN_OR_RETURN(Json summary, FuzzBuild(ctx, job.id, bin, share, {}));
+  if (const Json* findings = summary.Find("findings");
+      findings && findings->is_array()) {
+    for (const Json& f : findings->array()) {
+      ASSIGN_OR_RETURN(Json one, FileFinding(ctx, sha, f));
+      filed.push_back(std::move(one));
+    }
+  }
+  if (const Json* p = summary.Find("programs"); p && p->is_integer()) {
+    programs += p->int64_value();
+  }
+  if (const Json* t = summary.Find("seconds"); t && t->is_number()) {
+    seconds_run += t->number_value();
+  }
+  out["programs"] = programs;
+  out["seconds"] = seconds_run;
+  Json focus = Json::MakeObject();
+  focus["passes"] = Joined(area.passes);
+  focus["ops"] = Joined(area.ops);
+  out["focus"] = std::move(focus);
+  out["filed"] = std::move(filed);
+  return out;
+}
+
+StatusOr<Json> RunCheckFixesStep(StepContext& ctx, const Job& job) {
+  ASSIGN_OR_RETURN(std::string sha, PayloadString(job, "commit"));
+  ASSIGN_OR_RETURN(std::string bin, BinDirOf(ctx, sha));
+  ASSIGN_OR_RETURN(auto repo, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
+  Json fixed = Json::MakeArray();
+  int64_t after = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(std::vector<Bug> bugs,
+                     ctx.store->ListBugs(std::nullopt, after, 200));
+    if (bugs.empty()) break;
+    for (const Bug& bug : bugs) {
+      after = bug.id;
+      if (!CheckTransition(bug.state, BugState::kFixed).ok()) continue;
+      // Only commits after the one the bug was seen at can fix it.
+      StatusOr<std::string> found = FoundCommitOf(ctx, bug);
+      if (!found.ok() || *found == sha) continue;
+      StatusOr<bool> after_found = repo->Contains(sha, *found);
+      if (!after_found.ok() || !*after_found) continue;
+      ASSIGN_OR_RETURN(std::string case_sha, ReproCaseOf(bug, true));
+      ASSIGN_OR_RETURN(std::string scratch,
+                       ctx.Scratch(job.id, "fix-" + std::to_string(bug.id)));
+      ASSIGN_OR_RETURN(Json v, RunVerdict(ctx, case_sha, bin, scratch));
+      if (VerdictStatus(v) != "pass") continue;
+      Json evidence = Json::MakeObject();
+      evidence["event"] = "fix_verified";
+      evidence["commit"] = sha;
+      evidence["verdict"] = v;
+      TransitionFields f;
+      f.fix_commit = sha;
+      ASSIGN_OR_RETURN(Bug moved,
+                       Advance(ctx, bug, BugState::kFixed, evidence, f));
+      spdlog::info("fix_verified: bug {} fixed by {}", moved.id,
+                   sha.substr(0, 12));
+      fixed.push_back(moved.id);
+    }
+  }
+  Json out = Json::MakeObject();
+  out["fixed"] = std::move(fixed);
+  return out;
+}
+
+}  // namespace trench::orchestrator

@@ -1,0 +1,57 @@
+// The stress-test author's step: once a bug is localized, a campaign aimed
+// at its area (the culprit pass, else the opcode) on the newest build, so
+// that relatives of the bug are found too. The author (built-in or LLM
+// brain) proposes findings; each one is filed like a fuzz finding.
+#include <spdlog/spdlog.h>
+
+#include "orchestrator/pipeline/agent_sessions.h"
+#include "orchestrator/pipeline/commit_tools.h"
+#include "orchestrator/pipeline/step_util.h"
+
+namespace trench::orchestrator {
+
+StatusOr<Json> RunStressStep(StepContext& ctx, const Job& job) {
+  ASSIGN_OR_RETURN(std::optional<Bug> bug,
+                   BugForStep(ctx, job,
+                              {BugState::kLocalized, BugState::kCulpritFound,
+                               BugState::kPatchDrafted,
+                               BugState::kPatchVerified, BugState::kProposed,
+                               BugState::kApproved, BugState::kRejected}));
+  if (!bug) return Json::MakeObject();
+  ASSIGN_OR_RETURN(std::optional<std::string> head,
+                   ctx.store->GetMeta("head.built"));
+  if (!head) return FailedPrecondition("no built head to stress");
+  ASSIGN_OR_RETURN(std::string bin, BinDirOf(ctx, *head));
+  ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job.id, "stress"));
+  ASSIGN_OR_RETURN(auto tools, agents::SandboxToolBox::Create(
+                                   "stress_test_author",
+                                   ToolContextFor(ctx, bin, scratch, *head)));
+  Json area = Json::MakeObject();
+  const Json* loc = bug->details.Find("localization");
+  const Json* sig = loc ? loc->Find("signature") : nullptr;
+  const Json* pass = sig ? sig->Find("pass") : nullptr;
+  const Json* opcode = sig ? sig->Find("opcode") : nullptr;
+  if (pass && pass->is_string() && pass->string_value() != "codegen") {
+    area["passes"] = Json::MakeArray();
+    area["passes"].push_back(pass->string_value());
+  } else if (opcode && opcode->is_string()) {
+    area["ops"] = Json::MakeArray();
+    area["ops"].push_back(opcode->string_value());
+  }
+  Json task = Json::MakeObject();
+  task["bug"] = bug->id;
+  task["area"] = area;
+  task["seconds"] = static_cast<int64_t>(ctx.config->verify_fuzz_seconds);
+  task["seed"] = job.id;
+  ASSIGN_OR_RETURN(Json claim,
+                   RunAgent(ctx, "stress_test_author", bug->id, task, *tools));
+  ASSIGN_OR_RETURN(Json filed, FileAuthorFindings(ctx, *head, claim));
+  Json out = Json::MakeObject();
+  out["area"] = area;
+  out["filed"] = std::move(filed);
+  spdlog::info("stress: bug {}'s area {}: {} findings", bug->id, area.Dump(),
+               out["filed"].size());
+  return out;
+}
+
+}  // namespace trench::orchestrator

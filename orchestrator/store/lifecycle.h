@@ -1,0 +1,38 @@
+// The bug lifecycle: states and legal transitions, generated from the one
+// registry in lifecycle.def (DESIGN.md point 6). Pure functions; the store
+// (Store::TransitionBug) applies a transition and its event row in one
+// transaction.
+#pragma once
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace trench::orchestrator {
+
+enum class BugState {
+#define TRENCH_BUG_STATE(e, name, open, description) e,
+#include "orchestrator/store/lifecycle.def"
+};
+
+// Every state, in registry order.
+std::span<const BugState> AllBugStates();
+// The stored and printed name ("culprit_found").
+std::string_view BugStateName(BugState state);
+std::string_view BugStateDescription(BugState state);
+// InvalidArgument("unknown bug state 'x'") for a name not in the registry.
+StatusOr<BugState> ParseBugState(std::string_view name);
+// True when the bug still needs work or a decision (see lifecycle.def).
+bool IsOpen(BugState state);
+
+bool IsLegalTransition(BugState from, BugState to);
+// OK for a legal move; otherwise FailedPrecondition naming both states and
+// the legal next states: "illegal bug transition closed -> new (from
+// closed: none)".
+Status CheckTransition(BugState from, BugState to);
+// The states reachable from `from` in one move, in registry order.
+std::vector<BugState> NextStates(BugState from);
+
+}  // namespace trench::orchestrator

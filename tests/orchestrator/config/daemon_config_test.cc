@@ -1,0 +1,88 @@
+#include "orchestrator/config/daemon_config.h"
+
+#include <gtest/gtest.h>
+
+namespace trench::orchestrator {
+namespace {
+
+TEST(DaemonConfigTest, DefaultsAndRelativePaths) {
+  StatusOr<DaemonConfig> c = ParseDaemonConfig(
+      R"({"var_dir": "var", "repo": "/srv/compiler",
+          "fuzz": {"budget_seconds": 30, "jobs": 2, "continuous": false},
+          "regression": ["zoo", "/abs/cases"],
+          "swarm": {"reproducer": {"count": 2, "brain": "openai"}}})",
+      "trench.json", "/etc/trench");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->var_dir, "/etc/trench/var");
+  EXPECT_EQ(c->repo, "/srv/compiler");
+  EXPECT_EQ(c->branch, "main");
+  EXPECT_EQ(c->fuzz_budget_seconds, 30);
+  EXPECT_EQ(c->fuzz_jobs, 2);
+  EXPECT_FALSE(c->fuzz_continuous);
+  EXPECT_EQ(c->regression,
+            (std::vector<std::string>{"/etc/trench/zoo", "/abs/cases"}));
+  EXPECT_EQ(c->swarm.at("reproducer").count, 2);
+  EXPECT_EQ(c->swarm.at("reproducer").brain, "openai");
+  // Every role is present, with the defaults.
+  for (const std::string& role : SwarmRoles()) {
+    ASSERT_TRUE(c->swarm.count(role)) << role;
+  }
+  EXPECT_EQ(c->swarm.at("patch_drafter").brain, "builtin");
+  EXPECT_EQ(c->http_address, "127.0.0.1");
+}
+
+TEST(DaemonConfigTest, ErrorsNameTheFieldOrThePosition) {
+  auto error = [](const std::string& text) {
+    StatusOr<DaemonConfig> c = ParseDaemonConfig(text, "t.json", "/");
+    EXPECT_FALSE(c.ok()) << text;
+    return c.ok() ? std::string() : c.status().message();
+  };
+  EXPECT_EQ(error(R"({"var_dir": "v", "repo": "r", "fuzz": {"jobs": "two"}})"),
+            "t.json: fuzz.jobs: expected an integer in [1, 256], got \"two\"");
+  EXPECT_EQ(
+      error(R"({"var_dir": "v", "repo": "r", "fuzz": {"continuous": 1}})"),
+      "t.json: fuzz.continuous: expected true or false, got 1");
+  EXPECT_EQ(error(R"({"var_dir": "v", "repo": "r", "polll_seconds": 3})"),
+            "t.json: polll_seconds: unknown field (a typo?)");
+  EXPECT_EQ(error(R"({"var_dir": "v"})"),
+            "t.json: repo: required (the target repository)");
+  EXPECT_EQ(error(R"({"var_dir": "v", "repo": "r",
+                      "swarm": {"minimizer": {"brain": "gpt"}}})"),
+            "t.json: swarm.minimizer.brain: expected one of anthropic, "
+            "builtin, openai, got \"gpt\"");
+  EXPECT_EQ(error(R"({"var_dir": "v", "repo": "r", "swarm": {"oracle": {}}})"),
+            "t.json: swarm.oracle: unknown field (a typo?)");
+  EXPECT_EQ(error("{\"var_dir\": \"v\",\n \"repo\": }").substr(0, 11),
+            "t.json:2:10");
+  EXPECT_EQ(error("[1]"), "t.json: expected a JSON object");
+  EXPECT_EQ(error(R"({"var_dir": "v", "repo": "r", "regression": "zoo"})"),
+            "t.json: regression: expected an array of paths");
+  EXPECT_EQ(error(R"({"var_dir": "v", "repo": "r",
+                      "budgets": {"bug_cost_usd": -1}})"),
+            "t.json: budgets.bug_cost_usd: expected an amount >= 0, got -1");
+}
+
+TEST(DaemonConfigTest, CostBudgetPerBug) {
+  StatusOr<DaemonConfig> c =
+      ParseDaemonConfig(R"({"var_dir": "v", "repo": "r"})", "t.json", "/");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->budget_bug_cost_usd, 0);  // No cost budget.
+  c = ParseDaemonConfig(
+      R"({"var_dir": "v", "repo": "r", "budgets": {"bug_cost_usd": 2.5}})",
+      "t.json", "/");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->budget_bug_cost_usd, 2.5);
+}
+
+TEST(DaemonConfigTest, ShippedConfigsParse) {
+  for (const char* name : {"trench.json", "demo.json"}) {
+    StatusOr<DaemonConfig> c =
+        LoadDaemonConfig(std::string(TRENCH_SOURCE_DIR) + "/config/" + name);
+    EXPECT_TRUE(c.ok()) << name << ": " << c.status().ToString();
+  }
+  EXPECT_EQ(LoadDaemonConfig("/nonexistent/trench.json").status().code(),
+            StatusCode::kIoError);
+}
+
+}  // namespace
+}  // namespace trench::orchestrator

@@ -1,0 +1,109 @@
+// The daemon's log set-up (orchestrator/daemon/logging.h): JSON lines that parse,
+// the human form, levels, and errors for bad settings.
+#include "orchestrator/daemon/logging.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+#include <vector>
+
+namespace trench::orchestrator {
+namespace {
+
+class LoggingTest : public ::testing::Test {
+ protected:
+  // Back to stderr, so no logger points at a dead stream.
+  void TearDown() override { ASSERT_TRUE(SetUpLogging("human", "info").ok()); }
+
+  std::vector<std::string> Lines() {
+    std::vector<std::string> lines;
+    std::istringstream in(out_.str());
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    return lines;
+  }
+
+  std::ostringstream out_;
+};
+
+TEST_F(LoggingTest, JsonLinesParse) {
+  ASSERT_TRUE(SetUpLogging("json", "info", &out_).ok());
+  spdlog::info("daemon started on port {}", 7878);
+  spdlog::debug("not shown at info");
+  Json fields = Json::MakeObject();
+  fields["commit"] = "1a2b3c";
+  fields["bug"] = 12;
+  fields["msg"] = "a field named msg";
+  fields["text"] = "quote \" and newline \n inside";
+  LogWithFields(spdlog::level::warn, "build failed", fields);
+  spdlog::error("disk {}", "full");
+
+  std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 3u) << out_.str();
+  std::vector<Json> parsed;
+  for (const std::string& l : lines) {
+    StatusOr<Json> j = ParseJson(l);
+    ASSERT_TRUE(j.ok()) << l << ": " << j.status().ToString();
+    ASSERT_TRUE(j->is_object());
+    parsed.push_back(*j);
+  }
+  EXPECT_EQ(parsed[0].Find("level")->string_value(), "info");
+  EXPECT_EQ(parsed[0].Find("msg")->string_value(),
+            "daemon started on port 7878");
+  const std::string ts = parsed[0].Find("ts")->string_value();
+  ASSERT_EQ(ts.size(), 24u) << ts;  // 2026-11-30T15:50:00.123Z
+  EXPECT_EQ(ts[10], 'T');
+  EXPECT_EQ(ts.back(), 'Z');
+
+  const Json& w = parsed[1];
+  EXPECT_EQ(w.Find("level")->string_value(), "warn");
+  EXPECT_EQ(w.Find("msg")->string_value(), "build failed");
+  EXPECT_EQ(w.Find("commit")->string_value(), "1a2b3c");
+  EXPECT_EQ(*w.Find("bug")->GetInt64(), 12);
+  EXPECT_EQ(w.Find("field.msg")->string_value(), "a field named msg");
+  EXPECT_EQ(w.Find("text")->string_value(), "quote \" and newline \n inside");
+  EXPECT_EQ(parsed[2].Find("msg")->string_value(), "disk full");
+}
+
+TEST_F(LoggingTest, HumanLines) {
+  ASSERT_TRUE(SetUpLogging("human", "debug", &out_).ok());
+  spdlog::debug("polling");
+  Json fields = Json::MakeObject();
+  fields["commit"] = "1a2b3c";
+  fields["why"] = "two words";
+  LogWithFields(spdlog::level::info, "build ready", fields);
+  LogWithFields(spdlog::level::info, "odd", Json(5));
+  std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 3u) << out_.str();
+  EXPECT_NE(lines[0].find("Z debug polling"), std::string::npos) << lines[0];
+  EXPECT_NE(
+      lines[1].find("Z info  build ready commit=1a2b3c why=\"two words\""),
+      std::string::npos)
+      << lines[1];
+  EXPECT_NE(lines[2].find("odd fields=5"), std::string::npos) << lines[2];
+}
+
+TEST_F(LoggingTest, LevelFilters) {
+  ASSERT_TRUE(SetUpLogging("json", "error", &out_).ok());
+  spdlog::warn("hidden");
+  spdlog::error("shown");
+  ASSERT_EQ(Lines().size(), 1u);
+  ASSERT_TRUE(SetUpLogging("json", "off", &out_).ok());
+  spdlog::critical("hidden too");
+  EXPECT_EQ(Lines().size(), 1u);
+}
+
+TEST_F(LoggingTest, BadSettingsAreNamed) {
+  Status s = SetUpLogging("xml", "info", &out_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("log.format"), std::string::npos);
+  EXPECT_NE(s.message().find("\"xml\""), std::string::npos);
+  s = SetUpLogging("json", "loud", &out_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("log.level"), std::string::npos);
+  EXPECT_NE(s.message().find("\"loud\""), std::string::npos);
+  EXPECT_EQ(*ParseLogLevel("warn"), spdlog::level::warn);
+}
+
+}  // namespace
+}  // namespace trench::orchestrator

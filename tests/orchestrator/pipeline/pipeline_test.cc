@@ -1,0 +1,394 @@
+// The pipeline's registry and bookkeeping without running tools: which
+// worker leases which step, the step a bug's state calls for (queued once),
+// the reconciler, and the repo watcher on a real git repository.
+#include "orchestrator/pipeline/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "orchestrator/pipeline/commit_tools.h"
+#include "orchestrator/daemon/repo_watcher.h"
+#include "orchestrator/pipeline/step_util.h"
+#include "tests/orchestrator/store/store_test_util.h"
+
+namespace trench::orchestrator {
+namespace {
+
+using testing::StoreTest;
+
+TEST(PipelineRegistryTest, EveryStepHasAWorkerAndAHandler) {
+  std::set<std::string> workers = {"orchestrator"};
+  for (const std::string& role : SwarmRoles()) workers.insert(role);
+  for (const StepKind& s : Steps()) {
+    EXPECT_TRUE(workers.count(s.worker)) << s.kind << ": " << s.worker;
+    EXPECT_TRUE(s.handler) << s.kind;
+    EXPECT_EQ(FindStep(s.kind)->kind, s.kind);
+  }
+  EXPECT_EQ(FindStep("no-such-step"), nullptr);
+  EXPECT_EQ(KindsOfWorker("minimizer"), std::vector<std::string>{"minimize"});
+  EXPECT_EQ(KindsOfWorker("reproducer"), std::vector<std::string>{"reproduce"});
+  // Every open state but the ones waiting for people or commits has a step.
+  for (BugState s : AllBugStates()) {
+    bool has_step = false;
+    for (const StepKind& k : Steps()) has_step |= k.state && *k.state == s;
+    const bool waits = s == BugState::kProposed || s == BugState::kApproved;
+    EXPECT_EQ(has_step, IsOpen(s) && !waits) << BugStateName(s);
+  }
+}
+
+class PipelineTest : public StoreTest {
+ protected:
+  void SetUp() override {
+    StoreTest::SetUp();
+    store_ = OpenStore(SystemClock::Get());
+    queue_ = std::make_unique<JobQueue>(store_.get());
+    ctx_.config = &config_;
+    ctx_.store = store_.get();
+    ctx_.queue = queue_.get();
+    ctx_.worker = "test";
+  }
+  int64_t AddBug(const std::string& sig) {
+    orchestrator::NewBug b;
+    b.signature = sig;
+    b.title = sig;
+    return *store_->CreateBug(b, "test", Json::MakeObject());
+  }
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<JobQueue> queue_;
+  DaemonConfig config_;
+  StepContext ctx_;
+};
+
+TEST_F(PipelineTest, QueuesTheStepOfTheStateOnce) {
+  const int64_t id = AddBug("a");
+  Bug bug = *store_->GetBug(id);
+  EXPECT_EQ(*QueueNextStep(ctx_, bug), "reproduce");
+  EXPECT_EQ(*QueueNextStep(ctx_, bug), "reproduce");
+  EXPECT_EQ(*queue_->Count(JobState::kQueued), 1);  // Deduplicated.
+  // Waiting for a human: nothing.
+  Json d = Json::MakeObject();
+  d["needs_human"] = true;
+  ASSERT_TRUE(store_->SetBugDetails(id, d).ok());
+  EXPECT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "");
+}
+
+TEST_F(PipelineTest, ReconcileQueuesEveryOpenBugsStep) {
+  const int64_t a = AddBug("a");
+  const int64_t b = AddBug("b");
+  ASSERT_TRUE(store_
+                  ->TransitionBug(b, BugState::kNotReproducible, "t",
+                                  Json::MakeObject())
+                  .ok());
+  ASSERT_TRUE(Reconcile(ctx_).ok());
+  StatusOr<std::vector<Job>> jobs = queue_->List(JobState::kQueued, 10);
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 1u);  // b is closed (not reproducible).
+  EXPECT_EQ((*jobs)[0].kind, "reproduce");
+  EXPECT_EQ((*jobs)[0].payload.Find("bug")->int64_value(), a);
+  ASSERT_TRUE(Reconcile(ctx_).ok());
+  EXPECT_EQ(*queue_->Count(JobState::kQueued), 1);
+}
+
+TEST_F(PipelineTest, WatcherReportsLandedCommitsOnce) {
+  const std::string dir = dir_ + "/repo";
+  auto repo = hlo_bisect::GitRepo::Init(dir);
+  ASSERT_TRUE(repo.ok());
+  std::string c0 =
+      *(*repo)->CommitFiles("", {{"a", "1"}}, "c0", "refs/heads/main");
+  auto watcher = RepoWatcher::Create(dir, "main");
+  ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
+  EXPECT_FALSE(RepoWatcher::Create(dir, "nope").ok());
+  // First poll: the head alone, recorded as the base.
+  EXPECT_EQ(*(*watcher)->Poll(*store_), std::vector<std::string>{c0});
+  EXPECT_EQ(store_->GetMeta("watch.base")->value_or(""), c0);
+  ASSERT_TRUE((*watcher)->Commit(*store_, c0).ok());
+  EXPECT_TRUE((*watcher)->Poll(*store_)->empty());
+  std::string c1 =
+      *(*repo)->CommitFiles(c0, {{"a", "2"}}, "c1", "refs/heads/main");
+  std::string c2 =
+      *(*repo)->CommitFiles(c1, {{"a", "3"}}, "c2", "refs/heads/main");
+  EXPECT_EQ(*(*watcher)->Poll(*store_), (std::vector<std::string>{c1, c2}));
+  // Not committed (a crash before the jobs were queued): reported again.
+  EXPECT_EQ(*(*watcher)->Poll(*store_), (std::vector<std::string>{c1, c2}));
+  ASSERT_TRUE((*watcher)->Commit(*store_, c2).ok());
+  EXPECT_TRUE((*watcher)->Poll(*store_)->empty());
+  // A force-push that drops c2: the new head alone.
+  std::string d1 =
+      *(*repo)->CommitFiles(c0, {{"a", "4"}}, "d1", "refs/heads/main");
+  EXPECT_EQ(*(*watcher)->Poll(*store_), std::vector<std::string>{d1});
+  EXPECT_EQ(store_->GetMeta("watch.base")->value_or(""), c0);
+}
+
+TEST_F(PipelineTest, MetaKeysOfTheMigrationsAreRefused) {
+  EXPECT_EQ(store_->SetMeta("schema_version", "9").code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_FALSE(store_->GetMeta("nothing")->has_value());
+  EXPECT_EQ(store_->SetBugDetails(42, Json::MakeObject()).code(),
+            StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace trench::orchestrator
+
+namespace trench::orchestrator {
+namespace {
+
+TEST_F(PipelineTest, AFailedStepIsNotRetriedUntilTheBugChanges) {
+  const int64_t id = AddBug("a");
+  ASSERT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "reproduce");
+  StatusOr<std::vector<Job>> leased = queue_->Lease("w", 1, 60000);
+  ASSERT_TRUE(leased.ok() && leased->size() == 1);
+  ASSERT_TRUE(queue_->Fail(LeaseOf((*leased)[0]), "no", false).ok());
+  EXPECT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "");
+  EXPECT_EQ(*queue_->Count(JobState::kQueued), 0);
+  // The bug changes (e.g. a human edits it): the step may run again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(store_->SetBugDetails(id, Json::MakeObject()).ok());
+  EXPECT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "reproduce");
+}
+
+TEST_F(PipelineTest, ContinuousFuzzingQueuesARoundOfTheBuiltHeadWhenIdle) {
+  config_.fuzz_continuous = true;
+  EXPECT_FALSE(*QueueIdleFuzz(ctx_));  // Nothing built yet.
+  const std::string head(40, 'a');
+  ASSERT_TRUE(store_->SetMeta("head.built", head).ok());
+  ASSERT_TRUE(*QueueIdleFuzz(ctx_));
+  EXPECT_FALSE(*QueueIdleFuzz(ctx_));  // Not idle: round 1 waits.
+  StatusOr<std::vector<Job>> leased = queue_->Lease("w", 1, 60000);
+  ASSERT_TRUE(leased.ok() && leased->size() == 1);
+  const Job& one = (*leased)[0];
+  EXPECT_EQ(one.kind, "fuzz");
+  EXPECT_EQ(one.payload.Find("commit")->string_value(), head);
+  EXPECT_EQ(one.payload.Find("round")->int64_value(), 1);
+  EXPECT_FALSE(*QueueIdleFuzz(ctx_));  // Not idle: round 1 runs.
+  ASSERT_TRUE(queue_->Complete(LeaseOf(one), Json::MakeObject()).ok());
+  // Idle again: round 2, a new job (not deduplicated into round 1).
+  ASSERT_TRUE(*QueueIdleFuzz(ctx_));
+  leased = queue_->Lease("w", 1, 60000);
+  ASSERT_TRUE(leased.ok() && leased->size() == 1);
+  EXPECT_EQ((*leased)[0].payload.Find("round")->int64_value(), 2);
+  EXPECT_EQ(*store_->GetMeta("fuzz.round"), std::optional<std::string>("2"));
+  ASSERT_TRUE(queue_->Complete(LeaseOf((*leased)[0]), Json::MakeObject()).ok());
+  // Off in the config: never.
+  config_.fuzz_continuous = false;
+  EXPECT_FALSE(*QueueIdleFuzz(ctx_));
+  EXPECT_EQ(*queue_->Count(JobState::kQueued), 0);
+}
+
+TEST_F(PipelineTest, TheKnownGoodCommitIsTheConfiguredOneElseTheFirstSeen) {
+  EXPECT_EQ(*KnownGoodCommit(ctx_), "");
+  ASSERT_TRUE(store_->SetMeta("watch.base", std::string(40, 'b')).ok());
+  EXPECT_EQ(*KnownGoodCommit(ctx_), std::string(40, 'b'));
+  config_.good_commit = std::string(40, 'c');
+  EXPECT_EQ(*KnownGoodCommit(ctx_), std::string(40, 'c'));
+}
+
+}  // namespace
+}  // namespace trench::orchestrator
+
+namespace trench::orchestrator {
+namespace {
+
+// The daemon's mirror with main = c0 (a=1), c1 (a=2), c2 (b=1); returns
+// the three commits.
+std::vector<std::string> MirrorWithThreeCommits(const DaemonPaths& paths) {
+  auto repo = hlo_bisect::GitRepo::Init(paths.mirror);
+  EXPECT_TRUE(repo.ok()) << repo.status().ToString();
+  if (!repo.ok()) return {"", "", ""};
+  const std::string c0 =
+      *(*repo)->CommitFiles("", {{"a", "1"}}, "c0", "refs/heads/main");
+  const std::string c1 =
+      *(*repo)->CommitFiles(c0, {{"a", "2"}}, "c1", "refs/heads/main");
+  const std::string c2 =
+      *(*repo)->CommitFiles(c1, {{"b", "1"}}, "c2", "refs/heads/main");
+  return {c0, c1, c2};
+}
+
+// A finding on a commit that predates a bug's fix is that (fixed) bug; on
+// a commit holding the fix it is a regression, so FileFinding opens a bug.
+TEST_F(PipelineTest, AFindingBeforeTheFixIsTheFixedBugAndAfterItARegression) {
+  DaemonPaths paths(dir_ + "/var");
+  ctx_.paths = &paths;
+  const std::vector<std::string> main = MirrorWithThreeCommits(paths);
+  const std::string &c0 = main[0], &fix = main[1], &c2 = main[2];
+  auto repo = hlo_bisect::GitRepo::Open(paths.mirror);
+  ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+  const std::string side =
+      *(*repo)->CommitFiles(c0, {{"c", "1"}}, "side", "refs/heads/side");
+  const int64_t id = AddBug("sig:x");
+  EXPECT_FALSE(FixedLaterThan(ctx_, "sig:x", c0)->has_value());  // Open.
+  ASSERT_TRUE(
+      store_
+          ->TransitionBug(id, BugState::kReproduced, "test", Json::MakeObject())
+          .ok());
+  TransitionFields f;
+  f.fix_commit = fix;
+  ASSERT_TRUE(
+      store_->TransitionBug(id, BugState::kFixed, "test", Json::MakeObject(), f)
+          .ok());
+  for (const std::string& before : {c0, side}) {
+    StatusOr<std::optional<Bug>> known = FixedLaterThan(ctx_, "sig:x", before);
+    ASSERT_TRUE(known.ok()) << known.status().ToString();
+    ASSERT_TRUE(known->has_value());
+    EXPECT_EQ((*known)->id, id);
+  }
+  for (const std::string& holding : {fix, c2}) {
+    StatusOr<std::optional<Bug>> known = FixedLaterThan(ctx_, "sig:x", holding);
+    ASSERT_TRUE(known.ok()) << known.status().ToString();
+    EXPECT_FALSE(known->has_value());
+  }
+  EXPECT_FALSE(FixedLaterThan(ctx_, "sig:y", c0)->has_value());
+  // A commit the mirror does not have is an error, not a guess.
+  EXPECT_FALSE(FixedLaterThan(ctx_, "sig:x", std::string(40, 'f')).ok());
+}
+
+// Builds finish in any order; the built head only moves forward.
+TEST_F(PipelineTest, TheBuiltHeadOnlyMovesForward) {
+  DaemonPaths paths(dir_ + "/var");
+  ctx_.paths = &paths;
+  const std::vector<std::string> main = MirrorWithThreeCommits(paths);
+  const std::string &c0 = main[0], &c1 = main[1], &c2 = main[2];
+  auto head = [&] { return store_->GetMeta("head.built")->value_or(""); };
+  ASSERT_TRUE(AdvanceBuiltHead(ctx_, c0).ok());
+  EXPECT_EQ(head(), c0);
+  ASSERT_TRUE(AdvanceBuiltHead(ctx_, c2).ok());  // c1's build is slower.
+  EXPECT_EQ(head(), c2);
+  ASSERT_TRUE(AdvanceBuiltHead(ctx_, c1).ok());
+  EXPECT_EQ(head(), c2);
+  ASSERT_TRUE(AdvanceBuiltHead(ctx_, c2).ok());
+  EXPECT_EQ(head(), c2);
+}
+
+// hlo-diff verdicts: `fail` of `runs` fail with coarse signature `sig`.
+std::vector<Json> Verdicts(const std::string& sig, int fail, int runs) {
+  std::vector<Json> out;
+  for (int i = 0; i < runs; ++i) {
+    Json v = Json::MakeObject();
+    v["status"] = i < fail ? "mismatch" : "pass";
+    if (i < fail) {
+      v["signature"] = Json::MakeObject();
+      v["signature"]["status"] = "mismatch";
+      v["signature"]["sig"] = sig;
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+// A reproduced report that fails like a known bug is that bug: the open
+// fuzz finding one of whose coarse signatures it has, the report
+// reproduced before it, or a fixed bug whose fix the commit predates. A
+// fuzz finding is never merged this coarsely, nor a report that passes.
+TEST_F(PipelineTest, AReproducedReportOfAKnownBugBecomesItsDuplicate) {
+  DaemonPaths paths(dir_ + "/var");
+  ctx_.paths = &paths;
+  const std::vector<std::string> main = MirrorWithThreeCommits(paths);
+  const std::string &c0 = main[0], &fix = main[1];
+  const std::string case_sha(64, 'a');
+  ASSERT_TRUE(store_->PutCase(case_sha, "", Json::MakeObject()).ok());
+  auto bug_from = [&](const std::string& source, const std::string& sig,
+                      const std::vector<std::string>& coarse) {
+    NewBug b;
+    b.signature = sig;
+    b.title = source;
+    b.details["source"] = source;
+    if (!coarse.empty()) {
+      Json list = Json::MakeArray();
+      for (const std::string& c : coarse) list.push_back(Json(c));
+      b.details["finding"] = Json::MakeObject();
+      b.details["finding"]["coarse_signatures"] = std::move(list);
+    }
+    return *store_->CreateBug(b, "test", Json::MakeObject());
+  };
+  auto judge = [&](int64_t id, const std::string& sig, int fail,
+                   const std::string& commit) {
+    StatusOr<Json> e =
+        JudgeReproduction(ctx_, *store_->GetBug(id), case_sha, commit,
+                          Verdicts(sig, fail, 3), Json::MakeObject(), {});
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return *store_->GetBug(id);
+  };
+  const int64_t finding = bug_from("fuzz", "sig:refined", {"c9", "c1"});
+  // A report failing with a coarse signature of the finding.
+  const int64_t report = bug_from("api", "report:1", {});
+  Bug b = judge(report, "c1", 3, c0);
+  EXPECT_EQ(b.state, BugState::kDuplicate);
+  EXPECT_EQ(b.duplicate_of, finding);
+  StatusOr<std::vector<Event>> events = store_->ListEvents(report, 0, 10);
+  ASSERT_TRUE(events.ok());
+  const Event& moved = events->back();
+  EXPECT_EQ(moved.to, BugState::kDuplicate);
+  EXPECT_EQ(moved.evidence.Find("event")->string_value(), "reproduced");
+  EXPECT_EQ(moved.evidence.Find("duplicate_of")->int64_value(), finding);
+  EXPECT_EQ(moved.evidence.Find("failures")->int64_value(), 3);
+  EXPECT_EQ(store_->ListRunsForCase(case_sha)->size(), 3u);
+  // A report of something new is reproduced; a later flaky report of the
+  // same failure is its duplicate (the reproduction's signature).
+  const int64_t first = bug_from("api", "report:2", {});
+  EXPECT_EQ(judge(first, "c2", 3, c0).state, BugState::kReproduced);
+  const int64_t second = bug_from("api", "report:3", {});
+  b = judge(second, "c2", 1, c0);
+  EXPECT_EQ(b.state, BugState::kDuplicate);
+  EXPECT_EQ(b.duplicate_of, first);
+  EXPECT_FALSE(b.flaky_rate.has_value());
+  // A fuzz finding with a known coarse signature stays its own bug.
+  const int64_t other = bug_from("fuzz", "sig:other", {"c2"});
+  EXPECT_EQ(judge(other, "c2", 3, c0).state, BugState::kReproduced);
+  // A report that does not fail is not reproducible, whatever else exists.
+  const int64_t passing = bug_from("api", "report:4", {});
+  EXPECT_EQ(judge(passing, "c1", 0, c0).state, BugState::kNotReproducible);
+  // A fixed bug: the same failure before its fix is that bug, after it a
+  // regression (a new bug).
+  const int64_t fixed = bug_from("fuzz", "sig:c3", {});
+  ASSERT_TRUE(store_
+                  ->TransitionBug(fixed, BugState::kReproduced, "test",
+                                  Json::MakeObject())
+                  .ok());
+  TransitionFields f;
+  f.fix_commit = fix;
+  ASSERT_TRUE(
+      store_->TransitionBug(fixed, BugState::kFixed, "test", Json(), f).ok());
+  const int64_t old_report = bug_from("api", "report:5", {});
+  b = judge(old_report, "c3", 3, c0);
+  EXPECT_EQ(b.state, BugState::kDuplicate);
+  EXPECT_EQ(b.duplicate_of, fixed);
+  EXPECT_TRUE(store_->ListEvents(old_report, 0, 10)
+                  ->back()
+                  .evidence.Find("fixed_later")
+                  ->bool_value());
+  const int64_t regression = bug_from("api", "report:6", {});
+  EXPECT_EQ(judge(regression, "c3", 3, fix).state, BugState::kReproduced);
+  EXPECT_FALSE(JudgeReproduction(ctx_, *store_->GetBug(regression), case_sha,
+                                 c0, {}, Json::MakeObject(), {})
+                   .ok());
+}
+
+TEST(ChangedAreaTest, PassesAndEmittedOpsOfADiff) {
+  const std::string diff =
+      "diff --git a/compiler/passes/cse.cc b/compiler/passes/cse.cc\n"
+      "--- a/compiler/passes/cse.cc\n+++ b/compiler/passes/cse.cc\n"
+      "@@ -1 +1 @@\n-a\n+b\n"
+      "+++ b/compiler/passes/algsimp_arith.cc\n"
+      "+++ b/compiler/passes/algsimp_shape.cc\n"
+      "+++ b/compiler/passes/literal_folder.cc\n"
+      "+++ b/compiler/codegen/emit_reduce.cc\n"
+      "+++ b/compiler/codegen/emit_reduce_window.cc\n"
+      "+++ b/compiler/codegen/emit_pad.cc\n"
+      "+++ b/compiler/codegen/kernel_builder.cc\n"
+      "+++ b/tpu/ISA.md\n";
+  ChangedArea area = ChangedAreaOf(diff);
+  EXPECT_EQ(area.passes, (std::vector<std::string>{"cse", "algsimp"}));
+  EXPECT_EQ(area.ops,
+            (std::vector<std::string>{"reduce", "reduce-window", "pad"}));
+  // The streamed paths of an op aim at it too; streaming.cc names none.
+  ChangedArea streamed = ChangedAreaOf(
+      "+++ b/compiler/codegen/stream_sort.cc\n"
+      "+++ b/compiler/codegen/stream_gather_rows.cc\n"
+      "+++ b/compiler/codegen/streaming.cc\n");
+  EXPECT_EQ(streamed.ops, (std::vector<std::string>{"sort", "gather"}));
+  EXPECT_TRUE(ChangedAreaOf("").passes.empty());
+}
+
+}  // namespace
+}  // namespace trench::orchestrator

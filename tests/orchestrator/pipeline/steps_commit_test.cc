@@ -1,0 +1,219 @@
+// The fuzz step of a landed commit (orchestrator/pipeline/steps_commit.cc) run for
+// real: the campaign aimed at the passes the commit changed is the
+// stress-test author's, here an LLM brain played by the scripted loopback
+// server that writes its own HLO, which the sandboxed tools run on the
+// project's own build; the unfocused campaign is hlo-fuzz's. The store is
+// a real SQLite file, the mirror a real git repository.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <filesystem>
+#include <thread>
+
+#include "orchestrator/pipeline/pipeline.h"
+#include "orchestrator/pipeline/tool_runner.h"
+#include "tests/agents/scripted_llm_server.h"
+#include "tests/orchestrator/store/store_test_util.h"
+#include "git/git_repo.h"
+
+namespace trench::orchestrator {
+namespace {
+
+namespace asio = boost::asio;
+using agents::testing::OpenAiToolCallReply;
+using agents::testing::ScriptedLlmServer;
+using agents::testing::ScriptedReply;
+
+constexpr char kModule[] = R"(HloModule twice
+
+ENTRY e {
+  p = f32[8,130] parameter(0)
+  a = f32[8,130] add(p, p)
+  b = f32[8,130] add(p, p)
+  ROOT r = f32[8,130] multiply(a, b)
+}
+)";
+
+Json J(std::string_view text) {
+  StatusOr<Json> j = ParseJson(text);
+  EXPECT_TRUE(j.ok()) << j.status().ToString() << "\n" << text;
+  return j.ok() ? *j : Json();
+}
+
+class FuzzStepTest : public testing::StoreTest {
+ protected:
+  FuzzStepTest()
+      : guard_(asio::make_work_guard(ioc_)),
+        loop_([this] { ioc_.run(); }),
+        runner_(ioc_, 2) {}
+  ~FuzzStepTest() override {
+    guard_.reset();
+    ioc_.stop();
+    loop_.join();
+  }
+
+  void SetUp() override {
+    StoreTest::SetUp();
+    ASSERT_TRUE(server_.ok()) << server_.status().ToString();
+    ::chmod(dir_.c_str(), 0755);  // The sandbox's uid walks through it.
+    paths_ = std::make_unique<DaemonPaths>(dir_ + "/var");
+    for (const std::string& d :
+         {paths_->cases, paths_->work, paths_->build_cache}) {
+      std::filesystem::create_directories(d);
+    }
+    // The target's history: a base, then a commit that changes cse.
+    auto repo = hlo_bisect::GitRepo::Init(paths_->mirror);
+    ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+    base_ = *(*repo)->CommitFiles(
+        "", {{"compiler/passes/cse.cc", "// v1\n"}, {"README", "x\n"}}, "base",
+        "refs/heads/main");
+    changed_ =
+        *(*repo)->CommitFiles(base_, {{"compiler/passes/cse.cc", "// v2\n"}},
+                              "cse: v2", "refs/heads/main");
+    docs_ = *(*repo)->CommitFiles(changed_, {{"README", "y\n"}}, "docs",
+                                  "refs/heads/main");
+
+    store_ = OpenStore(SystemClock::Get());
+    ASSERT_NE(store_, nullptr);
+    queue_ = std::make_unique<JobQueue>(store_.get());
+    for (const std::string& c : {changed_, docs_}) {
+      ASSERT_TRUE(
+          store_->PutBuild(c, "", BuildStatus::kOk, TRENCH_BINARY_DIR, "")
+              .ok());
+    }
+    config_.prompts_dir = std::string(TRENCH_SOURCE_DIR) + "/prompts";
+    config_.fuzz_budget_seconds = 2;
+    config_.fuzz_jobs = 1;
+    config_.swarm["stress_test_author"].brain = "openai";
+    config_.llm = J(R"({"openai": {"model": "test-model", "max_retries": 0}})");
+    config_.llm["openai"]["base_url"] = server_.base_url();
+    ctx_.config = &config_;
+    ctx_.paths = paths_.get();
+    ctx_.store = store_.get();
+    ctx_.queue = queue_.get();
+    ctx_.runner = &runner_;
+    ctx_.tools_dir = TRENCH_BINARY_DIR;
+    ctx_.worker = "stress_test_author#0";
+  }
+
+  Job FuzzJob(const std::string& commit) {
+    Job job;
+    job.id = ++jobs_;
+    job.kind = "fuzz";
+    job.payload = Json::MakeObject();
+    job.payload["commit"] = commit;
+    return job;
+  }
+
+  asio::io_context ioc_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  std::thread loop_;
+  ToolRunner runner_;
+  ScriptedLlmServer server_;
+  std::unique_ptr<DaemonPaths> paths_;
+  std::string base_, changed_, docs_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<JobQueue> queue_;
+  DaemonConfig config_;
+  StepContext ctx_;
+  int64_t jobs_ = 0;
+};
+
+// The author is told the commit and its changed pass; the module it writes
+// runs through the real tools on the build; what it claims is filed only
+// when it names a stored case; the unfocused campaign runs next to it.
+TEST_F(FuzzStepTest, TheAuthorWritesProgramsForTheChangedPasses) {
+  Json write = Json::MakeObject();
+  write["hlo"] = kModule;
+  write["seed"] = 3;
+  server_.Enqueue(ScriptedReply::WithJson(
+      200, OpenAiToolCallReply("write_case", write.Dump())));
+  // A claim naming no stored case (an invented id, a path) is not filed.
+  server_.Enqueue(ScriptedReply::WithJson(
+      200, OpenAiToolCallReply(
+               "finish",
+               R"({"outcome": "done", "summary": "cse holds",
+                   "findings": [
+                     {"case": ")" +
+                   std::string(64, 'f') +
+                   R"(", "status": "mismatch", "signature": {"sig": "s1"}},
+                     {"case": "../../etc", "status": "mismatch",
+                      "signature": {"sig": "s2"}}]})")));
+
+  StatusOr<Json> out = RunFuzzStep(ctx_, FuzzJob(changed_));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->Find("focus")->Find("passes")->string_value(), "cse");
+  ASSERT_NE(out->Find("author"), nullptr) << out->Dump();
+  EXPECT_EQ(*out->Find("author")->Find("brain"), Json("openai"));
+  EXPECT_TRUE(out->Find("filed")->array().empty()) << out->Dump();
+  EXPECT_GT(out->Find("programs")->int64_value(), 0) << out->Dump();
+  EXPECT_TRUE(store_->ListBugs(std::nullopt, 0, 10)->empty());
+
+  // The model saw the commit and the pass in its task.
+  const std::vector<agents::testing::RecordedRequest> requests =
+      server_.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_NE(requests[0].body.find(changed_), std::string::npos);
+  EXPECT_NE(requests[0].body.find("\\\"cse\\\""), std::string::npos)
+      << requests[0].body;
+
+  // One session of no bug, its write_case answered by a real run.
+  StatusOr<std::vector<AgentSession>> sessions =
+      store_->ListAgentSessions(std::nullopt);
+  ASSERT_TRUE(sessions.ok());
+  ASSERT_EQ(sessions->size(), 1u);
+  const AgentSession& s = (*sessions)[0];
+  EXPECT_EQ(s.role, "stress_test_author");
+  EXPECT_EQ(s.backend, "openai");
+  EXPECT_FALSE(s.bug_id.has_value());
+  EXPECT_EQ(s.status, "done");
+  StatusOr<std::vector<AgentMessage>> messages =
+      store_->ListAgentMessages(s.id);
+  ASSERT_TRUE(messages.ok());
+  bool ran = false;
+  for (const AgentMessage& m : *messages) {
+    if (m.role != "tool") continue;
+    ran = m.content.find("\\\"status\\\":\\\"pass\\\"") != std::string::npos;
+    EXPECT_TRUE(ran) << m.content;
+    break;
+  }
+  EXPECT_TRUE(ran);
+}
+
+// A commit that changes no pass and no emitter: no author, one unfocused
+// campaign with the whole budget.
+TEST_F(FuzzStepTest, ACommitThatChangesNoPassGetsTheUnfocusedCampaign) {
+  StatusOr<Json> out = RunFuzzStep(ctx_, FuzzJob(docs_));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->Find("author"), nullptr) << out->Dump();
+  EXPECT_EQ(out->Find("focus")->Find("passes")->string_value(), "");
+  EXPECT_GT(out->Find("programs")->int64_value(), 0) << out->Dump();
+  EXPECT_TRUE(store_->ListAgentSessions(std::nullopt)->empty());
+  EXPECT_EQ(server_.requests().size(), 0u);
+}
+
+// A broken LLM set-up falls back to the built-in author (the fuzzer with
+// focus on the pass), recorded in the session.
+TEST_F(FuzzStepTest, ABrokenBackendFallsBackToTheFuzzerWithFocus) {
+  server_.Enqueue(ScriptedReply::WithText(400, R"({"error": {"message":
+      "invalid model", "type": "invalid_request_error"}})"));
+  StatusOr<Json> out = RunFuzzStep(ctx_, FuzzJob(changed_));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Json* author = out->Find("author");
+  ASSERT_NE(author, nullptr) << out->Dump();
+  ASSERT_NE(author->Find("rounds"), nullptr) << author->Dump();
+  const Json& round = author->Find("rounds")->array().at(0);
+  EXPECT_EQ(*round.Find("focus"), Json("passes"));
+  EXPECT_EQ(round.Find("names")->Dump(), R"(["cse"])");
+  EXPECT_GT(round.Find("programs")->int64_value(), 0) << author->Dump();
+  StatusOr<std::vector<AgentSession>> sessions =
+      store_->ListAgentSessions(std::nullopt);
+  ASSERT_EQ(sessions->size(), 1u);
+  EXPECT_EQ((*sessions)[0].status.rfind("fell back to builtin", 0), 0u)
+      << (*sessions)[0].status;
+}
+
+}  // namespace
+}  // namespace trench::orchestrator

@@ -1,0 +1,238 @@
+// Case bundles: write/read round trip, content addressing, clear errors on
+// malformed cases, numpy compatibility of the inputs.
+#include "triage/case/case_bundle.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "compiler/ir/npy.h"
+#include "tests/triage/case/hlo_diff_test_util.h"
+
+namespace trench::hlo_diff {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::AddCase;
+using testing::F32;
+using testing::TempDir;
+using testing::WriteText;
+
+TEST(CaseBundleTest, WriteReadRoundTrip) {
+  TempDir tmp;
+  Case c = AddCase();
+  c.options.pass_limit = 3;
+  c.options.disable_passes = {"cse"};
+  c.origin["seed"] = 42;
+  c.extra["note"] = "kept";
+  const std::string dir = tmp / "case";
+  ASSERT_TRUE(WriteCase(dir, c).ok());
+  StatusOr<Case> back = ReadCase(dir);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->module_text, c.module_text);
+  ASSERT_EQ(back->inputs.size(), 2u);
+  EXPECT_TRUE(back->inputs[0] == c.inputs[0]);
+  EXPECT_TRUE(back->inputs[1] == c.inputs[1]);
+  EXPECT_EQ(back->options.pass_limit, std::optional<int64_t>(3));
+  EXPECT_EQ(back->options.disable_passes, std::vector<std::string>{"cse"});
+  EXPECT_EQ(back->origin, c.origin);
+  EXPECT_EQ(back->extra, c.extra);
+  EXPECT_TRUE(back->verdict.is_null());
+  EXPECT_EQ(CaseSha256(*back), CaseSha256(c));
+  // Writing over an existing case is refused.
+  EXPECT_EQ(WriteCase(dir, c).code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(CaseBundleTest, ContentAddressIgnoresAnnotations) {
+  Case a = AddCase();
+  Case b = AddCase();
+  b.origin["trace"] = "x.hlo";
+  b.verdict = Json::MakeObject();
+  b.signature = Json::MakeObject();
+  EXPECT_EQ(CaseSha256(a), CaseSha256(b));
+  b.options.rewrite_limit = 1;
+  EXPECT_NE(CaseSha256(a), CaseSha256(b));
+  Case d = AddCase();
+  d.inputs[1].SetFromDouble(0, 0.75);
+  EXPECT_NE(CaseSha256(a), CaseSha256(d));
+  EXPECT_EQ(CaseSha256(a).size(), 64u);
+}
+
+TEST(CaseBundleTest, StoreCaseIsIdempotent) {
+  TempDir tmp;
+  Case c = AddCase();
+  StatusOr<std::string> first = StoreCase(tmp.path(), c);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(*first, tmp / ("cases/" + CaseSha256(c)));
+  c.origin["again"] = true;  // An annotation: same address.
+  StatusOr<std::string> second = StoreCase(tmp.path(), c);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(*first, *second);
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(tmp / "cases")) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1);  // No temporaries left behind.
+  EXPECT_TRUE(ReadCase(*first).ok());
+}
+
+TEST(CaseBundleTest, CaseJsonDescribesBf16Inputs) {
+  const char* module = R"(HloModule b
+ENTRY e {
+  p = bf16[3] parameter(0)
+  ROOT n = bf16[3] negate(p)
+})";
+  Literal in(Shape(PrimitiveType::BF16, {3}));
+  for (int i = 0; i < 3; ++i) in.SetFromDouble(i, 1.5 * i);
+  StatusOr<Case> c = MakeCase(module, {in});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  Json j = CaseJson(*c);
+  const Json& e = j["inputs"].array()[0];
+  EXPECT_EQ(e.Find("dtype")->string_value(), "bf16");
+  EXPECT_EQ(e.Find("npy_dtype")->string_value(), "<u2");
+  ASSERT_NE(e.Find("note"), nullptr);
+  TempDir tmp;
+  ASSERT_TRUE(WriteCase(tmp / "c", *c).ok());
+  StatusOr<Case> back = ReadCase(tmp / "c");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->inputs[0].element_type(), PrimitiveType::BF16);
+  EXPECT_TRUE(back->inputs[0] == in);
+}
+
+TEST(CaseBundleTest, InputsAreReadableByNumpy) {
+  if (std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "no /usr/bin/python3 with numpy";
+  }
+  TempDir tmp;
+  ASSERT_TRUE(WriteCase(tmp / "c", AddCase()).ok());
+  const std::string cmd =
+      "/usr/bin/python3 -c \"import numpy; "
+      "a = numpy.load('" +
+      tmp / "c/inputs/0.npy" +
+      "'); "
+      "b = numpy.load('" +
+      tmp / "c/inputs/1.npy" +
+      "'); "
+      "assert a.dtype == numpy.float32 and a.shape == (2, 3), a; "
+      "assert a.tolist() == [[1, 2, 3], [4, 5, 6]], a; "
+      "assert abs(b.sum() - 6.75) < 1e-6, b\"";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+// Writes the add case to tmp/c and returns the directory.
+std::string WrittenCase(const TempDir& tmp) {
+  const std::string dir = tmp / "c";
+  EXPECT_TRUE(WriteCase(dir, AddCase()).ok());
+  return dir;
+}
+
+TEST(CaseBundleTest, MalformedCaseJsonNamesLineAndColumn) {
+  TempDir tmp;
+  const std::string dir = WrittenCase(tmp);
+  WriteText(dir + "/case.json", "{\n  \"format\": 1,\n  \"inputs\": [\n}\n");
+  StatusOr<Case> c = ReadCase(dir);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find(dir + "/case.json:4:1"),
+            std::string::npos)
+      << c.status().message();
+}
+
+TEST(CaseBundleTest, SchemaErrorsNameTheField) {
+  TempDir tmp;
+  const std::string dir = WrittenCase(tmp);
+  StatusOr<Case> ok = ReadCase(dir);
+  ASSERT_TRUE(ok.ok());
+  Json j = CaseJson(*ok);
+  j["options"]["pass_limit"] = "three";
+  WriteText(dir + "/case.json", j.Dump());
+  StatusOr<Case> c = ReadCase(dir);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("options.pass_limit"), std::string::npos)
+      << c.status().message();
+
+  j = CaseJson(*ok);
+  j["format"] = 2;
+  WriteText(dir + "/case.json", j.Dump());
+  EXPECT_NE(ReadCase(dir).status().message().find("format"), std::string::npos);
+
+  j = CaseJson(*ok);
+  j["inputs"].mutable_array()[1]["shape"] = Json::Array{Json(3), Json(2)};
+  WriteText(dir + "/case.json", j.Dump());
+  c = ReadCase(dir);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("inputs[1]"), std::string::npos)
+      << c.status().message();
+
+  j = CaseJson(*ok);
+  j["inputs"].mutable_array()[0]["file"] = "../escape.npy";
+  WriteText(dir + "/case.json", j.Dump());
+  EXPECT_NE(ReadCase(dir).status().message().find("inside the case"),
+            std::string::npos);
+}
+
+TEST(CaseBundleTest, MissingOrWrongInputFilesAreNamed) {
+  TempDir tmp;
+  const std::string dir = WrittenCase(tmp);
+  fs::remove(dir + "/inputs/1.npy");
+  StatusOr<Case> c = ReadCase(dir);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("inputs/1.npy"), std::string::npos)
+      << c.status().message();
+
+  ASSERT_TRUE(WriteNpyFile(dir + "/inputs/1.npy", F32({3}, {1, 2, 3})).ok());
+  c = ReadCase(dir);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("inputs/1.npy: f32[3]"),
+            std::string::npos)
+      << c.status().message();
+
+  WriteText(dir + "/inputs/1.npy", "\x93NUMPY garbage");
+  c = ReadCase(dir);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("inputs/1.npy"), std::string::npos)
+      << c.status().message();
+}
+
+TEST(CaseBundleTest, BadModuleNamesFileLineColumn) {
+  TempDir tmp;
+  const std::string dir = WrittenCase(tmp);
+  WriteText(dir + "/module.hlo",
+            "HloModule m\n\nENTRY e {\n  p = f32[2 parameter(0)\n}\n");
+  StatusOr<Case> c = ReadCase(dir);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find(dir + "/module.hlo:4:"),
+            std::string::npos)
+      << c.status().message();
+  EXPECT_EQ(ReadCase(tmp / "nope").status().code(), StatusCode::kNotFound);
+}
+
+TEST(CaseBundleTest, MakeCaseChecksInputs) {
+  StatusOr<Case> c = MakeCase(testing::kAddModule, {F32({2, 3}, {})});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("takes 2 input arrays, got 1"),
+            std::string::npos)
+      << c.status().message();
+}
+
+TEST(CaseBundleTest, OptionsToFlags) {
+  CaseOptions o;
+  o.disable_passes = {"cse", "dce"};
+  o.rewrite_limit = 7;
+  o.taps = "all";
+  EXPECT_EQ(o.ToFlags(),
+            (std::vector<std::string>{"--disable-passes=cse,dce",
+                                      "--rewrite-limit=7", "--taps=all"}));
+  StatusOr<CaseOptions> back = CaseOptions::FromJson(o.ToJson());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->ToJson(), o.ToJson());
+  Json bad = Json::MakeObject();
+  bad["pass_limt"] = 3;
+  EXPECT_NE(CaseOptions::FromJson(bad).status().message().find(
+                "options.pass_limt: unknown option"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace trench::hlo_diff

@@ -1,0 +1,70 @@
+// The target flags shared by hlo-diff, hlo-bisect and hlo-reduce.
+#include "triage/case/target_flags.h"
+
+#include <gtest/gtest.h>
+
+namespace trench::hlo_diff {
+namespace {
+
+TEST(TargetFlagsTest, ModeFromFlagsAndTheToolsDefault) {
+  TargetFlags f;
+  EXPECT_EQ(f.Spec(TargetMode::kHlocTpusim).mode, TargetMode::kHlocTpusim);
+  EXPECT_EQ(f.Spec(TargetMode::kServe).mode, TargetMode::kServe);
+  ASSERT_TRUE(*f.Apply("hlo-run", "/x/hlo-run"));
+  // --hlo-run P: one process per case where the default is two-step ...
+  EXPECT_EQ(f.Spec(TargetMode::kHlocTpusim).mode, TargetMode::kHloRun);
+  // ... and just the binary where the default is a serve worker.
+  EXPECT_EQ(f.Spec(TargetMode::kServe).mode, TargetMode::kServe);
+  EXPECT_EQ(f.Spec(TargetMode::kServe).hlo_run, "/x/hlo-run");
+  EXPECT_TRUE(f.ApplySwitch("--serve"));
+  EXPECT_EQ(f.Spec(TargetMode::kHlocTpusim).mode, TargetMode::kServe);
+  ASSERT_TRUE(*f.Apply("target", "hloc-tpusim"));
+  EXPECT_EQ(f.Spec(TargetMode::kServe).mode, TargetMode::kHlocTpusim);
+  EXPECT_TRUE(f.Check().ok());
+  ASSERT_TRUE(*f.Apply("tpusim", "/y/tpusim"));
+  EXPECT_FALSE(f.Check().ok());  // --hlo-run with --tpusim.
+
+  TargetFlags two;
+  ASSERT_TRUE(*two.Apply("bin-dir", "/b"));
+  ASSERT_TRUE(*two.Apply("hloc", "/h/hloc"));
+  ASSERT_TRUE(*two.Apply("timeout", "2.5"));
+  const TargetSpec s = two.Spec(TargetMode::kServe);
+  EXPECT_EQ(s.mode, TargetMode::kHlocTpusim);
+  EXPECT_EQ(s.hloc, "/h/hloc");
+  EXPECT_EQ(s.tpusim, "/b/tpusim");
+  EXPECT_EQ(s.timeout_seconds, 2.5);
+}
+
+TEST(TargetFlagsTest, BadValuesAndOtherNames) {
+  TargetFlags f;
+  EXPECT_FALSE(f.Apply("timeout", "0").ok());
+  EXPECT_FALSE(f.Apply("timeout", "soon").ok());
+  StatusOr<bool> bad = f.Apply("target", "gpu");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'gpu'"), std::string::npos);
+  EXPECT_FALSE(*f.Apply("levels", "pass"));
+  EXPECT_FALSE(f.ApplySwitch("--json"));
+}
+
+TEST(TargetFlagsTest, TakeFlagSplitsBothSpellings) {
+  const char* argv[] = {"tool", "--out=a", "--jobs", "2", "--seed"};
+  char** v = const_cast<char**>(argv);
+  int i = 1;
+  auto a = TakeFlag(5, v, &i);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->first, "out");
+  EXPECT_EQ(a->second, "a");
+  i = 2;
+  auto b = TakeFlag(5, v, &i);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->second, "2");
+  EXPECT_EQ(i, 3);
+  i = 4;
+  auto c = TakeFlag(5, v, &i);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("--seed needs a value"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace trench::hlo_diff

@@ -1,0 +1,270 @@
+// The fuzzing campaign with real target processes: the real hlo-run
+// --serve workers of this build, and fake targets (shell scripts) that fail
+// in known ways.
+#include "triage/fuzz/campaign.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "triage/case/case_bundle.h"
+#include "triage/fuzz/fuzz_flags.h"
+
+namespace trench::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string TempDir(const std::string& name) {
+  const fs::path p = fs::path(::testing::TempDir()) / ("campaign_" + name);
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p.string();
+}
+
+CampaignOptions SmallCampaign(const std::string& out, int64_t programs) {
+  CampaignOptions o;
+  o.budget_seconds = 600;  // The program count ends these campaigns.
+  o.max_programs = programs;
+  o.out_dir = out;
+  o.seed = 7;
+  o.generator.instructions = 8;
+  o.generator.max_elements = 1 << 10;
+  o.target = hlo_diff::TargetSpec::FromBinaryDir(TRENCH_BINARY_DIR,
+                                                 hlo_diff::TargetMode::kServe);
+  o.target.timeout_seconds = 120;
+  return o;
+}
+
+int64_t Count(const CampaignSummary& s, const std::string& status) {
+  auto it = s.statuses.find(status);
+  return it == s.statuses.end() ? 0 : it->second;
+}
+
+TEST(CampaignTest, RealTargetRunsEveryProgramAndWritesTheSummary) {
+  const std::string out = TempDir("real");
+  StatusOr<CampaignSummary> s = RunCampaign(SmallCampaign(out, 12));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->programs, 12);
+  EXPECT_EQ(s->synthetic, 12);
+  EXPECT_EQ(s->generator_errors, 0) << s->first_generator_error;
+  int64_t total = 0;
+  for (const auto& [status, n] : s->statuses) total += n;
+  EXPECT_EQ(total, 12);
+  EXPECT_GT(Count(*s, "pass"), 0);
+  EXPECT_GT(s->oracle_seconds, 0);
+  EXPECT_GT(s->target_seconds, 0);
+  EXPECT_TRUE(fs::exists(fs::path(out) / "summary.json"));
+  EXPECT_FALSE(fs::exists(fs::path(out) / ".work"));
+}
+
+TEST(CampaignTest, SameSeedGivesTheSameVerdicts) {
+  StatusOr<CampaignSummary> a =
+      RunCampaign(SmallCampaign(TempDir("seed_a"), 6));
+  StatusOr<CampaignSummary> b =
+      RunCampaign(SmallCampaign(TempDir("seed_b"), 6));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->statuses, b->statuses);
+}
+
+TEST(CampaignTest, TraceCorpusSharesTheProgramsWithSynthetic) {
+  CampaignOptions o = SmallCampaign(TempDir("traces"), 16);
+  o.corpus = {std::string(TRENCH_SHARED_DIR) + "/traces"};
+  o.trace_share = 0.5;
+  StatusOr<CampaignSummary> s = RunCampaign(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_GT(s->corpus_subgraphs, 0);
+  EXPECT_GT(s->traces, 0);
+  EXPECT_GT(s->synthetic, 0);
+  EXPECT_EQ(s->traces + s->synthetic, 16);
+}
+
+// A target whose every compile aborts: one finding (the signature ignores
+// the program), counted once per program, its case written and readable.
+TEST(CampaignTest, CrashesDeduplicateIntoOneFindingWithACase) {
+  const std::string dir = TempDir("crash");
+  const std::string script = dir + "/fake-hlo-run";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\necho 'internal error at 0x7f12 in %add.3' >&2\n"
+         "kill -ABRT $$\n";
+  }
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  CampaignOptions o = SmallCampaign(dir + "/out", 5);
+  o.target.mode = hlo_diff::TargetMode::kHloRun;
+  o.target.hlo_run = script;
+  o.jobs = 2;
+  StatusOr<CampaignSummary> s = RunCampaign(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Count(*s, "compile_crash"), 5);
+  ASSERT_EQ(s->findings.size(), 1u);
+  const Finding& f = s->findings[0];
+  EXPECT_EQ(f.status, "compile_crash");
+  EXPECT_EQ(f.count, 5);
+  ASSERT_FALSE(f.case_dir.empty());
+  StatusOr<hlo_diff::Case> c = hlo_diff::ReadCase(f.case_dir);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->signature.is_null());
+  EXPECT_EQ(c->origin.Find("kind")->string_value(), "synthetic");
+  EXPECT_NE(c->origin.Find("campaign"), nullptr);
+}
+
+// A target that miscompiles every multiply as an add (a shell script
+// rewriting the module before the real hlo-run compiles it): programs with
+// different op mixes around the multiply have different coarse signatures,
+// and localization names the same culprit for all of them (codegen, no
+// rewrite, multiply, f32), so they become one finding.
+TEST(CampaignTest, LocalizationMergesCoarseSignaturesOfOneBug) {
+  const std::string dir = TempDir("localize");
+  const std::string script = dir + "/fake-hlo-run";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\nm=\"$1\"; shift\n"
+         "sed 's/ multiply(/ add(/' \"$m\" > \"$m.bad.hlo\"\n"
+         "exec '"
+      << TRENCH_BINARY_DIR << "/hlo-run' \"$m.bad.hlo\" \"$@\"\n";
+  }
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  CampaignOptions o = SmallCampaign(dir + "/out", 24);
+  o.target.mode = hlo_diff::TargetMode::kHloRun;
+  o.target.hlo_run = script;
+  o.generator.focus = {"multiply", "add", "subtract", "negate", "abs"};
+  o.generator.dtypes = {PrimitiveType::F32};
+  o.generator.special_values = 0;
+  o.jobs = 2;
+  StatusOr<CampaignSummary> s = RunCampaign(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_GT(Count(*s, "mismatch"), 1);
+  size_t coarse = 0;
+  for (const Finding& f : s->findings) {
+    coarse += f.coarse_sigs.size();
+    const Json* pass = f.signature.Find("pass");
+    const Json* opcode = f.signature.Find("opcode");
+    ASSERT_TRUE(pass != nullptr && opcode != nullptr) << f.signature.Dump();
+    EXPECT_EQ(pass->Dump(), "\"codegen\"");
+    EXPECT_EQ(opcode->Dump(), "\"multiply\"");
+    EXPECT_TRUE(fs::exists(fs::path(f.case_dir) / "localization.json"));
+  }
+  EXPECT_EQ(s->findings.size(), 1u);
+  EXPECT_GT(coarse, 1u);  // Otherwise the test shows no merging.
+}
+
+// With linger 0 the campaign stops at the first finding instead of
+// running all its programs.
+TEST(CampaignTest, LingerZeroStopsAtTheFirstFinding) {
+  const std::string dir = TempDir("linger");
+  const std::string script = dir + "/fake-hlo-run";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\nkill -SEGV $$\n";
+  }
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  CampaignOptions o = SmallCampaign(dir + "/out", 1000);
+  o.target.mode = hlo_diff::TargetMode::kHloRun;
+  o.target.hlo_run = script;
+  o.linger_seconds = 0;
+  StatusOr<CampaignSummary> s = RunCampaign(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->findings.size(), 1u);
+  EXPECT_LT(s->programs, 10);
+}
+
+// A raised cancel flag (hlo-fuzz sets it on SIGINT/SIGTERM) ends the
+// campaign with its summary instead of running the budget out.
+TEST(CampaignTest, CancelEndsTheCampaignWithASummary) {
+  const std::string out = TempDir("cancel");
+  std::atomic<bool> cancel{true};
+  CampaignOptions o = SmallCampaign(out, 100000);
+  o.cancel = &cancel;
+  StatusOr<CampaignSummary> s = RunCampaign(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(s->cancelled);
+  EXPECT_LT(s->programs, 100000);
+  std::ifstream f(fs::path(out) / "summary.json");
+  const std::string text((std::istreambuf_iterator<char>(f)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"cancelled\": true"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"running\": false"), std::string::npos) << text;
+}
+
+// A target that refuses every program cleanly: no finding, but with
+// keep_unsupported one kept case for the one reason.
+TEST(CampaignTest, RefusalsAreKeptApartFromFindings) {
+  const std::string dir = TempDir("refuse");
+  const std::string script = dir + "/fake-hlo-run";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\n"
+         "echo 'UNIMPLEMENTED: hloc: cannot compile frob for f32' >&2\n"
+         "exit 3\n";
+  }
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  CampaignOptions o = SmallCampaign(dir + "/out", 4);
+  o.target.mode = hlo_diff::TargetMode::kHloRun;
+  o.target.hlo_run = script;
+  o.keep_unsupported = true;
+  StatusOr<CampaignSummary> s = RunCampaign(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Count(*s, "target_unsupported"), 4);
+  EXPECT_TRUE(s->findings.empty());
+  ASSERT_EQ(s->refusals.size(), 1u);
+  EXPECT_EQ(s->refusals[0].count, 4);
+  EXPECT_TRUE(fs::exists(fs::path(s->refusals[0].case_dir) / "module.hlo"));
+  EXPECT_NE(s->refusals[0].case_dir.find("/unsupported/"), std::string::npos);
+}
+
+TEST(CampaignTest, RejectsUnusableOptions) {
+  CampaignOptions o = SmallCampaign(TempDir("bad"), 1);
+  o.jobs = 0;
+  EXPECT_FALSE(RunCampaign(o).ok());
+  o = SmallCampaign(TempDir("bad2"), 1);
+  o.corpus = {"/nonexistent/trench/corpus"};
+  EXPECT_FALSE(RunCampaign(o).ok());
+}
+
+TEST(FuzzFlagsTest, DurationsFocusAndErrors) {
+  EXPECT_EQ(*ParseDuration("90"), 90);
+  EXPECT_EQ(*ParseDuration("90s"), 90);
+  EXPECT_EQ(*ParseDuration("5m"), 300);
+  EXPECT_EQ(*ParseDuration("1.5h"), 5400);
+  EXPECT_FALSE(ParseDuration("5 minutes").ok());
+  EXPECT_FALSE(ParseDuration("-3s").ok());
+
+  StatusOr<std::vector<std::string>> ops = ParseFocus("ops:dot,reduction");
+  ASSERT_TRUE(ops.ok()) << ops.status().ToString();
+  EXPECT_EQ(*ops, (std::vector<std::string>{"dot", "reduction"}));
+  StatusOr<std::vector<std::string>> passes = ParseFocus("passes:fusion");
+  ASSERT_TRUE(passes.ok());
+  EXPECT_EQ(*passes, FocusGroupsForPass("fusion"));
+  EXPECT_FALSE(ParseFocus("passes:no-such-pass").ok());
+  EXPECT_FALSE(ParseFocus("ops:frobnicate").ok());
+
+  const char* argv[] = {"hlo-fuzz", "--budget=2m",    "--jobs", "2",
+                        "--focus",  "passes:algsimp", "--out",  "/tmp/x"};
+  StatusOr<FuzzFlags> f = ParseFuzzFlags(8, const_cast<char**>(argv));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->campaign.budget_seconds, 120);
+  EXPECT_EQ(f->campaign.jobs, 2);
+  EXPECT_EQ(f->campaign.out_dir, "/tmp/x");
+  EXPECT_FALSE(f->campaign.generator.focus.empty());
+  EXPECT_TRUE(f->campaign.localize);
+  const char* coarse[] = {"hlo-fuzz", "--no-localize"};
+  StatusOr<FuzzFlags> nl = ParseFuzzFlags(2, const_cast<char**>(coarse));
+  ASSERT_TRUE(nl.ok()) << nl.status().ToString();
+  EXPECT_FALSE(nl->campaign.localize);
+  const char* bad[] = {"hlo-fuzz", "--jobs"};
+  StatusOr<FuzzFlags> missing = ParseFuzzFlags(2, const_cast<char**>(bad));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("--jobs needs a value"),
+            std::string::npos);
+  const char* unknown[] = {"hlo-fuzz", "--bogus=1"};
+  EXPECT_FALSE(ParseFuzzFlags(2, const_cast<char**>(unknown)).ok());
+}
+
+}  // namespace
+}  // namespace trench::fuzz

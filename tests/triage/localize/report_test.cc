@@ -1,0 +1,145 @@
+// The localization report: JSON layout, the refined signature and the text
+// form.
+#include <gtest/gtest.h>
+
+#include "triage/localize/localization_report.h"
+#include "triage/case/verdict.h"
+
+namespace trench::hlo_bisect {
+namespace {
+
+Localization Sample() {
+  Localization l;
+  l.full.status = "mismatch";
+  l.full.verdict = Json::MakeObject();
+  l.full.verdict["message"] = "output 0 differs";
+  Json coarse = Json::MakeObject();
+  coarse["status"] = "mismatch";
+  coarse["dtype"] = "f32";
+  l.full.verdict["signature"] = hlo_diff::WithSignatureHash(coarse);
+  LevelResult pass;
+  pass.level = "pass";
+  pass.result = "found";
+  pass.summary = "pass execution 3 ('algsimp') introduces the failure";
+  pass.runs = 5;
+  pass.linear_runs = 12;
+  pass.evidence["first_failing_limit"] = 3;
+  l.levels.push_back(pass);
+  LevelResult graph;
+  graph.level = "graph";
+  graph.result = "found";
+  graph.summary = "first diverging instruction: %t2 (transpose)";
+  graph.runs = 1;
+  graph.linear_runs = 9;
+  l.levels.push_back(graph);
+  l.findings.pass = "algsimp";
+  l.findings.pass_execution = 3;
+  l.findings.rewrite = Json::MakeObject();
+  l.findings.rewrite["pass"] = "algsimp";
+  l.findings.rewrite["site"] = "transpose-of-transpose";
+  l.findings.rewrite["instruction"] = "t2";
+  l.findings.rewrite_opcode = "transpose";
+  l.findings.instruction = "user";
+  l.findings.opcode = "add";
+  l.findings.dtype = "bf16";
+  l.runs = 7;
+  l.linear_runs = 22;
+  return l;
+}
+
+TEST(RefinedSignatureTest, PassCulpritsUseTheRewrittenOpcode) {
+  Localization l = Sample();
+  Json s = RefinedSignature(l);
+  EXPECT_EQ(s["status"].string_value(), "mismatch");
+  EXPECT_EQ(s["pass"].string_value(), "algsimp");
+  EXPECT_EQ(s["site"].string_value(), "transpose-of-transpose");
+  EXPECT_EQ(s["opcode"].string_value(), "transpose");
+  EXPECT_EQ(s["dtype"].string_value(), "bf16");
+  EXPECT_EQ(s["sig"].string_value().size(), 16u);
+  // One bug: the same rewrite site on other ops and other dtypes, and one
+  // crash class.
+  const std::string sig = s["sig"].string_value();
+  l.findings.rewrite_opcode = "copy";
+  l.findings.dtype = "s32";
+  EXPECT_EQ(RefinedSignature(l)["sig"].string_value(), sig);
+  l.full.status = "nan_mismatch";
+  EXPECT_EQ(RefinedSignature(l)["sig"].string_value(), sig);
+  // Another: a crash, another site, another pass.
+  l.full.status = "memory_error";
+  const std::string crash = RefinedSignature(l)["sig"].string_value();
+  EXPECT_NE(crash, sig);
+  l.full.status = "run_crash";
+  EXPECT_EQ(RefinedSignature(l)["sig"].string_value(), crash);
+  l.full.status = "mismatch";
+  l.findings.rewrite["site"] = "reshape-of-reshape";
+  EXPECT_NE(RefinedSignature(l)["sig"].string_value(), sig);
+  l.findings.rewrite["site"] = "transpose-of-transpose";
+  l.findings.pass = "cse";
+  EXPECT_NE(RefinedSignature(l)["sig"].string_value(), sig);
+}
+
+TEST(RefinedSignatureTest, BackEndCulpritsUseTheDivergingOpcode) {
+  Localization l = Sample();
+  l.findings.pass = "codegen";
+  Json s = RefinedSignature(l);
+  EXPECT_EQ(s["opcode"].string_value(), "add");
+  l.findings.fused_opcode = "reduce";
+  EXPECT_EQ(RefinedSignature(l)["opcode"].string_value(), "reduce");
+  const std::string sig = RefinedSignature(l)["sig"].string_value();
+  l.findings.rewrite = Json();
+  Json none = RefinedSignature(l);
+  EXPECT_TRUE(none["site"].is_null());
+  EXPECT_NE(none["sig"].string_value(), sig);  // Site is part of the hash.
+  // Without a site the opcode tells back-end bugs apart.
+  l.findings.fused_opcode = "pad";
+  EXPECT_NE(RefinedSignature(l)["sig"].string_value(),
+            none["sig"].string_value());
+  // Without levels' findings the coarse signature's dtype is kept.
+  Localization bare = Sample();
+  bare.findings = Findings();
+  Json b = RefinedSignature(bare);
+  EXPECT_TRUE(b["pass"].is_null());
+  EXPECT_TRUE(b["opcode"].is_null());
+  EXPECT_EQ(b["dtype"].string_value(), "f32");
+}
+
+TEST(LocalizationJsonTest, LevelsFindingsAndRuns) {
+  Json j = LocalizationJson(Sample(), "cases/x");
+  EXPECT_EQ(j["format"].int64_value(), 1);
+  EXPECT_EQ(j["case"].string_value(), "cases/x");
+  EXPECT_EQ(j["status"].string_value(), "mismatch");
+  EXPECT_EQ(j["message"].string_value(), "output 0 differs");
+  ASSERT_EQ(j["levels"].size(), 2u);
+  const Json& p = j["levels"].array()[0];
+  EXPECT_EQ(p.Find("level")->string_value(), "pass");
+  EXPECT_EQ(p.Find("runs")->int64_value(), 5);
+  EXPECT_EQ(p.Find("linear_runs")->int64_value(), 12);
+  EXPECT_EQ(p.Find("evidence")->Find("first_failing_limit")->int64_value(), 3);
+  EXPECT_EQ(j["findings"]["pass_execution"].int64_value(), 3);
+  EXPECT_TRUE(j["findings"]["fusion"].is_null());
+  EXPECT_EQ(j["runs"]["localize"].int64_value(), 7);
+  EXPECT_EQ(j["runs"]["linear_scan"].int64_value(), 22);
+  EXPECT_EQ(j["signature"], RefinedSignature(Sample()));
+  // The JSON text parses back.
+  StatusOr<Json> back = ParseJson(j.DumpPretty());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, j);
+}
+
+TEST(LocalizationTextTest, OneBlockPerLevel) {
+  const std::string t = LocalizationText(Sample(), "cases/x");
+  EXPECT_NE(t.find("case cases/x: mismatch (output 0 differs)"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("  pass: found [5 runs, linear scan 12]"), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("  graph: found [1 run, linear scan 9]"), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("\"opcode\":\"transpose\""), std::string::npos) << t;
+  EXPECT_NE(t.find("target runs: 7 (baseline included); linear scan: 22"),
+            std::string::npos)
+      << t;
+}
+
+}  // namespace
+}  // namespace trench::hlo_bisect

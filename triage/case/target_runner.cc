@@ -1,0 +1,454 @@
+#include "triage/case/target_runner.h"
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/ir/hlo_computation.h"
+#include "compiler/ir/hlo_instruction.h"
+#include "compiler/ir/npy.h"
+#include "base/subprocess.h"
+
+namespace trench::hlo_diff {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kPassTraceEnv[] = "TRENCH_PASS_TRACE";
+// Exit codes of the target tools (compiler/driver/target_driver.h). Repeated here
+// on purpose: the contract is the command line, not our headers.
+constexpr int kExitOk = 0, kExitBadInput = 1, kExitUsage = 2,
+              kExitCompileError = 3, kExitRunCrash = 4, kExitMemoryError = 5,
+              kExitTimeout = 6;
+
+std::string ReadText(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Json ReadJsonFile(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return Json();
+  StatusOr<Json> j = ParseJson(ReadText(p));
+  return j.ok() ? *j : Json();
+}
+
+// The last JSON object line of a tool's stdout, or null.
+Json LastJsonLine(const std::string& out) {
+  std::istringstream s(out);
+  std::string line;
+  Json last;
+  while (std::getline(s, line)) {
+    StatusOr<Json> j = ParseJson(line);
+    if (j.ok() && j->is_object()) last = *j;
+  }
+  return last;
+}
+
+struct PassTrace {
+  std::string last_pass;  // From the last "enter" line.
+  bool compile_done = false;
+};
+
+PassTrace ReadPassTrace(const fs::path& p) {
+  PassTrace t;
+  std::istringstream s(ReadText(p));
+  std::string line;
+  while (std::getline(s, line)) {
+    if (line == "exit compile") {
+      t.compile_done = true;
+    } else if (line.rfind("enter ", 0) == 0) {
+      t.compile_done = false;
+      std::string rest = line.substr(6);
+      t.last_pass = rest.substr(0, rest.find(' '));
+    }
+  }
+  return t;
+}
+
+std::string SignalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+// Fresh work directory with module.hlo and inputs/<i>.npy.
+Status PrepareWork(const Case& c, const fs::path& work) {
+  std::error_code ec;
+  for (const char* sub : {"out", "inputs", "prog.tpux", "pass_trace.txt"}) {
+    fs::remove_all(work / sub, ec);
+  }
+  fs::create_directories(work / "inputs", ec);
+  if (ec) return IoError(work.string() + ": cannot create: " + ec.message());
+  {
+    std::ofstream m(work / "module.hlo", std::ios::binary | std::ios::trunc);
+    m << c.module_text;
+    if (!m) return IoError((work / "module.hlo").string() + ": cannot write");
+  }
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    RETURN_IF_ERROR(
+        WriteNpyFile((work / "inputs" / (std::to_string(i) + ".npy")).string(),
+                     c.inputs[i]));
+  }
+  return Status();
+}
+
+// Reads out/<i>.npy for the array leaves of the root's shape.
+void ReadOutputs(const Shape& root, const fs::path& out, TargetResult* r) {
+  std::vector<Shape> leaves;
+  ForEachLeafShape(root, [&](const Shape& s) {
+    if (s.IsArray()) leaves.push_back(s);
+  });
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const fs::path p = out / (std::to_string(i) + ".npy");
+    StatusOr<Literal> lit = ReadNpyFile(p.string());
+    if (!lit.ok()) {
+      r->output_error = lit.status().message();
+      return;
+    }
+    if (leaves[i].element_type() == PrimitiveType::BF16 &&
+        lit->element_type() == PrimitiveType::U16) {
+      Literal bf(Shape(PrimitiveType::BF16, lit->shape().dims()));
+      std::memcpy(bf.mutable_bytes().data(), lit->bytes().data(),
+                  lit->bytes().size());
+      *lit = std::move(bf);
+    }
+    r->outputs.push_back(std::move(*lit));
+  }
+}
+
+// Sets status/message for a step from a finished process.
+void Classify(const ProcessResult& p, bool compile_step, TargetResult* r) {
+  r->exit_code = p.timed_out || p.signal ? -1 : p.exit_code;
+  r->signal = p.timed_out ? 0 : p.signal;
+  r->stderr_text = p.err;
+  r->message = p.err_last_line;
+  const TargetStatus crash =
+      compile_step ? TargetStatus::kCompileCrash : TargetStatus::kRunCrash;
+  if (p.timed_out) {
+    r->status = TargetStatus::kTimeout;
+    r->message = "killed after the wall-clock limit";
+  } else if (p.signal != 0) {
+    r->status = crash;
+    r->message = "killed by " + SignalName(p.signal) +
+                 (p.err_last_line.empty() ? "" : ": " + p.err_last_line);
+  } else if (p.exit_code == kExitOk) {
+    r->status = TargetStatus::kOk;
+  } else if (p.exit_code == kExitCompileError) {
+    r->status = IsCleanCompileRefusal(p.err_last_line)
+                    ? TargetStatus::kCompileError
+                    : TargetStatus::kCompileCrash;
+  } else if (p.exit_code == kExitBadInput || p.exit_code == kExitUsage) {
+    // A program or inputs that tpusim rejects came from the compiler.
+    r->status = compile_step ? TargetStatus::kBadInput : crash;
+  } else if (p.exit_code == kExitRunCrash) {
+    r->status = TargetStatus::kRunCrash;
+  } else if (p.exit_code == kExitMemoryError) {
+    r->status = TargetStatus::kMemoryError;
+  } else if (p.exit_code == kExitTimeout) {
+    r->status = TargetStatus::kTimeout;
+  } else {
+    r->status = crash;
+    r->message = "undocumented exit code " + std::to_string(p.exit_code) +
+                 (p.err_last_line.empty() ? "" : ": " + p.err_last_line);
+  }
+}
+
+constexpr char kExecFailure[] = "hlo-diff: cannot execute the target program";
+
+// A child that could not exec (subprocess.cc exits 127 with kExecFailure).
+Status CheckExecuted(const ProcessResult& p) {
+  if (p.exit_code == 127 && p.err.find(kExecFailure) != std::string::npos) {
+    return FailedPrecondition(p.err_last_line);
+  }
+  return Status();
+}
+
+double Remaining(const TargetSpec& spec, Clock::time_point start) {
+  if (spec.timeout_seconds <= 0) return 0;
+  double left = spec.timeout_seconds -
+                std::chrono::duration<double>(Clock::now() - start).count();
+  return left > 0.001 ? left : 0.001;
+}
+
+Shape RootShape(const Case& c) {
+  auto m = ParseCaseModule(c.module_text, "module.hlo");
+  return m.ok() ? (*m)->entry_computation()->root_instruction()->shape()
+                : Shape::Tuple({});
+}
+
+}  // namespace
+
+const char* TargetStatusName(TargetStatus s) {
+  switch (s) {
+    case TargetStatus::kOk:
+      return "ok";
+    case TargetStatus::kCompileError:
+      return "compile_error";
+    case TargetStatus::kCompileCrash:
+      return "compile_crash";
+    case TargetStatus::kRunCrash:
+      return "run_crash";
+    case TargetStatus::kMemoryError:
+      return "memory_error";
+    case TargetStatus::kTimeout:
+      return "timeout";
+    case TargetStatus::kBadInput:
+      return "bad_input";
+  }
+  return "unknown";
+}
+
+bool IsCleanCompileRefusal(const std::string& m) {
+  for (const char* clean :
+       {"cannot compile", "UNIMPLEMENTED", "RESOURCE_EXHAUSTED", "NOT_FOUND",
+        "INVALID_ARGUMENT"}) {
+    if (m.find(clean) != std::string::npos) return true;
+  }
+  return false;
+}
+
+Json TargetResult::ToJson() const {
+  Json j = Json::MakeObject();
+  j["status"] = TargetStatusName(status);
+  j["stage"] = stage;
+  j["exit_code"] = exit_code;
+  j["signal"] = signal ? Json(SignalName(signal)) : Json();
+  j["message"] = message;
+  j["last_pass"] = last_pass.empty() ? Json() : Json(last_pass);
+  if (!output_error.empty()) j["output_error"] = output_error;
+  j["seconds"] = seconds;
+  j["report"] = report;
+  return j;
+}
+
+TargetSpec TargetSpec::FromBinaryDir(const std::string& dir, TargetMode mode) {
+  TargetSpec s;
+  s.mode = mode;
+  s.hloc = (fs::path(dir) / "hloc").string();
+  s.tpusim = (fs::path(dir) / "tpusim").string();
+  s.hlo_run = (fs::path(dir) / "hlo-run").string();
+  return s;
+}
+
+struct TargetRunner::Worker {
+  LineProcess process;
+  std::string trace_dir;  // Holds the worker's pass_trace.txt.
+  ~Worker() {
+    process.Kill();
+    std::error_code ec;
+    if (!trace_dir.empty()) fs::remove_all(trace_dir, ec);
+  }
+};
+
+TargetRunner::TargetRunner(TargetSpec spec) : spec_(std::move(spec)) {}
+TargetRunner::~TargetRunner() = default;
+
+StatusOr<TargetResult> TargetRunner::Run(const Case& c,
+                                         const std::string& work_dir) {
+  const auto start = Clock::now();
+  RETURN_IF_ERROR(PrepareWork(c, work_dir));
+  StatusOr<TargetResult> r =
+      spec_.mode == TargetMode::kHlocTpusim ? RunTwoStep(c, work_dir)
+      : spec_.mode == TargetMode::kHloRun   ? RunOneShot(c, work_dir)
+                                            : RunServe(c, work_dir);
+  if (r.ok()) {
+    r->seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (r->status == TargetStatus::kOk) {
+      ReadOutputs(RootShape(c), fs::path(work_dir) / "out", &*r);
+    }
+  }
+  return r;
+}
+
+StatusOr<TargetResult> TargetRunner::RunTwoStep(const Case& c,
+                                                const std::string& work_dir) {
+  const auto start = Clock::now();
+  const fs::path work(work_dir);
+  const std::string trace = (work / "pass_trace.txt").string();
+  TargetResult r;
+  r.report = Json::MakeObject();
+  ProcessSpec compile;
+  compile.argv = {spec_.hloc, "compile", (work / "module.hlo").string(), "-o",
+                  (work / "prog.tpux").string()};
+  for (const std::string& f : c.options.ToFlags()) compile.argv.push_back(f);
+  for (const std::string& f : spec_.extra_compile_flags) {
+    compile.argv.push_back(f);
+  }
+  compile.env = {{kPassTraceEnv, trace}};
+  compile.timeout_seconds = Remaining(spec_, start);
+  compile.capture_bytes = spec_.capture_bytes;
+  ASSIGN_OR_RETURN(ProcessResult p, RunProcess(compile));
+  RETURN_IF_ERROR(CheckExecuted(p));
+  r.stage = "compile";
+  Classify(p, /*compile_step=*/true, &r);
+  r.report["compile"] = LastJsonLine(p.out);
+  r.last_pass = ReadPassTrace(trace).last_pass;
+  if (r.status != TargetStatus::kOk) return r;
+
+  ProcessSpec run;
+  run.argv = {spec_.tpusim,
+              "run",
+              (work / "prog.tpux").string(),
+              "--inputs",
+              (work / "inputs").string(),
+              "--outputs",
+              (work / "out").string()};
+  run.timeout_seconds = Remaining(spec_, start);
+  run.capture_bytes = spec_.capture_bytes;
+  ASSIGN_OR_RETURN(p, RunProcess(run));
+  RETURN_IF_ERROR(CheckExecuted(p));
+  r.stage = "run";
+  Classify(p, /*compile_step=*/false, &r);
+  r.report["run"] = ReadJsonFile(work / "out" / "report.json");
+  const Json* msg = r.report["run"].Find("message");
+  if (r.status != TargetStatus::kOk && msg && msg->is_string() &&
+      !msg->string_value().empty() && p.signal == 0 && !p.timed_out) {
+    r.message = msg->string_value();
+  }
+  return r;
+}
+
+StatusOr<TargetResult> TargetRunner::RunOneShot(const Case& c,
+                                                const std::string& work_dir) {
+  const fs::path work(work_dir);
+  const std::string trace = (work / "pass_trace.txt").string();
+  ProcessSpec spec;
+  spec.argv = {spec_.hlo_run, (work / "module.hlo").string()};
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    spec.argv.push_back("--input");
+    spec.argv.push_back(
+        (work / "inputs" / (std::to_string(i) + ".npy")).string());
+  }
+  spec.argv.push_back("--output-dir");
+  spec.argv.push_back((work / "out").string());
+  for (const std::string& f : c.options.ToFlags()) spec.argv.push_back(f);
+  for (const std::string& f : spec_.extra_compile_flags) {
+    spec.argv.push_back(f);
+  }
+  spec.env = {{kPassTraceEnv, trace}};
+  spec.timeout_seconds = spec_.timeout_seconds;
+  spec.capture_bytes = spec_.capture_bytes;
+  ASSIGN_OR_RETURN(ProcessResult p, RunProcess(spec));
+  RETURN_IF_ERROR(CheckExecuted(p));
+  const PassTrace t = ReadPassTrace(trace);
+  TargetResult r;
+  r.report = ReadJsonFile(work / "out" / "report.json");
+  const Json* stage = r.report.Find("stage");
+  const bool compile_step =
+      stage ? (stage->is_string() && stage->string_value() != "run")
+            : !t.compile_done;
+  r.stage = compile_step ? "compile" : "run";
+  Classify(p, compile_step, &r);
+  if (p.exit_code == kExitBadInput && !compile_step) {
+    r.status = TargetStatus::kRunCrash;
+  }
+  r.last_pass = t.last_pass;
+  return r;
+}
+
+StatusOr<TargetResult> TargetRunner::RunServe(const Case& c,
+                                              const std::string& work_dir) {
+  const fs::path work(work_dir);
+  if (worker_ == nullptr || !worker_->process.Alive()) {
+    if (worker_ != nullptr) ++restarts_;
+    worker_ = std::make_unique<Worker>();
+    char tmpl[] = "/tmp/hlo-diff-worker.XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) return IoError("mkdtemp failed");
+    worker_->trace_dir = tmpl;
+    ProcessSpec spec;
+    spec.argv = {spec_.hlo_run, "--serve"};
+    for (const std::string& f : spec_.extra_compile_flags) {
+      spec.argv.push_back(f);
+    }
+    spec.env = {{kPassTraceEnv, worker_->trace_dir + "/pass_trace.txt"}};
+    spec.capture_bytes = spec_.capture_bytes;
+    RETURN_IF_ERROR(worker_->process.Start(spec));
+  }
+  const fs::path trace = fs::path(worker_->trace_dir) / "pass_trace.txt";
+  { std::ofstream truncate(trace, std::ios::trunc); }
+  Json req = Json::MakeObject();
+  req["id"] = ++requests_;
+  req["module"] = c.module_text;
+  Json::Array inputs;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    inputs.emplace_back(
+        (work / "inputs" / (std::to_string(i) + ".npy")).string());
+  }
+  req["inputs"] = Json(std::move(inputs));
+  req["output_dir"] = (work / "out").string();
+  if (!c.options.disable_passes.empty()) {
+    Json::Array passes;
+    for (const std::string& p : c.options.disable_passes)
+      passes.emplace_back(p);
+    req["disable_passes"] = Json(std::move(passes));
+  }
+  if (c.options.pass_limit) req["pass_limit"] = *c.options.pass_limit;
+  if (c.options.rewrite_limit) req["rewrite_limit"] = *c.options.rewrite_limit;
+  if (!c.options.taps.empty()) req["taps"] = c.options.taps;
+
+  TargetResult r;
+  StatusOr<std::string> answer =
+      worker_->process.Request(req.Dump(), spec_.timeout_seconds);
+  const PassTrace t = ReadPassTrace(trace);
+  r.last_pass = t.last_pass;
+  r.stage = t.compile_done ? "run" : "compile";
+  if (!answer.ok()) {
+    // The worker died or hung; it is gone and restarts on the next case.
+    ProcessResult p = worker_->process.last_exit();
+    RETURN_IF_ERROR(CheckExecuted(p));
+    if (p.signal == 0 && !p.timed_out && p.exit_code == kExitOk) {
+      p.exit_code = 255;  // Ended without answering: not a clean exit.
+    }
+    Classify(p, !t.compile_done, &r);
+    return r;
+  }
+  StatusOr<Json> a = ParseJson(*answer);
+  if (!a.ok() || !a->is_object()) {
+    r.status =
+        t.compile_done ? TargetStatus::kRunCrash : TargetStatus::kCompileCrash;
+    r.message = "unparseable answer from the worker: " + answer->substr(0, 200);
+    worker_->process.Kill();
+    return r;
+  }
+  auto str = [&](const char* key) {
+    const Json* v = a->Find(key);
+    return v && v->is_string() ? v->string_value() : std::string();
+  };
+  const std::string status = str("status");
+  r.message = str("message");
+  if (const Json* e = a->Find("exit_code"); e && e->is_integer()) {
+    r.exit_code = static_cast<int>(e->int64_value());
+  }
+  if (const Json* rep = a->Find("report")) r.report = *rep;
+  const Json* stage = r.report.Find("stage");
+  if (stage && stage->is_string()) r.stage = stage->string_value();
+  if (status == "ok") {
+    r.status = TargetStatus::kOk;
+  } else if (status == "compile_error") {
+    r.status = IsCleanCompileRefusal(r.message) ? TargetStatus::kCompileError
+                                                : TargetStatus::kCompileCrash;
+  } else if (status == "run_crash") {
+    r.status = TargetStatus::kRunCrash;
+  } else if (status == "memory_error") {
+    r.status = TargetStatus::kMemoryError;
+  } else if (status == "timeout") {
+    r.status = TargetStatus::kTimeout;
+  } else if (status == "bad_input") {
+    r.status =
+        r.stage == "run" ? TargetStatus::kRunCrash : TargetStatus::kBadInput;
+  } else {
+    r.status = TargetStatus::kCompileCrash;
+    r.message = "unknown worker status '" + status + "': " + r.message;
+  }
+  return r;
+}
+
+}  // namespace trench::hlo_diff

@@ -1,0 +1,129 @@
+// Runs a target compiler through its command-line contract (DESIGN.md
+// "Data flowing through", point 3), so any compiler that speaks it can be
+// tested:
+//
+//   kHlocTpusim: `hloc compile module.hlo -o W/prog.tpux [flags]`, then
+//                `tpusim run W/prog.tpux --inputs W/inputs --outputs W/out`;
+//   kHloRun:     `hlo-run module.hlo --input F.npy ... --output-dir W/out
+//                [flags]` (one process per case);
+//   kServe:      one persistent `hlo-run --serve` worker fed JSON-lines
+//                requests (tools/hlo-run/hlo_run.h); a worker that dies or
+//                times out is killed with its process group and restarted
+//                for the next case.
+//
+// Every process runs with TRENCH_PASS_TRACE=W/pass_trace.txt, so after a
+// crash the last "enter <pass> <n>" line names the pass that was running
+// (compiler/driver/target_driver.h); "exit compile" marks a finished compile.
+//
+// Status classes, from exit codes (compiler/driver/target_driver.h: 0 ok, 1 bad
+// input, 2 usage, 3 compile error, 4 run crash, 5 memory error, 6 timeout)
+// and signals:
+//   ok;
+//   compile_error  exit 3 with a clean refusal (UNIMPLEMENTED "cannot
+//                  compile", RESOURCE_EXHAUSTED, NOT_FOUND, INVALID_ARGUMENT);
+//   compile_crash  the compile step died of a signal, or exit 3 with any
+//                  other error (INTERNAL: a pass broke an invariant), or an
+//                  undocumented exit code;
+//   run_crash      tpusim exit 4 (trap), or the run step died of a signal or
+//                  exited with an undocumented code;
+//   memory_error   exit 5;
+//   timeout        our wall-clock limit, or exit 6 (the simulator's step
+//                  limit);
+//   bad_input      exit 1 or 2 (the target rejected the module, inputs or
+//                  flags).
+// In serve mode a dead worker is a crash of the step the pass trace shows.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+#include "compiler/ir/literal.h"
+#include "triage/case/case_bundle.h"
+
+namespace trench::hlo_diff {
+
+enum class TargetMode { kHlocTpusim, kHloRun, kServe };
+
+struct TargetSpec {
+  TargetMode mode = TargetMode::kHlocTpusim;
+  std::string hloc, tpusim, hlo_run;             // Paths of the binaries.
+  double timeout_seconds = 60;                   // Per case (compile + run).
+  std::vector<std::string> extra_compile_flags;  // Appended to hloc/hlo-run.
+  size_t capture_bytes = 64 << 10;               // Per stream.
+
+  // The binaries in `dir` (a build directory: DIR/hloc, DIR/tpusim,
+  // DIR/hlo-run) in the given mode.
+  static TargetSpec FromBinaryDir(const std::string& dir, TargetMode mode);
+};
+
+enum class TargetStatus {
+  kOk,
+  kCompileError,
+  kCompileCrash,
+  kRunCrash,
+  kMemoryError,
+  kTimeout,
+  kBadInput
+};
+const char* TargetStatusName(TargetStatus s);
+
+struct TargetResult {
+  TargetStatus status = TargetStatus::kOk;
+  std::string stage;        // "compile" or "run": where it stopped or ended.
+  int exit_code = -1;       // -1 when a signal or our timeout ended it.
+  int signal = 0;           // The terminating signal, if any.
+  std::string message;      // The tool's error message or stderr's last line.
+  std::string last_pass;    // Last "enter" line of the pass trace ("" none).
+  std::string stderr_text;  // Bounded.
+  // {"compile": hloc's report, "run": tpusim's report.json} (hloc+tpusim)
+  // or hlo-run's report.json; null parts when not produced.
+  Json report;
+  std::vector<Literal> outputs;  // Output array leaves (when ok).
+  std::string output_error;      // Why outputs stopped short ("" if not).
+  double seconds = 0;
+
+  Json ToJson() const;  // Everything but outputs and stderr_text.
+};
+
+// Classifies an exit-3 compile error message (see the header comment).
+bool IsCleanCompileRefusal(const std::string& message);
+
+class TargetRunner {
+ public:
+  explicit TargetRunner(TargetSpec spec);
+  ~TargetRunner();
+
+  // Runs case `c` under c.options. `work_dir` (created; previous files of
+  // a run there are replaced) receives module.hlo, inputs/<i>.npy, the
+  // program, out/ (outputs, report.json) and pass_trace.txt. Outputs are
+  // read as out/<i>.npy for every array leaf of the module's root (a <u2
+  // file for a bf16 leaf is bf16 bits); a missing or unreadable one ends
+  // the list and is described in output_error. Target failures are
+  // results; errors are ours only (IoError for the work directory,
+  // Internal when a process cannot be started, InvalidArgument for a
+  // module that does not parse).
+  StatusOr<TargetResult> Run(const Case& c, const std::string& work_dir);
+
+  const TargetSpec& spec() const { return spec_; }
+  // Changes apply from the next Run (a running worker keeps its flags).
+  TargetSpec& mutable_spec() { return spec_; }
+
+  // Worker restarts so far (serve mode).
+  int restarts() const { return restarts_; }
+
+ private:
+  StatusOr<TargetResult> RunTwoStep(const Case& c, const std::string& work);
+  StatusOr<TargetResult> RunOneShot(const Case& c, const std::string& work);
+  StatusOr<TargetResult> RunServe(const Case& c, const std::string& work);
+
+  TargetSpec spec_;
+  struct Worker;
+  std::unique_ptr<Worker> worker_;
+  int restarts_ = 0;
+  int requests_ = 0;
+};
+
+}  // namespace trench::hlo_diff

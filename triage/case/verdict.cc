@@ -1,0 +1,298 @@
+#include "triage/case/verdict.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <regex>
+#include <set>
+#include <vector>
+
+#include "base/sha256.h"
+#include "compiler/ir/hlo_computation.h"
+#include "compiler/ir/hlo_instruction.h"
+#include "compiler/ir/opcode.h"
+#include "oracle/comparator.h"
+#include "oracle/numerics_contract.h"
+
+namespace trench::hlo_diff {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+int64_t ArrayLeafCount(const Shape& s) {
+  int64_t n = 0;
+  ForEachLeafShape(s, [&](const Shape& l) { n += l.IsArray(); });
+  return n;
+}
+
+// The instruction producing array leaf `leaf` of `root`'s value: descends
+// through tuple instructions; stops at any other instruction.
+const HloInstruction* LeafProducer(const HloInstruction* instr, int64_t leaf) {
+  while (instr->opcode() == HloOpcode::kTuple) {
+    const HloInstruction* next = nullptr;
+    for (const HloInstruction* op : instr->operands()) {
+      const int64_t n = ArrayLeafCount(op->shape());
+      if (leaf < n) {
+        next = op;
+        break;
+      }
+      leaf -= n;
+    }
+    if (next == nullptr) return instr;
+    instr = next;
+  }
+  return instr;
+}
+
+const char* CompareName(CompareKind k) {
+  return k == CompareKind::kContract ? "contract"
+         : k == CompareKind::kNear   ? "near"
+                                     : "exact";
+}
+
+bool IsCrashClass(TargetStatus s) {
+  return s == TargetStatus::kCompileCrash || s == TargetStatus::kRunCrash ||
+         s == TargetStatus::kTimeout || s == TargetStatus::kMemoryError;
+}
+
+// The first memory error's kind from a report (tpusim's "memory_errors"),
+// searched in the report and its "run" part.
+std::string MemoryErrorKind(const Json& report) {
+  for (const Json* r : {&report, report.Find("run")}) {
+    if (r == nullptr) continue;
+    const Json* errs = r->Find("memory_errors");
+    if (errs && errs->is_array() && errs->size() > 0) {
+      const Json* kind = errs->array()[0].Find("kind");
+      if (kind && kind->is_string()) return kind->string_value();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string NormalizeMessage(std::string_view message) {
+  static const std::regex* const kRules[] = {
+      new std::regex(R"([^\s'"`]*/[^\s'"`]*)"),
+      new std::regex(R"(0[xX][0-9a-fA-F]+)"),
+      new std::regex(R"('[^'\s]*[0-9%][^'\s]*')"),
+      new std::regex(R"(%[A-Za-z0-9_.\-]+)"),
+      new std::regex(R"(\b[A-Za-z_][A-Za-z0-9_\-]*(\.[0-9]+)+\b)"),
+      new std::regex(R"([0-9]+)"),
+      new std::regex(R"(\s+)"),
+  };
+  static const char* const kReplacements[] = {
+      "<path>", "<hex>", "'<name>'", "%<name>", "<name>", "N", " ",
+  };
+  std::string s(message);
+  for (size_t i = 0; i < std::size(kRules); ++i) {
+    s = std::regex_replace(s, *kRules[i], kReplacements[i]);
+  }
+  const size_t b = s.find_first_not_of(' ');
+  const size_t e = s.find_last_not_of(' ');
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+Json OpMixNear(const HloModule& module, int64_t leaf, int depth) {
+  const HloInstruction* producer =
+      LeafProducer(module.entry_computation()->root_instruction(), leaf);
+  std::set<std::string> ops;
+  std::vector<const HloInstruction*> level = {producer};
+  std::set<const HloInstruction*> seen = {producer};
+  for (int d = 0; d <= depth && !level.empty(); ++d) {
+    std::vector<const HloInstruction*> next;
+    for (const HloInstruction* i : level) {
+      if (i->opcode() != HloOpcode::kParameter &&
+          i->opcode() != HloOpcode::kConstant) {
+        ops.insert(std::string(OpcodeName(i->opcode())));
+      }
+      for (const HloInstruction* op : i->operands()) {
+        if (seen.insert(op).second) next.push_back(op);
+      }
+    }
+    level = std::move(next);
+  }
+  Json::Array out;
+  for (const std::string& op : ops) out.emplace_back(op);
+  return Json(std::move(out));
+}
+
+Json WithSignatureHash(Json signature) {
+  if (!signature.is_object()) signature = Json::MakeObject();
+  Json copy = Json::MakeObject();
+  for (const auto& [k, v] : signature.object()) {
+    if (k != "sig") copy[k] = v;
+  }
+  copy["sig"] = Sha256Hex(copy.Dump()).substr(0, 16);
+  return copy;
+}
+
+Json InvalidInputVerdict(const std::string& message) {
+  Json v = Json::MakeObject();
+  v["status"] = "invalid_input";
+  v["message"] = message;
+  Json sig = Json::MakeObject();
+  sig["status"] = "invalid_input";
+  v["signature"] = WithSignatureHash(std::move(sig));
+  return v;
+}
+
+StatusOr<Json> ComputeVerdict(const Case& c, TargetRunner& runner,
+                              const std::string& work_dir,
+                              const VerdictOptions& options) {
+  auto module_or = ParseCaseModule(c.module_text, "module.hlo");
+  if (!module_or.ok()) return InvalidInputVerdict(module_or.status().message());
+  const HloModule& module = **module_or;
+  if (Status st = CheckInputs(module, c.inputs); !st.ok()) {
+    return InvalidInputVerdict(st.message());
+  }
+  // The oracle takes one argument per parameter (tuples assembled).
+  const std::vector<Literal> args = ParameterArguments(module, c.inputs);
+  Json v = Json::MakeObject();
+  v["status"] = "pass";
+  v["message"] = "";
+  v["case"] = CaseSha256(c);
+  v["compare"] = CompareName(c.options.compare);
+  v["outputs"] = Json();
+
+  // The oracle: nominal values, with bounds under the numerics contract.
+  Json oracle = Json::MakeObject();
+  auto start = Clock::now();
+  std::optional<BoundedResult> bounded;
+  std::optional<Literal> nominal;
+  Status oracle_status;
+  if (c.options.compare == CompareKind::kContract) {
+    NumericsOptions no;
+    no.evaluator = options.evaluator;
+    StatusOr<BoundedResult> b = EvaluateWithBounds(module, args, no);
+    if (b.ok()) {
+      bounded = std::move(b).value();
+      int64_t undetermined = 0;
+      for (const BoundedOutput& o : bounded->outputs) {
+        undetermined += o.undetermined;
+      }
+      oracle["undetermined"] = undetermined;
+    } else {
+      oracle_status = b.status();
+    }
+  } else {
+    StatusOr<Literal> l = Evaluate(module, args, options.evaluator);
+    if (l.ok())
+      nominal = std::move(l).value();
+    else
+      oracle_status = l.status();
+  }
+  oracle["status"] = oracle_status.ok() ? "ok"
+                     : oracle_status.code() == StatusCode::kInvalidArgument
+                         ? "invalid_input"
+                         : "unsupported";
+  oracle["message"] = oracle_status.ok() ? "" : oracle_status.ToString();
+  oracle["seconds"] = SecondsSince(start);
+  v["oracle"] = oracle;
+
+  // A program that runs away in the oracle (its while-loop limit) has no
+  // expected result; the target would only burn its timeout on it.
+  if (oracle_status.code() == StatusCode::kResourceExhausted) {
+    v["target"] = Json();
+    v["status"] = "oracle_unsupported";
+    v["message"] = "not run on the target: " + oracle_status.ToString();
+    Json sig = Json::MakeObject();
+    sig["status"] = "oracle_unsupported";
+    v["signature"] = WithSignatureHash(std::move(sig));
+    return v;
+  }
+  ASSIGN_OR_RETURN(TargetResult t, runner.Run(c, work_dir));
+  v["target"] = t.ToJson();
+
+  Json sig = Json::MakeObject();
+  auto finish = [&](const std::string& status, const std::string& message) {
+    v["status"] = status;
+    v["message"] = message;
+    Json full = Json::MakeObject();
+    full["status"] = status;
+    for (const auto& [k, x] : sig.object()) full[k] = x;
+    v["signature"] = WithSignatureHash(std::move(full));
+    return v;
+  };
+  if (!oracle_status.ok() &&
+      oracle_status.code() == StatusCode::kInvalidArgument) {
+    return finish("invalid_input", "oracle: " + oracle_status.message());
+  }
+  if (t.status == TargetStatus::kBadInput) {
+    return finish("invalid_input", "target rejected the case: " + t.message);
+  }
+  if (IsCrashClass(t.status)) {
+    sig["stage"] = t.stage;
+    std::string msg = t.message;
+    if (t.status == TargetStatus::kMemoryError) {
+      const std::string kind = MemoryErrorKind(t.report);
+      if (!kind.empty()) msg = kind;
+    }
+    sig["message"] = NormalizeMessage(msg);
+    sig["pass"] = t.last_pass.empty() ? Json() : Json(t.last_pass);
+    return finish(TargetStatusName(t.status), t.message);
+  }
+  if (!oracle_status.ok()) {
+    return finish("oracle_unsupported", oracle_status.ToString());
+  }
+  if (t.status == TargetStatus::kCompileError) {
+    return finish("target_unsupported", t.message);
+  }
+
+  // Both ran: compare the target's outputs with the oracle's.
+  const Literal& expected = bounded ? bounded->nominal : *nominal;
+  const int64_t want = ArrayLeafCount(expected.shape());
+  std::string structure_error = t.output_error;
+  if (structure_error.empty() && int64_t(t.outputs.size()) != want) {
+    structure_error = "the target wrote " + std::to_string(t.outputs.size()) +
+                      " outputs, the module has " + std::to_string(want);
+  }
+  int64_t bad_leaf = -1;
+  bool value_mismatch = false;
+  if (!structure_error.empty()) {
+    v["structure_error"] = structure_error;
+    bad_leaf = int64_t(t.outputs.size());
+    value_mismatch = true;
+  } else {
+    size_t next = 0;
+    std::vector<Literal> leaves = std::move(t.outputs);
+    Literal actual = AssembleLeaves(expected.shape(), leaves, next);
+    ComparisonResult cmp =
+        c.options.compare == CompareKind::kContract
+            ? CompareWithBounds(actual, *bounded)
+        : c.options.compare == CompareKind::kNear
+            ? CompareLiterals(actual, expected)
+            : CompareLiterals(actual, expected, ComparisonOptions::Exact());
+    Json cj = cmp.ToJson();
+    if (const Json* outs = cj.Find("outputs")) v["outputs"] = *outs;
+    if (!cmp.structure_error.empty()) {
+      v["structure_error"] = cmp.structure_error;
+      value_mismatch = true;
+    }
+    for (const OutputComparison& o : cmp.outputs) {
+      if (o.ok()) continue;
+      if (bad_leaf < 0) bad_leaf = o.index;
+      if (!o.shape_error.empty() || o.mismatch_count > 0) value_mismatch = true;
+    }
+  }
+  if (bad_leaf < 0 && !value_mismatch) return finish("pass", "");
+  std::vector<const Literal*> exp_leaves;
+  for (const Literal* l : expected.Leaves()) {
+    if (l->shape().IsArray()) exp_leaves.push_back(l);
+  }
+  const int64_t leaf = std::clamp<int64_t>(bad_leaf, 0, want - 1);
+  sig["dtype"] = want > 0 ? Json(std::string(PrimitiveTypeName(
+                                exp_leaves[leaf]->element_type())))
+                          : Json();
+  sig["ops"] = want > 0 ? OpMixNear(module, leaf) : Json::MakeArray();
+  const std::string status = value_mismatch ? "mismatch" : "nan_mismatch";
+  std::string message = "output " + std::to_string(leaf) + " differs";
+  if (!structure_error.empty()) message = structure_error;
+  return finish(status, message);
+}
+
+}  // namespace trench::hlo_diff

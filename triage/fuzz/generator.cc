@@ -1,0 +1,382 @@
+// GenerateSynthetic: the op catalogue, options, the main loop and the final
+// parse + verify.
+#include "triage/fuzz/generator.h"
+
+#include <algorithm>
+#include <set>
+
+#include "compiler/ir/hlo_parser.h"
+#include "compiler/ir/random_inputs.h"
+#include "compiler/ir/verifier.h"
+#include "triage/fuzz/generator_internal.h"
+
+namespace trench::fuzz {
+namespace {
+
+using O = HloOpcode;
+
+struct OpInfo {
+  HloOpcode op;
+  const char* group;
+};
+
+// The catalogue: every op the oracle evaluates that a random program can
+// use meaningfully (no tokens, no rng, no collectives).
+const std::vector<OpInfo>& Catalogue() {
+  static const auto* ops = new std::vector<OpInfo>{
+      {O::kAbs, "elementwise_unary"},
+      {O::kNegate, "elementwise_unary"},
+      {O::kSign, "elementwise_unary"},
+      {O::kNot, "elementwise_unary"},
+      {O::kPopulationCount, "elementwise_unary"},
+      {O::kClz, "elementwise_unary"},
+      {O::kFloor, "elementwise_unary"},
+      {O::kCeil, "elementwise_unary"},
+      {O::kRoundNearestAfz, "elementwise_unary"},
+      {O::kRoundNearestEven, "elementwise_unary"},
+      {O::kCopy, "elementwise_unary"},
+      {O::kIsFinite, "elementwise_unary"},
+      {O::kReducePrecision, "elementwise_unary"},
+      {O::kReal, "elementwise_unary"},
+      {O::kImag, "elementwise_unary"},
+      {O::kExp, "transcendental"},
+      {O::kExpm1, "transcendental"},
+      {O::kLog, "transcendental"},
+      {O::kLog1p, "transcendental"},
+      {O::kLogistic, "transcendental"},
+      {O::kSqrt, "transcendental"},
+      {O::kRsqrt, "transcendental"},
+      {O::kCbrt, "transcendental"},
+      {O::kSin, "transcendental"},
+      {O::kCos, "transcendental"},
+      {O::kTan, "transcendental"},
+      {O::kTanh, "transcendental"},
+      {O::kErf, "transcendental"},
+      {O::kAtan2, "transcendental"},
+      {O::kPower, "transcendental"},
+      {O::kAdd, "elementwise_binary"},
+      {O::kSubtract, "elementwise_binary"},
+      {O::kMultiply, "elementwise_binary"},
+      {O::kDivide, "elementwise_binary"},
+      {O::kRemainder, "elementwise_binary"},
+      {O::kMaximum, "elementwise_binary"},
+      {O::kMinimum, "elementwise_binary"},
+      {O::kAnd, "elementwise_binary"},
+      {O::kOr, "elementwise_binary"},
+      {O::kXor, "elementwise_binary"},
+      {O::kShiftLeft, "elementwise_binary"},
+      {O::kShiftRightArithmetic, "elementwise_binary"},
+      {O::kShiftRightLogical, "elementwise_binary"},
+      {O::kComplex, "elementwise_binary"},
+      {O::kCompare, "compare"},
+      {O::kSelect, "select"},
+      {O::kClamp, "clamp"},
+      {O::kConvert, "convert"},
+      {O::kBitcastConvert, "convert"},
+      {O::kBroadcast, "data_movement"},
+      {O::kReshape, "data_movement"},
+      {O::kBitcast, "data_movement"},
+      {O::kTranspose, "data_movement"},
+      {O::kSlice, "data_movement"},
+      {O::kConcatenate, "data_movement"},
+      {O::kPad, "data_movement"},
+      {O::kReverse, "data_movement"},
+      {O::kIota, "data_movement"},
+      {O::kDynamicSlice, "data_movement"},
+      {O::kDynamicUpdateSlice, "data_movement"},
+      {O::kGather, "indexing"},
+      {O::kScatter, "indexing"},
+      {O::kReduce, "reduction"},
+      {O::kReduceWindow, "reduction"},
+      {O::kSelectAndScatter, "reduction"},
+      {O::kSort, "reduction"},
+      {O::kDot, "contraction"},
+      {O::kConvolution, "contraction"},
+      {O::kWhile, "control"},
+      {O::kConditional, "control"},
+      {O::kCall, "control"},
+      {O::kTuple, "control"},
+      {O::kGetTupleElement, "control"},
+      {O::kMap, "control"},
+      {O::kFusion, "control"},
+      {O::kOptimizationBarrier, "control"},
+      {O::kConstant, "constant"},
+  };
+  return *ops;
+}
+
+// Default weights: the structural ops are rarer than elementwise ones in
+// real programs but carry most of the code generator's complexity.
+double DefaultWeight(const std::string& group) {
+  if (group == "elementwise_unary" || group == "transcendental") return 0.6;
+  if (group == "elementwise_binary") return 1.0;
+  if (group == "control") return 0.7;
+  if (group == "constant") return 1.0;
+  return 1.5;
+}
+
+bool Emit(internal::Gen& g, HloOpcode op, const std::string& group) {
+  if (group == "data_movement") return internal::EmitDataMovement(g, op);
+  if (group == "indexing") return internal::EmitIndexing(g, op);
+  if (group == "reduction") return internal::EmitReduction(g, op);
+  if (group == "contraction") return internal::EmitContraction(g, op);
+  if (group == "control" || group == "constant") {
+    return internal::EmitControl(g, op);
+  }
+  return internal::EmitElementwise(g, op);
+}
+
+}  // namespace
+
+const std::vector<HloOpcode>& SyntheticOps() {
+  static const auto* ops = [] {
+    auto* v = new std::vector<HloOpcode>;
+    for (const OpInfo& i : Catalogue()) v->push_back(i.op);
+    return v;
+  }();
+  return *ops;
+}
+
+std::string OpGroup(HloOpcode op) {
+  for (const OpInfo& i : Catalogue()) {
+    if (i.op == op) return i.group;
+  }
+  return "";
+}
+
+const std::vector<PrimitiveType>& AllDtypes() {
+  using P = PrimitiveType;
+  static const auto* v = new std::vector<PrimitiveType>{
+      P::PRED, P::S8,  P::S16,  P::S32, P::S64, P::U8,  P::U16, P::U32,
+      P::U64,  P::F16, P::BF16, P::F32, P::F64, P::C64, P::C128};
+  return *v;
+}
+
+bool OracleEvaluates(HloOpcode op) {
+  switch (op) {
+    // Elementwise ops without an oracle kernel.
+    case O::kAcos:
+    case O::kAcosh:
+    case O::kAsin:
+    case O::kAsinh:
+    case O::kAtanh:
+    case O::kCosh:
+    case O::kSinh:
+    case O::kStochasticConvert:
+      return false;
+    case O::kParameter:
+    case O::kConstant:
+    case O::kAfterAll:
+    case O::kAddDependency:
+      return true;
+    default:
+      break;
+  }
+  if (IsElementwise(op)) return true;
+  return OpGroup(op) != "";
+}
+
+Json GeneratorOptions::ToJson() const {
+  Json j = Json::MakeObject();
+  j["instructions"] = instructions;
+  Json w = Json::MakeObject();
+  for (const auto& [k, v] : weights) w[k] = v;
+  j["weights"] = w;
+  Json f = Json::MakeArray();
+  for (const auto& s : focus) f.push_back(s);
+  j["focus"] = f;
+  Json d = Json::MakeArray();
+  for (PrimitiveType t : dtypes) d.push_back(PrimitiveTypeName(t));
+  j["dtypes"] = d;
+  j["max_rank"] = max_rank;
+  j["max_elements"] = max_elements;
+  j["layout_probability"] = layout_probability;
+  j["stress_probability"] = stress_probability;
+  j["body_instructions"] = body_instructions;
+  j["allow_nonfinite"] = allow_nonfinite;
+  j["special_values"] = special_values;
+  j["same_operand_probability"] = same_operand_probability;
+  j["zero_dim_probability"] = zero_dim_probability;
+  j["long_row_probability"] = long_row_probability;
+  j["sibling_probability"] = sibling_probability;
+  return j;
+}
+
+StatusOr<GeneratorOptions> GeneratorOptions::FromJson(const Json& j) {
+  GeneratorOptions o;
+  if (!j.is_object()) return InvalidArgument("generator options: not object");
+  auto get_int = [&](const char* key, auto& field) -> Status {
+    if (const Json* v = j.Find(key)) {
+      ASSIGN_OR_RETURN(int64_t x, v->GetInt64());
+      field = static_cast<std::remove_reference_t<decltype(field)>>(x);
+    }
+    return Status::Ok();
+  };
+  auto get_double = [&](const char* key, double& field) -> Status {
+    if (const Json* v = j.Find(key)) {
+      ASSIGN_OR_RETURN(field, v->GetDouble());
+    }
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(get_int("instructions", o.instructions));
+  RETURN_IF_ERROR(get_int("max_rank", o.max_rank));
+  RETURN_IF_ERROR(get_int("max_elements", o.max_elements));
+  RETURN_IF_ERROR(get_int("body_instructions", o.body_instructions));
+  RETURN_IF_ERROR(get_double("layout_probability", o.layout_probability));
+  RETURN_IF_ERROR(get_double("stress_probability", o.stress_probability));
+  RETURN_IF_ERROR(get_double("special_values", o.special_values));
+  RETURN_IF_ERROR(
+      get_double("same_operand_probability", o.same_operand_probability));
+  RETURN_IF_ERROR(get_double("zero_dim_probability", o.zero_dim_probability));
+  RETURN_IF_ERROR(get_double("long_row_probability", o.long_row_probability));
+  RETURN_IF_ERROR(get_double("sibling_probability", o.sibling_probability));
+  if (const Json* v = j.Find("allow_nonfinite")) {
+    ASSIGN_OR_RETURN(o.allow_nonfinite, v->GetBool());
+  }
+  if (const Json* w = j.Find("weights"); w && w->is_object()) {
+    for (const auto& [k, v] : w->object()) {
+      ASSIGN_OR_RETURN(o.weights[k], v.GetDouble());
+    }
+  }
+  if (const Json* f = j.Find("focus"); f && f->is_array()) {
+    for (const Json& s : f->array()) {
+      ASSIGN_OR_RETURN(std::string name, s.GetString());
+      o.focus.push_back(name);
+    }
+  }
+  if (const Json* d = j.Find("dtypes"); d && d->is_array()) {
+    for (const Json& s : d->array()) {
+      ASSIGN_OR_RETURN(std::string name, s.GetString());
+      auto t = PrimitiveTypeFromName(name);
+      if (!t || !IsArrayType(*t)) {
+        return InvalidArgument("generator options: unknown dtype " + name);
+      }
+      o.dtypes.push_back(*t);
+    }
+  }
+  return o;
+}
+
+StatusOr<std::unique_ptr<HloModule>> ParseGenerated(const std::string& text,
+                                                    const std::string& what,
+                                                    uint64_t seed) {
+  const std::string who = what + " (seed " + std::to_string(seed) + ")";
+  auto module = ParseHloModule(text);
+  if (!module.ok()) {
+    return Internal(who +
+                    " produced unparsable HLO: " + module.status().message());
+  }
+  Status verified = VerifyModule(**module);
+  if (!verified.ok()) {
+    return Internal(
+        who + " produced HLO that does not verify: " + verified.message());
+  }
+  return std::move(*module);
+}
+
+StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
+                                          const GeneratorOptions& options) {
+  if (options.max_elements < 1 || options.max_rank < 0 ||
+      options.instructions < 0) {
+    return InvalidArgument("generator options: bad sizes");
+  }
+  std::set<std::string> names;
+  for (const OpInfo& i : Catalogue()) {
+    names.insert(std::string(OpcodeName(i.op)));
+    names.insert(i.group);
+  }
+  for (const std::string& f : options.focus) {
+    if (!names.count(f)) {
+      return InvalidArgument("generator options: unknown focus op " + f);
+    }
+  }
+  for (const auto& [k, v] : options.weights) {
+    if (!names.count(k)) {
+      return InvalidArgument("generator options: unknown weight key " + k);
+    }
+  }
+  internal::Gen g(seed, options);
+  if (g.dtypes.empty()) return InvalidArgument("generator options: no dtype");
+
+  std::vector<double> weights;
+  for (const OpInfo& i : Catalogue()) {
+    const std::string name(OpcodeName(i.op));
+    double w = DefaultWeight(i.group);
+    if (auto it = options.weights.find(i.group); it != options.weights.end()) {
+      w = it->second;
+    }
+    if (auto it = options.weights.find(name); it != options.weights.end()) {
+      w = it->second;
+    }
+    if (!options.focus.empty() &&
+        std::find_if(options.focus.begin(), options.focus.end(),
+                     [&](const std::string& f) {
+                       return f == name || f == i.group;
+                     }) == options.focus.end()) {
+      w = 0;
+    }
+    weights.push_back(w);
+  }
+
+  internal::Context entry;
+  entry.builder = &g.pb.entry();
+  entry.can_add_params = true;
+  g.ctx = &entry;
+  // A first parameter so that every program reads an input.
+  auto fresh_param = [&] {
+    g.Param(g.MakeShape(
+        g.rng.Pick(g.dtypes),
+        g.FreshDims(static_cast<int>(g.rng.Uniform(
+                        std::min(1, options.max_rank), options.max_rank)),
+                    options.max_elements)));
+  };
+  fresh_param();
+  for (int n = 0; n < options.instructions; ++n) {
+    bool emitted = false;
+    for (int attempt = 0; attempt < 8 && !emitted; ++attempt) {
+      const int64_t k = g.rng.PickWeighted(weights);
+      if (k < 0) break;
+      const OpInfo& info = Catalogue()[k];
+      emitted = Emit(g, info.op, info.group);
+    }
+    // Nothing fitted the values at hand: more material for the next op.
+    if (!emitted) fresh_param();
+  }
+  // The root: the reserved outputs and every value nobody reads (at most
+  // 16, most recent first), so that no generated instruction is dead.
+  std::vector<Value> outputs;
+  for (size_t i = entry.pool.size(); i-- > 0 && outputs.size() < 16;) {
+    if (entry.uses[i] == 0) outputs.push_back(entry.pool[i]);
+  }
+  std::reverse(outputs.begin(), outputs.end());
+  outputs.insert(outputs.begin(), entry.outputs.begin(), entry.outputs.end());
+  if (outputs.empty()) outputs.push_back(entry.pool.back());
+  if (outputs.size() == 1 && !g.rng.Chance(0.2)) {
+    entry.builder->SetRoot(outputs[0].name);
+  } else {
+    std::vector<Shape> shapes;
+    for (const Value& v : outputs) shapes.push_back(v.shape);
+    Value t = g.Emit(Shape::Tuple(shapes), "tuple", outputs, "", 0, false);
+    entry.builder->SetRoot(t.name);
+  }
+
+  GeneratedCase c;
+  c.hlo_text = g.pb.Text();
+  ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
+                   ParseGenerated(c.hlo_text, "generator", seed));
+  c.inputs = RandomArguments(*module->entry_computation(), seed);
+  c.origin = Json::MakeObject();
+  c.origin["kind"] = "synthetic";
+  c.origin["seed"] = seed;
+  c.origin["options"] = options.ToJson();
+  if (g.special) {
+    Json which = Json::MakeArray();
+    for (int64_t i : internal::SprinkleSpecialValues(seed, c.inputs)) {
+      which.push_back(i);
+    }
+    c.origin["special_values"] = which;
+  }
+  return c;
+}
+
+}  // namespace trench::fuzz

@@ -1,0 +1,216 @@
+// The graph level (localize.h): one --taps=all run, every input entry
+// instruction checked against the oracle under the numerics contract.
+#include <cctype>
+#include <filesystem>
+
+#include "compiler/ir/hlo_computation.h"
+#include "compiler/ir/hlo_instruction.h"
+#include "compiler/ir/opcode.h"
+#include "triage/localize/localize.h"
+
+namespace trench::hlo_bisect {
+namespace {
+
+namespace fs = std::filesystem;
+
+LevelResult Stop(LevelResult r, const std::string& result,
+                 const std::string& summary) {
+  r.result = result;
+  r.summary = summary;
+  return r;
+}
+
+// The kernel a run crash or memory error happened in, from the verdict's
+// target report ("" if none is named).
+std::string CrashingKernel(const Json& verdict) {
+  const Json* t = verdict.is_object() ? verdict.Find("target") : nullptr;
+  const Json* report = t && t->is_object() ? t->Find("report") : nullptr;
+  if (report == nullptr || !report->is_object()) return "";
+  for (const Json* r : {report, report->Find("run")}) {
+    if (r == nullptr || !r->is_object()) continue;
+    if (const Json* errs = r->Find("memory_errors");
+        errs && errs->is_array() && errs->size() > 0) {
+      const Json* k = errs->array()[0].Find("kernel");
+      if (k && k->is_string()) return k->string_value();
+    }
+    const Json* k = r->Find("kernel");
+    if (k && k->is_string() && !k->string_value().empty()) {
+      return k->string_value();
+    }
+  }
+  return "";
+}
+
+// compile.cc's kernel names: "k<index>_<name with [^A-Za-z0-9_] -> '_'>".
+std::string KernelSuffix(const std::string& name) {
+  std::string s;
+  for (char ch : name) {
+    s += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') ? ch : '_';
+  }
+  return s;
+}
+
+LevelResult CrashGraph(LevelResult r, const hlo_diff::Case& c,
+                       const Probe& full, Prober& prober, Findings* findings,
+                       GraphState* state) {
+  const std::string kernel = CrashingKernel(full.verdict);
+  const size_t us = kernel.find('_');
+  if (kernel.empty() || kernel[0] != 'k' || us == std::string::npos) {
+    return Stop(std::move(r), "not_applicable",
+                "the case fails with " + full.status +
+                    " and the report names no kernel");
+  }
+  r.evidence["method"] =
+      "the crashing kernel (simulator report) mapped to the optimized "
+      "module of one dumped run";
+  r.evidence["kernel"] = kernel;
+  ++r.runs;
+  StatusOr<Probe> dumped = prober.Run(c.options, true);
+  if (!dumped.ok()) {
+    return Stop(std::move(r), "error", dumped.status().message());
+  }
+  StatusOr<std::string> text =
+      ReadTextFile((fs::path(dumped->dump_dir) / "optimized.hlo").string());
+  if (!text.ok()) return Stop(std::move(r), "error", text.status().message());
+  auto opt = hlo_diff::ParseCaseModule(*text, "optimized.hlo");
+  if (!opt.ok()) return Stop(std::move(r), "error", opt.status().message());
+  state->optimized = std::move(opt).value();
+  state->crash = true;
+  const std::string want = kernel.substr(us + 1);
+  for (const HloInstruction* i :
+       state->optimized->entry_computation()->MakeInstructionPostOrder()) {
+    if (KernelSuffix(i->name()) != want) continue;
+    findings->instruction = i->name();
+    findings->opcode = std::string(OpcodeName(i->opcode()));
+    findings->dtype =
+        i->shape().IsArray()
+            ? std::string(PrimitiveTypeName(i->shape().element_type()))
+            : "";
+    r.evidence["instruction"] = i->name();
+    r.evidence["opcode"] = findings->opcode;
+    r.result = "found";
+    r.summary = "the crash happens in kernel " + kernel + ", which computes %" +
+                i->name() + " (" + findings->opcode +
+                ") of the optimized module";
+    return r;
+  }
+  return Stop(std::move(r), "none",
+              "kernel " + kernel +
+                  " matches no instruction of the optimized "
+                  "module");
+}
+
+}  // namespace
+
+LevelResult LocalizeGraph(const hlo_diff::Case& c, const Probe& full,
+                          Prober& prober, const NumericsOptions& numerics,
+                          Findings* findings, GraphState* state) {
+  LevelResult r;
+  r.level = "graph";
+  Json& ev = r.evidence;
+  ev["method"] =
+      "one --taps=all run; each input entry instruction (post order) "
+      "against the oracle under the numerics contract";
+  if (full.status == "run_crash" || full.status == "memory_error") {
+    return CrashGraph(std::move(r), c, full, prober, findings, state);
+  }
+  if (!IsValueFailure(full.status)) {
+    return Stop(std::move(r), "not_applicable",
+                "the case fails with " + full.status +
+                    ": there are no values to compare");
+  }
+  auto module = hlo_diff::ParseCaseModule(c.module_text, "module.hlo");
+  if (!module.ok())
+    return Stop(std::move(r), "error", module.status().message());
+  const HloComputation* entry = (*module)->entry_computation();
+  std::vector<std::string> names;
+  auto all = AllValuesModule(**module, entry->name(), &names);
+  if (!all.ok()) return Stop(std::move(r), "error", all.status().message());
+  StatusOr<BoundedResult> bounds = EvaluateWithBounds(
+      **all, hlo_diff::ParameterArguments(**all, c.inputs), numerics);
+  if (!bounds.ok()) {
+    return Stop(std::move(r), "error", "oracle: " + bounds.status().message());
+  }
+  r.linear_runs = static_cast<int64_t>(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    state->values[names[i]] = bounds->outputs[i].nominal;
+  }
+
+  hlo_diff::CaseOptions o = c.options;
+  o.taps = "all";
+  ++r.runs;
+  StatusOr<Probe> tapped = prober.Run(o, true);
+  if (!tapped.ok()) {
+    return Stop(std::move(r), "error", tapped.status().message());
+  }
+  state->tapped = *tapped;
+  ev["tapped_run_status"] = tapped->status;
+  if (!tapped->dump_dir.empty()) {
+    StatusOr<std::string> text =
+        ReadTextFile((fs::path(tapped->dump_dir) / "optimized.hlo").string());
+    if (text.ok()) {
+      auto opt = hlo_diff::ParseCaseModule(*text, "optimized.hlo");
+      if (opt.ok()) state->optimized = std::move(opt).value();
+    }
+  }
+
+  std::map<std::string, std::string> seen;  // name -> agrees|unavailable
+  int64_t checked = 0, unavailable = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const HloInstruction* instr = entry->GetInstructionWithName(names[i]);
+    StatusOr<Literal> tap =
+        ReadTap(*tapped, names[i], instr->shape().element_type());
+    if (!tap.ok()) {
+      ++unavailable;
+      seen[names[i]] = "unavailable";
+      continue;
+    }
+    ++checked;
+    ValueCheck v = CheckValue(*tap, bounds->outputs[i]);
+    if (v.ok) {
+      seen[names[i]] = "agrees";
+      continue;
+    }
+    findings->instruction = names[i];
+    findings->opcode = std::string(OpcodeName(instr->opcode()));
+    findings->dtype =
+        std::string(PrimitiveTypeName(instr->shape().element_type()));
+    Json ops = Json::MakeArray();
+    for (const HloInstruction* op : instr->operands()) {
+      Json x = Json::MakeObject();
+      x["name"] = op->name();
+      x["opcode"] = std::string(OpcodeName(op->opcode()));
+      auto it = seen.find(op->name());
+      x["value"] = op->opcode() == HloOpcode::kParameter ? "input"
+                   : it != seen.end()                    ? it->second
+                                                         : "not compared";
+      ops.push_back(std::move(x));
+    }
+    Json culprit = Json::MakeObject();
+    culprit["name"] = names[i];
+    culprit["opcode"] = findings->opcode;
+    culprit["shape"] = instr->shape().ToString(false);
+    culprit["position"] = static_cast<int64_t>(i);
+    culprit["check"] = v.ToJson();
+    culprit["operands"] = std::move(ops);
+    ev["instruction"] = std::move(culprit);
+    ev["checked"] = checked;
+    ev["unavailable"] = unavailable;
+    r.result = "found";
+    r.summary = "first diverging instruction: %" + names[i] + " (" +
+                findings->opcode + ", " + instr->shape().ToString(false) +
+                "): max error " + Json(v.max_abs_error).Dump() + ", allowed " +
+                Json(v.max_allowed).Dump() + ", " +
+                std::to_string(v.mismatches) + "/" +
+                std::to_string(v.elements) + " elements off";
+    return r;
+  }
+  ev["checked"] = checked;
+  ev["unavailable"] = unavailable;
+  return Stop(std::move(r), "none",
+              "no tapped instruction diverges (" + std::to_string(checked) +
+                  " checked, " + std::to_string(unavailable) +
+                  " removed by the passes); tapped run: " + tapped->status);
+}
+
+}  // namespace trench::hlo_bisect

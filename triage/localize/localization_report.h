@@ -1,0 +1,53 @@
+// The localization report: JSON and a readable text form, and the refined
+// signature (DESIGN.md "Data flowing through", point 4; notes: after
+// localization a signature is (status class, pass, rewrite site, opcode,
+// dtype)).
+//
+// JSON:
+//   {"format": 1, "case": DIR, "status": the baseline verdict status,
+//    "message": its message, "coarse_signature": the baseline signature,
+//    "levels": [{"level", "result", "summary", "runs", "linear_runs",
+//                "evidence": {...}}...],
+//    "findings": {"pass", "trigger", "pass_execution", "rewrite",
+//                 "instruction", "opcode", "fusion", "fused_instruction",
+//                 "fused_opcode", "dtype"} (null where unknown),
+//    "signature": RefinedSignature,
+//    "runs": {"localize": N (baseline included), "linear_scan": M}}
+#pragma once
+
+#include <string>
+
+#include "base/json.h"
+#include "triage/localize/localize.h"
+
+namespace trench::hlo_bisect {
+
+// {"status", "pass", "site", "opcode", "dtype", "sig"}. pass: the culprit
+// (a pass, "codegen", "buffer-assignment") or null; site: the rewrite
+// decision's site or null; opcode: for a pass culprit the opcode of the
+// instruction its decision rewrote (when the input module has it and it is
+// no parameter or constant), else the fusion level's member, else the graph
+// level's instruction, else the rewritten instruction's opcode (for
+// back-end culprits), else null; dtype: that instruction's element type,
+// else the coarse signature's, else null.
+// "sig" (what findings are deduplicated by) is hlo_diff::WithSignatureHash
+// of {class (value for mismatch/nan_mismatch, crash for the crash statuses),
+// pass, site, opcode}, the opcode only when no rewrite site is named: a
+// rewrite rule that misfires is one bug whichever op sits next to the
+// damage (the op near a clobbered buffer, the sibling of a wrong
+// multi-output fusion), and a back-end bug is told apart by its emitter's
+// opcode. The dtype is reported but not hashed: one bad DMA stride or
+// rounding rule shows in every element type it touches. Two bugs of one
+// rule or emitter then share a finding; fixing the first leaves the
+// second's case failing, which fix verification reports.
+Json RefinedSignature(const Localization& l);
+
+// The report JSON described above.
+Json LocalizationJson(const Localization& l, const std::string& case_dir);
+
+// The readable form: one block per level with its summary and runs, the
+// refined signature, and the run count against the linear scan.
+std::string LocalizationText(const Localization& l,
+                             const std::string& case_dir);
+
+}  // namespace trench::hlo_bisect

@@ -1,0 +1,274 @@
+#include "triage/localize/localize.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/ir/hlo_computation.h"
+#include "compiler/ir/hlo_instruction.h"
+#include "compiler/ir/npy.h"
+#include "compiler/ir/opcode.h"
+#include "oracle/comparator.h"
+#include "triage/case/verdict.h"
+
+namespace trench::hlo_bisect {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string StringAt(const Json* j, std::string_view key) {
+  if (j == nullptr || !j->is_object()) return "";
+  const Json* v = j->Find(key);
+  return v && v->is_string() ? v->string_value() : "";
+}
+
+}  // namespace
+
+TargetProber::TargetProber(hlo_diff::Case c, hlo_diff::TargetSpec spec,
+                           std::string work_root)
+    : case_(std::move(c)),
+      spec_(spec),
+      work_root_(std::move(work_root)),
+      runner_(std::move(spec)) {}
+
+StatusOr<Probe> TargetProber::Run(const hlo_diff::CaseOptions& options,
+                                  bool dump) {
+  const std::string dir =
+      (fs::path(work_root_) / ("run-" + std::to_string(next_++))).string();
+  hlo_diff::Case c = case_;
+  c.options = options;
+  std::optional<hlo_diff::TargetRunner> one_shot;
+  hlo_diff::TargetRunner* runner = &runner_;
+  Probe p;
+  if (dump) {
+    hlo_diff::TargetSpec s = spec_;
+    if (s.mode == hlo_diff::TargetMode::kServe) {
+      s.mode = hlo_diff::TargetMode::kHloRun;
+    }
+    p.dump_dir = (fs::path(dir) / "dump").string();
+    s.extra_compile_flags.push_back("--dump-dir=" + p.dump_dir);
+    one_shot.emplace(std::move(s));
+    runner = &*one_shot;
+  }
+  ASSIGN_OR_RETURN(Json v, hlo_diff::ComputeVerdict(c, *runner, dir));
+  p.status = StringAt(&v, "status");
+  const Json* target = v.Find("target");
+  p.stage = StringAt(target, "stage");
+  p.last_pass = StringAt(target, "last_pass");
+  if (target && target->is_object()) {
+    if (const Json* report = target->Find("report");
+        report && report->is_object()) {
+      if (const Json* comp = report->Find("compile")) p.compile = *comp;
+      const Json* taps = report->Find("taps");
+      if (taps == nullptr) {
+        if (const Json* run = report->Find("run"); run && run->is_object()) {
+          taps = run->Find("taps");
+        }
+      }
+      if (taps && taps->is_array()) p.taps = *taps;
+    }
+  }
+  p.out_dir = (fs::path(dir) / "out").string();
+  p.verdict = std::move(v);
+  return p;
+}
+
+StatusOr<int64_t> FirstFailing(
+    int64_t lo, int64_t hi,
+    const std::function<StatusOr<bool>(int64_t)>& fails) {
+  if (lo >= hi) return hi;
+  ASSIGN_OR_RETURN(bool at_lo, fails(lo));
+  if (at_lo) return lo;
+  // Invariant: fails(lo) is false, fails(hi) is true.
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    ASSIGN_OR_RETURN(bool f, fails(mid));
+    (f ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+bool IsValueFailure(const std::string& status) {
+  return status == "mismatch" || status == "nan_mismatch";
+}
+
+bool IsCrash(const std::string& status) {
+  return status == "compile_crash" || status == "run_crash" ||
+         status == "timeout" || status == "memory_error";
+}
+
+bool SameFailure(const Probe& full, const Probe& p) {
+  if (IsValueFailure(full.status)) return IsValueFailure(p.status);
+  return IsCrash(full.status) && p.status == full.status &&
+         p.stage == full.stage;
+}
+
+Status ParseLevels(const std::string& list, LocalizeOptions* options) {
+  options->pass = options->rewrite = options->graph = options->fusion = false;
+  std::stringstream s(list);
+  std::string level;
+  bool any = false;
+  while (std::getline(s, level, ',')) {
+    if (level == "pass") {
+      options->pass = true;
+    } else if (level == "rewrite") {
+      options->rewrite = true;
+    } else if (level == "graph") {
+      options->graph = true;
+    } else if (level == "fusion") {
+      options->fusion = true;
+    } else {
+      return InvalidArgument("--levels: unknown level '" + level +
+                             "' (pass, rewrite, graph, fusion)");
+    }
+    any = true;
+  }
+  if (!any) return InvalidArgument("--levels: no level given");
+  return Status::Ok();
+}
+
+StatusOr<Localization> Localize(const hlo_diff::Case& c, Prober& prober,
+                                const LocalizeOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
+                   hlo_diff::ParseCaseModule(c.module_text, "module.hlo"));
+  hlo_diff::Case base = c;
+  base.options.pass_limit.reset();
+  base.options.rewrite_limit.reset();
+  base.options.taps.clear();
+  Localization out;
+  ASSIGN_OR_RETURN(out.full, prober.Run(base.options, false));
+  out.runs = out.linear_runs = 1;
+  if (!IsValueFailure(out.full.status) && !IsCrash(out.full.status)) {
+    return FailedPrecondition("the case does not fail (status '" +
+                              out.full.status + "'): nothing to localize");
+  }
+  auto add = [&](LevelResult r) {
+    out.runs += r.runs;
+    out.linear_runs += r.linear_runs;
+    out.levels.push_back(std::move(r));
+  };
+  Findings& f = out.findings;
+  if (options.pass) {
+    add(LocalizePass(base, out.full, prober, options.numerics, &f));
+  }
+  if (options.rewrite) add(LocalizeRewrite(base, out.full, prober, &f));
+  if (options.graph || options.fusion) {
+    GraphState state;
+    LevelResult g =
+        LocalizeGraph(base, out.full, prober, options.numerics, &f, &state);
+    const bool graph_ok = g.result == "found";
+    if (options.graph) {
+      add(std::move(g));
+    } else {
+      out.runs += g.runs;  // The fusion level needs the tapped run.
+    }
+    if (options.fusion) {
+      if (graph_ok) {
+        add(LocalizeFusion(base, state, options.numerics, &f));
+      } else {
+        LevelResult r;
+        r.level = "fusion";
+        r.result = "not_applicable";
+        r.summary = "no diverging instruction from the graph level";
+        add(std::move(r));
+      }
+    }
+  }
+  return out;
+}
+
+StatusOr<std::unique_ptr<HloModule>> AllValuesModule(
+    const HloModule& module, const std::string& computation,
+    std::vector<std::string>* names) {
+  std::unique_ptr<HloModule> m = module.Clone();
+  HloComputation* comp = m->GetComputationWithName(computation);
+  if (comp == nullptr) {
+    return NotFound("no computation named '" + computation + "'");
+  }
+  std::vector<HloInstruction*> ops;
+  std::vector<Shape> shapes;
+  for (HloInstruction* i : comp->MakeInstructionPostOrder()) {
+    if (i->opcode() == HloOpcode::kParameter || !i->shape().IsArray() ||
+        i->shape().element_type() == PrimitiveType::TOKEN) {
+      continue;
+    }
+    ops.push_back(i);
+    shapes.push_back(i->shape());
+    names->push_back(i->name());
+  }
+  HloInstruction* root = comp->AddInstruction(HloInstruction::Create(
+      HloOpcode::kTuple, Shape::Tuple(shapes), ops, "__hlo_bisect_values"));
+  comp->set_root_instruction(root);
+  comp->set_fusion_instruction(nullptr);
+  m->set_entry_computation(comp);
+  return m;
+}
+
+StatusOr<Literal> ReadTap(const Probe& probe, const std::string& label,
+                          PrimitiveType type) {
+  for (const Json& t : probe.taps.array()) {
+    if (StringAt(&t, "label") != label) continue;
+    const std::string file = StringAt(&t, "file");
+    if (file.empty()) break;
+    return ReadNpyFile((fs::path(probe.out_dir) / file).string(), type);
+  }
+  return NotFound("no tap labelled '" + label + "'");
+}
+
+StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return IoError(path + ": cannot read");
+  std::ostringstream s;
+  s << f.rdbuf();
+  if (f.bad()) return IoError(path + ": read failed");
+  return s.str();
+}
+
+Json ValueCheck::ToJson() const {
+  Json j = Json::MakeObject();
+  j["ok"] = ok;
+  j["elements"] = elements;
+  j["mismatches"] = mismatches;
+  j["max_abs_error"] = max_abs_error;
+  j["max_allowed"] = max_allowed;
+  j["first_mismatch"] = first_mismatch;
+  if (!shape_error.empty()) j["shape_error"] = shape_error;
+  return j;
+}
+
+ValueCheck CheckValue(const Literal& actual, const BoundedOutput& expected) {
+  BoundedResult br;
+  br.nominal = expected.nominal;
+  br.outputs.push_back(expected);
+  ComparisonResult cmp = CompareWithBounds(actual, br);
+  ValueCheck v;
+  if (cmp.outputs.empty()) {
+    v.ok = false;
+    v.shape_error =
+        cmp.structure_error.empty() ? "not compared" : cmp.structure_error;
+    return v;
+  }
+  const OutputComparison& o = cmp.outputs[0];
+  v.ok = o.ok();
+  v.shape_error = o.shape_error;
+  v.elements = o.element_count;
+  v.mismatches = o.mismatch_count + o.nonfinite_mismatch_count;
+  v.max_abs_error = o.max_abs_error;
+  v.max_allowed = o.max_allowed;
+  const std::optional<ElementMismatch>& m =
+      o.first_mismatch ? o.first_mismatch : o.first_nonfinite_mismatch;
+  if (m) {
+    Json fm = Json::MakeObject();
+    Json index = Json::MakeArray();
+    for (int64_t d : m->index) index.push_back(d);
+    fm["index"] = std::move(index);
+    fm["expected"] = m->expected;
+    fm["actual"] = m->actual;
+    fm["abs_error"] = m->abs_error;
+    fm["allowed"] = m->allowed ? Json(*m->allowed) : Json();
+    v.first_mismatch = std::move(fm);
+  }
+  return v;
+}
+
+}  // namespace trench::hlo_bisect

@@ -1,0 +1,67 @@
+// The pass registry (reduction_passes.def), MeasureCase and
+// ValidateCandidate.
+#include "triage/reduce/reduction_pass.h"
+
+#include "compiler/ir/hlo_parser.h"
+#include "triage/reduce/reduce_pass_internal.h"
+
+namespace trench::hlo_reduce {
+
+std::vector<std::unique_ptr<ReductionPass>> AllReductionPasses() {
+  std::vector<std::unique_ptr<ReductionPass>> passes;
+#define X(factory) passes.push_back(factory());
+#include "triage/reduce/reduction_passes.def"
+#undef X
+  return passes;
+}
+
+StatusOr<std::vector<std::unique_ptr<ReductionPass>>> ReductionPassesNamed(
+    std::string_view names) {
+  if (names.empty() || names == "all") return AllReductionPasses();
+  std::vector<std::unique_ptr<ReductionPass>> out;
+  size_t pos = 0;
+  while (pos <= names.size()) {
+    size_t comma = names.find(',', pos);
+    if (comma == std::string_view::npos) comma = names.size();
+    const std::string_view name = names.substr(pos, comma - pos);
+    pos = comma + 1;
+    std::unique_ptr<ReductionPass> found;
+    for (auto& p : AllReductionPasses()) {
+      if (p->name() == name) found = std::move(p);
+    }
+    if (found == nullptr) {
+      std::string known;
+      for (const auto& p : AllReductionPasses()) {
+        known += (known.empty() ? "" : ", ") + std::string(p->name());
+      }
+      return InvalidArgument("unknown reduction pass '" + std::string(name) +
+                             "' (known: " + known + ")");
+    }
+    out.push_back(std::move(found));
+  }
+  return out;
+}
+
+CaseSize MeasureCase(const hlo_diff::Case& c) {
+  CaseSize size;
+  size.text_bytes = static_cast<int64_t>(c.module_text.size());
+  StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(c.module_text);
+  if (!m.ok()) return size;
+  for (const HloComputation* comp : (*m)->computations()) {
+    for (const HloInstruction* i : comp->instructions()) {
+      ++size.instructions;
+      ForEachLeafShape(i->shape(), [&](const Shape& s) {
+        if (s.IsArray()) size.elements += s.element_count();
+      });
+    }
+  }
+  return size;
+}
+
+Status ValidateCandidate(const hlo_diff::Case& c) {
+  ASSIGN_OR_RETURN(auto module,
+                   hlo_diff::ParseCaseModule(c.module_text, "candidate"));
+  return hlo_diff::CheckInputs(*module, c.inputs);
+}
+
+}  // namespace trench::hlo_reduce
