@@ -5,7 +5,6 @@
 #include "compiler/codegen/compile.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/opcode.h"
-#include "compiler/passes/pass_registry.h"
 
 namespace trench::codegen {
 namespace {
@@ -38,11 +37,9 @@ StatusOr<Compilation> Compile(const HloModule& module,
     }
   }
   PipelineOptions po;
-  for (const std::string& p : options.disabled_passes) {
-    if (p != kBufferAssignment || FindPass(p) != nullptr) {
-      po.disabled_passes.push_back(p);
-    }
-  }
+  // buffer-assignment is a registered pass too: the pipeline accepts its
+  // name, and the back end below reads the same list.
+  po.disabled_passes = options.disabled_passes;
   po.pass_limit = options.pass_limit.value_or(-1);
   po.rewrite_limit = options.rewrite_limit.value_or(-1);
   po.dump_dir = options.pass_dump_dir;
