@@ -163,7 +163,8 @@ TEST(GeneratorTargetSurvey, EveryOpAndDtype) {
   }
   // The generator makes focused programs for most pairs: a survey that
   // judges almost nothing says nothing.
-  EXPECT_GE(judged, 200);
+  EXPECT_GE(judged, 1500);  // 2,280 when this was written.
+  std::printf("  programs judged: %d\n", judged);
   for (const auto& [k, n] : cells) {
     std::printf("  cells %-28s %d\n", k.c_str(), n);
   }
@@ -184,7 +185,8 @@ TEST(GeneratorTargetSurvey, MixedPrograms) {
         << "seed " << seed << ": " << OutcomeName(out) << ": " << why << "\n"
         << c->hlo_text;
   }
-  EXPECT_GE(counts["agree"], 200) << "most mixed programs must compile";
+  EXPECT_GE(counts["agree"], 250)  // 300 of 300 when this was written.
+      << "most mixed programs must compile";
   for (const auto& [k, n] : counts) std::printf("  %-14s %d\n", k.c_str(), n);
 }
 
