@@ -9,8 +9,10 @@
 
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/daemon/repo_watcher.h"
+#include "base/subprocess.h"
 #include "orchestrator/pipeline/step_util.h"
 #include "tests/orchestrator/store/store_test_util.h"
+#include "triage/case/target_description.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -364,7 +366,21 @@ TEST_F(PipelineTest, AReproducedReportOfAKnownBugBecomesItsDuplicate) {
                    .ok());
 }
 
+// The embedded compiler's description of itself, as the daemon reads it
+// from a build: the built hloc's --capabilities.
+hlo_diff::TargetDescription EmbeddedTarget() {
+  hlo_diff::ProcessSpec spec;
+  spec.argv = {std::string(TRENCH_BINARY_DIR) + "/hloc", "--capabilities"};
+  StatusOr<hlo_diff::ProcessResult> r = hlo_diff::RunProcess(spec);
+  EXPECT_TRUE(r.ok() && r->exit_code == 0) << r.status().ToString();
+  StatusOr<hlo_diff::TargetDescription> d =
+      hlo_diff::ParseTargetDescriptionText(r.ok() ? r->out : "", "hloc");
+  EXPECT_TRUE(d.ok() && d->described()) << d.status().ToString();
+  return d.ok() ? *d : hlo_diff::TargetDescription();
+}
+
 TEST(ChangedAreaTest, PassesAndEmittedOpsOfADiff) {
+  const hlo_diff::TargetDescription target = EmbeddedTarget();
   const std::string diff =
       "diff --git a/compiler/passes/cse.cc b/compiler/passes/cse.cc\n"
       "--- a/compiler/passes/cse.cc\n+++ b/compiler/passes/cse.cc\n"
@@ -377,7 +393,7 @@ TEST(ChangedAreaTest, PassesAndEmittedOpsOfADiff) {
       "+++ b/compiler/codegen/emit_pad.cc\n"
       "+++ b/compiler/codegen/kernel_builder.cc\n"
       "+++ b/tpu/ISA.md\n";
-  ChangedArea area = ChangedAreaOf(diff);
+  ChangedArea area = ChangedAreaOf(diff, target);
   EXPECT_EQ(area.passes, (std::vector<std::string>{"cse", "algsimp"}));
   EXPECT_EQ(area.ops,
             (std::vector<std::string>{"reduce", "reduce-window", "pad"}));
@@ -385,9 +401,10 @@ TEST(ChangedAreaTest, PassesAndEmittedOpsOfADiff) {
   ChangedArea streamed = ChangedAreaOf(
       "+++ b/compiler/codegen/stream_sort.cc\n"
       "+++ b/compiler/codegen/stream_gather_rows.cc\n"
-      "+++ b/compiler/codegen/streaming.cc\n");
+      "+++ b/compiler/codegen/streaming.cc\n",
+      target);
   EXPECT_EQ(streamed.ops, (std::vector<std::string>{"sort", "gather"}));
-  EXPECT_TRUE(ChangedAreaOf("").passes.empty());
+  EXPECT_TRUE(ChangedAreaOf("", target).passes.empty());
 }
 
 }  // namespace
