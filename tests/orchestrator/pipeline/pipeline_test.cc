@@ -9,10 +9,9 @@
 
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/daemon/repo_watcher.h"
-#include "base/subprocess.h"
 #include "orchestrator/pipeline/step_util.h"
+#include "tests/orchestrator/pipeline/embedded_target.h"
 #include "tests/orchestrator/store/store_test_util.h"
-#include "triage/case/target_description.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -366,21 +365,8 @@ TEST_F(PipelineTest, AReproducedReportOfAKnownBugBecomesItsDuplicate) {
                    .ok());
 }
 
-// The embedded compiler's description of itself, as the daemon reads it
-// from a build: the built hloc's --capabilities.
-hlo_diff::TargetDescription EmbeddedTarget() {
-  hlo_diff::ProcessSpec spec;
-  spec.argv = {std::string(TRENCH_BINARY_DIR) + "/hloc", "--capabilities"};
-  StatusOr<hlo_diff::ProcessResult> r = hlo_diff::RunProcess(spec);
-  EXPECT_TRUE(r.ok() && r->exit_code == 0) << r.status().ToString();
-  StatusOr<hlo_diff::TargetDescription> d =
-      hlo_diff::ParseTargetDescriptionText(r.ok() ? r->out : "", "hloc");
-  EXPECT_TRUE(d.ok() && d->described()) << d.status().ToString();
-  return d.ok() ? *d : hlo_diff::TargetDescription();
-}
-
 TEST(ChangedAreaTest, PassesAndEmittedOpsOfADiff) {
-  const hlo_diff::TargetDescription target = EmbeddedTarget();
+  const hlo_diff::TargetDescription target = testing::EmbeddedTarget();
   const std::string diff =
       "diff --git a/compiler/passes/cse.cc b/compiler/passes/cse.cc\n"
       "--- a/compiler/passes/cse.cc\n+++ b/compiler/passes/cse.cc\n"
