@@ -7,11 +7,13 @@
 //
 // Optional task fields beyond brain.h's (additive): reproducer `seed`
 // (inputs of a case written from a report; runs default 5, clamped to
-// 1..20); minimizer `min_gain_percent` (default 10); stress_test_author
-// `seed` (default from the bug id; seconds default 60); patch_drafter
-// `max_tries` (try_patch calls, default 16), `seconds` (their reported
-// time, 0 = no limit), `exhaustive` (run every strategy, not only until
-// one passes).
+// 1..20), `target_ops` (the ops the target compiles, from its description
+// of itself: the words of a report without HLO are matched against them;
+// default: every HLO opcode); minimizer `min_gain_percent` (default 10);
+// stress_test_author `seed` (default from the bug id; seconds default 60);
+// patch_drafter `max_tries` (try_patch calls, default 16), `seconds` (their
+// reported time, 0 = no limit), `exhaustive` (run every strategy, not only
+// until one passes).
 //
 // Claims carry a few fields beyond brain.h's (additive): `outcome`
 // (reproducer: reproduced | flaky | not_reproducible | no_case | error),
@@ -59,13 +61,16 @@ int64_t OutInt(const Json& out, std::string_view key, int64_t def = 0);
 std::vector<std::string> HloBlocksInText(std::string_view text);
 // The HLO opcodes a report describes in words, in order of first mention,
 // at most 16 (the fuzz tool's limit): each word (letters, digits, '-' and '_'
-// as '-', lower-cased) that is an opcode's name or a common alias of one
+// as '-', lower-cased) that is one of `known_ops` (the ops the target
+// compiles, from its description; when empty, every HLO opcode) or a
+// common alias of an opcode
 // ("matmul", "gemm", "einsum" -> dot; "conv" -> convolution; "reduction", "sum"
 // -> reduce; "softmax" -> exponential, reduce, divide). Opcode names that are
 // ordinary English or name no computation ("and", "or", "not", "map",
 // "copy", "call", "parameter", "constant", "tuple", "domain") are left
 // out. For a report without HLO: the area a focused campaign may reproduce
 // it in.
-std::vector<std::string> OpsNamedInText(std::string_view text);
+std::vector<std::string> OpsNamedInText(
+    std::string_view text, const std::vector<std::string>& known_ops = {});
 
 }  // namespace trench::agents

@@ -133,7 +133,9 @@ class Reproducer : public Brain {
   StatusOr<std::optional<std::string>> CaseFromDescription(
       const Json& task, const std::string& report, int64_t seed, ToolBox& tools,
       std::string* reason, Json* described) {
-    std::vector<std::string> ops = OpsNamedInText(report);
+    ASSIGN_OR_RETURN(std::vector<std::string> target_ops,
+                     TaskStrings(task, "target_ops"));
+    std::vector<std::string> ops = OpsNamedInText(report, target_ops);
     ASSIGN_OR_RETURN(int64_t seconds, TaskInt(task, "fuzz_seconds", 30));
     seconds = std::clamp<int64_t>(seconds, 1, 600);  // The fuzz schema's.
     std::vector<std::string> dropped;

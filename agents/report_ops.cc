@@ -1,22 +1,24 @@
 // OpsNamedInText (builtin_brains.h): the opcodes a free-text report names.
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "agents/builtin_brains.h"
+#include "compiler/ir/opcode.h"
 
 namespace trench::agents {
 namespace {
 
-const std::set<std::string>& OpcodeNames() {
-  static const std::set<std::string> names = {
-#define X(e, text, arity, kind) text,
-#include "compiler/ir/opcode.def"
-#undef X
-  };
-  return names;
+// Whether `word` is an op: one of `known`, or with none known an opcode
+// of HLO (compiler/ir: the language the oracle evaluates), in its own
+// spelling.
+bool IsOp(const std::string& word, const std::set<std::string>& known) {
+  if (!known.empty()) return known.contains(word);
+  std::optional<HloOpcode> op = OpcodeFromName(word);
+  return op && OpcodeName(*op) == word;
 }
 
 // Opcode names too common as words, or naming no computation.
@@ -43,7 +45,9 @@ std::vector<std::string> Aliased(const std::string& word) {
 
 }  // namespace
 
-std::vector<std::string> OpsNamedInText(std::string_view text) {
+std::vector<std::string> OpsNamedInText(
+    std::string_view text, const std::vector<std::string>& known_ops) {
+  const std::set<std::string> known(known_ops.begin(), known_ops.end());
   std::vector<std::string> out;
   auto add = [&](const std::string& op) {
     if (out.size() < 16 && std::find(out.begin(), out.end(), op) == out.end())
@@ -52,7 +56,7 @@ std::vector<std::string> OpsNamedInText(std::string_view text) {
   std::string word;
   auto flush = [&] {
     if (!word.empty()) {
-      if (OpcodeNames().contains(word) && !Ignored(word)) {
+      if (IsOp(word, known) && !Ignored(word)) {
         add(word);
       } else {
         for (const std::string& op : Aliased(word)) add(op);

@@ -1,4 +1,9 @@
-// Dispatch from HLO opcode to emitter, generated from emitters.def.
+// Dispatch from HLO opcode to emitter, and the emitters' list, generated
+// from emitters.def.
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "compiler/codegen/emitters.h"
 #include "compiler/ir/opcode.h"
 
@@ -23,6 +28,26 @@ EmitterFn EmitterFor(HloOpcode op) {
 }  // namespace
 
 bool IsEmittable(HloOpcode op) { return EmitterFor(op) != nullptr; }
+
+const std::vector<EmitterInfo>& RegisteredEmitters() {
+  static const std::vector<EmitterInfo>* emitters = [] {
+    auto* out = new std::vector<EmitterInfo>{
+#define EMITTER(fn, sources) {#fn, sources, {}},
+#include "compiler/codegen/emitters.def"
+    };
+    const std::pair<std::string_view, HloOpcode> rows[] = {
+#define X(opcode, fn) {#fn, HloOpcode::opcode},
+#include "compiler/codegen/emitters.def"
+    };
+    for (const auto& [fn, op] : rows) {
+      for (EmitterInfo& e : *out) {
+        if (e.name == fn) e.ops.emplace_back(OpcodeName(op));
+      }
+    }
+    return out;
+  }();
+  return *emitters;
+}
 
 Status EmitInstruction(const HloInstruction& instr, const BufferPlan& plan,
                        KernelBuilder& kb) {

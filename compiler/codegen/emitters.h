@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -20,11 +21,21 @@ namespace trench::codegen {
 Status CannotCompile(const HloInstruction& instr, const std::string& type);
 
 // The registry (emitters.def): every emitter has this signature.
-#define X(opcode, fn)                                            \
+#define EMITTER(fn, sources)                                     \
   Status fn(const HloInstruction& instr, const BufferPlan& plan, \
             KernelBuilder& kb);
 #include "compiler/codegen/emitters.def"
-#undef X
+
+// An emitter of the registry, for `hloc --capabilities`.
+struct EmitterInfo {
+  std::string_view name;  // Its function's name ("EmitReduce").
+  // The files that implement it: space-separated globs relative to the
+  // repository root.
+  std::string_view sources;
+  std::vector<std::string> ops;  // The opcodes it compiles, HLO spelling.
+};
+// Every emitter, in registry order.
+const std::vector<EmitterInfo>& RegisteredEmitters();
 
 // True if emitters.def names an emitter for `op`.
 bool IsEmittable(HloOpcode op);

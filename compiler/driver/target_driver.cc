@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "compiler/codegen/emitters.h"
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/hlo_printer.h"
 #include "compiler/ir/verifier.h"
@@ -114,17 +115,32 @@ const char* CompileFlagsUsage() {
          "compile.json to D\n";
 }
 
+namespace {
+
+// The globs of a registry's "sources" column (space-separated) as a JSON
+// array.
+Json SourceGlobs(std::string_view sources) {
+  Json out = Json::MakeArray();
+  std::istringstream words{std::string(sources)};
+  for (std::string glob; words >> glob;) out.push_back(glob);
+  return out;
+}
+
+Json StringArray(const std::vector<std::string>& names) {
+  Json out = Json::MakeArray();
+  for (const std::string& n : names) out.push_back(n);
+  return out;
+}
+
+}  // namespace
+
 Json Capabilities() {
   Json j = Json::MakeObject();
   j["tool"] = "hloc";
   j["version"] = kVersion;
   j["tpux_version"] = tpu::kTpuxVersion;
-  Json ops = Json::MakeArray();
-  for (const std::string& op : codegen::SupportedOps()) ops.push_back(op);
-  j["ops"] = std::move(ops);
-  Json dtypes = Json::MakeArray();
-  for (const std::string& t : codegen::SupportedDtypes()) dtypes.push_back(t);
-  j["dtypes"] = std::move(dtypes);
+  j["ops"] = StringArray(codegen::SupportedOps());
+  j["dtypes"] = StringArray(codegen::SupportedDtypes());
   Json flags = Json::MakeArray();
   for (const char* f : {"--disable-passes", "--pass-limit", "--rewrite-limit",
                         "--taps", "--dump-dir"}) {
@@ -137,9 +153,19 @@ Json Capabilities() {
     e["name"] = std::string(p.name);
     e["description"] = std::string(p.description);
     e["required"] = p.stage == PassStage::kRequired;
+    e["sources"] = SourceGlobs(p.sources);
     passes.push_back(std::move(e));
   }
   j["passes"] = std::move(passes);
+  Json emitters = Json::MakeArray();
+  for (const codegen::EmitterInfo& info : codegen::RegisteredEmitters()) {
+    Json e = Json::MakeObject();
+    e["name"] = std::string(info.name);
+    e["ops"] = StringArray(info.ops);
+    e["sources"] = SourceGlobs(info.sources);
+    emitters.push_back(std::move(e));
+  }
+  j["emitters"] = std::move(emitters);
   j["taps"] = true;
   j["serve"] = true;
   Json codes = Json::MakeObject();

@@ -48,7 +48,13 @@ StatusOr<bool> ApplyCompileFlag(const std::string& name,
 const char* CompileFlagsUsage();
 
 // {"tool": "hloc", "version", "ops": [...], "dtypes": [...],
-//  "flags": [...], "tpux_version", "exit_codes": {...}}.
+//  "flags": [...], "tpux_version", "exit_codes": {...},
+//  "passes": [{"name", "description", "required", "sources": [glob...]}],
+//  "emitters": [{"name", "ops": [...], "sources": [glob...]}], ...}.
+// "passes", "emitters" and "ops" with their "sources" are the target's
+// description of itself (README "The target contract"): the files of each
+// pass and emitter, as globs relative to the repository root, from the
+// "sources" columns of pass_registry.def and emitters.def.
 Json Capabilities();
 
 // Crash diagnostics: when the environment variable TRENCH_PASS_TRACE names

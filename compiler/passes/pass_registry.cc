@@ -14,8 +14,8 @@ namespace trench {
 
 const std::vector<PassInfo>& RegisteredPasses() {
   static const std::vector<PassInfo>* passes = new std::vector<PassInfo>{
-#define X(cls, name, stage, desc) \
-  {name, desc, PassStage::stage,  \
+#define X(cls, name, stage, sources, desc) \
+  {name, desc, sources, PassStage::stage,  \
    []() -> std::unique_ptr<HloPass> { return std::make_unique<cls>(); }},
 #include "compiler/passes/pass_registry.def"
 #undef X

@@ -24,6 +24,9 @@ enum class PassStage { kSimplify, kOnce, kRequired, kCodegen };
 struct PassInfo {
   std::string_view name;
   std::string_view description;
+  // The files that implement the pass: space-separated globs relative to
+  // the repository root (pass_registry.def).
+  std::string_view sources;
   PassStage stage;
   std::unique_ptr<HloPass> (*create)();
 };

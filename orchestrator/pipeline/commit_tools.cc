@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <sstream>
 
-#include "orchestrator/pipeline/step_util.h"
 #include "git/git_repo.h"
+#include "git/patch_apply.h"
+#include "orchestrator/pipeline/step_util.h"
 
 namespace trench::orchestrator {
 namespace fs = std::filesystem;
@@ -249,55 +252,124 @@ StatusOr<Json> FileAuthorFindings(StepContext& ctx, const std::string& commit,
 
 namespace {
 
-// The longest of `names` that `stem` starts with ("" when none).
-std::string LongestPrefix(const std::string& stem,
-                          const std::vector<std::string>& names) {
-  std::string best;
-  for (const std::string& n : names) {
-    if (stem.rfind(n, 0) == 0 && n.size() > best.size()) best = n;
-  }
-  return best;
-}
+using hlo_diff::TargetDescription;
 
 void AddOnce(std::vector<std::string>& list, const std::string& name) {
-  if (!name.empty() &&
-      std::find(list.begin(), list.end(), name) == list.end()) {
+  if (std::find(list.begin(), list.end(), name) == list.end()) {
     list.push_back(name);
   }
 }
 
+// Says once per repository and process that its target describes nothing:
+// every commit would say it again.
+void NoteUndescribed(const StepContext& ctx) {
+  static std::mutex mu;
+  static std::set<std::string>* noted = new std::set<std::string>;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!noted->insert(ctx.paths->mirror).second) return;
+  spdlog::warn(
+      "the target of {} does not describe its passes and emitters (no {} "
+      "and no sources in hloc --capabilities): commits are fuzzed without "
+      "focus on what they change",
+      ctx.config->repo, hlo_diff::kManifestPath);
+}
+
+// The description stored with `b`; nullopt when none is stored yet.
+StatusOr<std::optional<TargetDescription>> StoredTarget(const Build& b) {
+  if (b.target.empty()) return std::optional<TargetDescription>();
+  ASSIGN_OR_RETURN(TargetDescription d,
+                   hlo_diff::ParseTargetDescriptionText(
+                       b.target, "the description stored with the build of " +
+                                     b.commit_sha));
+  return std::optional<TargetDescription>(std::move(d));
+}
+
 }  // namespace
 
-ChangedArea ChangedAreaOf(const std::string& diff) {
-  static const std::vector<std::string> passes = {
-#define X(cls, name, kind, description) name,
-#include "compiler/passes/pass_registry.def"
-#undef X
-  };
-  static const std::vector<std::string> ops = {
-#define X(e, name, arity, kind) name,
-#include "compiler/ir/opcode.def"
-#undef X
-  };
+StatusOr<TargetDescription> DescribeTarget(StepContext& ctx,
+                                           const std::string& sha,
+                                           const std::string& bin_dir,
+                                           const std::string& scratch) {
+  ASSIGN_OR_RETURN(auto mirror, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
+  StatusOr<std::string> manifest =
+      agents::ReadFileAt(*mirror, sha, hlo_diff::kManifestPath);
+  if (manifest.ok()) {
+    return hlo_diff::ParseTargetDescriptionText(
+        *manifest,
+        std::string(hlo_diff::kManifestPath) + " at " + sha.substr(0, 12));
+  }
+  if (manifest.status().code() != StatusCode::kNotFound) {
+    return manifest.status();
+  }
+  ASSIGN_OR_RETURN(sandbox::Result r,
+                   ctx.runner->Run(ctx.Sandboxed(
+                       {bin_dir + "/hloc", "--capabilities"}, scratch, 60)));
+  const std::string origin = "hloc --capabilities of " + sha.substr(0, 12);
+  // An hloc that ran and printed no JSON fails the same way every time.
+  StatusOr<Json> caps = ToolJson(origin, r);
+  if (!caps.ok()) return InvalidArgument(caps.status().message());
+  return hlo_diff::ParseTargetDescription(*caps, origin);
+}
+
+StatusOr<TargetDescription> TargetOfBuild(StepContext& ctx,
+                                          const std::string& sha,
+                                          const std::string& scratch) {
+  ASSIGN_OR_RETURN(std::string bin, BinDirOf(ctx, sha));
+  ASSIGN_OR_RETURN(Build build, ctx.store->GetBuild(sha, ""));
+  ASSIGN_OR_RETURN(std::optional<TargetDescription> stored,
+                   StoredTarget(build));
+  TargetDescription target;
+  if (stored) {
+    target = std::move(*stored);
+  } else {
+    StatusOr<TargetDescription> d = DescribeTarget(ctx, sha, bin, scratch);
+    if (!d.ok() && d.status().code() != StatusCode::kInvalidArgument) {
+      return d.status();
+    }
+    if (d.ok()) {
+      target = std::move(*d);
+    } else {
+      spdlog::warn("{}: the target's description is malformed: {}",
+                   sha.substr(0, 12), d.status().message());
+    }
+    RETURN_IF_ERROR(ctx.store->SetBuildTarget(sha, "", target.ToJson().Dump()));
+  }
+  if (!target.described()) NoteUndescribed(ctx);
+  return target;
+}
+
+ChangedArea ChangedAreaOf(const std::string& diff,
+                          const TargetDescription& target) {
   ChangedArea area;
   std::istringstream lines(diff);
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("+++ b/", 0) != 0) continue;
-    const fs::path path(line.substr(6));
-    std::string stem = path.stem().string();
-    std::replace(stem.begin(), stem.end(), '_', '-');
-    const std::string dir = path.parent_path().generic_string();
-    if (dir == "compiler/passes") {
-      AddOnce(area.passes, LongestPrefix(stem, passes));
-    } else if (dir == "compiler/codegen") {
-      // emit_<op>[_part].cc emits <op>, stream_<op>[_part].cc streams it
-      // beyond VMEM: aim at that opcode.
-      for (const std::string prefix : {"emit-", "stream-"}) {
-        if (stem.rfind(prefix, 0) == 0) {
-          AddOnce(area.ops, LongestPrefix(stem.substr(prefix.size()), ops));
-        }
+    target.NamesOfPath(line.substr(6), &area.passes, &area.ops);
+  }
+  return area;
+}
+
+StatusOr<ChangedArea> ChangedAreaOfCommits(
+    StepContext& ctx, const std::string& head,
+    const std::vector<std::string>& commits, const std::string& scratch) {
+  ASSIGN_OR_RETURN(TargetDescription head_target,
+                   TargetOfBuild(ctx, head, scratch));
+  ChangedArea area;
+  if (!head_target.described()) return area;
+  auto mirror = hlo_bisect::GitRepo::Open(ctx.paths->mirror);
+  if (!mirror.ok()) return area;
+  for (const std::string& c : commits) {
+    StatusOr<std::string> d = agents::DiffOfCommit(**mirror, c);
+    if (!d.ok()) continue;
+    // A commit's own description knows the files as that commit named
+    // them (before a later rename).
+    std::optional<TargetDescription> own;
+    if (StatusOr<Build> b = ctx.store->GetBuild(c, ""); b.ok()) {
+      if (auto s = StoredTarget(*b); s.ok() && *s && (*s)->described()) {
+        own = std::move(**s);
       }
     }
+    area.Add(ChangedAreaOf(*d, own ? *own : head_target));
   }
   return area;
 }

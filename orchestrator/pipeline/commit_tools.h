@@ -11,6 +11,7 @@
 #include "base/json.h"
 #include "base/status.h"
 #include "orchestrator/pipeline/pipeline.h"
+#include "triage/case/target_description.h"
 
 namespace trench::orchestrator {
 
@@ -54,14 +55,41 @@ StatusOr<Json> FileFinding(StepContext& ctx, const std::string& commit,
 // of FileFinding's results.
 StatusOr<Json> FileAuthorFindings(StepContext& ctx, const std::string& commit,
                                   const Json& claim);
-// What a commit's diff touches: the passes of compiler/passes/ files (by
-// the registry's names) and the opcodes of compiler/codegen/emit_<op>*.cc.
+// What the target says about itself at commit `sha` built in `bin_dir`
+// (README "The target contract"): the manifest trench-target.json in the
+// commit's tree when there is one, else the built `hloc --capabilities`,
+// run in the sandbox in `scratch`. A target that describes nothing gives
+// a description with described() false. Errors: kInvalidArgument for a
+// malformed description or an hloc that prints none; the mirror's and the
+// sandbox's.
+StatusOr<hlo_diff::TargetDescription> DescribeTarget(
+    StepContext& ctx, const std::string& sha, const std::string& bin_dir,
+    const std::string& scratch);
+// The description stored with the build of `sha` (Store::SetBuildTarget);
+// when there is none yet, DescribeTarget's, stored (a malformed one is
+// stored as describing nothing, with a warning). A target that describes
+// nothing is logged once per repository and process, not per commit.
+// Errors: kFailedPrecondition when `sha` was not built; DescribeTarget's
+// other errors (nothing is stored then: the next call tries again).
+StatusOr<hlo_diff::TargetDescription> TargetOfBuild(StepContext& ctx,
+                                                    const std::string& sha,
+                                                    const std::string& scratch);
+// What a commit's diff touches: the passes and the emitters' ops whose
+// source globs (the target's description) match the files it writes.
 struct ChangedArea {
   std::vector<std::string> passes, ops;
   // Adds `other`'s names not yet present (order kept).
   void Add(const ChangedArea& other);
 };
-ChangedArea ChangedAreaOf(const std::string& diff);
+ChangedArea ChangedAreaOf(const std::string& diff,
+                          const hlo_diff::TargetDescription& target);
+// What `commits` changed, for a campaign on the build of `head`: each
+// commit's diff (in the mirror) through the description stored with its
+// own build, else through head's (TargetOfBuild). Empty when the target
+// describes nothing or the mirror cannot be read. Errors: TargetOfBuild's.
+StatusOr<ChangedArea> ChangedAreaOfCommits(
+    StepContext& ctx, const std::string& head,
+    const std::vector<std::string>& commits, const std::string& scratch);
 // A hlo-fuzz campaign on the build in `bin_dir`: its summary JSON.
 StatusOr<Json> FuzzBuild(StepContext& ctx, int64_t job_id,
                          const std::string& bin_dir, double seconds,

@@ -86,6 +86,16 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
     // A program described in words: a campaign aimed at the ops it names.
     task["fuzz_seconds"] = std::max<int64_t>(
         1, static_cast<int64_t>(ctx.config->fuzz_budget_seconds));
+    // Its words are matched against the ops the target says it compiles
+    // (without a description: every HLO opcode).
+    if (StatusOr<hlo_diff::TargetDescription> target =
+            TargetOfBuild(ctx, commit, scratch);
+        target.ok() && !target->AllOps().empty()) {
+      task["target_ops"] = Json::MakeArray();
+      for (const std::string& op : target->AllOps()) {
+        task["target_ops"].push_back(op);
+      }
+    }
     ASSIGN_OR_RETURN(Json claim,
                      RunAgent(ctx, "reproducer", bug->id, task, *tools));
     evidence["reproducer"] = claim;

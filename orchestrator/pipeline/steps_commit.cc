@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "git/patch_apply.h"
 #include "orchestrator/pipeline/agent_sessions.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "git/mirror.h"
@@ -56,6 +55,15 @@ StatusOr<Json> RunBuildStep(StepContext& ctx, const Job& job) {
     return b;
   }
   spdlog::info("build_ready: {}", sha.substr(0, 12));
+  // What the target says about itself at this commit is stored with the
+  // build; the fuzz step aims at what the commit changed through it.
+  ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job.id, "describe"));
+  if (StatusOr<hlo_diff::TargetDescription> target =
+          TargetOfBuild(ctx, sha, scratch);
+      !target.ok()) {
+    spdlog::warn("build_ready: {}: the target's description: {}",
+                 sha.substr(0, 12), target.status().message());
+  }
   RETURN_IF_ERROR(AdvanceBuiltHead(ctx, sha));
   Json payload = Json::MakeObject();
   payload["commit"] = sha;
@@ -105,17 +113,22 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
   // generator, the opcodes of the changed emitters) and an unfocused one.
   // A continuous round (QueueIdleFuzz) of the head aims at what the
   // commits since the known-good base changed.
+  // The files map to passes and ops through the target's description of
+  // itself; a target that gives none gets the unfocused campaign alone.
+  std::vector<std::string> commits = {sha};
+  if (auto mirror = hlo_bisect::GitRepo::Open(ctx.paths->mirror);
+      mirror.ok() && job.payload.Find("round")) {
+    commits = RecentCommits(ctx, **mirror, sha);
+  }
+  ASSIGN_OR_RETURN(std::string described, ctx.Scratch(job.id, "describe"));
   ChangedArea area;
-  if (auto mirror = hlo_bisect::GitRepo::Open(ctx.paths->mirror); mirror.ok()) {
-    std::vector<std::string> commits = {sha};
-    if (job.payload.Find("round")) {
-      commits = RecentCommits(ctx, **mirror, sha);
-    }
-    for (const std::string& c : commits) {
-      StatusOr<std::string> d = agents::DiffOfCommit(**mirror, c);
-      if (!d.ok()) continue;
-      area.Add(ChangedAreaOf(*d));
-    }
+  if (StatusOr<ChangedArea> changed =
+          ChangedAreaOfCommits(ctx, sha, commits, described);
+      changed.ok()) {
+    area = *std::move(changed);
+  } else {
+    spdlog::warn("fuzz {}: no focus: {}", sha.substr(0, 12),
+                 changed.status().message());
   }
   // The campaigns aimed at the changed area are the stress-test author's
   // (its configured brain: the fuzzer with focus, or an LLM writing HLO);

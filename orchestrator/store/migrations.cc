@@ -169,11 +169,19 @@ ALTER TABLE agent_sessions ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0
   CHECK (cost_usd >= 0);
 )sql";
 
+// What the target said about itself at a build's commit (its passes and
+// emitters with their source files: triage/case/target_description.h),
+// as JSON; '' until the build is described.
+constexpr char kBuildTarget[] = R"sql(
+ALTER TABLE builds ADD COLUMN target TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kInitialSchema},
     {2, "lookup indexes and live-job dedup", kIndexes},
     {3, "commit events (commit_landed, build_ready)", kCommitEvents},
     {4, "agent session cost", kSessionCost},
+    {5, "the target's description per build", kBuildTarget},
 };
 
 Status EnsureMetaTable(Db* db) {

@@ -131,6 +131,9 @@ struct Build {
   BuildStatus status = BuildStatus::kPending;
   std::string bin_dir;
   std::string log_tail;
+  // The target's description at this commit as JSON (SetBuildTarget); ""
+  // until it was read.
+  std::string target;
   int64_t created_ms = 0;
   int64_t updated_ms = 0;
 };
@@ -266,6 +269,11 @@ class Store {
   // kNotFound when that commit (and patch) was never built.
   StatusOr<Build> GetBuild(const std::string& commit_sha,
                            const std::string& patch_hash);
+  // Records the target's description (JSON text) with the build of
+  // (commit_sha, patch_hash). kNotFound when there is no such build.
+  Status SetBuildTarget(const std::string& commit_sha,
+                        const std::string& patch_hash,
+                        const std::string& target);
   StatusOr<int64_t> AddPatch(int64_t bug_id, const std::string& branch,
                              const std::string& diff);
   Status SetPatchVerified(int64_t patch_id, bool verified,

@@ -52,8 +52,8 @@ StatusOr<Build> Store::GetBuild(const std::string& commit_sha,
   ASSIGN_OR_RETURN(
       Statement st,
       db()->Prepare("SELECT id, commit_sha, patch_hash, status, bin_dir, "
-                    "log_tail, created_ms, updated_ms FROM builds WHERE "
-                    "commit_sha = ?1 AND patch_hash = ?2"));
+                    "log_tail, created_ms, updated_ms, target FROM builds "
+                    "WHERE commit_sha = ?1 AND patch_hash = ?2"));
   ASSIGN_OR_RETURN(bool row,
                    st.BindText(1, commit_sha).BindText(2, patch_hash).Step());
   if (!row) {
@@ -69,7 +69,24 @@ StatusOr<Build> Store::GetBuild(const std::string& commit_sha,
   b.log_tail = st.ColumnText(5);
   b.created_ms = st.ColumnInt64(6);
   b.updated_ms = st.ColumnInt64(7);
+  b.target = st.ColumnText(8);
   return b;
+}
+
+Status Store::SetBuildTarget(const std::string& commit_sha,
+                             const std::string& patch_hash,
+                             const std::string& target) {
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db()->Prepare("UPDATE builds SET target = ?3 WHERE commit_sha = ?1 AND "
+                    "patch_hash = ?2 RETURNING id"));
+  ASSIGN_OR_RETURN(bool row, st.BindText(1, commit_sha)
+                                 .BindText(2, patch_hash)
+                                 .BindText(3, target)
+                                 .Step());
+  RETURN_IF_ERROR(st.Run());  // Finishes the statement (commits it).
+  if (!row) return NotFound("no build of " + commit_sha + " to describe");
+  return Status::Ok();
 }
 
 StatusOr<int64_t> Store::AddPatch(int64_t bug_id, const std::string& branch,

@@ -177,6 +177,16 @@ TEST(BuiltinReproducerTest, OpsNamedInWords) {
                   .empty());
 }
 
+// With the target's ops known (its description), only those are words of
+// ops; without them every HLO opcode is.
+TEST(BuiltinReproducerTest, OpsNamedInWordsAreTheTargetsOps) {
+  const std::string report = "the cholesky after a transpose breaks my sort";
+  EXPECT_EQ(OpsNamedInText(report),
+            (std::vector<std::string>{"cholesky", "transpose", "sort"}));
+  EXPECT_EQ(OpsNamedInText(report, {"sort", "transpose", "breaks"}),
+            (std::vector<std::string>{"transpose", "breaks", "sort"}));
+}
+
 // No HLO: a campaign focused on the ops the report names; an op the fuzzer
 // refuses is dropped and the campaign run again; its first judgeable
 // finding is the case, confirmed by runs like any other.

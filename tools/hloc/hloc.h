@@ -3,7 +3,8 @@
 //   hloc compile MODULE.hlo -o PROG.tpux [--disable-passes=a,b]
 //        [--pass-limit=N] [--rewrite-limit=N] [--taps=all|name,...]
 //        [--dump-dir=D]
-//   hloc --capabilities      JSON: ops, dtypes, flags, version
+//   hloc --capabilities      JSON: ops, dtypes, flags, version, and the
+//                            passes and emitters with their source files
 //   hloc --help
 //
 // Flags take `--f=v` or `--f v`. Exit codes (target_driver.h): 0 ok; 1 bad

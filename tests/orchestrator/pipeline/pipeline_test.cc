@@ -10,6 +10,7 @@
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/daemon/repo_watcher.h"
 #include "orchestrator/pipeline/step_util.h"
+#include "tests/orchestrator/pipeline/embedded_target.h"
 #include "tests/orchestrator/store/store_test_util.h"
 
 namespace trench::orchestrator {
@@ -365,6 +366,7 @@ TEST_F(PipelineTest, AReproducedReportOfAKnownBugBecomesItsDuplicate) {
 }
 
 TEST(ChangedAreaTest, PassesAndEmittedOpsOfADiff) {
+  const hlo_diff::TargetDescription target = testing::EmbeddedTarget();
   const std::string diff =
       "diff --git a/compiler/passes/cse.cc b/compiler/passes/cse.cc\n"
       "--- a/compiler/passes/cse.cc\n+++ b/compiler/passes/cse.cc\n"
@@ -377,7 +379,7 @@ TEST(ChangedAreaTest, PassesAndEmittedOpsOfADiff) {
       "+++ b/compiler/codegen/emit_pad.cc\n"
       "+++ b/compiler/codegen/kernel_builder.cc\n"
       "+++ b/tpu/ISA.md\n";
-  ChangedArea area = ChangedAreaOf(diff);
+  ChangedArea area = ChangedAreaOf(diff, target);
   EXPECT_EQ(area.passes, (std::vector<std::string>{"cse", "algsimp"}));
   EXPECT_EQ(area.ops,
             (std::vector<std::string>{"reduce", "reduce-window", "pad"}));
@@ -385,9 +387,10 @@ TEST(ChangedAreaTest, PassesAndEmittedOpsOfADiff) {
   ChangedArea streamed = ChangedAreaOf(
       "+++ b/compiler/codegen/stream_sort.cc\n"
       "+++ b/compiler/codegen/stream_gather_rows.cc\n"
-      "+++ b/compiler/codegen/streaming.cc\n");
+      "+++ b/compiler/codegen/streaming.cc\n",
+      target);
   EXPECT_EQ(streamed.ops, (std::vector<std::string>{"sort", "gather"}));
-  EXPECT_TRUE(ChangedAreaOf("").passes.empty());
+  EXPECT_TRUE(ChangedAreaOf("", target).passes.empty());
 }
 
 }  // namespace

@@ -1,0 +1,245 @@
+// The daemon learns the target from the target
+// (orchestrator/pipeline/commit_tools.h: DescribeTarget, TargetOfBuild,
+// ChangedAreaOfCommits): a commit's changed files map to passes and ops
+// through the description the commit itself carries, so the focus follows a
+// renamed file; a target that describes nothing is fuzzed without focus and
+// says so once. The mirror is a real git repository, the store a real
+// SQLite file, the tools run in the sandbox.
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "git/git_repo.h"
+#include "git/patch_apply.h"
+#include "orchestrator/pipeline/commit_tools.h"
+#include "orchestrator/pipeline/pipeline.h"
+#include "orchestrator/pipeline/tool_runner.h"
+#include "tests/orchestrator/store/store_test_util.h"
+
+namespace trench::orchestrator {
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+// A manifest naming cse's file `cse_file`.
+std::string Manifest(const std::string& cse_file) {
+  return R"({"passes": [{"name": "cse", "sources": [")" + cse_file +
+         R"("]},
+                        {"name": "dce", "sources": ["compiler/passes/dce.*"]}],
+             "emitters": [{"name": "EmitSort", "ops": ["sort"],
+                           "sources": ["compiler/codegen/*sort*.cc"]}]})";
+}
+
+class TargetFocusTest : public testing::StoreTest {
+ protected:
+  TargetFocusTest()
+      : guard_(asio::make_work_guard(ioc_)),
+        loop_([this] { ioc_.run(); }),
+        runner_(ioc_, 2) {}
+  ~TargetFocusTest() override {
+    guard_.reset();
+    ioc_.stop();
+    loop_.join();
+  }
+
+  void SetUp() override {
+    StoreTest::SetUp();
+    ::chmod(dir_.c_str(), 0755);  // The sandbox's uid walks through it.
+    paths_ = std::make_unique<DaemonPaths>(dir_ + "/var");
+    for (const std::string& d :
+         {paths_->cases, paths_->work, paths_->build_cache}) {
+      fs::create_directories(d);
+    }
+    auto repo = hlo_bisect::GitRepo::Init(paths_->mirror);
+    ASSERT_TRUE(repo.ok()) << repo.status().ToString();
+    repo_ = std::move(*repo);
+    store_ = OpenStore(SystemClock::Get());
+    ASSERT_NE(store_, nullptr);
+    queue_ = std::make_unique<JobQueue>(store_.get());
+    config_.repo = "the target";
+    config_.fuzz_budget_seconds = 1;
+    config_.fuzz_jobs = 1;
+    ctx_.config = &config_;
+    ctx_.paths = paths_.get();
+    ctx_.store = store_.get();
+    ctx_.queue = queue_.get();
+    ctx_.runner = &runner_;
+    ctx_.tools_dir = TRENCH_BINARY_DIR;
+    ctx_.worker = "stress_test_author#0";
+  }
+
+  // Commits `files` on main and records a build of it in `bin`.
+  std::string Commit(const std::vector<hlo_bisect::FileChange>& files,
+                     const std::string& bin = TRENCH_BINARY_DIR) {
+    StatusOr<std::string> sha =
+        repo_->CommitFiles(head_, files, "commit", "refs/heads/main");
+    EXPECT_TRUE(sha.ok()) << sha.status().ToString();
+    head_ = *sha;
+    EXPECT_TRUE(store_->PutBuild(head_, "", BuildStatus::kOk, bin, "").ok());
+    return head_;
+  }
+
+  ChangedArea AreaOf(const std::string& sha) {
+    StatusOr<std::string> scratch = ctx_.Scratch(++jobs_, "describe");
+    EXPECT_TRUE(scratch.ok());
+    StatusOr<ChangedArea> area =
+        ChangedAreaOfCommits(ctx_, sha, {sha}, scratch.ok() ? *scratch : "");
+    EXPECT_TRUE(area.ok()) << area.status().ToString();
+    return area.ok() ? *area : ChangedArea();
+  }
+
+  asio::io_context ioc_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  std::thread loop_;
+  ToolRunner runner_;
+  std::unique_ptr<DaemonPaths> paths_;
+  std::unique_ptr<hlo_bisect::GitRepo> repo_;
+  std::string head_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<JobQueue> queue_;
+  DaemonConfig config_;
+  StepContext ctx_;
+  int64_t jobs_ = 0;
+};
+
+// cse's file is renamed in a commit that also updates the manifest: the
+// rename and the next change of the new file aim at cse, which the old
+// description cannot know.
+TEST_F(TargetFocusTest, TheFocusFollowsARenamedPassFile) {
+  const std::string base =
+      Commit({{"compiler/passes/cse.cc", "// v1\n"},
+              {"compiler/passes/dce.cc", "// v1\n"},
+              {"trench-target.json", Manifest("compiler/passes/cse.cc")}});
+  const std::string renamed = Commit(
+      {{"compiler/passes/cse.cc", std::nullopt},
+       {"compiler/passes/redundancy.cc", "// v1\n"},
+       {"trench-target.json", Manifest("compiler/passes/redundancy.cc")}});
+  const std::string changed =
+      Commit({{"compiler/passes/redundancy.cc", "// v2\n"},
+              {"compiler/codegen/stream_sort.cc", "// v1\n"}});
+
+  EXPECT_EQ(AreaOf(base).passes, (std::vector<std::string>{"cse", "dce"}));
+  EXPECT_EQ(AreaOf(renamed).passes, std::vector<std::string>{"cse"});
+  const ChangedArea area = AreaOf(changed);
+  EXPECT_EQ(area.passes, std::vector<std::string>{"cse"});
+  EXPECT_EQ(area.ops, std::vector<std::string>{"sort"});
+
+  // Each description is stored with its build, read from its own commit.
+  StatusOr<Build> before = store_->GetBuild(base, "");
+  StatusOr<Build> after = store_->GetBuild(changed, "");
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_NE(before->target.find("compiler/passes/cse.cc"), std::string::npos)
+      << before->target;
+  EXPECT_NE(after->target.find("compiler/passes/redundancy.cc"),
+            std::string::npos)
+      << after->target;
+  // Through the description before the rename, the new file names nothing.
+  StatusOr<hlo_diff::TargetDescription> old =
+      hlo_diff::ParseTargetDescriptionText(before->target, "stored");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  StatusOr<std::string> diff = agents::DiffOfCommit(*repo_, changed);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_TRUE(ChangedAreaOf(*diff, *old).passes.empty());
+
+  // A round over the range maps each commit through its own description.
+  StatusOr<ChangedArea> round = ChangedAreaOfCommits(
+      ctx_, changed, {renamed, changed}, *ctx_.Scratch(++jobs_, "describe"));
+  ASSERT_TRUE(round.ok()) << round.status().ToString();
+  EXPECT_EQ(round->passes, std::vector<std::string>{"cse"});
+}
+
+// A manifest that is not a description is stored as describing nothing
+// (with a warning), so each commit is read once.
+TEST_F(TargetFocusTest, AMalformedManifestLeavesTheCommitUnfocused) {
+  const std::string sha =
+      Commit({{"compiler/passes/cse.cc", "// v1\n"},
+              {"trench-target.json", R"({"passes": [{"name": "cse"}],
+                                         "emitters": "EmitSort"})"}});
+  StatusOr<hlo_diff::TargetDescription> direct =
+      DescribeTarget(ctx_, sha, TRENCH_BINARY_DIR, dir_);
+  ASSERT_FALSE(direct.ok());
+  EXPECT_NE(direct.status().message().find(
+                "trench-target.json at " + sha.substr(0, 12) +
+                ": emitters: expected an array of objects"),
+            std::string::npos)
+      << direct.status().message();
+  EXPECT_TRUE(AreaOf(sha).passes.empty());
+  EXPECT_FALSE(store_->GetBuild(sha, "")->target.empty());
+}
+
+// A target whose hloc --capabilities names no sources and whose repository
+// has no manifest: every commit gets the unfocused campaign alone, and the
+// log says so once, not once per commit.
+TEST_F(TargetFocusTest, AnUndescribedTargetIsFuzzedUnfocusedAndSaysSoOnce) {
+  // The build: this checkout's binaries behind an hloc whose capabilities
+  // describe nothing (an older or foreign target).
+  const std::string bin = paths_->build_cache + "/undescribed/bin";
+  fs::create_directories(bin);
+  for (const char* tool : {"hlo-run", "tpusim"}) {
+    fs::create_symlink(std::string(TRENCH_BINARY_DIR) + "/" + tool,
+                       bin + "/" + tool);
+  }
+  {
+    std::ofstream hloc(bin + "/hloc");
+    hloc << "#!/bin/sh\n"
+            "if [ \"$1\" = --capabilities ]; then\n"
+            "  echo '{\"tool\": \"hloc\", \"ops\": [\"add\"],"
+            " \"passes\": [{\"name\": \"cse\"}]}'\n"
+            "  exit 0\n"
+            "fi\n"
+            "exec "
+         << TRENCH_BINARY_DIR << "/hloc \"$@\"\n";
+  }
+  fs::permissions(bin + "/hloc", fs::perms::owner_all | fs::perms::group_read |
+                                     fs::perms::group_exec |
+                                     fs::perms::others_read |
+                                     fs::perms::others_exec);
+  for (const std::string& d :
+       {paths_->build_cache, paths_->build_cache + "/undescribed", bin}) {
+    ::chmod(d.c_str(), 0755);
+  }
+  const std::string one = Commit({{"compiler/passes/cse.cc", "// v1\n"}}, bin);
+  const std::string two = Commit({{"compiler/passes/cse.cc", "// v2\n"}}, bin);
+
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  std::vector<StatusOr<Json>> outs;
+  for (const std::string& sha : {one, two}) {
+    Job job;
+    job.id = ++jobs_;
+    job.kind = "fuzz";
+    job.payload = Json::MakeObject();
+    job.payload["commit"] = sha;
+    outs.push_back(RunFuzzStep(ctx_, job));
+  }
+  spdlog::set_default_logger(previous);
+
+  for (const StatusOr<Json>& out : outs) {
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(out->Find("author"), nullptr) << out->Dump();
+    EXPECT_EQ(out->Find("focus")->Find("passes")->string_value(), "");
+    EXPECT_EQ(out->Find("focus")->Find("ops")->string_value(), "");
+    EXPECT_GT(out->Find("programs")->int64_value(), 0) << out->Dump();
+  }
+  const std::string text = log.str();
+  const std::string line = "does not describe its passes and emitters";
+  const size_t first = text.find(line);
+  ASSERT_NE(first, std::string::npos) << text;
+  EXPECT_EQ(text.find(line, first + 1), std::string::npos) << text;
+  // Described once per build, then read from the store.
+  EXPECT_FALSE(store_->GetBuild(two, "")->target.empty());
+}
+
+}  // namespace
+}  // namespace trench::orchestrator

@@ -1,0 +1,109 @@
+// The target's description of itself (triage/case/target_description.h):
+// what it reads from a manifest or hloc --capabilities, how files map to
+// passes and ops, and the messages for malformed documents.
+#include "triage/case/target_description.h"
+
+#include <gtest/gtest.h>
+
+namespace trench::hlo_diff {
+namespace {
+
+constexpr char kManifest[] = R"({
+  "passes": [{"name": "cse", "sources": ["compiler/passes/cse.*"]},
+             {"name": "fusion", "sources": ["compiler/passes/fusion/**"]}],
+  "emitters": [{"name": "EmitReduce", "ops": ["reduce", "reduce-window"],
+                "sources": ["compiler/codegen/emit_reduce.cc",
+                            "compiler/codegen/stream_reduce?.cc"]}],
+  "ops": ["add", "reduce"],
+  "a_later_key": {"is": "ignored"}
+})";
+
+TEST(TargetDescriptionTest, FilesMapToPassesAndOps) {
+  StatusOr<TargetDescription> d =
+      ParseTargetDescriptionText(kManifest, "trench-target.json");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_TRUE(d->described());
+  EXPECT_EQ(d->AllOps(),
+            (std::vector<std::string>{"add", "reduce", "reduce-window"}));
+  std::vector<std::string> passes, ops;
+  for (const char* path :
+       {"compiler/passes/cse.cc", "compiler/passes/cse.h",
+        "compiler/passes/cse_util.cc", "compiler/passes/fusion/order.cc",
+        "compiler/passes/fusion.cc", "compiler/codegen/stream_reduce2.cc",
+        "compiler/codegen/emit_reduce.cc", "README.md"}) {
+    d->NamesOfPath(path, &passes, &ops);
+  }
+  EXPECT_EQ(passes, (std::vector<std::string>{"cse", "fusion"}));
+  EXPECT_EQ(ops, (std::vector<std::string>{"reduce", "reduce-window"}));
+  // The stored form reads back the same.
+  StatusOr<TargetDescription> again =
+      ParseTargetDescription(d->ToJson(), "stored");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->ToJson(), d->ToJson());
+}
+
+TEST(TargetDescriptionTest, GlobsStayWithinAPathComponent) {
+  EXPECT_TRUE(SourceGlobMatches("src/*.cc", "src/a.cc"));
+  EXPECT_FALSE(SourceGlobMatches("src/*.cc", "src/x/a.cc"));
+  EXPECT_TRUE(SourceGlobMatches("src/**", "src/x/a.cc"));
+  EXPECT_FALSE(SourceGlobMatches("src/**", "src"));
+  EXPECT_FALSE(SourceGlobMatches("src/**", "srcs/a.cc"));
+  EXPECT_TRUE(SourceGlobMatches("*/emit_[ab].cc", "x/emit_b.cc"));
+}
+
+// Capabilities of a target that names no files (an older hloc): not an
+// error, and not a description; its ops are still known.
+TEST(TargetDescriptionTest, CapabilitiesWithoutSourcesDescribeNothing) {
+  StatusOr<TargetDescription> d = ParseTargetDescriptionText(
+      R"({"tool": "hloc", "ops": ["dot"],
+          "passes": [{"name": "cse", "description": "x"}]})",
+      "hloc --capabilities");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_FALSE(d->described());
+  EXPECT_EQ(d->AllOps(), std::vector<std::string>{"dot"});
+  EXPECT_FALSE(ParseTargetDescriptionText("{}", "m")->described());
+}
+
+TEST(TargetDescriptionTest, MalformedDocumentsAreRejectedWithWhereAndWhat) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"[1, 2]", "m: the document: expected an object"},
+      {R"({"passes": {}})", "m: passes: expected an array of objects"},
+      {R"({"passes": [7]})", "m: passes[0]: expected an object"},
+      {R"({"passes": [{"sources": ["a"]}]})",
+       "m: passes[0].name: expected a non-empty string"},
+      {R"({"passes": [{"name": "a", "sources": "a.cc"}]})",
+       "m: passes[0].sources: expected an array of source globs"},
+      {R"({"passes": [{"name": "a", "sources": ["a.cc", 3]}]})",
+       "m: passes[0].sources[1]: expected a non-empty string"},
+      {R"({"passes": [{"name": "a", "sources": ["/src/a.cc"]}]})",
+       "m: passes[0].sources[0]: '/src/a.cc' is absolute"},
+      {R"({"passes": [{"name": "a", "sources": ["src/../../a.cc"]}]})",
+       "m: passes[0].sources[0]: 'src/../../a.cc' leaves the repository"},
+      {R"({"passes": [{"name": "a", "sources": ["a.cc"]},
+                      {"name": "a", "sources": ["b.cc"]}]})",
+       "m: passes[1].name: pass 'a' is listed twice"},
+      {R"({"passes": [{"name": "a", "sources": ["a.cc"]}, {"name": "b"}]})",
+       "m: passes[1].sources: 'b' has no source globs"},
+      {R"({"emitters": [{"name": "E", "sources": ["e.cc"]}]})",
+       "m: emitters[0].ops: an emitter names the ops it compiles"},
+      {R"({"emitters": [{"name": "E", "ops": ["add"]}]})",
+       "m: emitters[0].sources: 'E' has no source globs"},
+      {R"({"ops": "add"})", "m: ops: expected an array of op names"},
+  };
+  for (const auto& [doc, message] : cases) {
+    StatusOr<TargetDescription> d = ParseTargetDescriptionText(doc, "m");
+    ASSERT_FALSE(d.ok()) << doc;
+    EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument) << doc;
+    EXPECT_EQ(d.status().message().rfind(message, 0), 0u)
+        << doc << "\n"
+        << d.status().message();
+  }
+  StatusOr<TargetDescription> text =
+      ParseTargetDescriptionText("{\"passes\": [", "trench-target.json at ab");
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().message().rfind("trench-target.json at ab: ", 0), 0u)
+      << text.status().message();
+}
+
+}  // namespace
+}  // namespace trench::hlo_diff

@@ -1,0 +1,214 @@
+#include "triage/case/target_description.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <set>
+
+namespace trench::hlo_diff {
+namespace {
+
+void AddOnce(std::vector<std::string>* list, const std::string& name) {
+  if (std::find(list->begin(), list->end(), name) == list->end()) {
+    list->push_back(name);
+  }
+}
+
+Json Strings(const std::vector<std::string>& names) {
+  Json a = Json::MakeArray();
+  for (const std::string& n : names) a.push_back(n);
+  return a;
+}
+
+// Reads a document's parts; each error names where it is ("passes[2]").
+class Reader {
+ public:
+  explicit Reader(std::string origin) : origin_(std::move(origin)) {}
+
+  Status Error(const std::string& where, const std::string& what) const {
+    return InvalidArgument(origin_ + ": " + where + ": " + what);
+  }
+
+  // `*field` as a list of non-empty strings; absent: empty. `what` names
+  // the items in the message ("op names").
+  StatusOr<std::vector<std::string>> Names(const Json* field,
+                                           const std::string& where,
+                                           const std::string& what) const {
+    std::vector<std::string> out;
+    if (field == nullptr) return out;
+    if (!field->is_array()) return Error(where, "expected an array of " + what);
+    for (size_t i = 0; i < field->array().size(); ++i) {
+      const Json& e = field->array()[i];
+      if (!e.is_string() || e.string_value().empty()) {
+        return Error(where + "[" + std::to_string(i) + "]",
+                     "expected a non-empty string (one of the " + what + ")");
+      }
+      out.push_back(e.string_value());
+    }
+    return out;
+  }
+
+  // Source globs: relative, with no ".." component.
+  StatusOr<std::vector<std::string>> Globs(const Json* field,
+                                           const std::string& where) const {
+    ASSIGN_OR_RETURN(std::vector<std::string> globs,
+                     Names(field, where, "source globs"));
+    for (size_t i = 0; i < globs.size(); ++i) {
+      const std::string& g = globs[i];
+      const std::string at = where + "[" + std::to_string(i) + "]";
+      if (g.front() == '/') {
+        return Error(at, "'" + g +
+                             "' is absolute; globs are relative to "
+                             "the repository root");
+      }
+      if (("/" + g + "/").find("/../") != std::string::npos) {
+        return Error(at, "'" + g + "' leaves the repository (\"..\")");
+      }
+    }
+    return globs;
+  }
+
+  // The units of array `key` ("passes" or "emitters"). Sets *has_sources
+  // when one of them has a "sources" key.
+  StatusOr<std::vector<TargetDescription::Unit>> Units(
+      const Json& doc, const std::string& key, bool* has_sources) const {
+    std::vector<TargetDescription::Unit> out;
+    const Json* list = doc.Find(key);
+    if (list == nullptr) return out;
+    if (!list->is_array()) return Error(key, "expected an array of objects");
+    std::set<std::string> names;
+    for (size_t i = 0; i < list->array().size(); ++i) {
+      const Json& e = list->array()[i];
+      const std::string at = key + "[" + std::to_string(i) + "]";
+      if (!e.is_object()) return Error(at, "expected an object");
+      const Json* name = e.Find("name");
+      if (name == nullptr || !name->is_string() ||
+          name->string_value().empty()) {
+        return Error(at + ".name", "expected a non-empty string");
+      }
+      TargetDescription::Unit u;
+      u.name = name->string_value();
+      if (key == "passes" && !names.insert(u.name).second) {
+        return Error(at + ".name", "pass '" + u.name + "' is listed twice");
+      }
+      if (e.Find("sources")) *has_sources = true;
+      ASSIGN_OR_RETURN(u.sources, Globs(e.Find("sources"), at + ".sources"));
+      if (key == "emitters") {
+        ASSIGN_OR_RETURN(u.ops, Names(e.Find("ops"), at + ".ops", "op names"));
+        if (u.ops.empty()) {
+          return Error(at + ".ops", "an emitter names the ops it compiles");
+        }
+      }
+      out.push_back(std::move(u));
+    }
+    return out;
+  }
+
+  // In a description every unit names its files.
+  Status CheckSources(const std::vector<TargetDescription::Unit>& units,
+                      const std::string& key) const {
+    for (size_t i = 0; i < units.size(); ++i) {
+      if (units[i].sources.empty()) {
+        return Error(key + "[" + std::to_string(i) + "].sources",
+                     "'" + units[i].name +
+                         "' has no source globs (a described target names "
+                         "the files of every pass and emitter)");
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::string origin_;
+};
+
+}  // namespace
+
+StatusOr<TargetDescription> ParseTargetDescription(const Json& doc,
+                                                   const std::string& origin) {
+  const Reader r(origin);
+  if (!doc.is_object()) return r.Error("the document", "expected an object");
+  TargetDescription d;
+  bool has_sources = doc.Find("emitters") != nullptr;
+  ASSIGN_OR_RETURN(d.passes, r.Units(doc, "passes", &has_sources));
+  ASSIGN_OR_RETURN(d.emitters, r.Units(doc, "emitters", &has_sources));
+  ASSIGN_OR_RETURN(d.ops, r.Names(doc.Find("ops"), "ops", "op names"));
+  if (!has_sources) {
+    d.passes.clear();  // Names alone describe no files.
+    return d;
+  }
+  RETURN_IF_ERROR(r.CheckSources(d.passes, "passes"));
+  RETURN_IF_ERROR(r.CheckSources(d.emitters, "emitters"));
+  return d;
+}
+
+StatusOr<TargetDescription> ParseTargetDescriptionText(
+    std::string_view text, const std::string& origin) {
+  StatusOr<Json> doc = ParseJson(text);
+  if (!doc.ok()) return doc.status().WithContext(origin);
+  return ParseTargetDescription(*doc, origin);
+}
+
+bool SourceGlobMatches(std::string_view glob, std::string_view path) {
+  std::string pattern(glob);
+  std::string subject(path);
+  if (pattern.size() >= 3 && pattern.ends_with("/**")) {
+    // The directory part matches a leading part of the path that has more
+    // below it.
+    pattern.resize(pattern.size() - 3);
+    const size_t parts = std::count(pattern.begin(), pattern.end(), '/') + 1;
+    size_t end = 0;
+    for (size_t i = 0; i < parts; ++i) {
+      end = subject.find('/', i == 0 ? 0 : end + 1);
+      if (end == std::string::npos) return false;
+    }
+    subject.resize(end);
+  }
+  return fnmatch(pattern.c_str(), subject.c_str(), FNM_PATHNAME) == 0;
+}
+
+std::vector<std::string> TargetDescription::AllOps() const {
+  std::vector<std::string> out = ops;
+  for (const Unit& e : emitters) {
+    for (const std::string& op : e.ops) AddOnce(&out, op);
+  }
+  return out;
+}
+
+void TargetDescription::NamesOfPath(std::string_view path,
+                                    std::vector<std::string>* pass_names,
+                                    std::vector<std::string>* op_names) const {
+  auto matches = [&](const Unit& u) {
+    return std::any_of(
+        u.sources.begin(), u.sources.end(),
+        [&](const std::string& g) { return SourceGlobMatches(g, path); });
+  };
+  for (const Unit& p : passes) {
+    if (matches(p)) AddOnce(pass_names, p.name);
+  }
+  for (const Unit& e : emitters) {
+    if (!matches(e)) continue;
+    for (const std::string& op : e.ops) AddOnce(op_names, op);
+  }
+}
+
+Json TargetDescription::ToJson() const {
+  auto units = [](const std::vector<Unit>& list, bool with_ops) {
+    Json out = Json::MakeArray();
+    for (const Unit& u : list) {
+      Json e = Json::MakeObject();
+      e["name"] = u.name;
+      if (with_ops) e["ops"] = Strings(u.ops);
+      e["sources"] = Strings(u.sources);
+      out.push_back(std::move(e));
+    }
+    return out;
+  };
+  Json j = Json::MakeObject();
+  j["passes"] = units(passes, false);
+  j["emitters"] = units(emitters, true);
+  j["ops"] = Strings(ops);
+  return j;
+}
+
+}  // namespace trench::hlo_diff

@@ -1,0 +1,81 @@
+// What a target says about itself (DESIGN.md "Target contract": the target
+// describes itself): its passes and emitters and the source files that
+// implement each, and the ops it compiles. trench reads it to aim campaigns
+// at what a commit changed, with no knowledge of the target's source
+// layout.
+//
+// The document is JSON, either `hloc --capabilities` (whose other keys are
+// ignored here) or a manifest `trench-target.json` at the root of the
+// target's repository (kManifestPath):
+//
+//   {
+//     "passes":   [{"name": "cse", "sources": ["compiler/passes/cse.*"]}],
+//     "emitters": [{"name": "EmitReduce", "ops": ["reduce"],
+//                   "sources": ["compiler/codegen/emit_reduce.cc",
+//                               "compiler/codegen/stream_reduce.*"]}],
+//     "ops":      ["abs", "add", ...]
+//   }
+//
+// "name": a pass's name as --disable-passes and the compile report spell
+// it; an emitter's name is free (people read it). "ops": HLO opcode names.
+// "sources": globs relative to the repository root, '/'-separated: `*`,
+// `?` and `[...]` match within one path component (fnmatch(3) with
+// FNM_PATHNAME), and a final "/**" matches everything below a directory.
+// Every key is optional; unknown keys are ignored. A document describes
+// the target when it has an "emitters" array or a pass with "sources"; then
+// every pass and emitter must have non-empty "sources" (a target that
+// lists a pass without its files would hide changes to it). A document
+// that describes nothing (an older hloc's capabilities) is not an error:
+// the target is then fuzzed without focus.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+
+namespace trench::hlo_diff {
+
+inline constexpr char kManifestPath[] = "trench-target.json";
+
+struct TargetDescription {
+  struct Unit {
+    std::string name;
+    std::vector<std::string> ops;      // Emitters only.
+    std::vector<std::string> sources;  // Globs.
+  };
+  std::vector<Unit> passes;
+  std::vector<Unit> emitters;
+  std::vector<std::string> ops;  // What it compiles ("ops"; may be empty).
+
+  // Whether it names the files of any pass or emitter.
+  bool described() const { return !passes.empty() || !emitters.empty(); }
+  // The ops it compiles: "ops", then the emitters' ops not listed there.
+  std::vector<std::string> AllOps() const;
+  // Appends to *passes / *ops (each name once, order kept) the passes and
+  // the emitters' ops whose sources match `path` (repository-relative).
+  void NamesOfPath(std::string_view path, std::vector<std::string>* passes,
+                   std::vector<std::string>* ops) const;
+  // The document form above (ParseTargetDescription reads it back).
+  Json ToJson() const;
+};
+
+// Reads a description from `doc` (see the format above). `origin` names
+// the document in messages ("hloc --capabilities", "trench-target.json at
+// <sha>"). kInvalidArgument "<origin>: <where>: <what>" for a malformed
+// one, e.g. "trench-target.json at 1a2b: passes[2].sources: expected an
+// array of globs".
+StatusOr<TargetDescription> ParseTargetDescription(const Json& doc,
+                                                   const std::string& origin);
+// The same from JSON text; kInvalidArgument "<origin>: <parse error>" when
+// the text is not JSON.
+StatusOr<TargetDescription> ParseTargetDescriptionText(
+    std::string_view text, const std::string& origin);
+
+// Whether repository-relative `path` matches source glob `glob` (the
+// syntax above).
+bool SourceGlobMatches(std::string_view glob, std::string_view path);
+
+}  // namespace trench::hlo_diff
