@@ -142,6 +142,17 @@ StatusOr<StressAuthorClaim::Finding> ParseFinding(const JsonFields& f) {
   return x;
 }
 
+StatusOr<StressAuthorClaim::Round> ParseAuthorRound(const JsonFields& f) {
+  StressAuthorClaim::Round r;
+  ASSIGN_OR_RETURN(r.focus, f.String("focus"));
+  ASSIGN_OR_RETURN(r.names, Strings(f, "names"));
+  ASSIGN_OR_RETURN(r.seconds, f.OptionalInt("seconds"));
+  ASSIGN_OR_RETURN(r.programs, f.OptionalInt("programs"));
+  ASSIGN_OR_RETURN(r.findings, f.OptionalInt("findings"));
+  ASSIGN_OR_RETURN(r.error, f.OptionalString("error"));
+  return r;
+}
+
 }  // namespace
 
 bool IsCaseId(std::string_view s) {
@@ -310,6 +321,12 @@ StatusOr<StressAuthorClaim> ParseStressAuthorClaim(const JsonDoc& claim) {
     }
   }
   ASSIGN_OR_RETURN(c.programs, f.OptionalInt("programs"));
+  ASSIGN_OR_RETURN(const JsonDoc* rounds, f.OptionalArray("rounds"));
+  for (size_t i = 0; rounds != nullptr && i < rounds->size(); ++i) {
+    ASSIGN_OR_RETURN(JsonFields rf, Element(f, "rounds", (*rounds)[i], i));
+    ASSIGN_OR_RETURN(StressAuthorClaim::Round r, ParseAuthorRound(rf));
+    c.rounds.push_back(std::move(r));
+  }
   ASSIGN_OR_RETURN(c.reason, f.OptionalString("reason"));
   ASSIGN_OR_RETURN(c.notes, Strings(f, "notes"));
   ASSIGN_OR_RETURN(c.source, Source(f));
@@ -329,6 +346,20 @@ JsonDoc ToJson(const StressAuthorClaim& c) {
   j["findings"] = std::move(list);
   if (!c.refused.empty()) j["refused"] = StringsJson(c.refused);
   if (c.programs) j["programs"] = *c.programs;
+  if (!c.rounds.empty()) {
+    JsonDoc rounds = JsonDoc::array();
+    for (const StressAuthorClaim::Round& r : c.rounds) {
+      JsonDoc rj = JsonDoc::object();
+      rj["focus"] = r.focus;
+      rj["names"] = StringsJson(r.names);
+      if (r.seconds) rj["seconds"] = *r.seconds;
+      if (r.programs) rj["programs"] = *r.programs;
+      if (r.findings) rj["findings"] = *r.findings;
+      if (r.error) rj["error"] = *r.error;
+      rounds.push_back(std::move(rj));
+    }
+    j["rounds"] = std::move(rounds);
+  }
   AddCommon(c.reason, c.notes, c.source, j);
   return j;
 }

@@ -107,6 +107,15 @@ struct StressAuthorClaim {
   // signature), each as its parse error; a refused finding is not filed.
   std::vector<std::string> refused;
   std::optional<int64_t> programs;
+  // The built-in author's campaigns, one per focus ("ops", "passes",
+  // "none").
+  struct Round {
+    std::string focus;
+    std::vector<std::string> names;
+    std::optional<int64_t> seconds, programs, findings;
+    std::optional<std::string> error;  // The fuzz tool's, when it failed.
+  };
+  std::vector<Round> rounds;
   std::optional<std::string> reason;
   std::vector<std::string> notes;
   ClaimSource source;

@@ -179,7 +179,12 @@ TEST(ClaimsTest, StressAuthorRoundTrip) {
   ExpectRoundTrip(&ParseStressAuthorClaim, WithCase(R"({"findings": [
                     {"case": "CASE", "status": "mismatch",
                      "signature": {"sig": "s1", "pass": "cse"}}],
-                    "programs": 150, "reason": "r", "notes": ["fuzz failed"],
+                    "programs": 150,
+                    "rounds": [{"focus": "passes", "names": ["cse"],
+                                "seconds": 5, "programs": 150, "findings": 1},
+                               {"focus": "ops", "names": ["dot"],
+                                "seconds": 5, "error": "fuzz failed"}],
+                    "reason": "r", "notes": ["fuzz failed"],
                     "brain": "openai"})"));
 }
 
@@ -232,6 +237,8 @@ TEST(ClaimsTest, StressAuthorRefusesBadFindingsOneByOne) {
               "field 'findings' must be an array, got string");
   ExpectError(&ParseStressAuthorClaim, R"({"programs": "9"})",
               "field 'programs' must be an integer, got string");
+  ExpectError(&ParseStressAuthorClaim, R"({"rounds": [{"names": []}]})",
+              "field 'rounds[0].focus' is missing");
 }
 
 TEST(ClaimsTest, CaseSizeJson) {
