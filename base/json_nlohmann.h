@@ -40,17 +40,60 @@ inline std::string DumpJsonDocPretty(const JsonDoc& doc) {
   return doc.dump(2, ' ', false, JsonDoc::error_handler_t::replace);
 }
 
-// Parses one JSON value. Errors: InvalidArgument "LINE:COL: <what>" with
-// 1-based line and byte column of where the parser stopped (as ParseJson).
-inline StatusOr<JsonDoc> ParseJsonDoc(std::string_view text) {
+namespace json_nlohmann_internal {
+
+// "LINE:COL" (1-based line, byte column) of text[at].
+inline std::string Where(std::string_view text, size_t at) {
+  size_t line = 1, line_start = 0;
+  for (size_t i = 0; i < at && i < text.size(); ++i) {
+    if (text[i] == '\n') ++line, line_start = i + 1;
+  }
+  return std::to_string(line) + ":" + std::to_string(at - line_start + 1);
+}
+
+// The offset of the first bracket nested deeper than `max_depth`, or npos.
+// Strings are skipped; the text need not be valid JSON.
+inline size_t TooDeep(std::string_view text, size_t max_depth) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace json_nlohmann_internal
+
+// Parses one JSON value nested at most `max_depth` deep (the records'
+// copies and the bridge recurse). Errors: InvalidArgument "LINE:COL:
+// <what>" with 1-based line and byte column of where the parser stopped
+// (as ParseJson).
+inline StatusOr<JsonDoc> ParseJsonDoc(std::string_view text,
+                                      size_t max_depth = 512) {
+  namespace internal = json_nlohmann_internal;
+  if (size_t at = internal::TooDeep(text, max_depth);
+      at != std::string_view::npos) {
+    return InvalidArgument(internal::Where(text, at) + ": expected at most " +
+                           std::to_string(max_depth) +
+                           " levels of nested arrays and objects");
+  }
   try {
     return JsonDoc::parse(text);
   } catch (const JsonDoc::parse_error& e) {
     const size_t at = std::min(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    size_t line = 1, line_start = 0;
-    for (size_t i = 0; i < at; ++i) {
-      if (text[i] == '\n') ++line, line_start = i + 1;
-    }
     std::string what = e.what();
     // "[json.exception.parse_error.101] parse error at line 2, column 3:
     // syntax error ..." -> "syntax error ...".
@@ -59,8 +102,7 @@ inline StatusOr<JsonDoc> ParseJsonDoc(std::string_view text) {
         what = what.substr(colon + 2);
       }
     }
-    return InvalidArgument(std::to_string(line) + ":" +
-                           std::to_string(at - line_start + 1) + ": " + what);
+    return InvalidArgument(internal::Where(text, at) + ": " + what);
   } catch (const JsonDoc::exception& e) {
     return InvalidArgument(e.what());
   }

@@ -30,6 +30,18 @@ TEST(JsonNlohmannTest, ParseErrorsGiveLineAndColumn) {
   }
 }
 
+TEST(JsonNlohmannTest, NestingIsLimited) {
+  const std::string deep = std::string(600, '[') + std::string(600, ']');
+  StatusOr<JsonDoc> d = ParseJsonDoc(deep);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().message(),
+            "1:513: expected at most 512 levels of nested arrays and objects");
+  // Brackets in strings do not count; 512 levels do.
+  EXPECT_TRUE(ParseJsonDoc(R"(["[[[[", "\"[[[["])", 2).ok());
+  EXPECT_FALSE(ParseJsonDoc("[[[]]]", 2).ok());
+  EXPECT_TRUE(ParseJsonDoc(std::string(512, '[') + std::string(512, ']')).ok());
+}
+
 // The same document prints the same bytes on both sides (the API's wire
 // format did not change when it moved to nlohmann).
 TEST(JsonNlohmannTest, DumpMatchesBaseJson) {

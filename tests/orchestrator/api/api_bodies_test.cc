@@ -243,6 +243,13 @@ TEST(ApiBodiesTest, RequestsAreStrict) {
        "field 'comment' must be a string, got array"},
       {true, R"({"decision": "approve", "by": "me"})", "unknown field 'by'"},
   };
+  // Deep nesting is refused before anything recurses over it.
+  const std::string deep =
+      R"({"hlo": "h", "inputs": )" + std::string(100000, '[') + "]}";
+  EXPECT_NE(ParseReportRequest(deep).status().message().find(
+                "malformed JSON in request body: 1:535: expected at most 512"),
+            std::string::npos)
+      << ParseReportRequest(deep).status().message();
   for (const Bad& b : cases) {
     SCOPED_TRACE(b.body);
     const Status s = b.review ? ParseReviewRequest(b.body).status()
