@@ -13,6 +13,9 @@
 //   patch_drafter       task {bug, case, localization, culprit: {sha,
 //                             summary}, head}
 //                       claim {candidates: [{candidate, strategy, diff}]}
+// A claim is what the brain proposes, as it wrote it (an LLM's may carry
+// anything); the orchestrator reads it only through the typed records of
+// agents/claims.h, which check its ids and drop what they do not know.
 // Brains: "builtin" (deterministic policies, no network) and "openai" /
 // "anthropic" (the tool-calling runtime, agents/runtime.h), which fall
 // back to builtin when their budget or backend fails.

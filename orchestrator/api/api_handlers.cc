@@ -5,8 +5,8 @@
 #include <charconv>
 #include <optional>
 
+#include "orchestrator/api/api_bodies.h"
 #include "orchestrator/api/metrics.h"
-#include "orchestrator/store/records_json.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -76,9 +76,7 @@ ApiResponse ApiHandlers::Route(const ApiRequest& request) {
   const bool post = request.method == "POST";
   if (p == "/healthz") {
     if (!get) return MethodNotAllowed(request, "GET");
-    Json ok = Json::MakeObject();
-    ok["status"] = "ok";
-    return JsonResponse(200, ok);
+    return JsonResponse(200, JsonDoc{{"status", "ok"}});
   }
   if (p == "/metrics") {
     return get ? Metrics() : MethodNotAllowed(request, "GET");
@@ -148,11 +146,7 @@ ApiResponse ApiHandlers::ListBugs(const ApiRequest& request) {
   if (!limit.ok()) return StatusResponse(limit.status());
   StatusOr<std::vector<Bug>> bugs = store_->ListBugs(state, *after, *limit);
   if (!bugs.ok()) return StatusResponse(bugs.status());
-  Json list = Json::MakeArray();
-  for (const Bug& b : *bugs) list.push_back(BugToJson(b));
-  Json body = Json::MakeObject();
-  body["bugs"] = std::move(list);
-  return JsonResponse(200, body);
+  return JsonResponse(200, ToJson(BugList{std::move(*bugs)}));
 }
 
 ApiResponse ApiHandlers::GetBug(std::string_view id_text) {
@@ -169,13 +163,8 @@ ApiResponse ApiHandlers::GetBug(std::string_view id_text) {
   if (!events.ok()) return StatusResponse(events.status());
   StatusOr<std::vector<Patch>> patches = store_->ListPatches(*id);
   if (!patches.ok()) return StatusResponse(patches.status());
-  Json body = Json::MakeObject();
-  body["bug"] = BugToJson(*bug);
-  Json& ev = body["events"] = Json::MakeArray();
-  for (const Event& e : *events) ev.push_back(EventToJson(e));
-  Json& pa = body["patches"] = Json::MakeArray();
-  for (const Patch& p : *patches) pa.push_back(PatchToJson(p));
-  return JsonResponse(200, body);
+  return JsonResponse(200, ToJson(BugPage{std::move(*bug), std::move(*events),
+                                          std::move(*patches)}));
 }
 
 ApiResponse ApiHandlers::Review(std::string_view id_text,
@@ -186,31 +175,18 @@ ApiResponse ApiHandlers::Review(std::string_view id_text,
                          "no bug '" + std::string(id_text) +
                              "' to review (bug ids are positive integers)");
   }
-  StatusOr<Json> body = ParseBodyObject(request.body);
-  if (!body.ok()) return StatusResponse(body.status());
-  Status s = CheckFields(*body, {"decision", "comment"});
-  if (!s.ok()) return StatusResponse(s);
-  StatusOr<std::optional<std::string>> decision =
-      OptionalString(*body, "decision");
-  if (!decision.ok()) return StatusResponse(decision.status());
-  StatusOr<std::optional<std::string>> comment =
-      OptionalString(*body, "comment");
-  if (!comment.ok()) return StatusResponse(comment.status());
-  if (!*decision || (**decision != "approve" && **decision != "reject")) {
-    return ErrorResponse(400, "invalid_argument",
-                         "field 'decision' must be \"approve\" or \"reject\"");
-  }
-  const BugState to =
-      **decision == "approve" ? BugState::kApproved : BugState::kRejected;
+  StatusOr<ReviewRequest> review = ParseReviewRequest(request.body);
+  if (!review.ok()) return StatusResponse(review.status());
+  const BugState to = review->decision == ReviewRequest::Decision::kApprove
+                          ? BugState::kApproved
+                          : BugState::kRejected;
   Json evidence = Json::MakeObject();
   evidence["event"] = "reviewed";
-  evidence["decision"] = **decision;
-  evidence["comment"] = comment->value_or("");
+  evidence["decision"] = DecisionName(review->decision);
+  evidence["comment"] = review->comment.value_or("");
   StatusOr<Bug> bug = store_->TransitionBug(*id, to, "api:review", evidence);
   if (!bug.ok()) return StatusResponse(bug.status());
-  Json out = Json::MakeObject();
-  out["bug"] = BugToJson(*bug);
-  return JsonResponse(200, out);
+  return JsonResponse(200, ToJson(ReviewResult{std::move(*bug)}));
 }
 
 ApiResponse ApiHandlers::ListEvents(const ApiRequest& request) {
@@ -247,23 +223,21 @@ ApiResponse ApiHandlers::ListEvents(const ApiRequest& request) {
     if (!c.ok()) return StatusResponse(c.status());
     commits = std::move(*c);
   }
-  Json body = Json::MakeObject();
-  Json& list = body["events"] = Json::MakeArray();
-  int64_t next = *since;
+  EventFeed feed;
+  feed.next = *since;
   size_t b = 0, c = 0;
-  while (static_cast<int>(list.size()) < *limit &&
+  while (static_cast<int>(feed.events.size()) < *limit &&
          (b < events.size() || c < commits.size())) {
     if (c == commits.size() ||
         (b < events.size() && events[b].id < commits[c].id)) {
-      next = events[b].id;
-      list.push_back(EventToJson(events[b++]));
+      feed.next = events[b].id;
+      feed.events.push_back(std::move(events[b++]));
     } else {
-      next = commits[c].id;
-      list.push_back(CommitEventToJson(commits[c++]));
+      feed.next = commits[c].id;
+      feed.events.push_back(std::move(commits[c++]));
     }
   }
-  body["next"] = next;
-  return JsonResponse(200, body);
+  return JsonResponse(200, ToJson(feed));
 }
 
 ApiResponse ApiHandlers::Metrics() {

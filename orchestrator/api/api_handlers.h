@@ -1,5 +1,6 @@
 // The HTTP API's endpoints (DESIGN.md "The daemon"), as plain functions of
-// an ApiRequest: no HTTP library here (http_server.h carries them).
+// an ApiRequest: no HTTP library here (http_server.h carries them). The
+// bodies below are the records of api_bodies.h.
 //
 //   POST /api/v1/reports            {"text"?, "title"?, "hlo"?, "inputs"?}
 //        text: free text; hlo: HLO module text (checked by the IR parser);

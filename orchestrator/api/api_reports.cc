@@ -8,6 +8,7 @@
 #include "compiler/ir/hlo_instruction.h"
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/literal_json.h"
+#include "orchestrator/api/api_bodies.h"
 #include "orchestrator/api/api_handlers.h"
 
 namespace trench::orchestrator {
@@ -15,6 +16,7 @@ namespace {
 
 constexpr size_t kMaxTitle = 120;
 
+// A report as checked: text and hlo "" when absent.
 struct Report {
   std::string text;
   std::string title;
@@ -23,12 +25,9 @@ struct Report {
 };
 
 // Checks `inputs` against the entry computation's parameters: one literal
-// per parameter, each with the parameter's shape.
+// per parameter, each with the parameter's shape. REQUIRES: inputs is an
+// array (ParseReportRequest checked it).
 Status CheckInputs(const Json& inputs, const HloModule& module) {
-  if (!inputs.is_array()) {
-    return InvalidArgument("field 'inputs' must be an array, got " +
-                           std::string(JsonTypeName(inputs)));
-  }
   const HloComputation* entry = module.entry_computation();
   if (static_cast<int64_t>(inputs.size()) != entry->num_parameters()) {
     return InvalidArgument("field 'inputs' has " +
@@ -51,20 +50,15 @@ Status CheckInputs(const Json& inputs, const HloModule& module) {
 }
 
 StatusOr<Report> ParseReport(const std::string& body) {
-  ASSIGN_OR_RETURN(Json json, ParseBodyObject(body));
-  RETURN_IF_ERROR(CheckFields(json, {"text", "title", "hlo", "inputs"}));
+  ASSIGN_OR_RETURN(ReportRequest req, ParseReportRequest(body));
   Report r;
-  ASSIGN_OR_RETURN(auto text, OptionalString(json, "text"));
-  ASSIGN_OR_RETURN(auto title, OptionalString(json, "title"));
-  ASSIGN_OR_RETURN(auto hlo, OptionalString(json, "hlo"));
-  r.text = text.value_or("");
-  r.title = title.value_or("");
-  r.hlo = hlo.value_or("");
+  r.text = req.text.value_or("");
+  r.title = req.title.value_or("");
+  r.hlo = req.hlo.value_or("");
   if (r.text.empty() && r.hlo.empty()) {
     return InvalidArgument("a report needs 'text' or 'hlo' (or both)");
   }
-  const Json* inputs = json.Find("inputs");
-  if (inputs != nullptr && r.hlo.empty()) {
+  if (!req.inputs.is_null() && r.hlo.empty()) {
     return InvalidArgument("field 'inputs' needs 'hlo'");
   }
   if (!r.hlo.empty()) {
@@ -73,9 +67,10 @@ StatusOr<Report> ParseReport(const std::string& body) {
       return InvalidArgument("field 'hlo' is not a valid HLO module: " +
                              module.status().message());
     }
-    if (inputs != nullptr) {
-      RETURN_IF_ERROR(CheckInputs(*inputs, **module));
-      r.inputs = *inputs;
+    if (!req.inputs.is_null()) {
+      // The literals are compiler/ir's, which reads base/json.
+      r.inputs = FromJsonDoc(req.inputs);
+      RETURN_IF_ERROR(CheckInputs(r.inputs, **module));
     }
   }
   return r;
@@ -143,10 +138,8 @@ ApiResponse ApiHandlers::PostReport(const ApiRequest& request) {
   evidence["event"] = "report_received";
   StatusOr<int64_t> id = store_->CreateBug(bug, "api:report", evidence);
   if (!id.ok()) return StatusResponse(id.status());
-  Json out = Json::MakeObject();
-  out["id"] = *id;
-  if (bug.case_sha256) out["case"] = *bug.case_sha256;
-  ApiResponse r = JsonResponse(201, out);
+  ApiResponse r =
+      JsonResponse(201, ToJson(ReportCreated{*id, bug.case_sha256}));
   r.headers.emplace_back("Location", "/api/v1/bugs/" + std::to_string(*id));
   return r;
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "base/sha256.h"
+#include "orchestrator/api/api_bodies.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -67,22 +68,18 @@ Status ParseTarget(std::string_view target, std::string* path,
   return Status::Ok();
 }
 
-ApiResponse JsonResponse(int status, const Json& body) {
+ApiResponse JsonResponse(int status, const JsonDoc& body) {
   ApiResponse r;
   r.status = status;
-  r.body = body.Dump();
+  r.body = DumpJsonDoc(body);
   r.body += '\n';
   return r;
 }
 
 ApiResponse ErrorResponse(int status, std::string_view code,
                           std::string_view message) {
-  Json error = Json::MakeObject();
-  error["code"] = code;
-  error["message"] = message;
-  Json body = Json::MakeObject();
-  body["error"] = std::move(error);
-  return JsonResponse(status, body);
+  return JsonResponse(
+      status, ToJson(ErrorBody{std::string(code), std::string(message)}));
 }
 
 ApiResponse StatusResponse(const Status& status) {
@@ -98,68 +95,6 @@ ApiResponse StatusResponse(const Status& status) {
     default:
       return ErrorResponse(500, "internal", status.ToString());
   }
-}
-
-StatusOr<Json> ParseBodyObject(std::string_view body) {
-  StatusOr<Json> json = ParseJson(body);
-  if (!json.ok()) {
-    return InvalidArgument("malformed JSON in request body: " +
-                           json.status().message());
-  }
-  if (!json->is_object()) {
-    return InvalidArgument("request body must be a JSON object, got " +
-                           std::string(JsonTypeName(*json)));
-  }
-  return json;
-}
-
-Status CheckFields(const Json& object,
-                   std::initializer_list<std::string_view> allowed) {
-  for (const auto& [key, value] : object.object()) {
-    bool known = false;
-    for (std::string_view a : allowed) known = known || key == a;
-    if (known) continue;
-    std::string expected;
-    for (std::string_view a : allowed) {
-      if (!expected.empty()) expected += ", ";
-      expected += a;
-    }
-    return InvalidArgument("unknown field '" + key + "' (expected one of " +
-                           expected + ")");
-  }
-  return Status::Ok();
-}
-
-StatusOr<std::optional<std::string>> OptionalString(const Json& object,
-                                                    std::string_view key) {
-  const Json* v = object.Find(key);
-  if (v == nullptr) return std::optional<std::string>();
-  if (!v->is_string()) {
-    return InvalidArgument("field '" + std::string(key) +
-                           "' must be a string, got " +
-                           std::string(JsonTypeName(*v)));
-  }
-  return std::optional<std::string>(v->string_value());
-}
-
-std::string_view JsonTypeName(const Json& value) {
-  switch (value.type()) {
-    case Json::Type::kNull:
-      return "null";
-    case Json::Type::kBool:
-      return "boolean";
-    case Json::Type::kInt64:
-    case Json::Type::kUint64:
-    case Json::Type::kDouble:
-      return "number";
-    case Json::Type::kString:
-      return "string";
-    case Json::Type::kArray:
-      return "array";
-    case Json::Type::kObject:
-      return "object";
-  }
-  return "value";
 }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {

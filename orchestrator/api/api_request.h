@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -12,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "base/json.h"
+#include "base/json_nlohmann.h"
 #include "base/status.h"
 
 namespace trench::orchestrator {
@@ -40,9 +39,10 @@ struct ApiResponse {
 Status ParseTarget(std::string_view target, std::string* path,
                    std::map<std::string, std::string>* query);
 
-// A JSON response with `body` (compact).
-ApiResponse JsonResponse(int status, const Json& body);
-// {"error": {"code": code, "message": message}} with `status`.
+// A JSON response with `body` (compact, one line).
+ApiResponse JsonResponse(int status, const JsonDoc& body);
+// The ErrorBody {"error": {"code": code, "message": message}} with
+// `status`.
 ApiResponse ErrorResponse(int status, std::string_view code,
                           std::string_view message);
 // The error response for a Status from the store or a validator:
@@ -50,21 +50,6 @@ ApiResponse ErrorResponse(int status, std::string_view code,
 // kResourceExhausted 503 (store busy), anything else 500.
 // REQUIRES: !status.ok().
 ApiResponse StatusResponse(const Status& status);
-
-// Parses a request body that must be one JSON object. Errors:
-// InvalidArgument "malformed JSON in request body: LINE:COL: ..." or
-// "request body must be a JSON object, got <type>".
-StatusOr<Json> ParseBodyObject(std::string_view body);
-// InvalidArgument "unknown field 'x' (expected one of a, b)" when `object`
-// has a member not in `allowed`.
-Status CheckFields(const Json& object,
-                   std::initializer_list<std::string_view> allowed);
-// Member `key` as a string, nullopt when absent. Errors: InvalidArgument
-// "field 'key' must be a string, got number".
-StatusOr<std::optional<std::string>> OptionalString(const Json& object,
-                                                    std::string_view key);
-// "null", "boolean", "number", "string", "array" or "object".
-std::string_view JsonTypeName(const Json& value);
 
 // True when `a` equals `b`, in time independent of where they differ and
 // of their lengths (both are hashed first).

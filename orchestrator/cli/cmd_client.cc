@@ -9,7 +9,8 @@
 #include <sstream>
 
 #include "agents/http_client.h"
-#include "base/json.h"
+#include "base/json_nlohmann.h"
+#include "orchestrator/api/api_bodies.h"
 #include "orchestrator/cli/cli.h"
 #include "orchestrator/pipeline/triage_report.h"
 
@@ -31,17 +32,19 @@ class ApiClient {
 
   // GET `path`: the response's JSON object. Errors carry the message to
   // print (see Call).
-  StatusOr<Json> Get(const std::string& path) { return Call("GET", path, ""); }
-  StatusOr<Json> Post(const std::string& path, const Json& body) {
-    return Call("POST", path, body.Dump());
+  StatusOr<JsonDoc> Get(const std::string& path) {
+    return Call("GET", path, "");
+  }
+  StatusOr<JsonDoc> Post(const std::string& path, const JsonDoc& body) {
+    return Call("POST", path, DumpJsonDoc(body));
   }
 
  private:
   // Errors: "no daemon at URL (curl's message)" when nothing answers;
   // "<error.message> (HTTP 409)" for API errors; "unexpected reply ..."
   // for a reply that is not a JSON object.
-  StatusOr<Json> Call(const std::string& method, const std::string& path,
-                      const std::string& body) {
+  StatusOr<JsonDoc> Call(const std::string& method, const std::string& path,
+                         const std::string& body) {
     agents::HttpRequest req;
     req.method = method;
     req.url = server_ + path;
@@ -61,13 +64,13 @@ class ApiClient {
       }
       return resp.status();
     }
-    StatusOr<Json> json = ParseJson(resp->body);
+    StatusOr<JsonDoc> json = ParseJsonDoc(resp->body);
     if (resp->status < 200 || resp->status >= 300) {
       std::string msg;
       if (json.ok()) {
-        const Json* e = json->Find("error");
-        const Json* m = e != nullptr ? e->Find("message") : nullptr;
-        if (m != nullptr && m->is_string()) msg = m->string_value();
+        StatusOr<orchestrator::ErrorBody> e =
+            orchestrator::ParseErrorBody(*json);
+        if (e.ok()) msg = e->message;
       }
       if (msg.empty()) {
         msg =
@@ -111,21 +114,9 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   return s.str();
 }
 
-std::string Str(const Json& j, std::string_view key) {
-  const Json* v = j.Find(key);
-  return v != nullptr && v->is_string() ? v->string_value() : "";
-}
-
-std::string Scalar(const Json& j, std::string_view key) {
-  const Json* v = j.Find(key);
-  if (v == nullptr || v->is_null()) return "";
-  return v->is_string() ? v->string_value() : v->Dump();
-}
-
-std::string Time(const Json& j, std::string_view key) {
-  const Json* v = j.Find(key);
-  if (v == nullptr || !v->is_integer() || !v->GetInt64().ok()) return "?";
-  const std::time_t secs = static_cast<std::time_t>(*v->GetInt64() / 1000);
+// A record's time (ms since the epoch) as "YYYY-MM-DD HH:MM" UTC.
+std::string Time(int64_t ms) {
+  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char buf[32];
@@ -147,6 +138,14 @@ std::string QueryValue(std::string_view s) {
   }
   return out;
 }
+
+// The message for a reply that is not the record it should be.
+std::string Unexpected(const Status& s) {
+  return "unexpected reply: " + s.message();
+}
+
+using orchestrator::Bug;
+using orchestrator::BugStateName;
 
 // Prints an API error (or another failure) and returns kExitFailure.
 int ApiFail(const Context& ctx, const Status& s) {
@@ -238,9 +237,9 @@ int CmdReport(const Context& ctx) {
     if (!t.ok()) return ApiFail(ctx, t.status());
     text = std::move(*t);
   }
-  Json body = Json::MakeObject();
-  if (!text.empty()) body["text"] = text;
-  if (flags->Has("title")) body["title"] = flags->Get("title");
+  orchestrator::ReportRequest body;
+  if (!text.empty()) body.text = text;
+  if (flags->Has("title")) body.title = flags->Get("title");
   std::string hlo;
   if (flags->Has("hlo")) {
     StatusOr<std::string> h = ReadFile(flags->Get("hlo"));
@@ -249,28 +248,31 @@ int CmdReport(const Context& ctx) {
   } else {
     hlo = ExtractInlineHlo(text);
   }
-  if (!hlo.empty()) body["hlo"] = hlo;
+  if (!hlo.empty()) body.hlo = hlo;
   if (flags->Has("inputs")) {
     const std::string path = flags->Get("inputs");
     StatusOr<std::string> raw = ReadFile(path);
     if (!raw.ok()) return ApiFail(ctx, raw.status());
-    StatusOr<Json> inputs = ParseJson(*raw);
+    StatusOr<JsonDoc> inputs = ParseJsonDoc(*raw);
     if (!inputs.ok()) return Fail(ctx, path + ":" + inputs.status().message());
     if (hlo.empty()) {
       return UsageError(ctx, "report",
                         "--inputs needs an HLO module (--hlo, or inline)");
     }
-    body["inputs"] = std::move(*inputs);
+    body.inputs = std::move(*inputs);
   }
   if (text.empty() && hlo.empty()) {
     return UsageError(ctx, "report", "the report is empty: give text or --hlo");
   }
   ApiClient api(ctx, *flags);
-  StatusOr<Json> r = api.Post("/api/v1/reports", body);
+  StatusOr<JsonDoc> r = api.Post("/api/v1/reports", ToJson(body));
   if (!r.ok()) return ApiFail(ctx, r.status());
-  *ctx.out << Scalar(*r, "id") << "\n";
-  const std::string c = Str(*r, "case");
-  *ctx.err << "trench: bug " << Scalar(*r, "id") << " created"
+  StatusOr<orchestrator::ReportCreated> created =
+      orchestrator::ParseReportCreated(*r);
+  if (!created.ok()) return Fail(ctx, Unexpected(created.status()));
+  *ctx.out << created->id << "\n";
+  const std::string c = created->case_sha256.value_or("");
+  *ctx.err << "trench: bug " << created->id << " created"
            << (c.empty() ? "" : " with case " + c.substr(0, 12)) << "\n";
   return kExitOk;
 }
@@ -284,31 +286,25 @@ int CmdBugs(const Context& ctx) {
                       "unexpected argument '" + flags->positional[0] + "'");
   }
   ApiClient api(ctx, *flags);
-  Json all = Json::MakeArray();
+  orchestrator::BugList all;
   for (int64_t after = 0;;) {
     std::string path = "/api/v1/bugs?limit=" + std::to_string(kPageSize) +
                        "&after=" + std::to_string(after);
     if (flags->Has("state"))
       path += "&state=" + QueryValue(flags->Get("state"));
-    StatusOr<Json> page = api.Get(path);
-    if (!page.ok()) return ApiFail(ctx, page.status());
-    const Json* bugs = page->Find("bugs");
-    if (bugs == nullptr || !bugs->is_array()) {
-      return Fail(ctx, "unexpected reply: no \"bugs\" array");
-    }
-    for (const Json& b : bugs->array()) all.push_back(b);
-    if (bugs->size() < static_cast<size_t>(kPageSize)) break;
-    const Json* id = bugs->array().back().Find("id");
-    if (id == nullptr || !id->GetInt64().ok()) break;
-    after = *id->GetInt64();
+    StatusOr<JsonDoc> reply = api.Get(path);
+    if (!reply.ok()) return ApiFail(ctx, reply.status());
+    StatusOr<orchestrator::BugList> page = orchestrator::ParseBugList(*reply);
+    if (!page.ok()) return Fail(ctx, Unexpected(page.status()));
+    for (Bug& b : page->bugs) all.bugs.push_back(std::move(b));
+    if (page->bugs.size() < static_cast<size_t>(kPageSize)) break;
+    after = all.bugs.back().id;
   }
   if (flags->Has("json")) {
-    Json out = Json::MakeObject();
-    out["bugs"] = std::move(all);
-    *ctx.out << out.DumpPretty() << "\n";
+    *ctx.out << DumpJsonDocPretty(ToJson(all)) << "\n";
     return kExitOk;
   }
-  if (all.size() == 0) {
+  if (all.bugs.empty()) {
     *ctx.out << "no bugs\n";
     return kExitOk;
   }
@@ -316,11 +312,10 @@ int CmdBugs(const Context& ctx) {
   o << std::left << std::setw(6) << "ID" << std::setw(17) << "STATE"
     << std::setw(18) << "UPDATED" << std::setw(14) << "CULPRIT"
     << "TITLE\n";
-  for (const Json& b : all.array()) {
-    if (!b.is_object()) continue;
-    o << std::setw(6) << Scalar(b, "id") << std::setw(17) << Str(b, "state")
-      << std::setw(18) << Time(b, "updated_ms") << std::setw(14)
-      << Str(b, "culprit_commit").substr(0, 12) << Str(b, "title") << "\n";
+  for (const Bug& b : all.bugs) {
+    o << std::setw(6) << b.id << std::setw(17) << BugStateName(b.state)
+      << std::setw(18) << Time(b.updated_ms) << std::setw(14)
+      << b.culprit_commit.value_or("").substr(0, 12) << b.title << "\n";
   }
   *ctx.out << o.str();
   return kExitOk;
@@ -339,13 +334,17 @@ int CmdShow(const Context& ctx) {
                           flags->positional[0] + "'");
   }
   ApiClient api(ctx, *flags);
-  StatusOr<Json> bug = api.Get("/api/v1/bugs/" + std::to_string(*id));
-  if (!bug.ok()) return ApiFail(ctx, bug.status());
+  StatusOr<JsonDoc> reply = api.Get("/api/v1/bugs/" + std::to_string(*id));
+  if (!reply.ok()) return ApiFail(ctx, reply.status());
+  StatusOr<orchestrator::BugPage> page = orchestrator::ParseBugPage(*reply);
+  if (!page.ok()) return Fail(ctx, Unexpected(page.status()));
+  const JsonDoc doc = ToJson(*page);
   if (flags->Has("json")) {
-    *ctx.out << bug->DumpPretty() << "\n";
+    *ctx.out << DumpJsonDocPretty(doc) << "\n";
     return kExitOk;
   }
-  StatusOr<std::string> text = orchestrator::BugReportText(*bug);
+  // The triage report reads base/json (triage_report.h).
+  StatusOr<std::string> text = orchestrator::BugReportText(FromJsonDoc(doc));
   if (!text.ok())
     return Fail(ctx, "unexpected reply: " + text.status().message());
   *ctx.out << *text;
@@ -368,16 +367,21 @@ int CmdReview(const Context& ctx) {
   if (flags->Has("approve") == flags->Has("reject")) {
     return UsageError(ctx, "review", "give exactly one of --approve, --reject");
   }
-  Json body = Json::MakeObject();
-  body["decision"] = flags->Has("approve") ? "approve" : "reject";
-  if (flags->Has("comment")) body["comment"] = flags->Get("comment");
+  orchestrator::ReviewRequest body;
+  body.decision = flags->Has("approve")
+                      ? orchestrator::ReviewRequest::Decision::kApprove
+                      : orchestrator::ReviewRequest::Decision::kReject;
+  if (flags->Has("comment")) body.comment = flags->Get("comment");
   ApiClient api(ctx, *flags);
-  StatusOr<Json> r =
-      api.Post("/api/v1/patches/" + std::to_string(*id) + "/review", body);
+  StatusOr<JsonDoc> r = api.Post(
+      "/api/v1/patches/" + std::to_string(*id) + "/review", ToJson(body));
   if (!r.ok()) return ApiFail(ctx, r.status());
-  const Json* bug = r->Find("bug");
+  StatusOr<orchestrator::ReviewResult> result =
+      orchestrator::ParseReviewResult(*r);
   *ctx.out << "bug " << *id << ": "
-           << (bug != nullptr ? Str(*bug, "state") : std::string("?")) << "\n";
+           << (result.ok() ? std::string(BugStateName(result->bug.state))
+                           : std::string("?"))
+           << "\n";
   return kExitOk;
 }
 
@@ -397,28 +401,27 @@ int CmdEvents(const Context& ctx) {
     path += "&commit=" + QueryValue(flags->Get("commit"));
   }
   ApiClient api(ctx, *flags);
-  StatusOr<Json> r = api.Get(path);
+  StatusOr<JsonDoc> r = api.Get(path);
   if (!r.ok()) return ApiFail(ctx, r.status());
+  StatusOr<orchestrator::EventFeed> feed = orchestrator::ParseEventFeed(*r);
+  if (!feed.ok()) return Fail(ctx, Unexpected(feed.status()));
   if (flags->Has("json")) {
-    *ctx.out << r->DumpPretty() << "\n";
+    *ctx.out << DumpJsonDocPretty(ToJson(*feed)) << "\n";
     return kExitOk;
   }
-  const Json* events = r->Find("events");
-  if (events == nullptr || !events->is_array()) {
-    return Fail(ctx, "unexpected reply: no \"events\" array");
-  }
-  for (const Json& e : events->array()) {
-    if (!e.is_object()) continue;
-    *ctx.out << "#" << Scalar(e, "id") << "  " << Time(e, "at_ms") << "  ";
-    if (Str(e, "kind") == "commit") {
-      *ctx.out << "commit " << Str(e, "commit").substr(0, 12) << ": "
-               << Str(e, "event");
-    } else {
-      const std::string from = Str(e, "from");
-      *ctx.out << "bug " << Scalar(e, "bug_id") << ": "
-               << (from.empty() ? "(created)" : from) << " -> " << Str(e, "to");
+  for (const orchestrator::EventFeed::Entry& entry : feed->events) {
+    if (const auto* c = std::get_if<orchestrator::CommitEvent>(&entry)) {
+      *ctx.out << "#" << c->id << "  " << Time(c->at_ms) << "  "
+               << "commit " << c->commit_sha.substr(0, 12) << ": "
+               << orchestrator::CommitEventName(c->kind) << "  by " << c->actor
+               << "\n";
+      continue;
     }
-    *ctx.out << "  by " << Str(e, "actor") << "\n";
+    const auto& e = std::get<orchestrator::Event>(entry);
+    *ctx.out << "#" << e.id << "  " << Time(e.at_ms) << "  "
+             << "bug " << e.bug_id << ": "
+             << (e.from ? BugStateName(*e.from) : "(created)") << " -> "
+             << BugStateName(e.to) << "  by " << e.actor << "\n";
   }
   return kExitOk;
 }

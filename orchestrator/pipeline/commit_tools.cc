@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/json_nlohmann.h"
 #include "git/git_repo.h"
 #include "git/patch_apply.h"
 #include "orchestrator/pipeline/step_util.h"
@@ -219,31 +220,24 @@ StatusOr<Json> FuzzBuild(StepContext& ctx, int64_t job_id,
 }
 
 StatusOr<Json> FileAuthorFindings(StepContext& ctx, const std::string& commit,
-                                  const Json& claim) {
+                                  const agents::StressAuthorClaim& claim) {
   Json filed = Json::MakeArray();
-  const Json* list = claim.Find("findings");
-  if (!list || !list->is_array()) return filed;
-  for (const Json& f : list->array()) {
-    const Json* c = f.is_object() ? f.Find("case") : nullptr;
-    const Json* s = f.is_object() ? f.Find("signature") : nullptr;
-    const Json* h = s && s->is_object() ? s->Find("sig") : nullptr;
-    if (!c || !c->is_string() || !h || !h->is_string() ||
-        h->string_value().empty()) {
-      spdlog::warn("author's finding without a case or signature: {}",
-                   f.Dump());
-      continue;
-    }
-    const std::string dir = CaseDir(ctx, c->string_value());
+  for (const std::string& why : claim.refused) {
+    spdlog::warn("author's finding refused: {}", why);
+  }
+  for (const agents::StressAuthorClaim::Finding& f : claim.findings) {
+    // A case id (claims.h checked it), so the directory is in the store.
+    const std::string dir = CaseDir(ctx, f.case_id);
     std::error_code ec;
-    if (c->string_value().find('/') != std::string::npos ||
-        !fs::is_directory(dir, ec)) {
-      spdlog::warn("author's finding names no stored case: {}",
-                   c->string_value());
+    if (!fs::is_directory(dir, ec)) {
+      spdlog::warn("author's finding names no stored case: {}", f.case_id);
       continue;
     }
-    Json finding = f;
+    Json finding = Json::MakeObject();
     finding["case"] = dir;
-    finding["sig"] = *h;
+    finding["status"] = f.status;
+    finding["signature"] = FromJsonDoc(f.signature);
+    finding["sig"] = f.sig;
     ASSIGN_OR_RETURN(Json one, FileFinding(ctx, commit, finding));
     filed.push_back(std::move(one));
   }

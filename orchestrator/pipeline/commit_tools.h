@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/claims.h"
 #include "base/json.h"
 #include "base/status.h"
 #include "orchestrator/pipeline/pipeline.h"
@@ -47,14 +48,13 @@ StatusOr<std::optional<Bug>> KnownBugOfReproduction(StepContext& ctx,
 // reproduction queued). Returns what was done.
 StatusOr<Json> FileFinding(StepContext& ctx, const std::string& commit,
                            const Json& finding);
-// Files the findings of a stress-test author's claim ({"findings": [{case:
-// <sha256 of a stored case>, status, signature: {sig, ...},
-// coarse_signatures}]}) found at `commit`, each as FileFinding does. The
-// claim is the brain's (an LLM's, perhaps): an entry without a signature,
-// or naming no stored case, is skipped with a warning. Returns the array
-// of FileFinding's results.
+// Files the findings of a stress-test author's claim found at `commit`,
+// each as FileFinding does. The claim is the brain's (an LLM's, perhaps):
+// its refused findings (claims.h) are logged, and a finding naming no
+// stored case is skipped with a warning. Returns the array of
+// FileFinding's results.
 StatusOr<Json> FileAuthorFindings(StepContext& ctx, const std::string& commit,
-                                  const Json& claim);
+                                  const agents::StressAuthorClaim& claim);
 // What the target says about itself at commit `sha` built in `bin_dir`
 // (README "The target contract"): the manifest trench-target.json in the
 // commit's tree when there is one, else the built `hloc --capabilities`,

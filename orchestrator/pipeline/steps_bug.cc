@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "agents/claims.h"
+#include "base/json_nlohmann.h"
 #include "compiler/ir/literal_json.h"
 #include "compiler/ir/random_inputs.h"
 #include "orchestrator/pipeline/agent_sessions.h"
@@ -96,15 +98,21 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
         task["target_ops"].push_back(op);
       }
     }
-    ASSIGN_OR_RETURN(Json claim,
+    ASSIGN_OR_RETURN(Json raw,
                      RunAgent(ctx, "reproducer", bug->id, task, *tools));
-    evidence["reproducer"] = claim;
-    const Json* c = claim.Find("case");
-    if (c && c->is_string()) {
-      ASSIGN_OR_RETURN(
-          case_sha,
-          ImportCase(ctx, CaseDir(ctx, c->string_value()), Json::MakeObject()));
-      fields.case_sha256 = case_sha;
+    StatusOr<agents::ReproducerClaim> claim =
+        agents::ParseReproducerClaim(ToJsonDoc(raw));
+    if (!claim.ok()) {
+      evidence["refused"] =
+          "the reproducer's claim: " + claim.status().message();
+    } else {
+      evidence["reproducer"] = FromJsonDoc(agents::ToJson(*claim));
+      if (claim->case_id) {  // A case id: never a path (claims.h).
+        ASSIGN_OR_RETURN(
+            case_sha,
+            ImportCase(ctx, CaseDir(ctx, *claim->case_id), Json::MakeObject()));
+        fields.case_sha256 = case_sha;
+      }
     }
   }
   if (!case_sha) {
@@ -217,19 +225,20 @@ StatusOr<Json> RunMinimizeStep(StepContext& ctx, const Job& job) {
   task["bug"] = bug->id;
   task["case"] = case_sha;
   task["seconds"] = static_cast<int64_t>(ctx.config->reduce_seconds);
-  ASSIGN_OR_RETURN(Json claim,
-                   RunAgent(ctx, "minimizer", bug->id, task, *tools));
+  ASSIGN_OR_RETURN(Json raw, RunAgent(ctx, "minimizer", bug->id, task, *tools));
+  StatusOr<agents::MinimizerClaim> claim =
+      agents::ParseMinimizerClaim(ToJsonDoc(raw));
   std::string minimized = case_sha;
-  const Json* claimed = claim.Find("case");
-  if (claimed && claimed->is_string() && claimed->string_value() != case_sha) {
-    // Recorded in the store (the tool stored it content-addressed).
-    ASSIGN_OR_RETURN(minimized,
-                     ImportCase(ctx, CaseDir(ctx, claimed->string_value()),
-                                Json::MakeObject()));
-  }
   // The orchestrator's own check: the minimized case fails the same way.
   // A claim that does not hold is refused; the original case goes on.
   Json evidence = Json::MakeObject();
+  if (!claim.ok()) {
+    evidence["refused"] = "the minimizer's claim: " + claim.status().message();
+  } else if (claim->case_id && *claim->case_id != case_sha) {
+    // Recorded in the store (the tool stored it content-addressed).
+    ASSIGN_OR_RETURN(minimized, ImportCase(ctx, CaseDir(ctx, *claim->case_id),
+                                           Json::MakeObject()));
+  }
   ASSIGN_OR_RETURN(std::string check, ctx.Scratch(job.id, "check"));
   ASSIGN_OR_RETURN(Json v, RunVerdict(ctx, minimized, bin, check));
   const Json* want = bug->details.Find("status");
@@ -245,10 +254,13 @@ StatusOr<Json> RunMinimizeStep(StepContext& ctx, const Job& job) {
   evidence["from"] = case_sha;
   evidence["to"] = minimized;
   evidence["check"] = VerdictStatus(v);
-  evidence["claim"] = claim;
+  Json minimization = Json::MakeObject();
+  if (claim.ok()) {
+    minimization = FromJsonDoc(agents::ToJson(*claim));
+    evidence["claim"] = minimization;
+  }
   TransitionFields f;
   f.minimized_sha256 = minimized;
-  Json minimization = claim;
   if (StatusOr<hlo_diff::Case> c = hlo_diff::ReadCase(CaseDir(ctx, minimized));
       c.ok()) {
     minimization["module"] = c->module_text;

@@ -8,11 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "base/json_nlohmann.h"
+#include "git/git_repo.h"
+#include "git/mirror.h"
+#include "git/patch_apply.h"
 #include "orchestrator/pipeline/agent_sessions.h"
 #include "orchestrator/pipeline/commit_tools.h"
-#include "git/mirror.h"
 #include "orchestrator/pipeline/step_util.h"
-#include "git/git_repo.h"
 
 namespace trench::orchestrator {
 
@@ -157,15 +159,16 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
     task["seed"] = (ctx.config->fuzz_seed + job.id) % 4294967296;
     // The author's failure (a broken LLM set-up falls back by itself) must
     // not cost the commit its unfocused campaign.
-    StatusOr<Json> claim =
+    StatusOr<Json> raw =
         RunAgent(ctx, "stress_test_author", std::nullopt, task, *tools);
+    StatusOr<agents::StressAuthorClaim> claim =
+        raw.ok() ? agents::ParseStressAuthorClaim(ToJsonDoc(*raw))
+                 : StatusOr<agents::StressAuthorClaim>(raw.status());
     if (claim.ok()) {
       ASSIGN_OR_RETURN(Json mine, FileAuthorFindings(ctx, sha, *claim));
       for (const Json& one : mine.array()) filed.push_back(one);
-      if (const Json* p = claim->Find("programs"); p && p->is_integer()) {
-        programs += p->int64_value();
-      }
-      out["author"] = *claim;
+      programs += claim->programs.value_or(0);
+      out["author"] = FromJsonDoc(agents::ToJson(*claim));
     } else {
       spdlog::warn("fuzz {}: the stress-test author failed: {}",
                    sha.substr(0, 12), claim.status().message());

@@ -5,14 +5,16 @@
 
 #include <filesystem>
 
-#include "git/patch_apply.h"
+#include "agents/claims.h"
 #include "agents/sandbox_toolbox.h"
+#include "base/json_nlohmann.h"
 #include "base/sha256.h"
+#include "git/patch_apply.h"
 #include "orchestrator/pipeline/agent_sessions.h"
-#include "orchestrator/store/records_json.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/step_util.h"
 #include "orchestrator/pipeline/triage_report.h"
+#include "orchestrator/store/records_json.h"
 
 namespace trench::orchestrator {
 namespace fs = std::filesystem;
@@ -129,7 +131,8 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job.id, "draft"));
   ASSIGN_OR_RETURN(std::vector<Patch> earlier, ctx.store->ListPatches(bug.id));
 
-  std::vector<Json> candidates;
+  // What submit_patch accepted (the tool's arguments, schema-checked).
+  std::vector<agents::DrafterClaim::Candidate> candidates;
   agents::ToolContext tc = ToolContextFor(ctx, bin, scratch, *head);
   tc.try_patch = [&](const Json& args) {
     return TryPatch(ctx, bug, *head, job.id, args);
@@ -141,7 +144,12 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
         return FailedPrecondition("this patch was rejected by a reviewer");
       }
     }
-    candidates.push_back(args);
+    agents::DrafterClaim::Candidate c;
+    c.candidate = static_cast<int64_t>(candidates.size()) + 1;
+    c.strategy = StringOr(args, "strategy");
+    c.diff = diff;
+    c.rationale = StringOr(args, "rationale");
+    candidates.push_back(std::move(c));
     Json out = Json::MakeObject();
     out["candidate"] = static_cast<int64_t>(candidates.size());
     return out;
@@ -162,13 +170,19 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   }
   task["culprit"] = culprit;
   task["head"] = *head;
-  ASSIGN_OR_RETURN(Json claim,
+  ASSIGN_OR_RETURN(Json raw,
                    RunAgent(ctx, "patch_drafter", bug.id, task, *tools));
   if (candidates.empty()) {
+    // Only the claim's reason is read: the candidates are what
+    // submit_patch accepted, not what the claim lists.
+    StatusOr<agents::DrafterClaim> claim =
+        agents::ParseDrafterClaim(ToJsonDoc(raw));
     const std::string why =
         "the drafter found no patch that makes the "
         "repro pass: " +
-        StringOr(claim, "reason");
+        (claim.ok()
+             ? claim->reason.value_or("")
+             : "(its claim is refused: " + claim.status().message() + ")");
     RETURN_IF_ERROR(GiveUpRound(ctx, bug, why));
     // A finished round (the reconciler starts the next one, up to
     // max_draft_rounds), not a failed job.
@@ -179,12 +193,13 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
     return out;
   }
   // The smallest diff first.
-  std::stable_sort(
-      candidates.begin(), candidates.end(), [](const Json& a, const Json& b) {
-        return StringOr(a, "diff").size() < StringOr(b, "diff").size();
-      });
-  const Json& best = candidates.front();
-  const std::string diff = StringOr(best, "diff");
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const agents::DrafterClaim::Candidate& a,
+                      const agents::DrafterClaim::Candidate& b) {
+                     return a.diff.size() < b.diff.size();
+                   });
+  const agents::DrafterClaim::Candidate& best = candidates.front();
+  const std::string& diff = best.diff;
   const std::string branch = "trench/bug-" + std::to_string(bug.id);
   int64_t patch_id = 0;
   for (const Patch& p : earlier) {  // A re-run after a crash.
@@ -196,19 +211,19 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   Json evidence = Json::MakeObject();
   evidence["event"] = "patch_drafted";
   evidence["patch"] = patch_id;
-  evidence["strategy"] = StringOr(best, "strategy");
+  evidence["strategy"] = best.strategy;
   evidence["candidates"] = static_cast<int64_t>(candidates.size());
   Json draft = Json::MakeObject();
   draft["base"] = *head;
   draft["patch"] = patch_id;
-  draft["strategy"] = StringOr(best, "strategy");
-  draft["rationale"] = StringOr(best, "rationale");
+  draft["strategy"] = best.strategy;
+  draft["rationale"] = best.rationale.value_or("");
   TransitionFields f;
   f.details = DetailsWith(bug, "draft", draft);
   ASSIGN_OR_RETURN(Bug moved,
                    Advance(ctx, bug, BugState::kPatchDrafted, evidence, f));
   spdlog::info("patch_drafted: bug {} patch {} ({})", moved.id, patch_id,
-               StringOr(best, "strategy"));
+               best.strategy);
   return evidence;
 }
 

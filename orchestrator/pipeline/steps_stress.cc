@@ -4,6 +4,7 @@
 // brain) proposes findings; each one is filed like a fuzz finding.
 #include <spdlog/spdlog.h>
 
+#include "base/json_nlohmann.h"
 #include "orchestrator/pipeline/agent_sessions.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/step_util.h"
@@ -43,12 +44,18 @@ StatusOr<Json> RunStressStep(StepContext& ctx, const Job& job) {
   task["area"] = area;
   task["seconds"] = static_cast<int64_t>(ctx.config->verify_fuzz_seconds);
   task["seed"] = job.id;
-  ASSIGN_OR_RETURN(Json claim,
+  ASSIGN_OR_RETURN(Json raw,
                    RunAgent(ctx, "stress_test_author", bug->id, task, *tools));
-  ASSIGN_OR_RETURN(Json filed, FileAuthorFindings(ctx, *head, claim));
   Json out = Json::MakeObject();
   out["area"] = area;
-  out["filed"] = std::move(filed);
+  out["filed"] = Json::MakeArray();
+  StatusOr<agents::StressAuthorClaim> claim =
+      agents::ParseStressAuthorClaim(ToJsonDoc(raw));
+  if (claim.ok()) {
+    ASSIGN_OR_RETURN(out["filed"], FileAuthorFindings(ctx, *head, *claim));
+  } else {
+    out["refused"] = "the author's claim: " + claim.status().message();
+  }
   spdlog::info("stress: bug {}'s area {}: {} findings", bug->id, area.Dump(),
                out["filed"].size());
   return out;

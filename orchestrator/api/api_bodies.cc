@@ -1,0 +1,222 @@
+// The HTTP API's bodies as records (api_bodies.h).
+#include "orchestrator/api/api_bodies.h"
+
+namespace trench::orchestrator {
+namespace {
+
+// A request body: one JSON object, read strictly (null is a wrong type).
+StatusOr<JsonDoc> ParseRequestBody(std::string_view body) {
+  StatusOr<JsonDoc> doc = ParseJsonDoc(body);
+  if (!doc.ok()) {
+    return InvalidArgument("malformed JSON in request body: " +
+                           doc.status().message());
+  }
+  if (!doc->is_object()) {
+    return InvalidArgument("request body must be a JSON object, got " +
+                           std::string(doc->type_name()));
+  }
+  return doc;
+}
+
+// The records of the array member `key` (absent: none).
+template <typename T>
+StatusOr<std::vector<T>> List(const JsonFields& f, std::string_view key,
+                              StatusOr<T> (*parse)(const JsonDoc&)) {
+  ASSIGN_OR_RETURN(const JsonDoc* a, f.OptionalArray(key));
+  std::vector<T> out;
+  for (size_t i = 0; a != nullptr && i < a->size(); ++i) {
+    StatusOr<T> one = parse((*a)[i]);
+    if (!one.ok()) {
+      return one.status().WithContext(
+          f.Name(std::string(key) + "[" + std::to_string(i) + "]"));
+    }
+    out.push_back(std::move(*one));
+  }
+  return out;
+}
+
+template <typename T>
+JsonDoc ListJson(const std::vector<T>& v) {
+  JsonDoc a = JsonDoc::array();
+  for (const T& x : v) a.push_back(ToJson(x));
+  return a;
+}
+
+StatusOr<Bug> BugMember(const JsonFields& f) {
+  ASSIGN_OR_RETURN(const JsonDoc* bug, f.Required("bug"));
+  StatusOr<Bug> b = BugFromJson(*bug);
+  if (!b.ok()) return b.status().WithContext(f.Name("bug"));
+  return b;
+}
+
+StatusOr<EventFeed::Entry> FeedEntry(const JsonDoc& doc) {
+  ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(doc));
+  ASSIGN_OR_RETURN(std::string kind, f.String("kind"));
+  if (kind == "bug") {
+    ASSIGN_OR_RETURN(Event e, EventFromJson(doc));
+    return EventFeed::Entry(std::move(e));
+  }
+  if (kind == "commit") {
+    ASSIGN_OR_RETURN(CommitEvent e, CommitEventFromJson(doc));
+    return EventFeed::Entry(std::move(e));
+  }
+  return InvalidArgument(f.Name("kind") + " must be \"bug\" or \"commit\"");
+}
+
+}  // namespace
+
+std::string_view DecisionName(ReviewRequest::Decision d) {
+  return d == ReviewRequest::Decision::kApprove ? "approve" : "reject";
+}
+
+StatusOr<ReportRequest> ParseReportRequest(std::string_view body) {
+  ASSIGN_OR_RETURN(JsonDoc doc, ParseRequestBody(body));
+  ASSIGN_OR_RETURN(JsonFields f,
+                   JsonFields::Of(doc, "", JsonFields::Null::kWrongType));
+  RETURN_IF_ERROR(f.OnlyFields({"text", "title", "hlo", "inputs"}));
+  ReportRequest r;
+  ASSIGN_OR_RETURN(r.text, f.OptionalString("text"));
+  ASSIGN_OR_RETURN(r.title, f.OptionalString("title"));
+  ASSIGN_OR_RETURN(r.hlo, f.OptionalString("hlo"));
+  if (f.Find("inputs") != nullptr) {
+    if (!r.hlo) return InvalidArgument("field 'inputs' needs 'hlo'");
+    ASSIGN_OR_RETURN(const JsonDoc* a, f.OptionalArray("inputs"));
+    r.inputs = *a;
+  }
+  return r;
+}
+
+JsonDoc ToJson(const ReportRequest& r) {
+  JsonDoc j = JsonDoc::object();
+  if (r.text) j["text"] = *r.text;
+  if (r.title) j["title"] = *r.title;
+  if (r.hlo) j["hlo"] = *r.hlo;
+  if (!r.inputs.is_null()) j["inputs"] = r.inputs;
+  return j;
+}
+
+StatusOr<ReviewRequest> ParseReviewRequest(std::string_view body) {
+  ASSIGN_OR_RETURN(JsonDoc doc, ParseRequestBody(body));
+  ASSIGN_OR_RETURN(JsonFields f,
+                   JsonFields::Of(doc, "", JsonFields::Null::kWrongType));
+  RETURN_IF_ERROR(f.OnlyFields({"decision", "comment"}));
+  ReviewRequest r;
+  ASSIGN_OR_RETURN(std::optional<std::string> decision,
+                   f.OptionalString("decision"));
+  ASSIGN_OR_RETURN(r.comment, f.OptionalString("comment"));
+  if (decision == "approve") {
+    r.decision = ReviewRequest::Decision::kApprove;
+  } else if (decision == "reject") {
+    r.decision = ReviewRequest::Decision::kReject;
+  } else {
+    return InvalidArgument(
+        "field 'decision' must be \"approve\" or \"reject\"");
+  }
+  return r;
+}
+
+JsonDoc ToJson(const ReviewRequest& r) {
+  JsonDoc j = JsonDoc::object();
+  j["decision"] = DecisionName(r.decision);
+  if (r.comment) j["comment"] = *r.comment;
+  return j;
+}
+
+StatusOr<ReportCreated> ParseReportCreated(const JsonDoc& doc) {
+  ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(doc));
+  ReportCreated r;
+  ASSIGN_OR_RETURN(r.id, f.Int("id"));
+  if (r.id <= 0) return InvalidArgument("field 'id' must be positive");
+  ASSIGN_OR_RETURN(r.case_sha256, f.OptionalString("case"));
+  return r;
+}
+
+JsonDoc ToJson(const ReportCreated& r) {
+  JsonDoc j = JsonDoc::object();
+  j["id"] = r.id;
+  if (r.case_sha256) j["case"] = *r.case_sha256;
+  return j;
+}
+
+StatusOr<BugList> ParseBugList(const JsonDoc& doc) {
+  ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(doc));
+  RETURN_IF_ERROR(f.Required("bugs").status());
+  BugList r;
+  ASSIGN_OR_RETURN(r.bugs, List<Bug>(f, "bugs", &BugFromJson));
+  return r;
+}
+
+JsonDoc ToJson(const BugList& r) {
+  JsonDoc j = JsonDoc::object();
+  j["bugs"] = ListJson(r.bugs);
+  return j;
+}
+
+StatusOr<BugPage> ParseBugPage(const JsonDoc& doc) {
+  ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(doc));
+  BugPage r;
+  ASSIGN_OR_RETURN(r.bug, BugMember(f));
+  ASSIGN_OR_RETURN(r.events, List<Event>(f, "events", &EventFromJson));
+  ASSIGN_OR_RETURN(r.patches, List<Patch>(f, "patches", &PatchFromJson));
+  return r;
+}
+
+JsonDoc ToJson(const BugPage& r) {
+  JsonDoc j = JsonDoc::object();
+  j["bug"] = ToJson(r.bug);
+  j["events"] = ListJson(r.events);
+  j["patches"] = ListJson(r.patches);
+  return j;
+}
+
+StatusOr<ReviewResult> ParseReviewResult(const JsonDoc& doc) {
+  ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(doc));
+  ReviewResult r;
+  ASSIGN_OR_RETURN(r.bug, BugMember(f));
+  return r;
+}
+
+JsonDoc ToJson(const ReviewResult& r) {
+  JsonDoc j = JsonDoc::object();
+  j["bug"] = ToJson(r.bug);
+  return j;
+}
+
+StatusOr<EventFeed> ParseEventFeed(const JsonDoc& doc) {
+  ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(doc));
+  EventFeed r;
+  RETURN_IF_ERROR(f.Required("events").status());
+  ASSIGN_OR_RETURN(r.events, List<EventFeed::Entry>(f, "events", &FeedEntry));
+  ASSIGN_OR_RETURN(std::optional<int64_t> next, f.OptionalInt("next"));
+  r.next = next.value_or(0);
+  return r;
+}
+
+JsonDoc ToJson(const EventFeed& r) {
+  JsonDoc j = JsonDoc::object();
+  JsonDoc list = JsonDoc::array();
+  for (const EventFeed::Entry& e : r.events) {
+    list.push_back(std::visit([](const auto& x) { return ToJson(x); }, e));
+  }
+  j["events"] = std::move(list);
+  j["next"] = r.next;
+  return j;
+}
+
+StatusOr<ErrorBody> ParseErrorBody(const JsonDoc& doc) {
+  ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(doc));
+  ASSIGN_OR_RETURN(const JsonDoc* error, f.Required("error"));
+  ASSIGN_OR_RETURN(JsonFields ef, JsonFields::Of(*error, "error"));
+  ErrorBody r;
+  ASSIGN_OR_RETURN(r.code, ef.String("code"));
+  ASSIGN_OR_RETURN(r.message, ef.String("message"));
+  return r;
+}
+
+JsonDoc ToJson(const ErrorBody& r) {
+  JsonDoc j = JsonDoc::object();
+  j["error"] = {{"code", r.code}, {"message", r.message}};
+  return j;
+}
+
+}  // namespace trench::orchestrator
