@@ -18,6 +18,7 @@
 #include "tools/hlo-bisect/hlo_bisect.h"
 #include "tools/hlo-diff/hlo_diff.h"
 #include "tools/hlo-reduce/hlo_reduce.h"
+#include "triage/case/verdict_status.h"
 
 namespace trench::cli {
 namespace {
@@ -141,7 +142,7 @@ int CmdTriage(const Context& ctx) {
   triage["verdict"] = *verdict;
 
   std::string localize_dir = case_dir;
-  if (orchestrator::IsFailureVerdict(status)) {
+  if (hlo_diff::IsFailureStatus(status)) {
     // 2. Reduction.
     if (flags->Has("no-reduce")) {
       notes.push_back("reduction skipped (--no-reduce)");
