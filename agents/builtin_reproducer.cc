@@ -11,6 +11,7 @@
 
 #include "agents/builtin_brains.h"
 #include "git/unified_diff.h"
+#include "triage/case/verdict_status.h"
 
 namespace trench::agents {
 namespace {
@@ -55,12 +56,6 @@ size_t ModuleEnd(const std::vector<std::string_view>& lines, size_t begin,
       return i + 1;
   }
   return limit;
-}
-
-// Verdict statuses that say nothing about the compiler under test.
-bool Unjudgeable(const std::string& status) {
-  return status == "invalid_input" || status == "oracle_unsupported" ||
-         status == "target_unsupported";
 }
 
 Json NoCase(const std::string& reason) {
@@ -172,7 +167,9 @@ class Reproducer : public Brain {
       if (const Json* f = r.output.Find("findings"); f && f->is_array()) {
         for (const Json& x : f->array()) {
           const std::string id = x.is_object() ? OutString(x, "case") : "";
-          if (id.empty() || Unjudgeable(OutString(x, "status"))) continue;
+          if (id.empty() ||
+              hlo_diff::IsUnjudgeableStatus(OutString(x, "status")))
+            continue;
           *described = std::move(note);
           return std::optional<std::string>(id);
         }
@@ -220,7 +217,7 @@ class Reproducer : public Brain {
     if (const Json* s = r.output.Find("statuses"); s && s->is_array()) {
       claim["statuses"] = *s;
     }
-    if (Unjudgeable(status)) {
+    if (hlo_diff::IsUnjudgeableStatus(status)) {
       claim["outcome"] = "not_reproducible";
       claim["reason"] =
           "the case cannot be judged on this target (status " + status + ")";

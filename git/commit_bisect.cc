@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <optional>
 
 #include "triage/case/verdict.h"
 
@@ -26,7 +28,7 @@ std::string Fixed1(double s) {
 struct Tested {
   bool built = false;
   std::string status;  // Verdict status ("" when not built).
-  Json verdict;
+  std::optional<hlo_diff::Verdict> verdict;  // When built.
   Json step;
 };
 
@@ -34,7 +36,12 @@ class Bisector {
  public:
   Bisector(const hlo_diff::Case& c, GitRepo& repo, CommitBuilder& builder,
            const CommitBisectOptions& options)
-      : case_(c), repo_(repo), builder_(builder), options_(options) {}
+      : case_(c), repo_(repo), builder_(builder), options_(options) {
+    // Parsed once for every commit's run (a module that does not parse is
+    // judged invalid_input by each run instead).
+    auto m = hlo_diff::ParseCaseModule(c.module_text, "module.hlo");
+    if (m.ok()) module_ = std::move(m).value();
+  }
 
   StatusOr<Json> Run();
 
@@ -48,6 +55,7 @@ class Bisector {
   Outcome Classify(const Tested& t, std::string* reason) const;
 
   const hlo_diff::Case& case_;
+  std::unique_ptr<HloModule> module_;  // Null: does not parse.
   GitRepo& repo_;
   CommitBuilder& builder_;
   const CommitBisectOptions& options_;
@@ -74,9 +82,11 @@ StatusOr<Tested> Bisector::Test(const std::string& rev, const std::string& key,
     hlo_diff::TargetRunner runner(spec);
     const std::string work =
         (fs::path(options_.work_dir) / "runs" / b.key).string();
-    ASSIGN_OR_RETURN(t.verdict, hlo_diff::ComputeVerdict(case_, runner, work));
-    const Json* s = t.verdict.Find("status");
-    t.status = s && s->is_string() ? s->string_value() : "";
+    ASSIGN_OR_RETURN(
+        t.verdict, module_
+                       ? hlo_diff::ComputeVerdict(case_, *module_, runner, work)
+                       : hlo_diff::ComputeVerdict(case_, runner, work));
+    t.status = t.verdict->status_name();
     Progress("test  " + info.ShortSha() + ": " + t.status);
   }
   Json step = Json::MakeObject();
@@ -87,8 +97,8 @@ StatusOr<Tested> Bisector::Test(const std::string& rev, const std::string& key,
   step["cached"] = b.cached;
   step["build_seconds"] = b.seconds;
   step["status"] = b.built ? Json(t.status) : Json();
-  const Json* sig = t.verdict.Find("signature");
-  step["sig"] = sig && sig->Find("sig") ? *sig->Find("sig") : Json();
+  const Json* sig = t.verdict ? t.verdict->signature.Find("sig") : nullptr;
+  step["sig"] = sig ? *sig : Json();
   if (!b.built) {
     step["reason"] = b.reason;
     step["log_tail"] = b.log_tail;
@@ -125,7 +135,7 @@ StatusOr<Json> Bisector::Run() {
         "bad commit " + bad.ShortSha() +
         " does not build: " + at_bad.step.Find("reason")->string_value());
   }
-  if (!IsFailureStatus(at_bad.status)) {
+  if (!hlo_diff::IsFailureStatus(at_bad.status)) {
     return FailedPrecondition("the case does not fail at bad commit " +
                               bad.ShortSha() + ": " + at_bad.status);
   }
@@ -168,8 +178,7 @@ StatusOr<Json> Bisector::Run() {
   report["commits"] = range.size();
   Json bv = Json::MakeObject();
   bv["status"] = bad_status_;
-  const Json* sig = at_bad.verdict.Find("signature");
-  bv["signature"] = sig ? *sig : Json();
+  bv["signature"] = at_bad.verdict ? at_bad.verdict->signature : Json();
   report["bad_verdict"] = bv;
   const bool found = candidates.size() == 1;
   report["culprit"] = found ? candidates.array()[0] : Json();
@@ -235,11 +244,6 @@ const char* OutcomeName(Outcome o) {
       return "skip";
   }
   return "?";
-}
-
-bool IsFailureStatus(const std::string& status) {
-  return !status.empty() && status != "pass" && status != "invalid_input" &&
-         status != "oracle_unsupported" && status != "target_unsupported";
 }
 
 BisectSearch::BisectSearch(size_t n) : lo_(0), hi_(n), skipped_(n + 1) {}

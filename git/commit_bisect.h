@@ -4,8 +4,8 @@
 // BisectCommits builds commits with a CommitBuilder, runs the case on each
 // build through hlo-diff's verdict (triage/case/verdict.h, with
 // TargetSpec::FromBinaryDir(the cached binaries)), and
-//   1. checks that bad fails (a failure status: not pass, invalid_input,
-//      oracle_unsupported, target_unsupported) and that good passes;
+//   1. checks that bad fails (a failure status of verdict_status.def:
+//      hlo_diff::IsFailure) and that good passes;
 //   2. binary-searches the first-parent line good..bad (GitRepo::
 //      FirstParentRange): a commit is bad when its verdict has the status
 //      bad has, good when it passes, and skipped when it does not build or
@@ -91,8 +91,5 @@ struct CommitBisectOptions {
 StatusOr<Json> BisectCommits(const hlo_diff::Case& c, GitRepo& repo,
                              CommitBuilder& builder,
                              const CommitBisectOptions& options);
-
-// True for verdict statuses that are failures of the target.
-bool IsFailureStatus(const std::string& status);
 
 }  // namespace trench::hlo_bisect

@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
-#include "git/commit_bisect.h"
 #include "triage/case/case_bundle.h"
+#include "triage/case/verdict_status.h"
 
 namespace trench::orchestrator {
 namespace fs = std::filesystem;
@@ -120,7 +120,7 @@ std::string VerdictStatus(const Json& verdict) {
 }
 
 bool IsFailure(const std::string& status) {
-  return hlo_bisect::IsFailureStatus(status);
+  return hlo_diff::IsFailureStatus(status);
 }
 
 agents::ToolContext ToolContextFor(const StepContext& ctx,

@@ -4,6 +4,8 @@
 #include <ctime>
 #include <sstream>
 
+#include "triage/case/verdict_status.h"
+
 namespace trench::orchestrator {
 namespace {
 
@@ -295,12 +297,6 @@ void Section(std::ostringstream& o, const std::string& title,
 
 }  // namespace
 
-bool IsFailureVerdict(const std::string& status) {
-  return status == "mismatch" || status == "nan_mismatch" ||
-         status == "compile_crash" || status == "run_crash" ||
-         status == "timeout" || status == "memory_error";
-}
-
 StatusOr<std::string> BugReportText(const Json& bug_response) {
   const Json* bug = Obj(&bug_response, "bug");
   if (bug == nullptr) {
@@ -396,12 +392,12 @@ std::string TriageRunText(const Json& triage) {
   const std::string min_case = Str(t, "minimized_case");
   if (!min_case.empty()) m = "case: " + min_case + "\n" + m;
   const std::string nothing =
-      verdict != nullptr && !IsFailureVerdict(status)
+      verdict != nullptr && !hlo_diff::IsFailureStatus(status)
           ? "nothing to reduce: the case does not fail (" + status + ")\n"
           : std::string("not done\n");
   Section(o, "Minimized case", m, nothing);
   Section(o, "Localization", LocalizationText(Obj(t, "localization")),
-          verdict != nullptr && !IsFailureVerdict(status)
+          verdict != nullptr && !hlo_diff::IsFailureStatus(status)
               ? "nothing to localize: the case does not fail (" + status + ")\n"
               : std::string("not done\n"));
   Section(o, "Culprit commit",

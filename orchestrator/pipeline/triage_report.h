@@ -54,8 +54,4 @@ StatusOr<std::string> BugReportText(const Json& bug_response);
 // Never fails; missing parts render as "not done" with the notes.
 std::string TriageRunText(const Json& triage);
 
-// True for verdict statuses that are failures of the target (mismatch,
-// nan_mismatch, compile_crash, run_crash, timeout, memory_error).
-bool IsFailureVerdict(const std::string& status);
-
 }  // namespace trench::orchestrator

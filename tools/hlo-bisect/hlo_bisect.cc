@@ -1,18 +1,16 @@
 #include "tools/hlo-bisect/hlo_bisect.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "tools/hlo-bisect/build_cli.h"
 #include "tools/hlo-bisect/commit_cli.h"
-#include "triage/localize/localization_report.h"
-#include "triage/localize/localize.h"
 #include "triage/case/case_bundle.h"
 #include "triage/case/target_flags.h"
 #include "triage/case/target_runner.h"
+#include "triage/localize/localization_report.h"
+#include "triage/localize/localize.h"
 
 namespace trench {
 namespace {
@@ -77,18 +75,6 @@ StatusOr<Args> Parse(int argc, char** argv) {
   return a;
 }
 
-// A work directory removed on destruction unless kept.
-struct WorkDir {
-  std::string path;
-  bool keep = false;
-  ~WorkDir() {
-    if (!keep && !path.empty()) {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  }
-};
-
 }  // namespace
 
 int RunHloBisect(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -114,12 +100,12 @@ int RunHloBisect(int argc, char** argv, std::ostream& out, std::ostream& err) {
       return 2;
     }
   }
-  StatusOr<hlo_diff::Case> c = hlo_diff::ReadCase(args->case_dir);
+  std::unique_ptr<HloModule> module;
+  StatusOr<hlo_diff::Case> c = hlo_diff::ReadCase(args->case_dir, &module);
   if (!c.ok()) {
     err << "hlo-bisect: " << c.status().message() << "\n";
     return 1;
   }
-  WorkDir work;
   if (!args->keep.empty()) {
     std::error_code ec;
     fs::create_directories(args->keep, ec);
@@ -127,20 +113,11 @@ int RunHloBisect(int argc, char** argv, std::ostream& out, std::ostream& err) {
       err << "hlo-bisect: " << args->keep << ": " << ec.message() << "\n";
       return 2;
     }
-    work.path = args->keep;
-    work.keep = true;
-  } else {
-    char tmpl[] = "/tmp/hlo-bisect.XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) {
-      err << "hlo-bisect: cannot create a work directory\n";
-      return 2;
-    }
-    work.path = tmpl;
   }
-  hlo_bisect::TargetProber prober(
-      *c, args->target.Spec(hlo_diff::TargetMode::kHlocTpusim), work.path);
-  StatusOr<hlo_bisect::Localization> l =
-      hlo_bisect::Localize(*c, prober, options);
+  StatusOr<hlo_bisect::Localization> l = hlo_bisect::LocalizeOnTarget(
+      *c, std::move(module),
+      args->target.Spec(hlo_diff::TargetMode::kHlocTpusim), args->keep,
+      options);
   if (!l.ok()) {
     err << "hlo-bisect: " << l.status().message() << "\n";
     return l.status().code() == StatusCode::kFailedPrecondition ? 1 : 2;

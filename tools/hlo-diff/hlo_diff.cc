@@ -1,8 +1,5 @@
 #include "tools/hlo-diff/hlo_diff.h"
 
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -90,12 +87,13 @@ StatusOr<Args> Parse(int argc, char** argv) {
   return a;
 }
 
-// Loads the case (a bundle, or a module with random inputs).
-StatusOr<Case> LoadCase(const Args& a) {
+// Loads the case (a bundle, or a module with random inputs) and its parsed
+// module (*module).
+StatusOr<Case> LoadCase(const Args& a, std::unique_ptr<HloModule>* module) {
   std::error_code ec;
   if (fs::is_directory(a.input, ec)) {
     if (a.random) return InvalidArgument("--random-inputs needs MODULE.hlo");
-    return hlo_diff::ReadCase(a.input);
+    return hlo_diff::ReadCase(a.input, module);
   }
   if (!a.random) {
     return InvalidArgument(a.input +
@@ -106,32 +104,20 @@ StatusOr<Case> LoadCase(const Args& a) {
   if (!in) return IoError(a.input + ": cannot read");
   std::ostringstream text;
   text << in.rdbuf();
-  ASSIGN_OR_RETURN(auto module, hlo_diff::ParseCaseModule(text.str(), a.input));
-  std::vector<Literal> inputs = hlo_diff::ArgumentLeaves(
-      RandomArguments(*module->entry_computation(), a.seed));
-  Json origin = Json::MakeObject();
-  origin["kind"] = "random_inputs";
-  origin["module"] = a.input;
-  origin["seed"] = a.seed;
-  return hlo_diff::MakeCase(text.str(), std::move(inputs), {},
-                            std::move(origin));
+  ASSIGN_OR_RETURN(*module, hlo_diff::ParseCaseModule(text.str(), a.input));
+  // The inputs fit the module by construction (no MakeCase: it would parse
+  // the module again).
+  Case c;
+  c.module_text = text.str();
+  c.inputs = hlo_diff::ArgumentLeaves(
+      RandomArguments(*(*module)->entry_computation(), a.seed));
+  c.origin["kind"] = "random_inputs";
+  c.origin["module"] = a.input;
+  c.origin["seed"] = a.seed;
+  return c;
 }
 
 }  // namespace
-
-int HloDiffExitCode(const std::string& status) {
-  if (status == "pass") return kHloDiffPass;
-  if (status == "invalid_input") return kHloDiffInvalidInput;
-  if (status == "mismatch" || status == "nan_mismatch") return kHloDiffMismatch;
-  if (status == "compile_crash" || status == "run_crash" ||
-      status == "timeout" || status == "memory_error") {
-    return kHloDiffCrash;
-  }
-  if (status == "oracle_unsupported" || status == "target_unsupported") {
-    return kHloDiffUnsupported;
-  }
-  return kHloDiffUsage;
-}
 
 int RunHloDiff(int argc, char** argv, std::ostream& out, std::ostream& err) {
   StatusOr<Args> args = Parse(argc, argv);
@@ -143,7 +129,8 @@ int RunHloDiff(int argc, char** argv, std::ostream& out, std::ostream& err) {
     out << Usage();
     return kHloDiffPass;
   }
-  StatusOr<Case> c = LoadCase(*args);
+  std::unique_ptr<HloModule> module;
+  StatusOr<Case> c = LoadCase(*args, &module);
   if (c.ok() && !args->compare.empty()) {
     Json o = c->options.ToJson();
     o["compare"] = args->compare;
@@ -156,34 +143,22 @@ int RunHloDiff(int argc, char** argv, std::ostream& out, std::ostream& err) {
   }
   if (!c.ok()) {
     err << "hlo-diff: " << c.status().message() << "\n";
-    out << hlo_diff::InvalidInputVerdict(c.status().message()).DumpPretty()
+    out << hlo_diff::InvalidInputVerdict(c.status().message())
+               .ToJson()
+               .DumpPretty()
         << "\n";
     return kHloDiffInvalidInput;
   }
-  std::string work = args->keep;
-  bool temp_work = false;
-  if (work.empty()) {
-    char tmpl[] = "/tmp/hlo-diff.XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) {
-      err << "hlo-diff: cannot create a temporary directory\n";
-      return kHloDiffUsage;
-    }
-    work = tmpl;
-    temp_work = true;
-  }
-  StatusOr<Json> verdict = [&]() -> StatusOr<Json> {
-    hlo_diff::TargetRunner runner(
-        args->target.Spec(hlo_diff::TargetMode::kHlocTpusim));
-    return hlo_diff::ComputeVerdict(*c, runner, work);
-  }();
-  std::error_code ec;
-  if (temp_work) fs::remove_all(work, ec);
+  StatusOr<hlo_diff::Verdict> verdict = hlo_diff::Diff(
+      *c, *module, args->target.Spec(hlo_diff::TargetMode::kHlocTpusim),
+      args->keep);
   if (!verdict.ok()) {
     err << "hlo-diff: " << verdict.status().message() << "\n";
     return kHloDiffUsage;
   }
-  c->verdict = *verdict;
-  if (const Json* sig = verdict->Find("signature")) c->signature = *sig;
+  const Json json = verdict->ToJson();
+  c->verdict = json;
+  c->signature = verdict->signature;
   Status saved;
   if (!args->write_case.empty()) {
     saved = hlo_diff::WriteCase(args->write_case, *c);
@@ -200,11 +175,9 @@ int RunHloDiff(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return kHloDiffUsage;
   }
   StatusOr<std::string> text =
-      PrintJson(*verdict, {.indent = 2, .non_finite_as_null = true});
-  out << (text.ok() ? *text : verdict->DumpPretty()) << "\n";
-  const Json* status = verdict->Find("status");
-  return HloDiffExitCode(status && status->is_string() ? status->string_value()
-                                                       : "");
+      PrintJson(json, {.indent = 2, .non_finite_as_null = true});
+  out << (text.ok() ? *text : json.DumpPretty()) << "\n";
+  return hlo_diff::HloDiffExitCode(verdict->status);
 }
 
 }  // namespace trench

@@ -25,7 +25,7 @@
 // the file and the problem); 2 usage, or the harness itself failed (e.g.
 // the target program cannot be executed); 10 mismatch or nan_mismatch; 11
 // compile_crash, run_crash, timeout or memory_error; 12 oracle_unsupported
-// or target_unsupported.
+// or target_unsupported (the registry's column: verdict_status.def).
 #pragma once
 
 #include <ostream>
@@ -42,8 +42,5 @@ inline constexpr int kHloDiffUnsupported = 12;
 
 // Runs hlo-diff with argv[1..argc-1]. Never throws.
 int RunHloDiff(int argc, char** argv, std::ostream& out, std::ostream& err);
-
-// The exit code for a verdict status string.
-int HloDiffExitCode(const std::string& status);
 
 }  // namespace trench

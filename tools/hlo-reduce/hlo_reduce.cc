@@ -9,7 +9,7 @@
 #include "triage/case/case_bundle.h"
 #include "triage/case/target_flags.h"
 #include "triage/case/target_runner.h"
-#include "triage/reduce/interestingness.h"
+#include "triage/reduce/reduce_case.h"
 #include "triage/reduce/reducer.h"
 #include "triage/reduce/reduction_pass.h"
 
@@ -129,95 +129,38 @@ StatusOr<Args> Parse(int argc, char** argv) {
   return a;
 }
 
-hlo_diff::TargetSpec MakeSpec(const Args& a) {
-  return a.target.Spec(hlo_diff::TargetMode::kServe);
-}
-
 // The run after parsing and loading; returns the exit code.
 int Reduce(const Args& a, const hlo_diff::Case& c,
            const std::vector<std::unique_ptr<ReductionPass>>& passes,
            const std::string& work, std::ostream& out, std::ostream& err) {
-  // The test.
-  std::unique_ptr<Interestingness> test;
-  std::string culprit = a.culprit;
-  if (a.test.empty() && culprit.empty()) {
-    culprit = CulpritFromSignature(c.signature);
-  }
-  if (!a.test.empty()) {
-    StatusOr<std::unique_ptr<ExternalCommandTest>> t =
-        ExternalCommandTest::Create({.command = a.test,
-                                     .module_path = a.test_module,
-                                     .timeout_seconds = a.target.timeout,
-                                     .work_dir = work + "/test",
-                                     .jobs = a.jobs});
-    if (!t.ok()) {
-      err << "hlo-reduce: " << t.status().message() << "\n";
-      return kHloReduceUsage;
-    }
-    test = std::move(t).value();
-  } else {
-    StatusOr<std::unique_ptr<SameBugTest>> t =
-        SameBugTest::Create(c, {.target = MakeSpec(a),
-                                .jobs = a.jobs,
-                                .work_dir = work + "/target",
-                                .culprit_pass = culprit});
-    if (!t.ok()) {
-      err << "hlo-reduce: " << a.case_dir << ": " << t.status().message()
-          << "\n";
-      return t.status().code() == StatusCode::kFailedPrecondition
-                 ? kHloReduceNotInteresting
-                 : kHloReduceUsage;
-    }
-    test = std::move(t).value();
-  }
-  if (Status st = test->SetRepeats(a.repeats, a.min_rate); !st.ok()) {
-    err << "hlo-reduce: " << st.message() << "\n";
-    return kHloReduceUsage;
-  }
-  // The initial case must be interesting; its rate is measured (the
-  // same-bug test's reference run already reproduced it once).
-  StatusOr<double> rate = a.test.empty() && a.repeats == 1
-                              ? StatusOr<double>(1.0)
-                              : test->MeasureRate(c, 0);
-  if (!rate.ok()) {
-    err << "hlo-reduce: " << rate.status().message() << "\n";
-    return kHloReduceUsage;
-  }
-  if (*rate + 1e-9 < a.min_rate || *rate == 0) {
-    err << "hlo-reduce: " << a.case_dir
-        << ": the case is not interesting (reproduced " << *rate * a.repeats
-        << " of " << a.repeats << " runs, --min-rate " << a.min_rate << ")\n";
-    return kHloReduceNotInteresting;
-  }
-  ReduceOptions ro;
-  ro.out_dir = a.out;
-  ro.jobs = a.jobs;
-  ro.resume = a.resume;
-  ro.max_rounds = a.max_rounds;
-  ro.max_tests = a.max_tests;
-  ro.on_progress = [&](const Json& p) {
+  ReduceCaseOptions o;
+  o.case_name = a.case_dir;
+  o.out_dir = a.out;
+  o.work_dir = work;
+  o.target = a.target.Spec(hlo_diff::TargetMode::kServe);
+  o.test_command = a.test;
+  o.test_module = a.test_module;
+  o.culprit_pass = a.culprit;
+  o.jobs = a.jobs;
+  o.repeats = a.repeats;
+  o.max_rounds = a.max_rounds;
+  o.min_rate = a.min_rate;
+  o.max_tests = a.max_tests;
+  o.resume = a.resume;
+  o.on_progress = [&](const Json& p) {
     err << "hlo-reduce: step " << (p.Find("step") ? p.Find("step")->Dump() : "")
         << " " << (p.Find("pass") ? p.Find("pass")->Dump() : "") << " size "
         << (p.Find("size") ? p.Find("size")->Dump() : "") << "\n";
   };
-  StatusOr<ReduceResult> r = Reduce(c, passes, *test, ro);
-  if (!r.ok()) {
-    err << "hlo-reduce: " << r.status().message() << "\n";
-    return kHloReduceUsage;
+  bool not_interesting = false;
+  StatusOr<Json> s = ReduceCase(c, passes, o, &not_interesting);
+  if (!s.ok()) {
+    err << "hlo-reduce: " << s.status().message() << "\n";
+    return not_interesting ? kHloReduceNotInteresting : kHloReduceUsage;
   }
-  Json s = r->ToJson();
-  s["case"] = a.case_dir;
-  s["out"] = a.out;
-  s["best"] = (fs::path(a.out) / "best").string();
-  s["test"] = test->Describe();
-  s["initial_rate"] = *rate;
-  s["repeats"] = a.repeats;
-  s["min_rate"] = a.min_rate;
-  s["jobs"] = a.jobs;
-  s["target_runs"] = test->runs();
   StatusOr<std::string> text =
-      PrintJson(s, {.indent = 2, .non_finite_as_null = true});
-  out << (text.ok() ? *text : s.DumpPretty()) << "\n";
+      PrintJson(*s, {.indent = 2, .non_finite_as_null = true});
+  out << (text.ok() ? *text : s->DumpPretty()) << "\n";
   return kHloReduceOk;
 }
 

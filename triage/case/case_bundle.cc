@@ -24,18 +24,6 @@ constexpr char kBf16Note[] =
     "bf16 stored as its bit patterns (numpy uint16); view as bfloat16, e.g. "
     "numpy.load(f).view(ml_dtypes.bfloat16)";
 
-const char* CompareName(CompareKind k) {
-  switch (k) {
-    case CompareKind::kContract:
-      return "contract";
-    case CompareKind::kNear:
-      return "near";
-    case CompareKind::kExact:
-      return "exact";
-  }
-  return "contract";
-}
-
 StatusOr<std::string> ReadWholeFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError(path.string() + ": cannot read");
@@ -133,7 +121,7 @@ Json CaseOptions::ToJson() const {
   j["pass_limit"] = pass_limit ? Json(*pass_limit) : Json();
   j["rewrite_limit"] = rewrite_limit ? Json(*rewrite_limit) : Json();
   j["taps"] = taps;
-  j["compare"] = CompareName(compare);
+  j["compare"] = CompareKindName(compare);
   return j;
 }
 
@@ -198,8 +186,27 @@ std::vector<std::string> CaseOptions::ToFlags() const {
   return flags;
 }
 
+namespace {
+std::atomic<int64_t> case_module_parses{0};
+}  // namespace
+
+int64_t CaseModuleParseCount() { return case_module_parses.load(); }
+
+const char* CompareKindName(CompareKind k) {
+  switch (k) {
+    case CompareKind::kContract:
+      return "contract";
+    case CompareKind::kNear:
+      return "near";
+    case CompareKind::kExact:
+      return "exact";
+  }
+  return "contract";
+}
+
 StatusOr<std::unique_ptr<HloModule>> ParseCaseModule(
     const std::string& text, const std::string& origin) {
+  ++case_module_parses;
   auto m = ParseHloModule(text);
   if (!m.ok()) return InvalidArgument(origin + ":" + m.status().message());
   Status v = VerifyModule(**m);
@@ -274,7 +281,8 @@ Status CheckInputs(const HloModule& module,
 }
 
 StatusOr<Case> MakeCase(std::string module_text, std::vector<Literal> inputs,
-                        CaseOptions options, Json origin) {
+                        CaseOptions options, Json origin,
+                        std::unique_ptr<HloModule>* module_out) {
   ASSIGN_OR_RETURN(auto module, ParseCaseModule(module_text, "module.hlo"));
   RETURN_IF_ERROR(CheckInputs(*module, inputs));
   Case c;
@@ -282,10 +290,12 @@ StatusOr<Case> MakeCase(std::string module_text, std::vector<Literal> inputs,
   c.inputs = std::move(inputs);
   c.options = std::move(options);
   c.origin = origin.is_null() ? Json::MakeObject() : std::move(origin);
+  if (module_out != nullptr) *module_out = std::move(module);
   return c;
 }
 
-StatusOr<Case> ReadCase(const std::string& dir_name) {
+StatusOr<Case> ReadCase(const std::string& dir_name,
+                        std::unique_ptr<HloModule>* module_out) {
   const fs::path dir(dir_name);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
@@ -340,6 +350,7 @@ StatusOr<Case> ReadCase(const std::string& dir_name) {
                      ReadInput(dir, inputs->array()[i], i, shapes[i]));
     c.inputs.push_back(std::move(lit));
   }
+  if (module_out != nullptr) *module_out = std::move(module);
   return c;
 }
 

@@ -39,6 +39,8 @@ namespace trench::hlo_diff {
 //   near:     oracle/comparator.h's default tolerances;
 //   exact:    bit-exact (NaNs equal to any NaN).
 enum class CompareKind { kContract, kNear, kExact };
+// "contract", "near", "exact".
+const char* CompareKindName(CompareKind k);
 
 // Compile flags for the target and the comparison mode.
 struct CaseOptions {
@@ -73,6 +75,11 @@ struct Case {
 StatusOr<std::unique_ptr<HloModule>> ParseCaseModule(const std::string& text,
                                                      const std::string& origin);
 
+// ParseCaseModule calls so far in this process (all threads). A debug hook:
+// tests check that a tool run parses a case's module once, and that the
+// libraries pass the parsed module along instead of parsing it again.
+int64_t CaseModuleParseCount();
+
 // The entry parameters' array leaf shapes, in flattened order.
 std::vector<Shape> InputLeafShapes(const HloModule& module);
 
@@ -98,9 +105,11 @@ Literal AssembleLeaves(const Shape& shape, std::vector<Literal>& leaves,
 Status CheckInputs(const HloModule& module, const std::vector<Literal>& inputs);
 
 // Builds a case from a module and its inputs (checked as CheckInputs).
+// With `module`, *module receives the parsed module.
 StatusOr<Case> MakeCase(std::string module_text, std::vector<Literal> inputs,
                         CaseOptions options = {},
-                        Json origin = Json::MakeObject());
+                        Json origin = Json::MakeObject(),
+                        std::unique_ptr<HloModule>* module = nullptr);
 
 // Reads a case directory. Errors (InvalidArgument/IoError/NotFound) name
 // the file and the problem: "DIR/case.json:3:7: expected ','",
@@ -108,8 +117,11 @@ StatusOr<Case> MakeCase(std::string module_text, std::vector<Literal> inputs,
 // "DIR/module.hlo:4:12: ...", "DIR/inputs/1.npy: npy: truncated data",
 // "DIR/inputs/0.npy: f32[3] does not match case.json's f32[2]",
 // "DIR: the module takes 2 input arrays, case.json lists 1". Input file
-// names must be relative paths inside DIR. Never crashes.
-StatusOr<Case> ReadCase(const std::string& dir);
+// names must be relative paths inside DIR. Never crashes. With `module`,
+// *module receives the parsed module (so that callers need not parse the
+// module text again).
+StatusOr<Case> ReadCase(const std::string& dir,
+                        std::unique_ptr<HloModule>* module = nullptr);
 
 // The content address: SHA-256 (hex) over "trench-case-1", the module
 // text, each input's .npy bytes and options.ToJson().Dump(), each

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/subprocess.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_instruction.h"
 #include "compiler/ir/npy.h"
-#include "base/subprocess.h"
 
 namespace trench::hlo_diff {
 namespace {
@@ -21,8 +21,8 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kPassTraceEnv[] = "TRENCH_PASS_TRACE";
-// Exit codes of the target tools (compiler/driver/target_driver.h). Repeated here
-// on purpose: the contract is the command line, not our headers.
+// Exit codes of the target tools (compiler/driver/target_driver.h). Repeated
+// here on purpose: the contract is the command line, not our headers.
 constexpr int kExitOk = 0, kExitBadInput = 1, kExitUsage = 2,
               kExitCompileError = 3, kExitRunCrash = 4, kExitMemoryError = 5,
               kExitTimeout = 6;
@@ -178,10 +178,12 @@ double Remaining(const TargetSpec& spec, Clock::time_point start) {
   return left > 0.001 ? left : 0.001;
 }
 
-Shape RootShape(const Case& c) {
-  auto m = ParseCaseModule(c.module_text, "module.hlo");
-  return m.ok() ? (*m)->entry_computation()->root_instruction()->shape()
-                : Shape::Tuple({});
+// SignalName's inverse (0 when `name` names no signal).
+int SignalNumber(const std::string& name) {
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (SignalName(sig) == name) return sig;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -206,6 +208,16 @@ const char* TargetStatusName(TargetStatus s) {
   return "unknown";
 }
 
+StatusOr<TargetStatus> ParseTargetStatus(std::string_view name) {
+  for (TargetStatus s : {TargetStatus::kOk, TargetStatus::kCompileError,
+                         TargetStatus::kCompileCrash, TargetStatus::kRunCrash,
+                         TargetStatus::kMemoryError, TargetStatus::kTimeout,
+                         TargetStatus::kBadInput}) {
+    if (name == TargetStatusName(s)) return s;
+  }
+  return InvalidArgument("unknown target status '" + std::string(name) + "'");
+}
+
 bool IsCleanCompileRefusal(const std::string& m) {
   for (const char* clean :
        {"cannot compile", "UNIMPLEMENTED", "RESOURCE_EXHAUSTED", "NOT_FOUND",
@@ -227,6 +239,49 @@ Json TargetResult::ToJson() const {
   j["seconds"] = seconds;
   j["report"] = report;
   return j;
+}
+
+StatusOr<TargetResult> TargetResult::FromJson(const Json& j) {
+  if (!j.is_object()) return InvalidArgument("target: expected an object");
+  auto member = [&](const char* key) -> StatusOr<const Json*> {
+    const Json* v = j.Find(key);
+    if (v == nullptr) {
+      return InvalidArgument(std::string("target.") + key + ": missing");
+    }
+    return v;
+  };
+  auto text = [&](const char* key, bool nullable) -> StatusOr<std::string> {
+    ASSIGN_OR_RETURN(const Json* v, member(key));
+    if (nullable && v->is_null()) return std::string();
+    StatusOr<std::string> s = v->GetString();
+    if (!s.ok()) {
+      return InvalidArgument(std::string("target.") + key + ": " +
+                             s.status().message());
+    }
+    return s;
+  };
+  TargetResult r;
+  ASSIGN_OR_RETURN(std::string status, text("status", false));
+  ASSIGN_OR_RETURN(r.status, ParseTargetStatus(status));
+  ASSIGN_OR_RETURN(r.stage, text("stage", false));
+  ASSIGN_OR_RETURN(const Json* exit_code, member("exit_code"));
+  StatusOr<int64_t> code = exit_code->GetInt64();
+  if (!code.ok()) return InvalidArgument("target.exit_code: expected integer");
+  r.exit_code = static_cast<int>(*code);
+  ASSIGN_OR_RETURN(std::string signal, text("signal", true));
+  r.signal = signal.empty() ? 0 : SignalNumber(signal);
+  ASSIGN_OR_RETURN(r.message, text("message", false));
+  ASSIGN_OR_RETURN(r.last_pass, text("last_pass", true));
+  if (j.Find("output_error") != nullptr) {
+    ASSIGN_OR_RETURN(r.output_error, text("output_error", false));
+  }
+  ASSIGN_OR_RETURN(const Json* seconds, member("seconds"));
+  StatusOr<double> sec = seconds->GetDouble();
+  if (!sec.ok()) return InvalidArgument("target.seconds: expected a number");
+  r.seconds = *sec;
+  ASSIGN_OR_RETURN(const Json* report, member("report"));
+  r.report = *report;
+  return r;
 }
 
 TargetSpec TargetSpec::FromBinaryDir(const std::string& dir, TargetMode mode) {
@@ -253,6 +308,25 @@ TargetRunner::~TargetRunner() = default;
 
 StatusOr<TargetResult> TargetRunner::Run(const Case& c,
                                          const std::string& work_dir) {
+  // A module that does not parse still goes to the target (which judges
+  // it); no outputs are read then.
+  auto m = ParseCaseModule(c.module_text, "module.hlo");
+  return RunWithRoot(
+      c,
+      m.ok() ? (*m)->entry_computation()->root_instruction()->shape()
+             : Shape::Tuple({}),
+      work_dir);
+}
+
+StatusOr<TargetResult> TargetRunner::Run(const Case& c, const HloModule& module,
+                                         const std::string& work_dir) {
+  return RunWithRoot(c, module.entry_computation()->root_instruction()->shape(),
+                     work_dir);
+}
+
+StatusOr<TargetResult> TargetRunner::RunWithRoot(const Case& c,
+                                                 const Shape& root,
+                                                 const std::string& work_dir) {
   const auto start = Clock::now();
   RETURN_IF_ERROR(PrepareWork(c, work_dir));
   StatusOr<TargetResult> r =
@@ -262,7 +336,7 @@ StatusOr<TargetResult> TargetRunner::Run(const Case& c,
   if (r.ok()) {
     r->seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (r->status == TargetStatus::kOk) {
-      ReadOutputs(RootShape(c), fs::path(work_dir) / "out", &*r);
+      ReadOutputs(root, fs::path(work_dir) / "out", &*r);
     }
   }
   return r;

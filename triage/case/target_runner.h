@@ -36,10 +36,12 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/json.h"
 #include "base/status.h"
+#include "compiler/ir/hlo_module.h"
 #include "compiler/ir/literal.h"
 #include "triage/case/case_bundle.h"
 
@@ -69,6 +71,9 @@ enum class TargetStatus {
   kBadInput
 };
 const char* TargetStatusName(TargetStatus s);
+// The status named `name` (TargetStatusName's inverse); InvalidArgument for
+// an unknown name.
+StatusOr<TargetStatus> ParseTargetStatus(std::string_view name);
 
 struct TargetResult {
   TargetStatus status = TargetStatus::kOk;
@@ -86,6 +91,9 @@ struct TargetResult {
   double seconds = 0;
 
   Json ToJson() const;  // Everything but outputs and stderr_text.
+  // Reads ToJson()'s form (outputs and stderr_text stay empty).
+  // InvalidArgument("target.<member>: ...") for an ill-typed member.
+  static StatusOr<TargetResult> FromJson(const Json& j);
 };
 
 // Classifies an exit-3 compile error message (see the header comment).
@@ -103,9 +111,13 @@ class TargetRunner {
   // file for a bf16 leaf is bf16 bits); a missing or unreadable one ends
   // the list and is described in output_error. Target failures are
   // results; errors are ours only (IoError for the work directory,
-  // Internal when a process cannot be started, InvalidArgument for a
-  // module that does not parse).
+  // Internal when a process cannot be started). A module that does not
+  // parse still goes to the target; no outputs are read then.
   StatusOr<TargetResult> Run(const Case& c, const std::string& work_dir);
+  // The same with the case's module already parsed (its root shape says
+  // which outputs to read). REQUIRES: `module` is c.module_text parsed.
+  StatusOr<TargetResult> Run(const Case& c, const HloModule& module,
+                             const std::string& work_dir);
 
   const TargetSpec& spec() const { return spec_; }
   // Changes apply from the next Run (a running worker keeps its flags).
@@ -115,6 +127,8 @@ class TargetRunner {
   int restarts() const { return restarts_; }
 
  private:
+  StatusOr<TargetResult> RunWithRoot(const Case& c, const Shape& root,
+                                     const std::string& work_dir);
   StatusOr<TargetResult> RunTwoStep(const Case& c, const std::string& work);
   StatusOr<TargetResult> RunOneShot(const Case& c, const std::string& work);
   StatusOr<TargetResult> RunServe(const Case& c, const std::string& work);

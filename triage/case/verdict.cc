@@ -1,7 +1,10 @@
 #include "triage/case/verdict.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <regex>
 #include <set>
@@ -48,15 +51,23 @@ const HloInstruction* LeafProducer(const HloInstruction* instr, int64_t leaf) {
   return instr;
 }
 
-const char* CompareName(CompareKind k) {
-  return k == CompareKind::kContract ? "contract"
-         : k == CompareKind::kNear   ? "near"
-                                     : "exact";
-}
-
 bool IsCrashClass(TargetStatus s) {
   return s == TargetStatus::kCompileCrash || s == TargetStatus::kRunCrash ||
          s == TargetStatus::kTimeout || s == TargetStatus::kMemoryError;
+}
+
+// The verdict status of a crash class (IsCrashClass).
+VerdictStatus CrashStatus(TargetStatus s) {
+  switch (s) {
+    case TargetStatus::kCompileCrash:
+      return VerdictStatus::kCompileCrash;
+    case TargetStatus::kRunCrash:
+      return VerdictStatus::kRunCrash;
+    case TargetStatus::kTimeout:
+      return VerdictStatus::kTimeout;
+    default:
+      return VerdictStatus::kMemoryError;
+  }
 }
 
 // The first memory error's kind from a report (tpusim's "memory_errors"),
@@ -131,36 +142,38 @@ Json WithSignatureHash(Json signature) {
   return copy;
 }
 
-Json InvalidInputVerdict(const std::string& message) {
-  Json v = Json::MakeObject();
-  v["status"] = "invalid_input";
-  v["message"] = message;
+Verdict InvalidInputVerdict(const std::string& message) {
+  Verdict v;
+  v.status = VerdictStatus::kInvalidInput;
+  v.message = message;
   Json sig = Json::MakeObject();
-  sig["status"] = "invalid_input";
-  v["signature"] = WithSignatureHash(std::move(sig));
+  sig["status"] = v.status_name();
+  v.signature = WithSignatureHash(std::move(sig));
   return v;
 }
 
-StatusOr<Json> ComputeVerdict(const Case& c, TargetRunner& runner,
-                              const std::string& work_dir,
-                              const VerdictOptions& options) {
-  auto module_or = ParseCaseModule(c.module_text, "module.hlo");
-  if (!module_or.ok()) return InvalidInputVerdict(module_or.status().message());
-  const HloModule& module = **module_or;
+StatusOr<Verdict> ComputeVerdict(const Case& c, TargetRunner& runner,
+                                 const std::string& work_dir,
+                                 const VerdictOptions& options) {
+  auto module = ParseCaseModule(c.module_text, "module.hlo");
+  if (!module.ok()) return InvalidInputVerdict(module.status().message());
+  return ComputeVerdict(c, **module, runner, work_dir, options);
+}
+
+StatusOr<Verdict> ComputeVerdict(const Case& c, const HloModule& module,
+                                 TargetRunner& runner,
+                                 const std::string& work_dir,
+                                 const VerdictOptions& options) {
   if (Status st = CheckInputs(module, c.inputs); !st.ok()) {
     return InvalidInputVerdict(st.message());
   }
   // The oracle takes one argument per parameter (tuples assembled).
   const std::vector<Literal> args = ParameterArguments(module, c.inputs);
-  Json v = Json::MakeObject();
-  v["status"] = "pass";
-  v["message"] = "";
-  v["case"] = CaseSha256(c);
-  v["compare"] = CompareName(c.options.compare);
-  v["outputs"] = Json();
+  Verdict v;
+  v.case_sha = CaseSha256(c);
+  v.compare = c.options.compare;
 
   // The oracle: nominal values, with bounds under the numerics contract.
-  Json oracle = Json::MakeObject();
   auto start = Clock::now();
   std::optional<BoundedResult> bounded;
   std::optional<Literal> nominal;
@@ -175,7 +188,7 @@ StatusOr<Json> ComputeVerdict(const Case& c, TargetRunner& runner,
       for (const BoundedOutput& o : bounded->outputs) {
         undetermined += o.undetermined;
       }
-      oracle["undetermined"] = undetermined;
+      v.oracle.undetermined = undetermined;
     } else {
       oracle_status = b.status();
     }
@@ -186,44 +199,43 @@ StatusOr<Json> ComputeVerdict(const Case& c, TargetRunner& runner,
     else
       oracle_status = l.status();
   }
-  oracle["status"] = oracle_status.ok() ? "ok"
-                     : oracle_status.code() == StatusCode::kInvalidArgument
-                         ? "invalid_input"
-                         : "unsupported";
-  oracle["message"] = oracle_status.ok() ? "" : oracle_status.ToString();
-  oracle["seconds"] = SecondsSince(start);
-  v["oracle"] = oracle;
+  v.oracle.status = oracle_status.ok() ? "ok"
+                    : oracle_status.code() == StatusCode::kInvalidArgument
+                        ? "invalid_input"
+                        : "unsupported";
+  v.oracle.message = oracle_status.ok() ? "" : oracle_status.ToString();
+  v.oracle.seconds = SecondsSince(start);
 
+  Json sig = Json::MakeObject();
+  auto finish = [&](VerdictStatus status, const std::string& message) {
+    v.status = status;
+    v.message = message;
+    Json full = Json::MakeObject();
+    full["status"] = VerdictStatusName(status);
+    for (const auto& [k, x] : sig.object()) full[k] = x;
+    v.signature = WithSignatureHash(std::move(full));
+    return v;
+  };
   // A program that runs away in the oracle (its while-loop limit) has no
   // expected result; the target would only burn its timeout on it.
   if (oracle_status.code() == StatusCode::kResourceExhausted) {
-    v["target"] = Json();
-    v["status"] = "oracle_unsupported";
-    v["message"] = "not run on the target: " + oracle_status.ToString();
-    Json sig = Json::MakeObject();
-    sig["status"] = "oracle_unsupported";
-    v["signature"] = WithSignatureHash(std::move(sig));
-    return v;
+    return finish(VerdictStatus::kOracleUnsupported,
+                  "not run on the target: " + oracle_status.ToString());
   }
-  ASSIGN_OR_RETURN(TargetResult t, runner.Run(c, work_dir));
-  v["target"] = t.ToJson();
+  ASSIGN_OR_RETURN(TargetResult t, runner.Run(c, module, work_dir));
+  std::vector<Literal> leaves = std::move(t.outputs);
+  t.outputs.clear();
+  t.stderr_text.clear();
+  v.target = t;
 
-  Json sig = Json::MakeObject();
-  auto finish = [&](const std::string& status, const std::string& message) {
-    v["status"] = status;
-    v["message"] = message;
-    Json full = Json::MakeObject();
-    full["status"] = status;
-    for (const auto& [k, x] : sig.object()) full[k] = x;
-    v["signature"] = WithSignatureHash(std::move(full));
-    return v;
-  };
   if (!oracle_status.ok() &&
       oracle_status.code() == StatusCode::kInvalidArgument) {
-    return finish("invalid_input", "oracle: " + oracle_status.message());
+    return finish(VerdictStatus::kInvalidInput,
+                  "oracle: " + oracle_status.message());
   }
   if (t.status == TargetStatus::kBadInput) {
-    return finish("invalid_input", "target rejected the case: " + t.message);
+    return finish(VerdictStatus::kInvalidInput,
+                  "target rejected the case: " + t.message);
   }
   if (IsCrashClass(t.status)) {
     sig["stage"] = t.stage;
@@ -234,32 +246,31 @@ StatusOr<Json> ComputeVerdict(const Case& c, TargetRunner& runner,
     }
     sig["message"] = NormalizeMessage(msg);
     sig["pass"] = t.last_pass.empty() ? Json() : Json(t.last_pass);
-    return finish(TargetStatusName(t.status), t.message);
+    return finish(CrashStatus(t.status), t.message);
   }
   if (!oracle_status.ok()) {
-    return finish("oracle_unsupported", oracle_status.ToString());
+    return finish(VerdictStatus::kOracleUnsupported, oracle_status.ToString());
   }
   if (t.status == TargetStatus::kCompileError) {
-    return finish("target_unsupported", t.message);
+    return finish(VerdictStatus::kTargetUnsupported, t.message);
   }
 
   // Both ran: compare the target's outputs with the oracle's.
   const Literal& expected = bounded ? bounded->nominal : *nominal;
   const int64_t want = ArrayLeafCount(expected.shape());
   std::string structure_error = t.output_error;
-  if (structure_error.empty() && int64_t(t.outputs.size()) != want) {
-    structure_error = "the target wrote " + std::to_string(t.outputs.size()) +
+  if (structure_error.empty() && int64_t(leaves.size()) != want) {
+    structure_error = "the target wrote " + std::to_string(leaves.size()) +
                       " outputs, the module has " + std::to_string(want);
   }
   int64_t bad_leaf = -1;
   bool value_mismatch = false;
   if (!structure_error.empty()) {
-    v["structure_error"] = structure_error;
-    bad_leaf = int64_t(t.outputs.size());
+    v.structure_error = structure_error;
+    bad_leaf = int64_t(leaves.size());
     value_mismatch = true;
   } else {
     size_t next = 0;
-    std::vector<Literal> leaves = std::move(t.outputs);
     Literal actual = AssembleLeaves(expected.shape(), leaves, next);
     ComparisonResult cmp =
         c.options.compare == CompareKind::kContract
@@ -267,10 +278,8 @@ StatusOr<Json> ComputeVerdict(const Case& c, TargetRunner& runner,
         : c.options.compare == CompareKind::kNear
             ? CompareLiterals(actual, expected)
             : CompareLiterals(actual, expected, ComparisonOptions::Exact());
-    Json cj = cmp.ToJson();
-    if (const Json* outs = cj.Find("outputs")) v["outputs"] = *outs;
     if (!cmp.structure_error.empty()) {
-      v["structure_error"] = cmp.structure_error;
+      v.structure_error = cmp.structure_error;
       value_mismatch = true;
     }
     for (const OutputComparison& o : cmp.outputs) {
@@ -278,8 +287,9 @@ StatusOr<Json> ComputeVerdict(const Case& c, TargetRunner& runner,
       if (bad_leaf < 0) bad_leaf = o.index;
       if (!o.shape_error.empty() || o.mismatch_count > 0) value_mismatch = true;
     }
+    v.outputs = std::move(cmp.outputs);
   }
-  if (bad_leaf < 0 && !value_mismatch) return finish("pass", "");
+  if (bad_leaf < 0 && !value_mismatch) return finish(VerdictStatus::kPass, "");
   std::vector<const Literal*> exp_leaves;
   for (const Literal* l : expected.Leaves()) {
     if (l->shape().IsArray()) exp_leaves.push_back(l);
@@ -289,10 +299,33 @@ StatusOr<Json> ComputeVerdict(const Case& c, TargetRunner& runner,
                                 exp_leaves[leaf]->element_type())))
                           : Json();
   sig["ops"] = want > 0 ? OpMixNear(module, leaf) : Json::MakeArray();
-  const std::string status = value_mismatch ? "mismatch" : "nan_mismatch";
+  const VerdictStatus status =
+      value_mismatch ? VerdictStatus::kMismatch : VerdictStatus::kNanMismatch;
   std::string message = "output " + std::to_string(leaf) + " differs";
   if (!structure_error.empty()) message = structure_error;
   return finish(status, message);
+}
+
+StatusOr<Verdict> Diff(const Case& c, const HloModule& module,
+                       const TargetSpec& spec, const std::string& work_dir,
+                       const VerdictOptions& options) {
+  std::string work = work_dir;
+  if (work.empty()) {
+    char tmpl[] = "/tmp/hlo-diff.XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) {
+      return IoError("cannot create a temporary directory");
+    }
+    work = tmpl;
+  }
+  StatusOr<Verdict> v = [&] {
+    TargetRunner runner(spec);
+    return ComputeVerdict(c, module, runner, work, options);
+  }();
+  if (work_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(work, ec);
+  }
+  return v;
 }
 
 }  // namespace trench::hlo_diff

@@ -14,10 +14,10 @@
 #include <thread>
 #include <utility>
 
-#include "triage/localize/localization_report.h"
-#include "triage/localize/localize.h"
 #include "triage/case/case_bundle.h"
 #include "triage/case/verdict.h"
+#include "triage/localize/localization_report.h"
+#include "triage/localize/localize.h"
 
 namespace trench::fuzz {
 namespace {
@@ -37,26 +37,9 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-bool IsFinding(const std::string& status) {
-  return status == "mismatch" || status == "nan_mismatch" ||
-         status == "compile_crash" || status == "run_crash" ||
-         status == "timeout" || status == "memory_error";
-}
-
-double NumberOr(const Json& j, std::string_view key) {
-  const Json* v = j.is_object() ? j.Find(key) : nullptr;
-  return v != nullptr && v->is_number() ? v->number_value() : 0;
-}
-
 std::string StringOr(const Json& j, std::string_view key) {
   const Json* v = j.is_object() ? j.Find(key) : nullptr;
   return v != nullptr && v->is_string() ? v->string_value() : "";
-}
-
-const Json& FieldOrNull(const Json& j, std::string_view key) {
-  static const Json kNull;
-  const Json* v = j.is_object() ? j.Find(key) : nullptr;
-  return v != nullptr ? *v : kNull;
 }
 
 // State shared by the jobs; `mu` guards everything but the counters.
@@ -105,14 +88,18 @@ StatusOr<GeneratedCase> MakeProgram(const Shared& s, int64_t i,
   return GenerateSynthetic(program_seed, o.generator);
 }
 
-bool IsRefusal(const std::string& status) {
-  return status == "target_unsupported" || status == "oracle_unsupported";
+// The oracle or the target refused the program (not judgeable, but not
+// the generator's fault either, as invalid_input is).
+bool IsRefusal(hlo_diff::VerdictStatus status) {
+  return !hlo_diff::IsJudgeable(status) &&
+         status != hlo_diff::VerdictStatus::kInvalidInput;
 }
 
 // The signature a finding is counted under (CampaignOptions::localize).
 // The first case of a coarse signature is localized in `work` (its report
 // goes to *report); later ones wait for that and reuse the result.
-Json DedupSignature(Shared& s, const hlo_diff::Case& c, const Json& coarse,
+Json DedupSignature(Shared& s, const hlo_diff::Case& c,
+                    std::shared_ptr<const HloModule> module, const Json& coarse,
                     const std::string& work, Json* report) {
   const std::string coarse_sig = StringOr(coarse, "sig");
   if (!s.options->localize || coarse_sig.empty()) return coarse;
@@ -130,8 +117,10 @@ Json DedupSignature(Shared& s, const hlo_diff::Case& c, const Json& coarse,
   const std::string dir =
       (fs::path(work) / ("localize-" + coarse_sig)).string();
   {
-    hlo_bisect::TargetProber prober(c, s.options->target, dir);
-    StatusOr<hlo_bisect::Localization> l = hlo_bisect::Localize(c, prober);
+    const HloModule& m = *module;
+    hlo_bisect::TargetProber prober(c, std::move(module), s.options->target,
+                                    dir);
+    StatusOr<hlo_bisect::Localization> l = hlo_bisect::Localize(c, m, prober);
     if (l.ok()) {
       refined = hlo_bisect::RefinedSignature(*l);
       *report = hlo_bisect::LocalizationJson(*l, "");
@@ -150,18 +139,20 @@ Json DedupSignature(Shared& s, const hlo_diff::Case& c, const Json& coarse,
 // Counts the verdict under its signature in `list` (findings or refusals)
 // and writes the case of a new signature to <dir>/<sig>/ (findings: with
 // the localization report of their first coarse signature).
-void Record(Shared& s, int64_t i, hlo_diff::Case c, const Json& verdict,
-            bool refusal, const std::string& work) {
-  const std::string status = StringOr(verdict, "status");
-  const Json& coarse = FieldOrNull(verdict, "signature");
+void Record(Shared& s, int64_t i, hlo_diff::Case c,
+            std::shared_ptr<const HloModule> module,
+            const hlo_diff::Verdict& verdict, bool refusal,
+            const std::string& work) {
+  const std::string status = verdict.status_name();
+  const Json& coarse = verdict.signature;
   Json report;
   Json signature =
-      refusal ? coarse : DedupSignature(s, c, coarse, work, &report);
+      refusal ? coarse
+              : DedupSignature(s, c, std::move(module), coarse, work, &report);
   if (refusal) {
     signature = Json::MakeObject();
     signature["status"] = Json(status);
-    signature["message"] =
-        Json(hlo_diff::NormalizeMessage(StringOr(verdict, "message")));
+    signature["message"] = Json(hlo_diff::NormalizeMessage(verdict.message));
     signature = hlo_diff::WithSignatureHash(std::move(signature));
   }
   std::string sig = StringOr(signature, "sig");
@@ -196,7 +187,7 @@ void Record(Shared& s, int64_t i, hlo_diff::Case c, const Json& verdict,
   }
   // Written outside the lock; only this job writes this directory.
   c.signature = signature;
-  c.verdict = verdict;
+  c.verdict = verdict.ToJson();
   fs::path dir = fs::path(s.options->out_dir);
   if (refusal) dir /= "unsupported";
   dir /= sig;
@@ -223,17 +214,20 @@ void RunJob(Shared& s, int job) {
     bool from_trace = false;
     StatusOr<GeneratedCase> g = MakeProgram(s, i, &from_trace);
     const double generate = Since(t0);
+    std::unique_ptr<HloModule> module;
     StatusOr<hlo_diff::Case> c =
-        g.ok() ? hlo_diff::MakeCase(std::move(g->hlo_text),
-                                    std::move(g->inputs), {}, g->origin)
-               : StatusOr<hlo_diff::Case>(g.status());
-    std::optional<Json> verdict;
+        g.ok()
+            ? hlo_diff::MakeCase(std::move(g->hlo_text), std::move(g->inputs),
+                                 {}, g->origin, &module)
+            : StatusOr<hlo_diff::Case>(g.status());
+    std::optional<hlo_diff::Verdict> verdict;
     std::string error;
     if (c.ok()) {
       c->origin["campaign"] = Json::MakeObject();
       c->origin["campaign"]["seed"] = Json(static_cast<int64_t>(o.seed));
       c->origin["campaign"]["program"] = Json(i);
-      StatusOr<Json> v = hlo_diff::ComputeVerdict(*c, runner, work);
+      StatusOr<hlo_diff::Verdict> v =
+          hlo_diff::ComputeVerdict(*c, *module, runner, work);
       if (v.ok()) {
         verdict = std::move(*v);
       } else {
@@ -243,7 +237,7 @@ void RunJob(Shared& s, int job) {
       error = c.status().ToString();
     }
     const std::string status =
-        verdict ? StringOr(*verdict, "status") : "harness_error";
+        verdict ? verdict->status_name() : "harness_error";
     {
       std::lock_guard<std::mutex> lock(s.mu);
       CampaignSummary& sum = s.summary;
@@ -252,27 +246,26 @@ void RunJob(Shared& s, int job) {
       ++sum.statuses[status];
       sum.generate_seconds += generate;
       if (verdict) {
-        sum.oracle_seconds +=
-            NumberOr(FieldOrNull(*verdict, "oracle"), "seconds");
-        sum.target_seconds +=
-            NumberOr(FieldOrNull(*verdict, "target"), "seconds");
+        sum.oracle_seconds += verdict->oracle.seconds;
+        sum.target_seconds += verdict->target ? verdict->target->seconds : 0;
       }
-      if (IsRefusal(status)) {
-        ++sum.unsupported[status][hlo_diff::NormalizeMessage(
-            StringOr(*verdict, "message"))];
+      if (verdict && IsRefusal(verdict->status)) {
+        ++sum.unsupported[status][hlo_diff::NormalizeMessage(verdict->message)];
       }
-      if (!verdict || status == "invalid_input") {
+      if (!verdict ||
+          verdict->status == hlo_diff::VerdictStatus::kInvalidInput) {
         ++sum.generator_errors;
         if (sum.first_generator_error.empty()) {
-          sum.first_generator_error =
-              verdict ? StringOr(*verdict, "message") : error;
+          sum.first_generator_error = verdict ? verdict->message : error;
         }
       }
     }
-    if (verdict && IsFinding(status)) {
-      Record(s, i, std::move(*c), *verdict, /*refusal=*/false, work);
-    } else if (verdict && IsRefusal(status) && o.keep_unsupported) {
-      Record(s, i, std::move(*c), *verdict, /*refusal=*/true, work);
+    if (verdict && hlo_diff::IsFailure(verdict->status)) {
+      Record(s, i, std::move(*c), std::move(module), *verdict,
+             /*refusal=*/false, work);
+    } else if (verdict && IsRefusal(verdict->status) && o.keep_unsupported) {
+      Record(s, i, std::move(*c), std::move(module), *verdict,
+             /*refusal=*/true, work);
     }
   }
   std::lock_guard<std::mutex> lock(s.mu);

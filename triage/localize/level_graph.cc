@@ -22,9 +22,8 @@ LevelResult Stop(LevelResult r, const std::string& result,
 
 // The kernel a run crash or memory error happened in, from the verdict's
 // target report ("" if none is named).
-std::string CrashingKernel(const Json& verdict) {
-  const Json* t = verdict.is_object() ? verdict.Find("target") : nullptr;
-  const Json* report = t && t->is_object() ? t->Find("report") : nullptr;
+std::string CrashingKernel(const hlo_diff::Verdict& verdict) {
+  const Json* report = verdict.target ? &verdict.target->report : nullptr;
   if (report == nullptr || !report->is_object()) return "";
   for (const Json* r : {report, report->Find("run")}) {
     if (r == nullptr || !r->is_object()) continue;
@@ -102,9 +101,10 @@ LevelResult CrashGraph(LevelResult r, const hlo_diff::Case& c,
 
 }  // namespace
 
-LevelResult LocalizeGraph(const hlo_diff::Case& c, const Probe& full,
-                          Prober& prober, const NumericsOptions& numerics,
-                          Findings* findings, GraphState* state) {
+LevelResult LocalizeGraph(const hlo_diff::Case& c, const HloModule& module,
+                          const Probe& full, Prober& prober,
+                          const NumericsOptions& numerics, Findings* findings,
+                          GraphState* state) {
   LevelResult r;
   r.level = "graph";
   Json& ev = r.evidence;
@@ -114,17 +114,14 @@ LevelResult LocalizeGraph(const hlo_diff::Case& c, const Probe& full,
   if (full.status == "run_crash" || full.status == "memory_error") {
     return CrashGraph(std::move(r), c, full, prober, findings, state);
   }
-  if (!IsValueFailure(full.status)) {
+  if (!hlo_diff::IsValueFailureStatus(full.status)) {
     return Stop(std::move(r), "not_applicable",
                 "the case fails with " + full.status +
                     ": there are no values to compare");
   }
-  auto module = hlo_diff::ParseCaseModule(c.module_text, "module.hlo");
-  if (!module.ok())
-    return Stop(std::move(r), "error", module.status().message());
-  const HloComputation* entry = (*module)->entry_computation();
+  const HloComputation* entry = module.entry_computation();
   std::vector<std::string> names;
-  auto all = AllValuesModule(**module, entry->name(), &names);
+  auto all = AllValuesModule(module, entry->name(), &names);
   if (!all.ok()) return Stop(std::move(r), "error", all.status().message());
   StatusOr<BoundedResult> bounds = EvaluateWithBounds(
       **all, hlo_diff::ParameterArguments(**all, c.inputs), numerics);

@@ -65,8 +65,8 @@ StatusOr<std::string> DumpedModule(const std::string& dump_dir) {
 // miscompiled the module the pass produced (*backend_ok = false). Also
 // records whether that module's values agree with the input's contract.
 // Returns the evidence; *backend_ok stays unset when the check fails.
-Json SemanticCheck(const hlo_diff::Case& c, const Probe& dumped,
-                   const NumericsOptions& numerics,
+Json SemanticCheck(const hlo_diff::Case& c, const HloModule& input,
+                   const Probe& dumped, const NumericsOptions& numerics,
                    std::optional<bool>* backend_ok) {
   Json j = Json::MakeObject();
   auto fail = [&](const std::string& why) {
@@ -76,12 +76,8 @@ Json SemanticCheck(const hlo_diff::Case& c, const Probe& dumped,
   };
   StatusOr<std::string> text = DumpedModule(dumped.dump_dir);
   if (!text.ok()) return fail(text.status().message());
-  auto input = hlo_diff::ParseCaseModule(c.module_text, "module.hlo");
   auto after = hlo_diff::ParseCaseModule(*text, "optimized.hlo");
-  if (!input.ok() || !after.ok()) {
-    return fail(!input.ok() ? input.status().message()
-                            : after.status().message());
-  }
+  if (!after.ok()) return fail(after.status().message());
   StatusOr<BoundedResult> bounds = EvaluateWithBounds(
       **after, hlo_diff::ParameterArguments(**after, c.inputs), numerics);
   if (!bounds.ok()) return fail("oracle: " + bounds.status().message());
@@ -104,7 +100,7 @@ Json SemanticCheck(const hlo_diff::Case& c, const Probe& dumped,
   j["target_within_compiled_module_contract"] = within;
   j["outputs_vs_compiled_module"] = std::move(outs);
   StatusOr<BoundedResult> in_bounds = EvaluateWithBounds(
-      **input, hlo_diff::ParameterArguments(**input, c.inputs), numerics);
+      input, hlo_diff::ParameterArguments(input, c.inputs), numerics);
   if (in_bounds.ok()) {
     j["compiled_module_agrees_with_input"] =
         CompareWithBounds(bounds->nominal, *in_bounds).ok();
@@ -114,9 +110,9 @@ Json SemanticCheck(const hlo_diff::Case& c, const Probe& dumped,
 
 }  // namespace
 
-LevelResult LocalizePass(const hlo_diff::Case& c, const Probe& full,
-                         Prober& prober, const NumericsOptions& numerics,
-                         Findings* findings) {
+LevelResult LocalizePass(const hlo_diff::Case& c, const HloModule& module,
+                         const Probe& full, Prober& prober,
+                         const NumericsOptions& numerics, Findings* findings) {
   LevelResult r;
   r.level = "pass";
   Json& ev = r.evidence;
@@ -127,9 +123,7 @@ LevelResult LocalizePass(const hlo_diff::Case& c, const Probe& full,
     findings->pass = full.last_pass;
     ev["method"] = "pass trace (last pass entered before the crash)";
     ev["last_pass"] = full.last_pass;
-    const Json* msg =
-        full.verdict.is_object() ? full.verdict.Find("message") : nullptr;
-    ev["message"] = msg ? *msg : Json();
+    ev["message"] = full.verdict.message;
     r.summary = "the compile crashes inside pass '" + full.last_pass + "'";
     return r;
   }
@@ -210,7 +204,7 @@ LevelResult LocalizePass(const hlo_diff::Case& c, const Probe& full,
   ev["execution_pass"] = pass;
   const std::string where = "pass execution " + std::to_string(*n) + " ('" +
                             pass + "') introduces the failure";
-  if (IsCrash(full.status)) {
+  if (hlo_diff::IsCrashStatus(full.status)) {
     // A crash is introduced by the pass execution that makes it happen.
     findings->pass = pass;
     r.summary = where;
@@ -224,7 +218,8 @@ LevelResult LocalizePass(const hlo_diff::Case& c, const Probe& full,
   StatusOr<Probe> dumped = prober.Run(o, true);
   std::optional<bool> backend_ok;
   if (dumped.ok()) {
-    ev["semantic_check"] = SemanticCheck(c, *dumped, numerics, &backend_ok);
+    ev["semantic_check"] =
+        SemanticCheck(c, module, *dumped, numerics, &backend_ok);
   } else {
     ev["semantic_check"] = dumped.status().message();
   }

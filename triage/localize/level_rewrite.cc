@@ -43,8 +43,9 @@ StatusOr<Json> DecisionFromLog(const hlo_diff::Case& c, Prober& prober,
 
 }  // namespace
 
-LevelResult LocalizeRewrite(const hlo_diff::Case& c, const Probe& full,
-                            Prober& prober, Findings* findings) {
+LevelResult LocalizeRewrite(const hlo_diff::Case& c, const HloModule& module,
+                            const Probe& full, Prober& prober,
+                            Findings* findings) {
   LevelResult r;
   r.level = "rewrite";
   Json& ev = r.evidence;
@@ -148,13 +149,11 @@ LevelResult LocalizeRewrite(const hlo_diff::Case& c, const Probe& full,
     return v && v->is_string() ? v->string_value() : std::string();
   };
   const std::string instr = str("instruction");
-  if (auto m = hlo_diff::ParseCaseModule(c.module_text, "module.hlo"); m.ok()) {
-    for (const HloComputation* comp : (*m)->computations()) {
-      if (const HloInstruction* i = comp->GetInstructionWithName(instr)) {
-        findings->rewrite_opcode = std::string(OpcodeName(i->opcode()));
-        ev["instruction_opcode"] = findings->rewrite_opcode;
-        break;
-      }
+  for (const HloComputation* comp : module.computations()) {
+    if (const HloInstruction* i = comp->GetInstructionWithName(instr)) {
+      findings->rewrite_opcode = std::string(OpcodeName(i->opcode()));
+      ev["instruction_opcode"] = findings->rewrite_opcode;
+      break;
     }
   }
   r.summary = "rewrite decision #" + std::to_string(*n) + ": pass '" +

@@ -47,14 +47,13 @@ Json RefinedSignature(const Localization& l) {
   }
   s["opcode"] = OrNull(opcode);
   std::string dtype = f.dtype;
-  const Json* coarse = Field(l.full.verdict, "signature");
-  if (dtype.empty() && coarse != nullptr) dtype = StringField(*coarse, "dtype");
+  if (dtype.empty()) dtype = StringField(l.full.verdict.signature, "dtype");
   s["dtype"] = OrNull(dtype);
   // The hash covers what tells bugs apart (the header says why).
   Json key = Json::MakeObject();
-  key["class"] = IsValueFailure(l.full.status) ? "value"
-                 : IsCrash(l.full.status)      ? "crash"
-                                               : l.full.status;
+  key["class"] = hlo_diff::IsValueFailureStatus(l.full.status) ? "value"
+                 : hlo_diff::IsCrashStatus(l.full.status)      ? "crash"
+                                                               : l.full.status;
   key["pass"] = s["pass"];
   key["site"] = s["site"];
   key["opcode"] = s["site"].is_null() ? s["opcode"] : Json();
@@ -67,10 +66,8 @@ Json LocalizationJson(const Localization& l, const std::string& case_dir) {
   j["format"] = 1;
   j["case"] = case_dir;
   j["status"] = l.full.status;
-  const Json* msg = Field(l.full.verdict, "message");
-  j["message"] = msg ? *msg : Json();
-  const Json* sig = Field(l.full.verdict, "signature");
-  j["coarse_signature"] = sig ? *sig : Json();
+  j["message"] = l.full.verdict.message;
+  j["coarse_signature"] = l.full.verdict.signature;
   Json levels = Json::MakeArray();
   for (const LevelResult& r : l.levels) {
     Json x = Json::MakeObject();
@@ -109,7 +106,7 @@ std::string LocalizationText(const Localization& l,
                              const std::string& case_dir) {
   std::ostringstream o;
   o << "case " << case_dir << ": " << l.full.status;
-  const std::string msg = StringField(l.full.verdict, "message");
+  const std::string& msg = l.full.verdict.message;
   if (!msg.empty()) o << " (" << msg << ")";
   o << "\n";
   for (const LevelResult& r : l.levels) {

@@ -1,5 +1,7 @@
 #include "triage/localize/localize.h"
 
+#include <stdlib.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -24,12 +26,22 @@ std::string StringAt(const Json* j, std::string_view key) {
 
 }  // namespace
 
-TargetProber::TargetProber(hlo_diff::Case c, hlo_diff::TargetSpec spec,
-                           std::string work_root)
+TargetProber::TargetProber(hlo_diff::Case c,
+                           std::shared_ptr<const HloModule> module,
+                           hlo_diff::TargetSpec spec, std::string work_root)
     : case_(std::move(c)),
+      module_(std::move(module)),
       spec_(spec),
       work_root_(std::move(work_root)),
       runner_(std::move(spec)) {}
+
+TargetProber::TargetProber(hlo_diff::Case c, hlo_diff::TargetSpec spec,
+                           std::string work_root)
+    : TargetProber(std::move(c), nullptr, std::move(spec),
+                   std::move(work_root)) {
+  auto m = hlo_diff::ParseCaseModule(case_.module_text, "module.hlo");
+  if (m.ok()) module_ = std::move(m).value();
+}
 
 StatusOr<Probe> TargetProber::Run(const hlo_diff::CaseOptions& options,
                                   bool dump) {
@@ -50,23 +62,22 @@ StatusOr<Probe> TargetProber::Run(const hlo_diff::CaseOptions& options,
     one_shot.emplace(std::move(s));
     runner = &*one_shot;
   }
-  ASSIGN_OR_RETURN(Json v, hlo_diff::ComputeVerdict(c, *runner, dir));
-  p.status = StringAt(&v, "status");
-  const Json* target = v.Find("target");
-  p.stage = StringAt(target, "stage");
-  p.last_pass = StringAt(target, "last_pass");
-  if (target && target->is_object()) {
-    if (const Json* report = target->Find("report");
-        report && report->is_object()) {
-      if (const Json* comp = report->Find("compile")) p.compile = *comp;
-      const Json* taps = report->Find("taps");
-      if (taps == nullptr) {
-        if (const Json* run = report->Find("run"); run && run->is_object()) {
-          taps = run->Find("taps");
-        }
+  ASSIGN_OR_RETURN(hlo_diff::Verdict v,
+                   module_ ? hlo_diff::ComputeVerdict(c, *module_, *runner, dir)
+                           : hlo_diff::ComputeVerdict(c, *runner, dir));
+  p.status = v.status_name();
+  p.stage = v.stage();
+  p.last_pass = v.last_pass();
+  if (const Json* report = v.target ? &v.target->report : nullptr;
+      report && report->is_object()) {
+    if (const Json* comp = report->Find("compile")) p.compile = *comp;
+    const Json* taps = report->Find("taps");
+    if (taps == nullptr) {
+      if (const Json* run = report->Find("run"); run && run->is_object()) {
+        taps = run->Find("taps");
       }
-      if (taps && taps->is_array()) p.taps = *taps;
     }
+    if (taps && taps->is_array()) p.taps = *taps;
   }
   p.out_dir = (fs::path(dir) / "out").string();
   p.verdict = std::move(v);
@@ -88,18 +99,11 @@ StatusOr<int64_t> FirstFailing(
   return hi;
 }
 
-bool IsValueFailure(const std::string& status) {
-  return status == "mismatch" || status == "nan_mismatch";
-}
-
-bool IsCrash(const std::string& status) {
-  return status == "compile_crash" || status == "run_crash" ||
-         status == "timeout" || status == "memory_error";
-}
-
 bool SameFailure(const Probe& full, const Probe& p) {
-  if (IsValueFailure(full.status)) return IsValueFailure(p.status);
-  return IsCrash(full.status) && p.status == full.status &&
+  if (hlo_diff::IsValueFailureStatus(full.status)) {
+    return hlo_diff::IsValueFailureStatus(p.status);
+  }
+  return hlo_diff::IsCrashStatus(full.status) && p.status == full.status &&
          p.stage == full.stage;
 }
 
@@ -131,6 +135,37 @@ StatusOr<Localization> Localize(const hlo_diff::Case& c, Prober& prober,
                                 const LocalizeOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
                    hlo_diff::ParseCaseModule(c.module_text, "module.hlo"));
+  return Localize(c, *module, prober, options);
+}
+
+StatusOr<Localization> LocalizeOnTarget(const hlo_diff::Case& c,
+                                        std::shared_ptr<const HloModule> module,
+                                        const hlo_diff::TargetSpec& spec,
+                                        const std::string& work_dir,
+                                        const LocalizeOptions& options) {
+  std::string work = work_dir;
+  if (work.empty()) {
+    char tmpl[] = "/tmp/hlo-bisect.XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) {
+      return IoError("cannot create a work directory");
+    }
+    work = tmpl;
+  }
+  const HloModule& m = *module;
+  StatusOr<Localization> l = [&] {
+    TargetProber prober(c, std::move(module), spec, work);
+    return Localize(c, m, prober, options);
+  }();
+  if (work_dir.empty()) {
+    std::error_code ec;
+    fs::remove_all(work, ec);
+  }
+  return l;
+}
+
+StatusOr<Localization> Localize(const hlo_diff::Case& c,
+                                const HloModule& module, Prober& prober,
+                                const LocalizeOptions& options) {
   hlo_diff::Case base = c;
   base.options.pass_limit.reset();
   base.options.rewrite_limit.reset();
@@ -138,7 +173,7 @@ StatusOr<Localization> Localize(const hlo_diff::Case& c, Prober& prober,
   Localization out;
   ASSIGN_OR_RETURN(out.full, prober.Run(base.options, false));
   out.runs = out.linear_runs = 1;
-  if (!IsValueFailure(out.full.status) && !IsCrash(out.full.status)) {
+  if (!hlo_diff::IsFailureStatus(out.full.status)) {
     return FailedPrecondition("the case does not fail (status '" +
                               out.full.status + "'): nothing to localize");
   }
@@ -149,13 +184,15 @@ StatusOr<Localization> Localize(const hlo_diff::Case& c, Prober& prober,
   };
   Findings& f = out.findings;
   if (options.pass) {
-    add(LocalizePass(base, out.full, prober, options.numerics, &f));
+    add(LocalizePass(base, module, out.full, prober, options.numerics, &f));
   }
-  if (options.rewrite) add(LocalizeRewrite(base, out.full, prober, &f));
+  if (options.rewrite) {
+    add(LocalizeRewrite(base, module, out.full, prober, &f));
+  }
   if (options.graph || options.fusion) {
     GraphState state;
-    LevelResult g =
-        LocalizeGraph(base, out.full, prober, options.numerics, &f, &state);
+    LevelResult g = LocalizeGraph(base, module, out.full, prober,
+                                  options.numerics, &f, &state);
     const bool graph_ok = g.result == "found";
     if (options.graph) {
       add(std::move(g));

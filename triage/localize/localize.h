@@ -62,18 +62,19 @@
 #include "oracle/numerics_contract.h"
 #include "triage/case/case_bundle.h"
 #include "triage/case/target_runner.h"
+#include "triage/case/verdict.h"
 
 namespace trench::hlo_bisect {
 
 // One target run as the levels see it.
 struct Probe {
-  std::string status;     // The verdict status ("mismatch", "pass", ...).
-  std::string stage;      // The target's stage ("compile"/"run"/"").
-  std::string last_pass;  // Last pass entered ("" none).
-  Json verdict;           // The whole verdict (may be null in tests).
-  Json compile;           // hloc's compile report, or null.
-  std::string out_dir;    // Outputs and taps/ ("" when none).
-  std::string dump_dir;   // The --dump-dir of a dumped run ("" none).
+  std::string status;         // The verdict status ("mismatch", "pass", ...).
+  std::string stage;          // The target's stage ("compile"/"run"/"").
+  std::string last_pass;      // Last pass entered ("" none).
+  hlo_diff::Verdict verdict;  // The whole verdict (default in tests).
+  Json compile;               // hloc's compile report, or null.
+  std::string out_dir;        // Outputs and taps/ ("" when none).
+  std::string dump_dir;       // The --dump-dir of a dumped run ("" none).
   Json taps = Json::MakeArray();  // [{"label", "file", ...}] from the report.
 };
 
@@ -95,12 +96,18 @@ class Prober {
 // worker takes its flags once.
 class TargetProber : public Prober {
  public:
+  // `module` is c.module_text parsed (shared: it is read, never changed).
+  TargetProber(hlo_diff::Case c, std::shared_ptr<const HloModule> module,
+               hlo_diff::TargetSpec spec, std::string work_root);
+  // Parses c's module itself (a module that does not parse gives
+  // invalid_input probes).
   TargetProber(hlo_diff::Case c, hlo_diff::TargetSpec spec,
                std::string work_root);
   StatusOr<Probe> Run(const hlo_diff::CaseOptions& options, bool dump) override;
 
  private:
   hlo_diff::Case case_;
+  std::shared_ptr<const HloModule> module_;  // Null: does not parse.
   hlo_diff::TargetSpec spec_;
   std::string work_root_;
   hlo_diff::TargetRunner runner_;
@@ -115,12 +122,9 @@ StatusOr<int64_t> FirstFailing(
     int64_t lo, int64_t hi,
     const std::function<StatusOr<bool>(int64_t)>& fails);
 
-// Whether `p` fails as `full` does (see the file comment).
+// Whether `p` fails as `full` does (see the file comment; the classes are
+// verdict_status.def's).
 bool SameFailure(const Probe& full, const Probe& p);
-// mismatch / nan_mismatch.
-bool IsValueFailure(const std::string& status);
-// compile_crash / run_crash / timeout / memory_error.
-bool IsCrash(const std::string& status);
 
 // One level's outcome.
 struct LevelResult {
@@ -165,22 +169,40 @@ struct Localization {
 };
 
 // Runs the baseline and the selected levels on `c` (its options minus
-// pass/rewrite limits and taps) through `prober`. Errors: the case's module
-// does not parse; FailedPrecondition when the baseline does not fail
-// (status "pass", or a status that shows no bug: invalid_input,
+// pass/rewrite limits and taps), whose module text parses to `module`,
+// through `prober`. Errors: FailedPrecondition when the baseline does not
+// fail (status "pass", or a status that shows no bug: invalid_input,
 // oracle_unsupported, target_unsupported); the prober's errors. A level
 // that cannot proceed records result "error" or "not_applicable" and the
 // next levels still run where they can.
+// REQUIRES: `module` is ParseCaseModule(c.module_text).
+StatusOr<Localization> Localize(const hlo_diff::Case& c,
+                                const HloModule& module, Prober& prober,
+                                const LocalizeOptions& options = {});
+// The same for a case whose module is not parsed yet; also an error when
+// it does not parse.
 StatusOr<Localization> Localize(const hlo_diff::Case& c, Prober& prober,
                                 const LocalizeOptions& options = {});
 
+// hlo-bisect's localization of `c` (module as above) on the target `spec`:
+// a TargetProber with its runs under `work_dir` (kept), or under a
+// temporary directory removed afterwards when `work_dir` is empty. Errors
+// as Localize, and IoError when no temporary directory can be made.
+StatusOr<Localization> LocalizeOnTarget(const hlo_diff::Case& c,
+                                        std::shared_ptr<const HloModule> module,
+                                        const hlo_diff::TargetSpec& spec,
+                                        const std::string& work_dir = "",
+                                        const LocalizeOptions& options = {});
+
 // ---- The levels (called by Localize, in this order). Each counts its own
-// runs in LevelResult::runs and fills `findings`.
-LevelResult LocalizePass(const hlo_diff::Case& c, const Probe& full,
-                         Prober& prober, const NumericsOptions& numerics,
-                         Findings* findings);
-LevelResult LocalizeRewrite(const hlo_diff::Case& c, const Probe& full,
-                            Prober& prober, Findings* findings);
+// runs in LevelResult::runs and fills `findings`. `module` is the case's
+// module (as for Localize).
+LevelResult LocalizePass(const hlo_diff::Case& c, const HloModule& module,
+                         const Probe& full, Prober& prober,
+                         const NumericsOptions& numerics, Findings* findings);
+LevelResult LocalizeRewrite(const hlo_diff::Case& c, const HloModule& module,
+                            const Probe& full, Prober& prober,
+                            Findings* findings);
 // The graph level also returns its tapped probe and the optimized module
 // for the fusion level.
 struct GraphState {
@@ -192,9 +214,10 @@ struct GraphState {
   // (of the optimized module) instead of a diverging value.
   bool crash = false;
 };
-LevelResult LocalizeGraph(const hlo_diff::Case& c, const Probe& full,
-                          Prober& prober, const NumericsOptions& numerics,
-                          Findings* findings, GraphState* state);
+LevelResult LocalizeGraph(const hlo_diff::Case& c, const HloModule& module,
+                          const Probe& full, Prober& prober,
+                          const NumericsOptions& numerics, Findings* findings,
+                          GraphState* state);
 LevelResult LocalizeFusion(const hlo_diff::Case& c, const GraphState& state,
                            const NumericsOptions& numerics, Findings* findings);
 

@@ -18,10 +18,6 @@ std::string StringField(const Json& j, std::string_view key) {
   return v && v->is_string() ? v->string_value() : "";
 }
 
-bool IsMismatchClass(const std::string& s) {
-  return s == "mismatch" || s == "nan_mismatch";
-}
-
 std::string WorkerDir(const std::string& root, int w) {
   return (fs::path(root) / ("w" + std::to_string(w))).string();
 }
@@ -66,17 +62,12 @@ StatusOr<double> Interestingness::MeasureRate(const Case& c, int worker) {
 
 // ---- Fingerprint ----
 
-bool IsBugStatus(const std::string& s) {
-  return IsMismatchClass(s) || s == "compile_crash" || s == "run_crash" ||
-         s == "timeout" || s == "memory_error";
-}
-
 Fingerprint Fingerprint::FromSignature(const Json& sig) {
   Fingerprint f;
   f.status = StringField(sig, "status");
-  if (IsMismatchClass(f.status)) {
+  if (hlo_diff::IsValueFailureStatus(f.status)) {
     if (const Json* d = sig.Find("dtype")) f.dtype = *d;
-  } else if (IsBugStatus(f.status)) {
+  } else if (hlo_diff::IsCrashStatus(f.status)) {
     f.stage = StringField(sig, "stage");
     f.message = StringField(sig, "message");
     if (f.status == "compile_crash") f.pass = StringField(sig, "pass");
@@ -92,7 +83,7 @@ bool Fingerprint::Matches(const Fingerprint& o) const {
 Json Fingerprint::ToJson() const {
   Json j = Json::MakeObject();
   j["status"] = status;
-  if (IsMismatchClass(status)) j["dtype"] = dtype;
+  if (hlo_diff::IsValueFailureStatus(status)) j["dtype"] = dtype;
   if (!stage.empty()) j["stage"] = stage;
   if (!message.empty()) j["message"] = message;
   if (!pass.empty()) j["pass"] = pass;
@@ -117,17 +108,20 @@ SameBugTest::SameBugTest(SameBugOptions options)
 SameBugTest::~SameBugTest() = default;
 
 StatusOr<Fingerprint> SameBugTest::Run(const Case& c, int w,
-                                       const std::string& sub, Json* verdict) {
+                                       const std::string& sub,
+                                       hlo_diff::Verdict* verdict) {
   if (w < 0 || w >= int(runners_.size())) {
     return InvalidArgument("worker index out of range");
   }
   ++runs_;
   const std::string dir =
       (fs::path(WorkerDir(options_.work_dir, w)) / sub).string();
-  ASSIGN_OR_RETURN(Json v, hlo_diff::ComputeVerdict(c, *runners_[w], dir));
-  const Json* sig = v.Find("signature");
-  Fingerprint f = Fingerprint::FromSignature(sig ? *sig : Json());
-  if (f.status.empty()) f.status = StringField(v, "status");
+  // One parse of the candidate's module, shared by the oracle and the
+  // target run (ComputeVerdict).
+  ASSIGN_OR_RETURN(hlo_diff::Verdict v,
+                   hlo_diff::ComputeVerdict(c, *runners_[w], dir));
+  Fingerprint f = Fingerprint::FromSignature(v.signature);
+  if (f.status.empty()) f.status = v.status_name();
   if (verdict) *verdict = std::move(v);
   return f;
 }
@@ -156,10 +150,10 @@ StatusOr<std::unique_ptr<SameBugTest>> SameBugTest::Create(
   ASSIGN_OR_RETURN(t->reference_,
                    t->Run(reference, 0, "reference", &t->reference_verdict_));
   const std::string& status = t->reference_.status;
-  if (!IsBugStatus(status)) {
+  if (!hlo_diff::IsFailureStatus(status)) {
     return FailedPrecondition(
         "the case does not fail with a bug the reducer can keep (verdict " +
-        status + ": " + StringField(t->reference_verdict_, "message") + ")");
+        status + ": " + t->reference_verdict_.message + ")");
   }
   const std::string& p = t->options_.culprit_pass;
   if (p.empty()) return t;
@@ -170,15 +164,15 @@ StatusOr<std::unique_ptr<SameBugTest>> SameBugTest::Create(
   } else {
     variant.options.disable_passes.push_back(p);
   }
-  Json v;
+  hlo_diff::Verdict v;
   ASSIGN_OR_RETURN(Fingerprint f, t->Run(variant, 0, "culprit", &v));
-  if (p != "codegen" && f.status == "invalid_input") {
+  if (p != "codegen" && v.status == hlo_diff::VerdictStatus::kInvalidInput) {
     // The target refuses to disable it (required pass, or unknown name).
     t->check_culprit_ = false;
     t->culprit_note_ =
         "skipped: the target does not run with "
         "--disable-passes=" +
-        p + " (" + StringField(v, "message") + ")";
+        p + " (" + v.message + ")";
     return t;
   }
   const bool same = f.Matches(t->reference_);

@@ -4,9 +4,10 @@
 // SameBugTest (the default) runs the candidate through hlo-diff's verdict
 // (oracle + target, verdict.h) and compares it with the reference case's
 // fingerprint:
-//   - the verdict status is equal (mismatch, nan_mismatch, compile_crash,
-//     run_crash, timeout, memory_error; a reference of any other status is
-//     refused: there is no bug to keep);
+//   - the verdict status is equal (a failure of verdict_status.def:
+//     mismatch, nan_mismatch, compile_crash, run_crash, timeout,
+//     memory_error; a reference of any other status is refused: there is
+//     no bug to keep);
 //   - mismatch classes: the dtype of the first bad output is equal;
 //   - crash classes: the stage and the normalized message are equal, and
 //     for compile_crash also the pass that was running.
@@ -54,6 +55,7 @@
 #include "base/status.h"
 #include "triage/case/case_bundle.h"
 #include "triage/case/target_runner.h"
+#include "triage/case/verdict.h"
 
 namespace trench::hlo_reduce {
 
@@ -98,9 +100,6 @@ struct Fingerprint {
   Json ToJson() const;
 };
 
-// Whether `status` names a failure that can be reduced (a bug class).
-bool IsBugStatus(const std::string& status);
-
 struct SameBugOptions {
   hlo_diff::TargetSpec target;
   int jobs = 1;
@@ -122,7 +121,9 @@ class SameBugTest : public Interestingness {
   Json Describe() const override;
 
   const Fingerprint& reference() const { return reference_; }
-  const Json& reference_verdict() const { return reference_verdict_; }
+  const hlo_diff::Verdict& reference_verdict() const {
+    return reference_verdict_;
+  }
   // "checked", "none" or "skipped: <why>".
   const std::string& culprit_note() const { return culprit_note_; }
 
@@ -130,14 +131,15 @@ class SameBugTest : public Interestingness {
   explicit SameBugTest(SameBugOptions options);
   // The verdict's fingerprint for `c` run on worker `w` in `sub`.
   StatusOr<Fingerprint> Run(const hlo_diff::Case& c, int w,
-                            const std::string& sub, Json* verdict = nullptr);
+                            const std::string& sub,
+                            hlo_diff::Verdict* verdict = nullptr);
   // Whether the culprit check holds for `c` (true when not checked).
   StatusOr<bool> CulpritHolds(const hlo_diff::Case& c, int w);
 
   SameBugOptions options_;
   std::vector<std::unique_ptr<hlo_diff::TargetRunner>> runners_;
   Fingerprint reference_;
-  Json reference_verdict_;
+  hlo_diff::Verdict reference_verdict_;
   bool check_culprit_ = false;
   std::string culprit_note_ = "none";
 };

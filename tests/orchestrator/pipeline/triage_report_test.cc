@@ -1,6 +1,7 @@
-// The triage report from the API's bug JSON (orchestrator/pipeline/triage_report.h):
-// every section from a realistic bug, "not yet" for missing parts, data
-// found in event evidence, malformed parts, and the one-shot form.
+// The triage report from the API's bug JSON
+// (orchestrator/pipeline/triage_report.h): every section from a realistic bug,
+// "not yet" for missing parts, data found in event evidence, malformed parts,
+// and the one-shot form.
 #include "orchestrator/pipeline/triage_report.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "orchestrator/api/api_handlers.h"
+#include "triage/case/verdict_status.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -299,10 +301,10 @@ TEST(TriageReportTest, OneShotFailingCase) {
 }
 
 TEST(TriageReportTest, FailureVerdicts) {
-  EXPECT_TRUE(IsFailureVerdict("mismatch"));
-  EXPECT_TRUE(IsFailureVerdict("memory_error"));
-  EXPECT_FALSE(IsFailureVerdict("pass"));
-  EXPECT_FALSE(IsFailureVerdict("target_unsupported"));
+  EXPECT_TRUE(hlo_diff::IsFailureStatus("mismatch"));
+  EXPECT_TRUE(hlo_diff::IsFailureStatus("memory_error"));
+  EXPECT_FALSE(hlo_diff::IsFailureStatus("pass"));
+  EXPECT_FALSE(hlo_diff::IsFailureStatus("target_unsupported"));
 }
 
 }  // namespace

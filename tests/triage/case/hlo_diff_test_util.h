@@ -14,6 +14,7 @@
 #include "compiler/ir/literal.h"
 #include "triage/case/case_bundle.h"
 #include "triage/case/target_runner.h"
+#include "triage/case/verdict.h"
 
 namespace trench::hlo_diff::testing {
 
@@ -82,6 +83,13 @@ inline TargetSpec RealTarget(TargetMode mode) {
   TargetSpec s = TargetSpec::FromBinaryDir(BinaryDir(), mode);
   s.timeout_seconds = 120;
   return s;
+}
+
+// ComputeVerdict's verdict in its JSON form (as hlo-diff prints it).
+inline StatusOr<Json> ComputeVerdictJson(const Case& c, TargetRunner& runner,
+                                         const std::string& work_dir) {
+  ASSIGN_OR_RETURN(Verdict v, ComputeVerdict(c, runner, work_dir));
+  return v.ToJson();
 }
 
 }  // namespace trench::hlo_diff::testing

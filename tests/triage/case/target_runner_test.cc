@@ -18,6 +18,7 @@ namespace trench::hlo_diff {
 namespace {
 
 using testing::AddCase;
+using testing::ComputeVerdictJson;
 using testing::F32;
 using testing::RealTarget;
 using testing::TempDir;
@@ -41,7 +42,7 @@ TEST(TargetRunnerTest, RealTargetPassesInEveryMode) {
     EXPECT_EQ(r->outputs[1].element_type(), PrimitiveType::BF16);
     EXPECT_EQ(r->outputs[1].GetAsDouble(5), -6.0);
 
-    StatusOr<Json> v = ComputeVerdict(AddCase(), runner, tmp / "work");
+    StatusOr<Json> v = ComputeVerdictJson(AddCase(), runner, tmp / "work");
     ASSERT_TRUE(v.ok()) << v.status().ToString();
     EXPECT_EQ(Str(*v, "status"), "pass") << v->DumpPretty();
     EXPECT_EQ((*v)["outputs"].size(), 2u);
@@ -87,7 +88,7 @@ TEST(VerdictTest, WrongTargetGivesMismatchWithSignature) {
   TargetRunner runner(WrongOutputTarget(tmp,
                                         F32({2, 3}, {1.5, 1, 5.25, 13, 2, 6}),
                                         Bf16({-1.5, -1, -5.25, -12, -2, -6})));
-  StatusOr<Json> v = ComputeVerdict(AddCase(), runner, tmp / "work");
+  StatusOr<Json> v = ComputeVerdictJson(AddCase(), runner, tmp / "work");
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   EXPECT_EQ(Str(*v, "status"), "mismatch") << v->DumpPretty();
   const Json& out0 = (*v)["outputs"].array().at(0);
@@ -107,7 +108,7 @@ TEST(VerdictTest, NanOnlyDifferenceIsNanMismatch) {
   TargetRunner runner(
       WrongOutputTarget(tmp, F32({2, 3}, {1.5, 1, 5.25, 12, 2, 6}),
                         Bf16({-1.5, -1, -5.25, -12, std::nan(""), -6})));
-  StatusOr<Json> v = ComputeVerdict(AddCase(), runner, tmp / "work");
+  StatusOr<Json> v = ComputeVerdictJson(AddCase(), runner, tmp / "work");
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(Str(*v, "status"), "nan_mismatch") << v->DumpPretty();
   EXPECT_EQ(Str((*v)["signature"], "dtype"), "bf16");
@@ -121,7 +122,7 @@ TEST(VerdictTest, MissingOutputIsMismatch) {
   TargetSpec s = RealTarget(TargetMode::kHlocTpusim);
   s.tpusim = WriteScript(tmp / "tpusim", "mkdir -p \"$6\"\n");
   TargetRunner runner(s);
-  StatusOr<Json> v = ComputeVerdict(AddCase(), runner, tmp / "work");
+  StatusOr<Json> v = ComputeVerdictJson(AddCase(), runner, tmp / "work");
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(Str(*v, "status"), "mismatch") << v->DumpPretty();
   EXPECT_NE(Str(*v, "structure_error").find("0.npy"), std::string::npos);
@@ -145,8 +146,8 @@ TEST(VerdictTest, CompilerAbortIsCompileCrashWithNormalizedSignature) {
   TargetRunner r2(AbortingCompiler(
       tmp2,
       "hloc: /other/algsimp.cc:99: Assertion 'n == 0x2a' failed at mul.7"));
-  StatusOr<Json> v1 = ComputeVerdict(AddCase(), r1, tmp1 / "work");
-  StatusOr<Json> v2 = ComputeVerdict(AddCase(), r2, tmp2 / "work");
+  StatusOr<Json> v1 = ComputeVerdictJson(AddCase(), r1, tmp1 / "work");
+  StatusOr<Json> v2 = ComputeVerdictJson(AddCase(), r2, tmp2 / "work");
   ASSERT_TRUE(v1.ok() && v2.ok());
   EXPECT_EQ(Str(*v1, "status"), "compile_crash") << v1->DumpPretty();
   const Json& sig = (*v1)["signature"];
@@ -165,7 +166,7 @@ TEST(VerdictTest, HangingCompilerTimesOut) {
   s.hloc = WriteScript(tmp / "hloc", "sleep 60\n");
   s.timeout_seconds = 0.5;
   TargetRunner runner(s);
-  StatusOr<Json> v = ComputeVerdict(AddCase(), runner, tmp / "work");
+  StatusOr<Json> v = ComputeVerdictJson(AddCase(), runner, tmp / "work");
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(Str(*v, "status"), "timeout") << v->DumpPretty();
   EXPECT_EQ(Str((*v)["signature"], "stage"), "compile");
@@ -179,7 +180,7 @@ TEST(VerdictTest, CleanRefusalIsTargetUnsupported) {
       "echo 'UNIMPLEMENTED: hloc: cannot compile cholesky for f32' >&2\n"
       "exit 3\n");
   TargetRunner runner(s);
-  StatusOr<Json> v = ComputeVerdict(AddCase(), runner, tmp / "work");
+  StatusOr<Json> v = ComputeVerdictJson(AddCase(), runner, tmp / "work");
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(Str(*v, "status"), "target_unsupported") << v->DumpPretty();
   // An internal error with the same exit code is a crash.
@@ -187,7 +188,7 @@ TEST(VerdictTest, CleanRefusalIsTargetUnsupported) {
                        "echo \"INTERNAL: pass 'cse' broke the module\" >&2\n"
                        "exit 3\n");
   TargetRunner runner2(s);
-  v = ComputeVerdict(AddCase(), runner2, tmp / "work");
+  v = ComputeVerdictJson(AddCase(), runner2, tmp / "work");
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(Str(*v, "status"), "compile_crash") << v->DumpPretty();
 }
@@ -197,7 +198,7 @@ TEST(VerdictTest, MissingTargetBinaryIsHarnessError) {
   TargetSpec s = RealTarget(TargetMode::kHlocTpusim);
   s.hloc = tmp / "no-such-hloc";
   TargetRunner runner(s);
-  StatusOr<Json> v = ComputeVerdict(AddCase(), runner, tmp / "work");
+  StatusOr<Json> v = ComputeVerdictJson(AddCase(), runner, tmp / "work");
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.status().message().find("no-such-hloc"), std::string::npos);
 }

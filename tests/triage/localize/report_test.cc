@@ -2,8 +2,8 @@
 // form.
 #include <gtest/gtest.h>
 
-#include "triage/localize/localization_report.h"
 #include "triage/case/verdict.h"
+#include "triage/localize/localization_report.h"
 
 namespace trench::hlo_bisect {
 namespace {
@@ -11,12 +11,11 @@ namespace {
 Localization Sample() {
   Localization l;
   l.full.status = "mismatch";
-  l.full.verdict = Json::MakeObject();
-  l.full.verdict["message"] = "output 0 differs";
+  l.full.verdict.message = "output 0 differs";
   Json coarse = Json::MakeObject();
   coarse["status"] = "mismatch";
   coarse["dtype"] = "f32";
-  l.full.verdict["signature"] = hlo_diff::WithSignatureHash(coarse);
+  l.full.verdict.signature = hlo_diff::WithSignatureHash(coarse);
   LevelResult pass;
   pass.level = "pass";
   pass.result = "found";

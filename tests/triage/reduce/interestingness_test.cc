@@ -76,9 +76,9 @@ TEST(FingerprintTest, CrashesKeepStageMessageAndCompilePass) {
   // A run crash does not depend on the last pass entered.
   EXPECT_TRUE(crash("run_crash", "run", "trap", "fusion")
                   .Matches(crash("run_crash", "run", "trap", "dce")));
-  EXPECT_TRUE(IsBugStatus("timeout"));
-  EXPECT_FALSE(IsBugStatus("pass"));
-  EXPECT_FALSE(IsBugStatus("target_unsupported"));
+  EXPECT_TRUE(hlo_diff::IsFailureStatus("timeout"));
+  EXPECT_FALSE(hlo_diff::IsFailureStatus("pass"));
+  EXPECT_FALSE(hlo_diff::IsFailureStatus("target_unsupported"));
 }
 
 TEST(FingerprintTest, CulpritOnlyFromARefinedSignature) {

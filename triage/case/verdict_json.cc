@@ -1,0 +1,225 @@
+// Verdict <-> JSON (the layout is in verdict.h). The one mapping: the tools
+// print ToJson(), and whoever reads a verdict back uses FromJson.
+#include <cmath>
+#include <limits>
+
+#include "triage/case/verdict.h"
+
+namespace trench::hlo_diff {
+namespace {
+
+// Member access with errors that name the member ("verdict.oracle.seconds").
+class Reader {
+ public:
+  Reader(const Json& j, std::string where) : j_(j), where_(std::move(where)) {}
+
+  Status Check() const {
+    return j_.is_object() ? Status() : Error("", "expected an object");
+  }
+  bool Has(std::string_view key) const { return j_.Find(key) != nullptr; }
+  StatusOr<const Json*> Get(std::string_view key) const {
+    const Json* v = j_.Find(key);
+    if (v == nullptr) return Error(key, "missing");
+    return v;
+  }
+  StatusOr<std::string> String(std::string_view key) const {
+    ASSIGN_OR_RETURN(const Json* v, Get(key));
+    if (!v->is_string()) return Error(key, "expected a string");
+    return v->string_value();
+  }
+  StatusOr<int64_t> Int(std::string_view key) const {
+    ASSIGN_OR_RETURN(const Json* v, Get(key));
+    StatusOr<int64_t> i = v->GetInt64();
+    if (!i.ok()) return Error(key, "expected an integer");
+    return i;
+  }
+  StatusOr<uint64_t> Uint(std::string_view key) const {
+    ASSIGN_OR_RETURN(const Json* v, Get(key));
+    StatusOr<uint64_t> i = v->GetUint64();
+    if (!i.ok()) return Error(key, "expected a non-negative integer");
+    return i;
+  }
+  StatusOr<bool> Bool(std::string_view key) const {
+    ASSIGN_OR_RETURN(const Json* v, Get(key));
+    if (!v->is_bool()) return Error(key, "expected a boolean");
+    return v->bool_value();
+  }
+  // A number, or "nan"/"inf"/"-inf" (the comparator's statistics).
+  StatusOr<double> Stat(std::string_view key) const {
+    ASSIGN_OR_RETURN(const Json* v, Get(key));
+    if (v->is_number()) return v->number_value();
+    if (v->is_string()) {
+      const std::string& s = v->string_value();
+      if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+      if (s == "inf") return std::numeric_limits<double>::infinity();
+      if (s == "-inf") return -std::numeric_limits<double>::infinity();
+    }
+    return Error(key, "expected a number");
+  }
+  Reader Sub(const Json& j, std::string_view key) const {
+    return Reader(j, where_ + "." + std::string(key));
+  }
+  Status Error(std::string_view key, const std::string& what) const {
+    return InvalidArgument(where_ + (key.empty() ? "" : ".") +
+                           std::string(key) + ": " + what);
+  }
+
+ private:
+  const Json& j_;
+  std::string where_;
+};
+
+StatusOr<ElementMismatch> MismatchFromJson(const Reader& r, const Json& j) {
+  RETURN_IF_ERROR(r.Check());
+  ElementMismatch m;
+  ASSIGN_OR_RETURN(m.linear_index, r.Int("linear_index"));
+  ASSIGN_OR_RETURN(const Json* index, r.Get("index"));
+  if (!index->is_array()) return r.Error("index", "expected an array");
+  for (const Json& i : index->array()) {
+    StatusOr<int64_t> n = i.GetInt64();
+    if (!n.ok()) return r.Error("index", "expected integers");
+    m.index.push_back(*n);
+  }
+  ASSIGN_OR_RETURN(const Json* expected, r.Get("expected"));
+  ASSIGN_OR_RETURN(const Json* actual, r.Get("actual"));
+  m.expected = *expected;
+  m.actual = *actual;
+  ASSIGN_OR_RETURN(m.abs_error, r.Stat("abs_error"));
+  ASSIGN_OR_RETURN(m.rel_error, r.Stat("rel_error"));
+  if (j.Find("allowed") != nullptr) {
+    ASSIGN_OR_RETURN(m.allowed, r.Stat("allowed"));
+  }
+  return m;
+}
+
+// One entry of "outputs" (oracle/comparator_report.cc's layout).
+StatusOr<OutputComparison> OutputFromJson(const Reader& r, const Json& j) {
+  RETURN_IF_ERROR(r.Check());
+  OutputComparison o;
+  ASSIGN_OR_RETURN(o.index, r.Int("index"));
+  ASSIGN_OR_RETURN(o.expected_shape, r.String("expected_shape"));
+  ASSIGN_OR_RETURN(o.actual_shape, r.String("actual_shape"));
+  if (r.Has("shape_error")) {
+    ASSIGN_OR_RETURN(o.shape_error, r.String("shape_error"));
+    return o;
+  }
+  ASSIGN_OR_RETURN(const Json* tol, r.Get("tolerance"));
+  const Reader t = r.Sub(*tol, "tolerance");
+  RETURN_IF_ERROR(t.Check());
+  ASSIGN_OR_RETURN(o.tolerance.abs, t.Stat("abs"));
+  ASSIGN_OR_RETURN(o.tolerance.rel, t.Stat("rel"));
+  ASSIGN_OR_RETURN(o.element_count, r.Int("elements"));
+  ASSIGN_OR_RETURN(o.max_abs_error, r.Stat("max_abs_error"));
+  ASSIGN_OR_RETURN(o.max_rel_error, r.Stat("max_rel_error"));
+  ASSIGN_OR_RETURN(o.max_ulp_error, r.Uint("max_ulp_error"));
+  ASSIGN_OR_RETURN(o.mismatch_count, r.Int("mismatches"));
+  ASSIGN_OR_RETURN(o.nonfinite_mismatch_count, r.Int("nonfinite_mismatches"));
+  for (auto [key, slot] :
+       {std::pair{"first_mismatch", &o.first_mismatch},
+        std::pair{"first_nonfinite_mismatch", &o.first_nonfinite_mismatch}}) {
+    if (const Json* m = j.Find(key)) {
+      ASSIGN_OR_RETURN(*slot, MismatchFromJson(r.Sub(*m, key), *m));
+    }
+  }
+  if (r.Has("bounded")) {
+    ASSIGN_OR_RETURN(o.bounded, r.Bool("bounded"));
+    ASSIGN_OR_RETURN(o.max_allowed, r.Stat("max_allowed"));
+    ASSIGN_OR_RETURN(o.undetermined_count, r.Int("undetermined"));
+  }
+  return o;
+}
+
+Json OracleJson(const OracleRun& o) {
+  Json j = Json::MakeObject();
+  if (o.undetermined) j["undetermined"] = *o.undetermined;
+  j["status"] = o.status;
+  j["message"] = o.message;
+  j["seconds"] = o.seconds;
+  return j;
+}
+
+StatusOr<OracleRun> OracleFromJson(const Reader& r, const Json& j) {
+  RETURN_IF_ERROR(r.Check());
+  OracleRun o;
+  if (j.Find("undetermined") != nullptr) {
+    ASSIGN_OR_RETURN(o.undetermined, r.Int("undetermined"));
+  }
+  ASSIGN_OR_RETURN(o.status, r.String("status"));
+  ASSIGN_OR_RETURN(o.message, r.String("message"));
+  ASSIGN_OR_RETURN(o.seconds, r.Stat("seconds"));
+  return o;
+}
+
+}  // namespace
+
+Json Verdict::ToJson() const {
+  Json j = Json::MakeObject();
+  j["status"] = status_name();
+  j["message"] = message;
+  if (!case_sha.empty()) {
+    j["case"] = case_sha;
+    j["compare"] = CompareKindName(compare);
+    j["outputs"] = Json();
+    if (outputs) {
+      ComparisonResult cmp;
+      cmp.outputs = *outputs;
+      j["outputs"] = *cmp.ToJson().Find("outputs");
+    }
+    j["oracle"] = OracleJson(oracle);
+    j["target"] = target ? target->ToJson() : Json();
+    if (!structure_error.empty()) j["structure_error"] = structure_error;
+  }
+  j["signature"] = signature;
+  return j;
+}
+
+StatusOr<Verdict> Verdict::FromJson(const Json& j) {
+  const Reader r(j, "verdict");
+  RETURN_IF_ERROR(r.Check());
+  Verdict v;
+  ASSIGN_OR_RETURN(std::string status, r.String("status"));
+  StatusOr<VerdictStatus> s = ParseVerdictStatus(status);
+  if (!s.ok()) return r.Error("status", s.status().message());
+  v.status = *s;
+  ASSIGN_OR_RETURN(v.message, r.String("message"));
+  ASSIGN_OR_RETURN(const Json* sig, r.Get("signature"));
+  v.signature = *sig;
+  if (!r.Has("case")) return v;
+  ASSIGN_OR_RETURN(v.case_sha, r.String("case"));
+  ASSIGN_OR_RETURN(std::string compare, r.String("compare"));
+  bool known = false;
+  for (CompareKind k :
+       {CompareKind::kContract, CompareKind::kNear, CompareKind::kExact}) {
+    if (compare == CompareKindName(k)) {
+      v.compare = k;
+      known = true;
+    }
+  }
+  if (!known) return r.Error("compare", "unknown mode '" + compare + "'");
+  ASSIGN_OR_RETURN(const Json* outputs, r.Get("outputs"));
+  if (!outputs->is_null()) {
+    if (!outputs->is_array()) return r.Error("outputs", "expected an array");
+    v.outputs.emplace();
+    for (size_t i = 0; i < outputs->size(); ++i) {
+      const Json& o = outputs->array()[i];
+      ASSIGN_OR_RETURN(
+          OutputComparison c,
+          OutputFromJson(r.Sub(o, "outputs[" + std::to_string(i) + "]"), o));
+      v.outputs->push_back(std::move(c));
+    }
+  }
+  ASSIGN_OR_RETURN(const Json* oracle, r.Get("oracle"));
+  ASSIGN_OR_RETURN(v.oracle, OracleFromJson(r.Sub(*oracle, "oracle"), *oracle));
+  ASSIGN_OR_RETURN(const Json* target, r.Get("target"));
+  if (!target->is_null()) {
+    StatusOr<TargetResult> t = TargetResult::FromJson(*target);
+    if (!t.ok()) return InvalidArgument("verdict." + t.status().message());
+    v.target = std::move(t).value();
+  }
+  if (r.Has("structure_error")) {
+    ASSIGN_OR_RETURN(v.structure_error, r.String("structure_error"));
+  }
+  return v;
+}
+
+}  // namespace trench::hlo_diff
