@@ -18,14 +18,12 @@
 #include "tools/hlo-bisect/hlo_bisect.h"
 #include "tools/hlo-diff/hlo_diff.h"
 #include "tools/hlo-reduce/hlo_reduce.h"
+#include "triage/case/target_flags.h"
 
 namespace trench::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-const std::vector<std::string> kTargetValued = {
-    "bin-dir", "hlo-run", "hloc", "tpusim", "target", "timeout"};
 
 using ToolMain = int (*)(int, char**, std::ostream&, std::ostream&);
 
@@ -67,17 +65,17 @@ Status WriteText(const fs::path& path, const std::string& text) {
   return Status::Ok();
 }
 
-// The output directory: --out (created; must be empty when it exists) or
-// a fresh ./trench-triage-XXXXXX.
-StatusOr<std::string> MakeOutDir(const Flags& flags) {
-  if (!flags.Has("out")) {
+// The output directory: `out` (created; must be empty when it exists) or,
+// when empty, a fresh ./trench-triage-XXXXXX.
+StatusOr<std::string> MakeOutDir(const std::string& out_flag) {
+  if (out_flag.empty()) {
     std::string tmpl = "trench-triage-XXXXXX";
     if (mkdtemp(tmpl.data()) == nullptr) {
       return IoError("cannot create a directory trench-triage-* here");
     }
     return fs::absolute(tmpl).string();
   }
-  const fs::path out = flags.Get("out");
+  const fs::path out = out_flag;
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_empty(out, ec)) {
     return FailedPrecondition("--out " + out.string() +
@@ -100,26 +98,34 @@ StatusOr<Json> ParseToolJson(const ToolRun& r, const std::string& tool) {
 }  // namespace
 
 int CmdTriage(const Context& ctx) {
-  std::vector<std::string> valued = kTargetValued;
-  valued.insert(valued.end(), {"out", "levels", "max-tests"});
-  StatusOr<Flags> flags =
-      ParseFlags(ctx.args, valued, {"serve", "no-reduce", "json"});
-  if (!flags.ok()) return UsageError(ctx, "triage", flags.status().message());
-  if (flags->positional.size() != 1) {
+  std::string case_dir, out_flag, levels;
+  std::vector<std::string> extra;
+  int64_t max_tests = -1;
+  bool no_reduce = false, json = false;
+  hlo_diff::TargetFlags target_flags;
+  FlagParser p = CommandParser("triage");
+  p.Positional("CASE_DIR", &case_dir, "the failing case");
+  p.Rest("", &extra, "");
+  p.String("out", "DIR", &out_flag,
+           "where the results go (default: a new ./trench-triage-XXXXXX)");
+  p.String("levels", "L", &levels, "hlo-bisect's levels");
+  p.Number("max-tests", "N", &max_tests, "hlo-reduce's test budget");
+  p.Bool("no-reduce", &no_reduce, "localize the case as it is");
+  p.Bool("json", &json, "print triage.json instead of the report");
+  target_flags.Register(&p);
+  if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
+  if (case_dir.empty() || !extra.empty()) {
     return UsageError(ctx, "triage", "give one CASE_DIR");
   }
-  const std::string case_dir = flags->positional[0];
+  if (Status s = target_flags.Check(); !s.ok()) {
+    return UsageError(ctx, "triage", s.message());
+  }
   std::error_code ec;
   if (!fs::is_directory(case_dir, ec)) {
     return Fail(ctx, case_dir + " is not a case directory");
   }
-  std::vector<std::string> target;
-  for (const std::string& name : kTargetValued) {
-    if (flags->Has(name))
-      target.push_back("--" + name + "=" + flags->Get(name));
-  }
-  if (flags->Has("serve")) target.push_back("--serve");
-  StatusOr<std::string> out = MakeOutDir(*flags);
+  const std::vector<std::string> target = target_flags.ToArgs(p);
+  StatusOr<std::string> out = MakeOutDir(out_flag);
   if (!out.ok()) return Fail(ctx, out.status().message());
   const fs::path dir = *out;
 
@@ -143,13 +149,13 @@ int CmdTriage(const Context& ctx) {
   std::string localize_dir = case_dir;
   if (orchestrator::IsFailureVerdict(status)) {
     // 2. Reduction.
-    if (flags->Has("no-reduce")) {
+    if (no_reduce) {
       notes.push_back("reduction skipped (--no-reduce)");
     } else {
       *ctx.err << "trench: reducing (" << status << ")\n";
       args = {case_dir, "--out", (dir / "reduce").string()};
-      if (flags->Has("max-tests")) {
-        args.push_back("--max-tests=" + flags->Get("max-tests"));
+      if (p.Given("max-tests")) {
+        args.push_back("--max-tests=" + std::to_string(max_tests));
       }
       args.insert(args.end(), target.begin(), target.end());
       ToolRun reduce = RunTool(RunHloReduce, "hlo-reduce", args);
@@ -172,8 +178,7 @@ int CmdTriage(const Context& ctx) {
     // 3. Localization.
     *ctx.err << "trench: localizing " << localize_dir << "\n";
     args = {localize_dir, "--json"};
-    if (flags->Has("levels"))
-      args.push_back("--levels=" + flags->Get("levels"));
+    if (p.Given("levels")) args.push_back("--levels=" + levels);
     args.insert(args.end(), target.begin(), target.end());
     ToolRun bisect = RunTool(RunHloBisect, "hlo-bisect", args);
     StatusOr<Json> loc = ParseToolJson(bisect, "hlo-bisect");
@@ -189,7 +194,7 @@ int CmdTriage(const Context& ctx) {
   Status w = WriteText(dir / "triage.json", triage.DumpPretty() + "\n");
   if (w.ok()) w = WriteText(dir / "report.md", report);
   if (!w.ok()) return Fail(ctx, w.message());
-  *ctx.out << (flags->Has("json") ? triage.DumpPretty() + "\n" : report);
+  *ctx.out << (json ? triage.DumpPretty() + "\n" : report);
   return kExitOk;
 }
 
