@@ -20,4 +20,6 @@ trench_configure build
 cmake --build build -j "$TRENCH_JOBS" --target trench hlo-diff hlo-reduce \
   hlo-bisect hlo-fuzz hlo-run hloc tpusim
 
+# `trench demo` needs a choice (it starts no work without arguments).
+if [ $# -eq 0 ]; then set -- --random; fi
 exec build/trench demo "$@"

@@ -103,16 +103,35 @@ StatusOr<bool> ApplyCompileFlag(const std::string& name,
   return true;
 }
 
-const char* CompileFlagsUsage() {
-  return "  --disable-passes=a,b   passes not to run (names as in "
-         "--capabilities \"passes\")\n"
-         "  --pass-limit=N         run only the first N pass executions\n"
-         "  --rewrite-limit=N      allow only the first N rewrites\n"
-         "  --taps=all|name,...    expose instruction values as tap outputs\n"
-         "  --dump-dir=D           write module.hlo, passes/NN.<pass>.hlo, "
-         "optimized.hlo,\n"
-         "                         prog.tpux, kernels/*.s, rewrites.log, "
-         "compile.json to D\n";
+namespace {
+
+// THE list of compile flags: --help and --capabilities come from it.
+constexpr struct {
+  const char* name;
+  const char* value_name;
+  const char* help;
+} kCompileFlags[] = {
+    {"disable-passes", "a,b",
+     "passes not to run (names as in --capabilities \"passes\")"},
+    {"pass-limit", "N", "run only the first N pass executions"},
+    {"rewrite-limit", "N", "allow only the first N rewrites"},
+    {"taps", "all|name,...", "expose instruction values as tap outputs"},
+    {"dump-dir", "D",
+     "write module.hlo, passes/NN.<pass>.hlo, optimized.hlo,\nprog.tpux, "
+     "kernels/*.s, rewrites.log, compile.json to D"},
+};
+
+}  // namespace
+
+void RegisterCompileFlags(FlagParser* p, CompileFlags* flags) {
+  p->Group("compile flags");
+  for (const auto& f : kCompileFlags) {
+    p->Custom(f.name, f.value_name, f.help,
+              [flags, name = std::string(f.name)](const std::string& v) {
+                return ApplyCompileFlag(name, v, flags).status();
+              });
+  }
+  p->Group("");
 }
 
 namespace {
@@ -142,9 +161,8 @@ Json Capabilities() {
   j["ops"] = StringArray(codegen::SupportedOps());
   j["dtypes"] = StringArray(codegen::SupportedDtypes());
   Json flags = Json::MakeArray();
-  for (const char* f : {"--disable-passes", "--pass-limit", "--rewrite-limit",
-                        "--taps", "--dump-dir"}) {
-    flags.push_back(f);
+  for (const auto& f : kCompileFlags) {
+    flags.push_back(std::string("--") + f.name);
   }
   j["flags"] = std::move(flags);
   Json passes = Json::MakeArray();

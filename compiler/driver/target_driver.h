@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/flags.h"
 #include "base/json.h"
 #include "base/status.h"
 #include "compiler/codegen/compile.h"
@@ -44,8 +45,10 @@ StatusOr<std::unique_ptr<HloModule>> LoadModuleText(std::string_view text,
 StatusOr<bool> ApplyCompileFlag(const std::string& name,
                                 const std::string& value, CompileFlags* flags);
 
-// The compile flags' usage lines.
-const char* CompileFlagsUsage();
+// Declares the compile flags on `p` (under "compile flags"), each stored
+// through ApplyCompileFlag into *flags. REQUIRES: *flags outlives
+// p->Parse.
+void RegisterCompileFlags(FlagParser* p, CompileFlags* flags);
 
 // {"tool": "hloc", "version", "ops": [...], "dtypes": [...],
 //  "flags": [...], "tpux_version", "exit_codes": {...},

@@ -1,7 +1,5 @@
 #include "orchestrator/cli/cli.h"
 
-#include <algorithm>
-
 namespace trench::cli {
 namespace {
 
@@ -35,13 +33,15 @@ constexpr Command kCommands[] = {
      "one-shot triage without a daemon: verdict, reduce, localize; prints "
      "the triage report",
      CmdTriage},
-    {"fuzz", "[--budget 60s] [--jobs N] [--out DIR] [...hlo-fuzz's flags]",
+    {"fuzz",
+     "[--budget 60s] [--jobs N] [--out DIR] [--json] [...hlo-fuzz's flags] "
+     "(at least one flag)",
      "one-shot fuzzing campaign without a daemon (hlo-fuzz; prints its "
      "summary)",
      CmdFuzz},
     {"demo",
-     "[--bug X | --all] [--dir D] [--config F] [--source DIR] [--timeout S] "
-     "[--give-up S] [--reuse BUILDER_DIR] [--json]",
+     "[--bug X | --random | --all] [--dir D] [--config F] [--source DIR] "
+     "[--timeout S] [--give-up S] [--reuse BUILDER_DIR] [--json]",
      "the service end to end on a repository made from our own compiler, "
      "where a commit brings a bugzoo bug (built-in brains, no network)",
      CmdDemo},
@@ -60,19 +60,25 @@ std::string CommandUsage(const Command& c) {
          "\n  " + std::string(c.summary) + "\n";
 }
 
+// `trench help COMMAND` is `trench COMMAND --help`.
 int CmdHelp(const Context& ctx) {
-  if (ctx.args.empty()) {
+  std::string name;
+  FlagParser p = CommandParser("help");
+  p.AllowNoArguments();
+  p.Positional("COMMAND", &name, "a command");
+  if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
+  if (name.empty()) {
     *ctx.out << UsageText();
     return kExitOk;
   }
-  const Command* c = FindCommand(ctx.args[0]);
+  const Command* c = FindCommand(name);
   if (c == nullptr) {
-    *ctx.err << "trench: unknown command '" << ctx.args[0] << "'\n"
-             << UsageText();
+    *ctx.err << "trench: unknown command '" << name << "'\n" << UsageText();
     return kExitUsage;
   }
-  *ctx.out << CommandUsage(*c);
-  return kExitOk;
+  Context help = ctx;
+  help.args = {"--help"};
+  return c->run(help);
 }
 
 }  // namespace
@@ -87,7 +93,8 @@ std::span<const Command> Commands() { return kCommands; }
 
 std::string UsageText() {
   std::string s =
-      "usage: trench COMMAND [ARGS]\n\n"
+      "usage: trench COMMAND [ARGS]\n"
+      "       trench COMMAND --help | trench --version\n\n"
       "trench is a correctness triage service for tensor compilers.\n\n"
       "commands:\n";
   for (const Command& c : kCommands) {
@@ -110,73 +117,43 @@ int RunCli(const std::vector<std::string>& args, Context ctx) {
     *ctx.out << UsageText();
     return kExitOk;
   }
+  if (args[0] == "--version") {
+    *ctx.out << "trench " << kTrenchVersion << "\n";
+    return kExitOk;
+  }
   const Command* c = FindCommand(args[0]);
   if (c == nullptr) {
     *ctx.err << "trench: unknown command '" << args[0] << "'\n" << UsageText();
     return kExitUsage;
   }
   ctx.args.assign(args.begin() + 1, args.end());
-  const bool help = std::any_of(
-      ctx.args.begin(), ctx.args.end(),
-      [](const std::string& a) { return a == "--help" || a == "-h"; });
-  if (help && c->run != CmdFuzz) {
-    *ctx.out << CommandUsage(*c);
-    return kExitOk;
-  }
   return c->run(ctx);
 }
 
-bool Flags::Has(const std::string& name) const {
-  return values.count(name) > 0 ||
-         std::find(switches.begin(), switches.end(), name) != switches.end();
+FlagParser CommandParser(std::string_view name) {
+  const Command* c = FindCommand(name);
+  FlagParser p("trench " + std::string(name),
+               c != nullptr ? std::string(c->usage) : "");
+  if (c != nullptr) p.set_description(std::string(c->summary));
+  p.QuoteUnknownFlags();
+  return p;
 }
 
-std::string Flags::Get(const std::string& name,
-                       const std::string& fallback) const {
-  auto it = values.find(name);
-  return it == values.end() || it->second.empty() ? fallback
-                                                  : it->second.back();
-}
-
-StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
-                           const std::vector<std::string>& valued,
-                           const std::vector<std::string>& switch_names) {
-  auto known = [](const std::vector<std::string>& list, const std::string& n) {
-    return std::find(list.begin(), list.end(), n) != list.end();
-  };
-  Flags f;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      f.positional.insert(f.positional.end(), args.begin() + i + 1, args.end());
-      break;
-    }
-    if (a.size() < 2 || a[0] != '-') {
-      f.positional.push_back(a);
-      continue;
-    }
-    const size_t dashes = a[1] == '-' ? 2 : 1;
-    std::string name = a.substr(dashes);
-    std::optional<std::string> value;
-    if (const size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    if (known(valued, name)) {
-      if (!value) {
-        if (i + 1 >= args.size()) {
-          return InvalidArgument("--" + name + " needs a value");
-        }
-        value = args[++i];
-      }
-      f.values[name].push_back(*value);
-    } else if (known(switch_names, name) && !value) {
-      f.switches.push_back(name);
-    } else {
-      return InvalidArgument("unknown flag '" + a + "'");
-    }
+std::optional<int> ParseArgs(const Context& ctx, FlagParser& p) {
+  Status s = p.Parse(ctx.args);
+  if (p.help_requested()) {
+    *ctx.out << p.HelpText();
+    return kExitOk;
   }
-  return f;
+  if (p.version_requested()) {
+    *ctx.out << p.version() << "\n";
+    return kExitOk;
+  }
+  if (!s.ok()) {
+    return UsageError(ctx, p.tool().substr(p.tool().find(' ') + 1),
+                      s.message());
+  }
+  return std::nullopt;
 }
 
 int UsageError(const Context& ctx, std::string_view command,

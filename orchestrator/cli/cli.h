@@ -7,10 +7,12 @@
 //   trench bugs | show N | review N | events
 //   trench triage CASE_DIR ...         one-shot, no daemon (cmd_triage.cc)
 //   trench fuzz --budget 60s ...       one-shot campaign (cmd_fuzz.cc)
-//   trench demo [--bug X | --all]      the service end to end (cmd_demo.cc)
+//   trench demo [--bug X|--random|--all] the service end to end (cmd_demo.cc)
 //
-// Exit codes: 0 ok, 1 failure (the message says why, on `err`), 2 usage
-// error (bad subcommand or flags; the usage follows the message).
+// Every subcommand parses its arguments with base/flags.h (CommandParser):
+// -h/--help and --version everywhere. Exit codes: 0 ok, 1 failure (the
+// message says why, on `err`), 2 usage error (bad subcommand or flags; the
+// usage follows the message).
 // Messages start with "trench: ".
 #pragma once
 
@@ -23,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/flags.h"
 #include "base/status.h"
 
 namespace trench::cli {
@@ -67,26 +70,16 @@ int RunCli(const std::vector<std::string>& args, Context ctx);
 
 // ---- Helpers for the command files.
 
-// Parsed flags of one subcommand: `--name value`, `--name=value`, switches
-// and positionals (everything after "--" is positional; "-" alone is a
-// positional).
-struct Flags {
-  std::map<std::string, std::vector<std::string>> values;  // By name.
-  std::vector<std::string> switches;
-  std::vector<std::string> positional;
+// A parser (base/flags.h) for subcommand `name`: tool "trench <name>",
+// the table's usage as its synopsis and its summary as the description;
+// unknown flags are quoted ("unknown flag '--x'").
+// REQUIRES: `name` is in Commands().
+FlagParser CommandParser(std::string_view name);
 
-  bool Has(const std::string& name) const;  // A switch or valued flag.
-  // The last value of `name`, or `fallback`.
-  std::string Get(const std::string& name,
-                  const std::string& fallback = "") const;
-};
-
-// Parses `args` given the names (without dashes) of the flags that take a
-// value and of the switches. InvalidArgument for an unknown flag or a
-// missing value ("--state needs a value").
-StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
-                           const std::vector<std::string>& valued,
-                           const std::vector<std::string>& switch_names);
+// Parses ctx.args with `p`. Returns nullopt when the command should run;
+// else the exit code after printing the help or version (ctx.out) or the
+// error (UsageError).
+std::optional<int> ParseArgs(const Context& ctx, FlagParser& p);
 
 // Prints "trench: <message>" and the command's usage on ctx.err; returns
 // kExitUsage.

@@ -23,9 +23,11 @@ constexpr int kPageSize = 1000;
 // The daemon at --server URL, $TRENCH_SERVER or the default.
 class ApiClient {
  public:
-  ApiClient(const Context& ctx, const Flags& flags)
-      : server_(flags.Get("server",
-                          ctx.Env("TRENCH_SERVER").value_or(kDefaultServer))),
+  // `server`: --server's value ("" when not given).
+  ApiClient(const Context& ctx, const std::string& server)
+      : server_(!server.empty()
+                    ? server
+                    : ctx.Env("TRENCH_SERVER").value_or(kDefaultServer)),
         token_(ctx.Env("TRENCH_TOKEN").value_or("")) {
     while (server_.size() > 1 && server_.back() == '/') server_.pop_back();
   }
@@ -152,12 +154,21 @@ int ApiFail(const Context& ctx, const Status& s) {
   return Fail(ctx, s.message());
 }
 
-const std::vector<std::string> kServer = {"server"};
+// Declares --server URL on `p`.
+void ServerFlag(FlagParser* p, std::string* server) {
+  p->String("server", "URL", server,
+            "the daemon (default: $TRENCH_SERVER, else\n" +
+                std::string(kDefaultServer) + ")");
+}
 
-std::vector<std::string> With(std::vector<std::string> a,
-                              const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
+// A bug id argument: a positive integer.
+StatusOr<int64_t> BugId(const std::string& text) {
+  std::optional<int64_t> id = PositiveId(text);
+  if (!id) {
+    return InvalidArgument("bug id must be a positive integer, got '" + text +
+                           "'");
+  }
+  return *id;
 }
 
 }  // namespace
@@ -219,16 +230,23 @@ std::string ExtractInlineHlo(std::string_view text) {
 }
 
 int CmdReport(const Context& ctx) {
-  StatusOr<Flags> flags =
-      ParseFlags(ctx.args, With({"title", "hlo", "inputs"}, kServer), {});
-  if (!flags.ok()) return UsageError(ctx, "report", flags.status().message());
-  if (flags->positional.size() > 1) {
+  std::string file, title, hlo_path, inputs_path, server;
+  std::vector<std::string> extra;
+  FlagParser p = CommandParser("report");
+  p.AllowNoArguments();  // The report's text on stdin.
+  p.Positional("FILE", &file, "the report's text; - or none: stdin");
+  p.Rest("", &extra, "");
+  p.String("title", "T", &title, "the bug's title");
+  p.String("hlo", "F.hlo", &hlo_path,
+           "the HLO module (else: inline in the text)");
+  p.String("inputs", "F.json", &inputs_path, "the module's inputs (JSON)");
+  ServerFlag(&p, &server);
+  if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
+  if (!extra.empty()) {
     return UsageError(ctx, "report", "at most one FILE (or - for stdin)");
   }
   std::string text;
-  const std::string file =
-      flags->positional.empty() ? "" : flags->positional[0];
-  if (file == "-" || (file.empty() && !flags->Has("hlo"))) {
+  if (file == "-" || (file.empty() && !p.Given("hlo"))) {
     std::ostringstream s;
     s << ctx.in->rdbuf();
     text = s.str();
@@ -239,18 +257,18 @@ int CmdReport(const Context& ctx) {
   }
   orchestrator::ReportRequest body;
   if (!text.empty()) body.text = text;
-  if (flags->Has("title")) body.title = flags->Get("title");
+  if (p.Given("title")) body.title = title;
   std::string hlo;
-  if (flags->Has("hlo")) {
-    StatusOr<std::string> h = ReadFile(flags->Get("hlo"));
+  if (p.Given("hlo")) {
+    StatusOr<std::string> h = ReadFile(hlo_path);
     if (!h.ok()) return ApiFail(ctx, h.status());
     hlo = std::move(*h);
   } else {
     hlo = ExtractInlineHlo(text);
   }
   if (!hlo.empty()) body.hlo = hlo;
-  if (flags->Has("inputs")) {
-    const std::string path = flags->Get("inputs");
+  if (p.Given("inputs")) {
+    const std::string& path = inputs_path;
     StatusOr<std::string> raw = ReadFile(path);
     if (!raw.ok()) return ApiFail(ctx, raw.status());
     StatusOr<JsonDoc> inputs = ParseJsonDoc(*raw);
@@ -264,7 +282,7 @@ int CmdReport(const Context& ctx) {
   if (text.empty() && hlo.empty()) {
     return UsageError(ctx, "report", "the report is empty: give text or --hlo");
   }
-  ApiClient api(ctx, *flags);
+  ApiClient api(ctx, server);
   StatusOr<JsonDoc> r = api.Post("/api/v1/reports", ToJson(body));
   if (!r.ok()) return ApiFail(ctx, r.status());
   StatusOr<orchestrator::ReportCreated> created =
@@ -278,20 +296,20 @@ int CmdReport(const Context& ctx) {
 }
 
 int CmdBugs(const Context& ctx) {
-  StatusOr<Flags> flags =
-      ParseFlags(ctx.args, With({"state"}, kServer), {"json"});
-  if (!flags.ok()) return UsageError(ctx, "bugs", flags.status().message());
-  if (!flags->positional.empty()) {
-    return UsageError(ctx, "bugs",
-                      "unexpected argument '" + flags->positional[0] + "'");
-  }
-  ApiClient api(ctx, *flags);
+  std::string state, server;
+  bool json = false;
+  FlagParser p = CommandParser("bugs");
+  p.AllowNoArguments();  // Lists every bug.
+  p.String("state", "S", &state, "only the bugs in state S");
+  p.Bool("json", &json, "the bugs as JSON");
+  ServerFlag(&p, &server);
+  if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
+  ApiClient api(ctx, server);
   orchestrator::BugList all;
   for (int64_t after = 0;;) {
     std::string path = "/api/v1/bugs?limit=" + std::to_string(kPageSize) +
                        "&after=" + std::to_string(after);
-    if (flags->Has("state"))
-      path += "&state=" + QueryValue(flags->Get("state"));
+    if (p.Given("state")) path += "&state=" + QueryValue(state);
     StatusOr<JsonDoc> reply = api.Get(path);
     if (!reply.ok()) return ApiFail(ctx, reply.status());
     StatusOr<orchestrator::BugList> page = orchestrator::ParseBugList(*reply);
@@ -300,7 +318,7 @@ int CmdBugs(const Context& ctx) {
     if (page->bugs.size() < static_cast<size_t>(kPageSize)) break;
     after = all.bugs.back().id;
   }
-  if (flags->Has("json")) {
+  if (json) {
     *ctx.out << DumpJsonDocPretty(ToJson(all)) << "\n";
     return kExitOk;
   }
@@ -322,24 +340,27 @@ int CmdBugs(const Context& ctx) {
 }
 
 int CmdShow(const Context& ctx) {
-  StatusOr<Flags> flags = ParseFlags(ctx.args, kServer, {"json"});
-  if (!flags.ok()) return UsageError(ctx, "show", flags.status().message());
-  if (flags->positional.size() != 1) {
+  std::string id_text, server;
+  std::vector<std::string> extra;
+  bool json = false;
+  FlagParser p = CommandParser("show");
+  p.Positional("N", &id_text, "the bug id");
+  p.Rest("", &extra, "");
+  p.Bool("json", &json, "the bug as JSON");
+  ServerFlag(&p, &server);
+  if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
+  if (id_text.empty() || !extra.empty()) {
     return UsageError(ctx, "show", "give one bug id");
   }
-  std::optional<int64_t> id = PositiveId(flags->positional[0]);
-  if (!id) {
-    return UsageError(ctx, "show",
-                      "bug id must be a positive integer, got '" +
-                          flags->positional[0] + "'");
-  }
-  ApiClient api(ctx, *flags);
+  StatusOr<int64_t> id = BugId(id_text);
+  if (!id.ok()) return UsageError(ctx, "show", id.status().message());
+  ApiClient api(ctx, server);
   StatusOr<JsonDoc> reply = api.Get("/api/v1/bugs/" + std::to_string(*id));
   if (!reply.ok()) return ApiFail(ctx, reply.status());
   StatusOr<orchestrator::BugPage> page = orchestrator::ParseBugPage(*reply);
   if (!page.ok()) return Fail(ctx, Unexpected(page.status()));
   const JsonDoc doc = ToJson(*page);
-  if (flags->Has("json")) {
+  if (json) {
     *ctx.out << DumpJsonDocPretty(doc) << "\n";
     return kExitOk;
   }
@@ -352,27 +373,30 @@ int CmdShow(const Context& ctx) {
 }
 
 int CmdReview(const Context& ctx) {
-  StatusOr<Flags> flags =
-      ParseFlags(ctx.args, With({"comment"}, kServer), {"approve", "reject"});
-  if (!flags.ok()) return UsageError(ctx, "review", flags.status().message());
-  if (flags->positional.size() != 1) {
+  std::string id_text, comment, server;
+  std::vector<std::string> extra;
+  bool approve = false, reject = false;
+  FlagParser p = CommandParser("review");
+  p.Positional("N", &id_text, "the bug id");
+  p.Rest("", &extra, "");
+  p.Bool("approve", &approve, "approve the proposed patch");
+  p.Bool("reject", &reject, "reject it");
+  p.String("comment", "C", &comment, "the review's comment");
+  ServerFlag(&p, &server);
+  if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
+  if (id_text.empty() || !extra.empty()) {
     return UsageError(ctx, "review", "give one bug id");
   }
-  std::optional<int64_t> id = PositiveId(flags->positional[0]);
-  if (!id) {
-    return UsageError(ctx, "review",
-                      "bug id must be a positive integer, got '" +
-                          flags->positional[0] + "'");
-  }
-  if (flags->Has("approve") == flags->Has("reject")) {
+  StatusOr<int64_t> id = BugId(id_text);
+  if (!id.ok()) return UsageError(ctx, "review", id.status().message());
+  if (approve == reject) {
     return UsageError(ctx, "review", "give exactly one of --approve, --reject");
   }
   orchestrator::ReviewRequest body;
-  body.decision = flags->Has("approve")
-                      ? orchestrator::ReviewRequest::Decision::kApprove
-                      : orchestrator::ReviewRequest::Decision::kReject;
-  if (flags->Has("comment")) body.comment = flags->Get("comment");
-  ApiClient api(ctx, *flags);
+  body.decision = approve ? orchestrator::ReviewRequest::Decision::kApprove
+                          : orchestrator::ReviewRequest::Decision::kReject;
+  if (p.Given("comment")) body.comment = comment;
+  ApiClient api(ctx, server);
   StatusOr<JsonDoc> r = api.Post(
       "/api/v1/patches/" + std::to_string(*id) + "/review", ToJson(body));
   if (!r.ok()) return ApiFail(ctx, r.status());
@@ -386,26 +410,28 @@ int CmdReview(const Context& ctx) {
 }
 
 int CmdEvents(const Context& ctx) {
-  StatusOr<Flags> flags = ParseFlags(
-      ctx.args, With({"bug", "commit", "since", "limit"}, kServer), {"json"});
-  if (!flags.ok()) return UsageError(ctx, "events", flags.status().message());
-  if (!flags->positional.empty()) {
-    return UsageError(ctx, "events",
-                      "unexpected argument '" + flags->positional[0] + "'");
-  }
-  std::string path =
-      "/api/v1/events?since=" + QueryValue(flags->Get("since", "0")) +
-      "&limit=" + QueryValue(flags->Get("limit", "100"));
-  if (flags->Has("bug")) path += "&bug=" + QueryValue(flags->Get("bug"));
-  if (flags->Has("commit")) {
-    path += "&commit=" + QueryValue(flags->Get("commit"));
-  }
-  ApiClient api(ctx, *flags);
+  std::string bug, commit, since = "0", limit = "100", server;
+  bool json = false;
+  FlagParser p = CommandParser("events");
+  p.AllowNoArguments();  // The latest events.
+  // The daemon checks the numbers (HTTP 400 names the bad one).
+  p.String("bug", "N", &bug, "only bug N's events");
+  p.String("commit", "SHA", &commit, "only this commit's events");
+  p.String("since", "ID", &since, "events after event ID (default 0)");
+  p.String("limit", "N", &limit, "at most N events (default 100)");
+  p.Bool("json", &json, "the events as JSON");
+  ServerFlag(&p, &server);
+  if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
+  std::string path = "/api/v1/events?since=" + QueryValue(since) +
+                     "&limit=" + QueryValue(limit);
+  if (p.Given("bug")) path += "&bug=" + QueryValue(bug);
+  if (p.Given("commit")) path += "&commit=" + QueryValue(commit);
+  ApiClient api(ctx, server);
   StatusOr<JsonDoc> r = api.Get(path);
   if (!r.ok()) return ApiFail(ctx, r.status());
   StatusOr<orchestrator::EventFeed> feed = orchestrator::ParseEventFeed(*r);
   if (!feed.ok()) return Fail(ctx, Unexpected(feed.status()));
-  if (flags->Has("json")) {
+  if (json) {
     *ctx.out << DumpJsonDocPretty(ToJson(*feed)) << "\n";
     return kExitOk;
   }

@@ -1,4 +1,4 @@
-// `trench demo [--bug X | --all] [--dir D] [--config F] [--source DIR]
+// `trench demo [--bug X|--random|--all] [--dir D] [--config F] [--source DIR]
 // [--timeout S] [--give-up S] [--reuse BUILDER_DIR]`:
 // the service end to end on a target repository made from our own
 // compiler, with built-in brains (orchestrator/demo/demo.h).
@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/demo/demo.h"
 #include "orchestrator/daemon/logging.h"
+#include "orchestrator/demo/demo.h"
 #include "triage/case/target_flags.h"
 
 namespace trench::cli {
@@ -51,50 +51,56 @@ void PrintOne(const Context& ctx, const orchestrator::DemoResult& r) {
 }  // namespace
 
 int CmdDemo(const Context& ctx) {
-  StatusOr<Flags> flags = ParseFlags(
-      ctx.args,
-      {"bug", "dir", "config", "source", "timeout", "give-up", "reuse"},
-      {"all", "json"});
-  if (!flags.ok()) return UsageError(ctx, "demo", flags.status().message());
-  if (!flags->positional.empty()) {
-    return UsageError(ctx, "demo",
-                      "unexpected argument '" + flags->positional[0] + "'");
-  }
+  orchestrator::DemoOptions o;
+  std::string bug, dir, config, source, reuse;
+  bool all = false, random = false, json = false;
+  FlagParser p = CommandParser("demo");
+  p.String("bug", "X", &bug, "the zoo bug (its id or number, e.g. 07)");
+  // Without arguments the demo does not start: --random is the explicit
+  // "any bug" (also what --bug-less flags get).
+  p.Bool("random", &random, "a random zoo bug (the default with other flags)");
+  p.Bool("all", &all, "every zoo bug, then a table");
+  p.String("dir", "D", &dir, "the demo's directory (default: a new /tmp one)");
+  p.String("config", "F", &config,
+           "the daemon's config (default: SOURCE/config/demo.json)");
+  p.String("source", "DIR", &source,
+           "the checkout with tests/bugzoo (default: this build's)");
+  p.Custom("timeout", "S", "give up after S seconds (default 3600)",
+           hlo_diff::SecondsFlag("timeout", &o.timeout_seconds));
+  p.Custom("give-up", "S",
+           "give up when no bug was found S seconds after\nthe landing "
+           "(default 600)",
+           hlo_diff::SecondsFlag("give-up", &o.give_up_seconds));
+  p.String("reuse", "BUILDER_DIR", &reuse,
+           "an earlier demo's var/builder (its build cache)");
+  p.Bool("json", &json, "also print the results as JSON");
+  if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
   // The demo prints its own progress; the daemon's log says only warnings.
   if (Status s = orchestrator::SetUpLogging("human", "warn"); !s.ok()) {
     return Fail(ctx, s.message());
   }
-  orchestrator::DemoOptions o;
-  o.source_dir = flags->Get("source", DefaultSource());
+  o.source_dir = source.empty() ? DefaultSource() : source;
   o.tools_dir = hlo_diff::ExecutableDir();
-  o.config_path = flags->Get("config");
+  o.config_path = config;
   // --reuse DIR: an earlier demo's var/builder (its build cache, ccache).
-  o.reuse_builder = flags->Get("reuse");
+  o.reuse_builder = reuse;
   if (o.config_path.empty() && fs::exists(o.source_dir + "/config/demo.json")) {
     o.config_path = o.source_dir + "/config/demo.json";
   }
-  for (auto [name, out] : {std::pair{"timeout", &o.timeout_seconds},
-                           std::pair{"give-up", &o.give_up_seconds}}) {
-    if (!flags->Has(name)) continue;
-    StatusOr<double> v = hlo_diff::ParseSeconds(name, flags->Get(name));
-    if (!v.ok()) return UsageError(ctx, "demo", v.status().message());
-    *out = *v;
-  }
-  std::string dir = flags->Get("dir");
   if (dir.empty()) {
     std::string templ = "/tmp/trench-demo-XXXXXX";
     if (!::mkdtemp(templ.data())) return Fail(ctx, "cannot create a work dir");
     dir = templ;
   }
   std::vector<std::string> bugs;
-  if (flags->Has("all")) {
+  if (all) {
     StatusOr<std::vector<std::string>> all =
         orchestrator::ZooBugs(o.source_dir);
     if (!all.ok()) return Fail(ctx, all.status().message());
     bugs = *all;
   } else {
     StatusOr<std::string> one =
-        orchestrator::ResolveZooBug(o.source_dir, flags->Get("bug"));
+        orchestrator::ResolveZooBug(o.source_dir, random ? "" : bug);
     if (!one.ok()) return Fail(ctx, one.status().message());
     bugs = {*one};
   }
@@ -118,7 +124,7 @@ int CmdDemo(const Context& ctx) {
   if (bugs.size() > 1) {
     *ctx.out << "\n" << orchestrator::DemoTable(results);
   }
-  if (flags->Has("json")) {
+  if (json) {
     Json all = Json::MakeArray();
     for (const auto& r : results) all.push_back(r.ToJson());
     *ctx.out << all.DumpPretty() << "\n";

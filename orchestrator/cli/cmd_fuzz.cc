@@ -78,30 +78,17 @@ std::string SummaryText(const fuzz::CampaignSummary& s,
 }  // namespace
 
 int CmdFuzz(const Context& ctx) {
-  std::vector<std::string> storage;
-  // hlo-fuzz finds its target binaries next to argv[0]: ours.
-  storage.push_back(hlo_diff::ExecutableDir() + "/trench");
+  // The target binaries default to those next to `trench`.
+  fuzz::FuzzFlags f = fuzz::DefaultFuzzFlags(hlo_diff::ExecutableDir());
   bool json = false;
-  for (const std::string& a : ctx.args) {
-    if (a == "--json") {
-      json = true;
-    } else {
-      storage.push_back(a);
-    }
-  }
-  std::vector<char*> argv;
-  for (std::string& s : storage) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  StatusOr<fuzz::FuzzFlags> flags =
-      fuzz::ParseFuzzFlags(static_cast<int>(storage.size()), argv.data());
-  if (!flags.ok()) return UsageError(ctx, "fuzz", flags.status().message());
-  if (flags->help) {
-    *ctx.out << "usage: trench fuzz [--json] [hlo-fuzz's flags]\n"
-             << fuzz::FuzzUsage();
-    return kExitOk;
-  }
-  const bool progress =
-      flags->progress == 1 || (flags->progress == -1 && isatty(2));
+  FlagParser p = CommandParser("fuzz");
+  fuzz::RegisterFuzzFlags(&p, &f);
+  p.Bool("json", &json, "print the summary JSON instead of the text");
+  p.set_epilog(
+      "exit: 0 done, 1 campaign error or (--fail-on-finding) "
+      "findings, 2 usage");
+  if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
+  const bool progress = f.progress == 1 || (f.progress == -1 && isatty(2));
   fuzz::ProgressFn report;
   if (progress) {
     report = [&ctx](const fuzz::CampaignSummary& s) {
@@ -110,18 +97,18 @@ int CmdFuzz(const Context& ctx) {
   }
   StatusOr<fuzz::CampaignSummary> summary = [&] {
     CancelOnSignal guard;
-    flags->campaign.cancel = &g_cancel;
-    return fuzz::RunCampaign(flags->campaign, report);
+    f.campaign.cancel = &g_cancel;
+    return fuzz::RunCampaign(f.campaign, report);
   }();
   if (progress) *ctx.err << "\n";
   if (!summary.ok()) return Fail(ctx, "fuzz: " + summary.status().message());
   if (json) {
     *ctx.out << summary->ToJson().DumpPretty() << "\n";
   } else {
-    *ctx.out << SummaryText(*summary, flags->campaign.out_dir);
+    *ctx.out << SummaryText(*summary, f.campaign.out_dir);
   }
-  return flags->fail_on_finding && !summary->findings.empty() ? kExitFailure
-                                                              : kExitOk;
+  return f.fail_on_finding && !summary->findings.empty() ? kExitFailure
+                                                         : kExitOk;
 }
 
 }  // namespace trench::cli

@@ -3,25 +3,24 @@
 #include <spdlog/spdlog.h>
 
 #include "orchestrator/cli/cli.h"
-#include "orchestrator/daemon/daemon.h"
 #include "orchestrator/config/daemon_config.h"
+#include "orchestrator/daemon/daemon.h"
 #include "orchestrator/daemon/logging.h"
 
 namespace trench::cli {
 
 int CmdServe(const Context& ctx) {
-  StatusOr<Flags> flags = ParseFlags(ctx.args, {"config"}, {});
-  if (!flags.ok()) return UsageError(ctx, "serve", flags.status().message());
-  if (!flags->positional.empty()) {
-    return UsageError(ctx, "serve",
-                      "unexpected argument '" + flags->positional[0] + "'");
-  }
-  if (!flags->Has("config")) return UsageError(ctx, "serve", "--config needed");
+  std::string config_path;
+  FlagParser p = CommandParser("serve");
+  p.String("config", "FILE", &config_path,
+           "the daemon's configuration (config/trench.json)");
+  if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
+  if (!p.Given("config")) return UsageError(ctx, "serve", "--config needed");
   StatusOr<orchestrator::DaemonConfig> config =
-      orchestrator::LoadDaemonConfig(flags->Get("config"));
+      orchestrator::LoadDaemonConfig(config_path);
   if (!config.ok()) return Fail(ctx, config.status().message());
   Status s = orchestrator::SetUpLogging(config->log_format, config->log_level);
-  if (!s.ok()) return Fail(ctx, flags->Get("config") + ": " + s.message());
+  if (!s.ok()) return Fail(ctx, config_path + ": " + s.message());
   StatusOr<std::unique_ptr<orchestrator::Daemon>> daemon =
       orchestrator::Daemon::Create(*config);
   if (!daemon.ok()) {

@@ -11,7 +11,6 @@
 // report.md.
 #include <stdlib.h>
 
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -33,9 +32,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kTargetValued = {
-    "bin-dir", "hlo-run", "hloc", "tpusim", "target", "timeout"};
-
 Status WriteText(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -43,17 +39,17 @@ Status WriteText(const fs::path& path, const std::string& text) {
   return Status::Ok();
 }
 
-// The output directory: --out (created; must be empty when it exists) or
-// a fresh ./trench-triage-XXXXXX.
-StatusOr<std::string> MakeOutDir(const Flags& flags) {
-  if (!flags.Has("out")) {
+// The output directory: `out` (created; must be empty when it exists) or,
+// when empty, a fresh ./trench-triage-XXXXXX.
+StatusOr<std::string> MakeOutDir(const std::string& out_flag) {
+  if (out_flag.empty()) {
     std::string tmpl = "trench-triage-XXXXXX";
     if (mkdtemp(tmpl.data()) == nullptr) {
       return IoError("cannot create a directory trench-triage-* here");
     }
     return fs::absolute(tmpl).string();
   }
-  const fs::path out = flags.Get("out");
+  const fs::path out = out_flag;
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_empty(out, ec)) {
     return FailedPrecondition("--out " + out.string() +
@@ -62,18 +58,6 @@ StatusOr<std::string> MakeOutDir(const Flags& flags) {
   fs::create_directories(out, ec);
   if (ec) return IoError("cannot create " + out.string() + ": " + ec.message());
   return fs::absolute(out).string();
-}
-
-// The target flags among `flags` (hlo-diff's: target_flags.h).
-StatusOr<hlo_diff::TargetFlags> TargetFlagsOf(const Flags& flags) {
-  hlo_diff::TargetFlags t;
-  for (const std::string& name : kTargetValued) {
-    if (flags.Has(name))
-      RETURN_IF_ERROR(t.Apply(name, flags.Get(name)).status());
-  }
-  if (flags.Has("serve")) t.ApplySwitch("--serve");
-  RETURN_IF_ERROR(t.Check());
-  return t;
 }
 
 // The reduction step: hlo-reduce's run on `c` into OUT/reduce, with its
@@ -104,38 +88,42 @@ StatusOr<Json> ReduceStep(const hlo_diff::Case& c, const std::string& case_dir,
 }  // namespace
 
 int CmdTriage(const Context& ctx) {
-  std::vector<std::string> valued = kTargetValued;
-  valued.insert(valued.end(), {"out", "levels", "max-tests"});
-  StatusOr<Flags> flags =
-      ParseFlags(ctx.args, valued, {"serve", "no-reduce", "json"});
-  if (!flags.ok()) return UsageError(ctx, "triage", flags.status().message());
-  if (flags->positional.size() != 1) {
+  std::string case_dir, out_flag, levels_flag;
+  std::vector<std::string> extra;
+  int64_t max_tests = -1;
+  bool no_reduce = false, json = false;
+  hlo_diff::TargetFlags target_flags;
+  FlagParser p = CommandParser("triage");
+  p.Positional("CASE_DIR", &case_dir, "the failing case");
+  p.Rest("", &extra, "");
+  p.String("out", "DIR", &out_flag,
+           "where the results go (default: a new ./trench-triage-XXXXXX)");
+  p.String("levels", "L", &levels_flag,
+           "the localization levels: pass,rewrite,graph,fusion");
+  p.Number("max-tests", "N", &max_tests, "hlo-reduce's test budget");
+  p.Bool("no-reduce", &no_reduce, "localize the case as it is");
+  p.Bool("json", &json, "print triage.json instead of the report");
+  target_flags.Register(&p);
+  if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
+  if (case_dir.empty() || !extra.empty()) {
     return UsageError(ctx, "triage", "give one CASE_DIR");
   }
-  StatusOr<hlo_diff::TargetFlags> target = TargetFlagsOf(*flags);
-  if (!target.ok()) {
-    return UsageError(ctx, "triage", target.status().message());
+  if (Status s = target_flags.Check(); !s.ok()) {
+    return UsageError(ctx, "triage", s.message());
+  }
+  if (p.Given("max-tests") && max_tests < 0) {
+    return UsageError(ctx, "triage", "--max-tests expects an integer >= 0");
   }
   hlo_bisect::LocalizeOptions levels;
-  if (flags->Has("levels")) {
-    Status st = hlo_bisect::ParseLevels(flags->Get("levels"), &levels);
+  if (p.Given("levels")) {
+    Status st = hlo_bisect::ParseLevels(levels_flag, &levels);
     if (!st.ok()) return UsageError(ctx, "triage", st.message());
   }
-  int64_t max_tests = -1;
-  if (flags->Has("max-tests")) {
-    const std::string v = flags->Get("max-tests");
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), max_tests);
-    if (ec != std::errc() || p != v.data() + v.size() || max_tests < 0) {
-      return UsageError(ctx, "triage",
-                        "--max-tests expects an integer >= 0, got '" + v + "'");
-    }
-  }
-  const std::string case_dir = flags->positional[0];
   std::error_code ec;
   if (!fs::is_directory(case_dir, ec)) {
     return Fail(ctx, case_dir + " is not a case directory");
   }
-  StatusOr<std::string> out = MakeOutDir(*flags);
+  StatusOr<std::string> out = MakeOutDir(out_flag);
   if (!out.ok()) return Fail(ctx, out.status().message());
   const fs::path dir = *out;
 
@@ -149,10 +137,11 @@ int CmdTriage(const Context& ctx) {
   std::unique_ptr<HloModule> module;
   StatusOr<hlo_diff::Case> c = hlo_diff::ReadCase(case_dir, &module);
   StatusOr<hlo_diff::Verdict> verdict =
-      c.ok() ? hlo_diff::Diff(*c, *module,
-                              target->Spec(hlo_diff::TargetMode::kHlocTpusim))
-             : StatusOr<hlo_diff::Verdict>(
-                   hlo_diff::InvalidInputVerdict(c.status().message()));
+      c.ok()
+          ? hlo_diff::Diff(*c, *module,
+                           target_flags.Spec(hlo_diff::TargetMode::kHlocTpusim))
+          : StatusOr<hlo_diff::Verdict>(
+                hlo_diff::InvalidInputVerdict(c.status().message()));
   if (!verdict.ok())
     return Fail(ctx, "hlo-diff: " + verdict.status().message());
   const Json verdict_json = verdict->ToJson();
@@ -162,13 +151,13 @@ int CmdTriage(const Context& ctx) {
   if (hlo_diff::IsFailure(verdict->status)) {
     std::string localize_dir = case_dir;
     // 2. Reduction.
-    if (flags->Has("no-reduce")) {
+    if (no_reduce) {
       notes.push_back("reduction skipped (--no-reduce)");
     } else {
       *ctx.err << "trench: reducing (" << verdict->status_name() << ")\n";
-      StatusOr<Json> summary =
-          ReduceStep(*c, case_dir, dir,
-                     target->Spec(hlo_diff::TargetMode::kServe), max_tests);
+      StatusOr<Json> summary = ReduceStep(
+          *c, case_dir, dir, target_flags.Spec(hlo_diff::TargetMode::kServe),
+          max_tests);
       StatusOr<hlo_diff::Case> best =
           summary.ok()
               ? hlo_diff::ReadCase((dir / "reduce" / "best").string(), &module)
@@ -188,8 +177,8 @@ int CmdTriage(const Context& ctx) {
     // 3. Localization (of the minimized case when there is one).
     *ctx.err << "trench: localizing " << localize_dir << "\n";
     StatusOr<hlo_bisect::Localization> loc = hlo_bisect::LocalizeOnTarget(
-        *c, std::move(module), target->Spec(hlo_diff::TargetMode::kHlocTpusim),
-        "", levels);
+        *c, std::move(module),
+        target_flags.Spec(hlo_diff::TargetMode::kHlocTpusim), "", levels);
     if (loc.ok()) {
       const Json report = hlo_bisect::LocalizationJson(*loc, localize_dir);
       (void)WriteText(dir / "localization.json", report.DumpPretty() + "\n");
@@ -202,7 +191,7 @@ int CmdTriage(const Context& ctx) {
   Status w = WriteText(dir / "triage.json", triage.DumpPretty() + "\n");
   if (w.ok()) w = WriteText(dir / "report.md", report);
   if (!w.ok()) return Fail(ctx, w.message());
-  *ctx.out << (flags->Has("json") ? triage.DumpPretty() + "\n" : report);
+  *ctx.out << (json ? triage.DumpPretty() + "\n" : report);
   return kExitOk;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "base/sha256.h"
@@ -19,79 +20,59 @@ namespace {
 namespace fs = std::filesystem;
 using namespace trench::hlo_bisect;
 
-const char* Usage() {
-  return "usage: hlo-bisect commits CASE_DIR --repo R --good REV --bad REV\n"
-         "         [--build-cmd CMD] [--cache DIR] [--work DIR] "
-         "[--timeout S]\n"
-         "         [--run-timeout S] [--mode hlo-run|hloc-tpusim] "
-         "[--no-confirm] [--json]\n"
-         "Builds commits of R (CMD runs via /bin/sh in the worktree with\n"
-         "TRENCH_WORKTREE, TRENCH_BUILD_DIR (leave hloc, tpusim, hlo-run "
-         "there),\nTRENCH_COMMIT, TRENCH_JOBS; default: CMake, "
-         "-DTRENCH_TARGET_ONLY=ON), finds\nthe first commit in good..bad "
-         "(first parents) where CASE_DIR fails as at\nbad, skipping commits "
-         "that do not build, and confirms it by reverting it\non top of bad. "
-         "Exit: 0 found and confirmed, 1 found but not confirmed or\n"
-         "ambiguous, 2 usage or the search cannot start.\n";
-}
-
 struct Args {
   std::string case_dir, repo, good, bad, build_cmd, cache, work;
   std::string mode = "hlo-run";
   double timeout = 3600, run_timeout = 120;
-  bool json = false, confirm = true, help = false;
+  bool json = false, confirm = true;
 };
 
-StatusOr<Args> Parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      a.help = true;
-    } else if (arg == "--json") {
-      a.json = true;
-    } else if (arg == "--no-confirm") {
-      a.confirm = false;
-    } else if (arg.rfind("--", 0) == 0) {
-      ASSIGN_OR_RETURN(auto flag, hlo_diff::TakeFlag(argc, argv, &i));
-      const auto& [name, value] = flag;
-      if (name == "repo") {
-        a.repo = value;
-      } else if (name == "good") {
-        a.good = value;
-      } else if (name == "bad") {
-        a.bad = value;
-      } else if (name == "build-cmd") {
-        a.build_cmd = value;
-      } else if (name == "cache") {
-        a.cache = value;
-      } else if (name == "work") {
-        a.work = value;
-      } else if (name == "mode") {
-        if (value != "hlo-run" && value != "hloc-tpusim") {
-          return InvalidArgument("--mode expects hlo-run or hloc-tpusim");
-        }
-        a.mode = value;
-      } else if (name == "timeout") {
-        ASSIGN_OR_RETURN(a.timeout, hlo_diff::ParseSeconds(name, value));
-      } else if (name == "run-timeout") {
-        ASSIGN_OR_RETURN(a.run_timeout, hlo_diff::ParseSeconds(name, value));
-      } else {
-        return InvalidArgument("unknown flag --" + name);
-      }
-    } else if (a.case_dir.empty()) {
-      a.case_dir = arg;
-    } else {
-      return InvalidArgument("more than one case given");
-    }
-  }
-  if (a.help) return a;
+void Declare(FlagParser* p, Args* a) {
+  p->set_description(
+      "Builds commits of R (CMD runs via /bin/sh in the worktree with\n"
+      "TRENCH_WORKTREE, TRENCH_BUILD_DIR (leave hloc, tpusim, hlo-run "
+      "there),\nTRENCH_COMMIT, TRENCH_JOBS; default: CMake, "
+      "-DTRENCH_TARGET_ONLY=ON), finds\nthe first commit in good..bad "
+      "(first parents) where CASE_DIR fails as at\nbad, skipping commits "
+      "that do not build, and confirms it by reverting it\non top of bad.");
+  p->set_epilog(
+      "exit: 0 found and confirmed, 1 found but not confirmed or\n"
+      "ambiguous, 2 usage or the search cannot start");
+  p->Positional("CASE_DIR", &a->case_dir, "the failing case");
+  p->String("repo", "R", &a->repo, "the target repository");
+  p->String("good", "REV", &a->good, "a commit where the case passes");
+  p->String("bad", "REV", &a->bad, "a commit where it fails");
+  p->String("build-cmd", "CMD", &a->build_cmd, "the build command");
+  p->String("cache", "DIR", &a->cache, "built binaries (default WORK/cache)");
+  p->String("work", "DIR", &a->work,
+            "worktree and build directory (default\n"
+            "/tmp/hlo-bisect-<uid>/<hash of R>)");
+  p->Custom("timeout", "S", "seconds per build (default 3600)",
+            hlo_diff::SecondsFlag("timeout", &a->timeout));
+  p->Custom("run-timeout", "S", "seconds per target run (default 120)",
+            hlo_diff::SecondsFlag("run-timeout", &a->run_timeout));
+  p->Custom("mode", "MODE", "hlo-run (default) or hloc-tpusim",
+            [a](const std::string& v) -> Status {
+              if (v != "hlo-run" && v != "hloc-tpusim") {
+                return InvalidArgument("--mode expects hlo-run or hloc-tpusim");
+              }
+              a->mode = v;
+              return Status::Ok();
+            });
+  p->Switch(
+      "no-confirm", [a] { a->confirm = false; },
+      "do not confirm the culprit by its revert");
+  p->Bool("json", &a->json, "the report as JSON");
+}
+
+// InvalidArgument naming a missing argument.
+Status Check(const Args& a) {
   if (a.case_dir.empty()) return InvalidArgument("missing CASE_DIR");
   if (a.repo.empty()) return InvalidArgument("missing --repo");
   if (a.good.empty() || a.bad.empty()) {
     return InvalidArgument("missing --good or --bad");
   }
-  return a;
+  return Status::Ok();
 }
 
 void PrintText(const Json& r, std::ostream& out) {
@@ -136,47 +117,48 @@ void PrintText(const Json& r, std::ostream& out) {
 
 int RunCommitBisectCli(int argc, char** argv, std::ostream& out,
                        std::ostream& err) {
-  StatusOr<Args> args = Parse(argc, argv);
-  if (!args.ok()) {
-    err << "hlo-bisect commits: " << args.status().message() << "\n" << Usage();
-    return kCommitBisectError;
+  Args a;
+  FlagParser p("hlo-bisect commits",
+               "CASE_DIR --repo R --good REV --bad REV [--build-cmd CMD] "
+               "[--cache DIR] [--work DIR] [--timeout S] [--run-timeout S] "
+               "[--mode hlo-run|hloc-tpusim] [--no-confirm] [--json]");
+  Declare(&p, &a);
+  if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
+    return *exit;
   }
-  if (args->help) {
-    out << Usage();
-    return kCommitBisectConfirmed;
-  }
-  StatusOr<hlo_diff::Case> c = hlo_diff::ReadCase(args->case_dir);
+  if (Status s = Check(a); !s.ok()) return p.UsageError(err, s.message());
+  StatusOr<hlo_diff::Case> c = hlo_diff::ReadCase(a.case_dir);
   if (!c.ok()) {
     err << "hlo-bisect commits: " << c.status().message() << "\n";
     return kCommitBisectError;
   }
-  StatusOr<std::unique_ptr<GitRepo>> repo = GitRepo::Open(args->repo);
+  StatusOr<std::unique_ptr<GitRepo>> repo = GitRepo::Open(a.repo);
   if (!repo.ok()) {
     err << "hlo-bisect commits: " << repo.status().message() << "\n";
     return kCommitBisectError;
   }
-  std::string work = args->work;
+  std::string work = a.work;
   if (work.empty()) {
     std::error_code ec;
-    const std::string abs_repo = fs::weakly_canonical(args->repo, ec).string();
+    const std::string abs_repo = fs::weakly_canonical(a.repo, ec).string();
     work = "/tmp/hlo-bisect-" + std::to_string(::getuid()) + "/" +
            Sha256Hex(abs_repo).substr(0, 12);
   }
   BuilderOptions bo;
   bo.work_dir = work;
-  bo.cache_dir = args->cache.empty() ? work + "/cache" : args->cache;
-  bo.build_command = args->build_cmd;
-  bo.timeout_seconds = args->timeout;
+  bo.cache_dir = a.cache.empty() ? work + "/cache" : a.cache;
+  bo.build_command = a.build_cmd;
+  bo.timeout_seconds = a.timeout;
   CommitBuilder builder(repo->get(), bo);
 
   CommitBisectOptions o;
-  o.good = args->good;
-  o.bad = args->bad;
-  o.mode = args->mode == "hlo-run" ? hlo_diff::TargetMode::kHloRun
-                                   : hlo_diff::TargetMode::kHlocTpusim;
-  o.run_timeout_seconds = args->run_timeout;
+  o.good = a.good;
+  o.bad = a.bad;
+  o.mode = a.mode == "hlo-run" ? hlo_diff::TargetMode::kHloRun
+                               : hlo_diff::TargetMode::kHlocTpusim;
+  o.run_timeout_seconds = a.run_timeout;
   o.work_dir = work;
-  o.confirm = args->confirm;
+  o.confirm = a.confirm;
   o.progress = [&err](const std::string& line) {
     err << "hlo-bisect: " << line << "\n" << std::flush;
   };
@@ -185,7 +167,7 @@ int RunCommitBisectCli(int argc, char** argv, std::ostream& out,
     err << "hlo-bisect commits: " << report.status().message() << "\n";
     return kCommitBisectError;
   }
-  if (args->json) {
+  if (a.json) {
     out << report->DumpPretty() << "\n";
   } else {
     PrintText(*report, out);

@@ -1,8 +1,8 @@
 #include "tools/hlo-diff/hlo_diff.h"
 
-#include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,71 +20,35 @@ namespace {
 namespace fs = std::filesystem;
 using hlo_diff::Case;
 
-const char* Usage() {
-  return "usage: hlo-diff CASE_DIR [target flags] [--record] [--store ROOT]\n"
-         "       hlo-diff MODULE.hlo --random-inputs [--seed N] "
-         "[--write-case DIR] [--store ROOT]\n"
-         "                [--compare contract|near|exact] [target flags]\n"
-         "target flags: [--hloc P --tpusim P | --hlo-run P [--serve]]\n"
-         "              [--bin-dir D] [--timeout S] [--keep DIR]\n"
-         "Prints the verdict JSON. Exit: 0 pass, 1 invalid_input, 2 usage "
-         "or harness error,\n10 mismatch/nan_mismatch, 11 "
-         "compile_crash/run_crash/timeout/memory_error,\n12 "
-         "oracle_unsupported/target_unsupported.\n";
-}
-
 struct Args {
   std::string input;
   std::string keep, write_case, compare, store;
   hlo_diff::TargetFlags target;
-  bool random = false, record = false, help = false;
+  bool random = false, record = false;
   uint64_t seed = 0;
 };
 
-StatusOr<Args> Parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      a.help = true;
-      continue;
-    }
-    if (a.target.ApplySwitch(arg)) continue;
-    if (arg == "--random-inputs" || arg == "--record") {
-      (arg == "--record" ? a.record : a.random) = true;
-      continue;
-    }
-    if (arg.rfind("--", 0) == 0) {
-      ASSIGN_OR_RETURN(auto flag, hlo_diff::TakeFlag(argc, argv, &i));
-      const auto& [name, value] = flag;
-      ASSIGN_OR_RETURN(const bool target, a.target.Apply(name, value));
-      if (target) {
-      } else if (name == "keep") {
-        a.keep = value;
-      } else if (name == "write-case") {
-        a.write_case = value;
-      } else if (name == "store") {
-        a.store = value;
-      } else if (name == "compare") {
-        a.compare = value;
-      } else if (name == "seed") {
-        auto [p, ec] =
-            std::from_chars(value.data(), value.data() + value.size(), a.seed);
-        if (ec != std::errc() || p != value.data() + value.size()) {
-          return InvalidArgument("--seed expects a non-negative integer");
-        }
-      } else {
-        return InvalidArgument("unknown flag --" + name);
-      }
-      continue;
-    }
-    if (!a.input.empty()) return InvalidArgument("more than one case given");
-    a.input = arg;
-  }
-  if (a.help) return a;
-  if (a.input.empty()) return InvalidArgument("missing CASE_DIR or MODULE.hlo");
-  RETURN_IF_ERROR(a.target.Check());
-  return a;
+void Declare(FlagParser* p, Args* a) {
+  p->set_description("Prints the verdict JSON: the target against the oracle.");
+  p->set_epilog(
+      "exit: 0 pass, 1 invalid_input, 2 usage or harness error,\n"
+      "10 mismatch/nan_mismatch, 11 compile_crash/run_crash/timeout/"
+      "memory_error,\n12 oracle_unsupported/target_unsupported");
+  p->Positional("CASE_DIR|MODULE.hlo", &a->input,
+                "a case directory, or a module with --random-inputs");
+  p->Bool("random-inputs", &a->random,
+          "MODULE.hlo's inputs: RandomArguments(entry, --seed)");
+  p->Number("seed", "N", &a->seed, "seed for --random-inputs (default 0)");
+  p->String("write-case", "DIR", &a->write_case,
+            "save the case (with its verdict) as a bundle");
+  p->Bool("record", &a->record,
+          "write the verdict and signature into CASE_DIR/case.json");
+  p->String("store", "ROOT", &a->store,
+            "store the case content-addressed as ROOT/cases/<sha256>/");
+  p->String("compare", "MODE", &a->compare, "contract, near or exact");
+  p->String("keep", "DIR", &a->keep,
+            "keep the work files in DIR (default: a temporary directory)");
+  a->target.Register(p);
 }
 
 // Loads the case (a bundle, or a module with random inputs) and its parsed
@@ -120,20 +84,27 @@ StatusOr<Case> LoadCase(const Args& a, std::unique_ptr<HloModule>* module) {
 }  // namespace
 
 int RunHloDiff(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  StatusOr<Args> args = Parse(argc, argv);
-  if (!args.ok()) {
-    err << "hlo-diff: " << args.status().message() << "\n" << Usage();
-    return kHloDiffUsage;
+  Args a;
+  FlagParser p("hlo-diff",
+               "CASE_DIR [target flags] [--record] [--store ROOT]\n"
+               "MODULE.hlo --random-inputs [--seed N] [--write-case DIR] "
+               "[--store ROOT] [--compare contract|near|exact] "
+               "[target flags]");
+  Declare(&p, &a);
+  if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
+    return *exit;
   }
-  if (args->help) {
-    out << Usage();
-    return kHloDiffPass;
+  if (a.input.empty()) {
+    return p.UsageError(err, "missing CASE_DIR or MODULE.hlo");
+  }
+  if (Status s = a.target.Check(); !s.ok()) {
+    return p.UsageError(err, s.message());
   }
   std::unique_ptr<HloModule> module;
-  StatusOr<Case> c = LoadCase(*args, &module);
-  if (c.ok() && !args->compare.empty()) {
+  StatusOr<Case> c = LoadCase(a, &module);
+  if (c.ok() && !a.compare.empty()) {
     Json o = c->options.ToJson();
-    o["compare"] = args->compare;
+    o["compare"] = a.compare;
     StatusOr<hlo_diff::CaseOptions> opts = hlo_diff::CaseOptions::FromJson(o);
     if (!opts.ok()) {
       err << "hlo-diff: --compare: " << opts.status().message() << "\n";
@@ -150,8 +121,7 @@ int RunHloDiff(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return kHloDiffInvalidInput;
   }
   StatusOr<hlo_diff::Verdict> verdict = hlo_diff::Diff(
-      *c, *module, args->target.Spec(hlo_diff::TargetMode::kHlocTpusim),
-      args->keep);
+      *c, *module, a.target.Spec(hlo_diff::TargetMode::kHlocTpusim), a.keep);
   if (!verdict.ok()) {
     err << "hlo-diff: " << verdict.status().message() << "\n";
     return kHloDiffUsage;
@@ -160,13 +130,13 @@ int RunHloDiff(int argc, char** argv, std::ostream& out, std::ostream& err) {
   c->verdict = json;
   c->signature = verdict->signature;
   Status saved;
-  if (!args->write_case.empty()) {
-    saved = hlo_diff::WriteCase(args->write_case, *c);
-  } else if (args->record) {
-    saved = hlo_diff::UpdateCaseJson(args->input, *c);
+  if (!a.write_case.empty()) {
+    saved = hlo_diff::WriteCase(a.write_case, *c);
+  } else if (a.record) {
+    saved = hlo_diff::UpdateCaseJson(a.input, *c);
   }
-  if (saved.ok() && !args->store.empty()) {
-    StatusOr<std::string> dir = hlo_diff::StoreCase(args->store, *c);
+  if (saved.ok() && !a.store.empty()) {
+    StatusOr<std::string> dir = hlo_diff::StoreCase(a.store, *c);
     saved = dir.ok() ? hlo_diff::UpdateCaseJson(*dir, *c) : dir.status();
     if (dir.ok()) err << "hlo-diff: stored " << *dir << "\n";
   }

@@ -229,18 +229,19 @@ int Run(const Flags& flags, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 int RunHloEval(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  auto flags = hlo_eval::ParseFlags(argc, argv);
-  if (!flags.ok()) {
-    err << "hlo-eval: " << flags.status().message() << "\n"
-        << hlo_eval::Usage();
-    return kHloEvalUsage;
+  Flags flags;
+  FlagParser p("hlo-eval",
+               "MODULE.hlo (--input F.npy ... | --random-inputs [--seed N]) "
+               "--output-dir D [--threads N]");
+  hlo_eval::RegisterFlags(&p, &flags);
+  if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
+    return *exit;
   }
-  if (flags->help) {
-    out << hlo_eval::Usage();
-    return kHloEvalOk;
+  if (Status s = hlo_eval::CheckFlags(p, flags); !s.ok()) {
+    return p.UsageError(err, s.message());
   }
   try {
-    return Run(*flags, out, err);
+    return Run(flags, out, err);
   } catch (const std::exception& e) {  // e.g. std::bad_alloc
     err << "hlo-eval: internal error: " << e.what() << "\n";
     return kHloEvalEvalError;

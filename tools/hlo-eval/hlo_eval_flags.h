@@ -1,17 +1,17 @@
-// Command-line flags of hlo-eval (see hlo_eval.h).
+// Command-line flags of hlo-eval (see hlo_eval.h), declared on the one
+// parser (base/flags.h).
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/flags.h"
 #include "base/status.h"
 
 namespace trench::hlo_eval {
 
 struct Flags {
-  bool help = false;
   std::string module_path;
   std::vector<std::string> inputs;
   bool random_inputs = false;
@@ -20,13 +20,13 @@ struct Flags {
   int threads = 0;
 };
 
-// The --help text.
-const char* Usage();
+// Declares hlo-eval's synopsis, flags and MODULE on `p`, storing into *f.
+// REQUIRES: *f outlives p->Parse.
+void RegisterFlags(FlagParser* p, Flags* f);
 
-// Parses argv[1..argc-1]. Flags take their value as `--f v` or `--f=v`.
-// InvalidArgument naming the problem for unknown flags, missing values,
-// bad numbers, --input together with --random-inputs, --seed without
-// --random-inputs, and a missing MODULE or --output-dir (unless --help).
-StatusOr<Flags> ParseFlags(int argc, char** argv);
+// After p.Parse: InvalidArgument naming the problem for a missing MODULE
+// or --output-dir, --input together with --random-inputs, --seed without
+// --random-inputs, or --threads < 0.
+Status CheckFlags(const FlagParser& p, const Flags& f);
 
 }  // namespace trench::hlo_eval

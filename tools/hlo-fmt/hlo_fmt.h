@@ -1,6 +1,6 @@
 // hlo-fmt: parses, verifies and pretty-prints an HLO module.
 //
-//   hlo-fmt MODULE [--check]
+//   hlo-fmt MODULE [--check] [--short]
 //
 // MODULE is a path, or `-` for stdin. The module is parsed
 // (ParseHloModule), verified (VerifyModule) and printed to `out` in XLA's
@@ -9,8 +9,8 @@
 // errors and "MODULE: message" for verifier errors.
 //
 // Exit codes: 0 ok; 1 bad input (unreadable file, parse or verifier
-// error); 2 usage (unknown flag, missing or extra MODULE). --help prints
-// the usage to `out` and returns 0.
+// error); 2 usage (unknown flag, missing or extra MODULE). --help and
+// --version print to `out` and return 0 (base/flags.h).
 #pragma once
 
 #include <ostream>

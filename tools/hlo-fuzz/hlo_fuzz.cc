@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
+#include <optional>
 
 #include "triage/fuzz/fuzz_flags.h"
 
@@ -17,18 +19,18 @@ extern "C" void OnSignal(int) { g_cancel = true; }
 }  // namespace
 
 int RunHloFuzz(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  StatusOr<fuzz::FuzzFlags> flags = fuzz::ParseFuzzFlags(argc, argv);
-  if (!flags.ok()) {
-    err << "hlo-fuzz: " << flags.status().message() << "\n"
-        << "run hlo-fuzz --help for usage\n";
-    return 2;
+  fuzz::FuzzFlags f = fuzz::DefaultFuzzFlags(
+      argc > 0 ? std::filesystem::path(argv[0]).parent_path().string() : "");
+  FlagParser p("hlo-fuzz", fuzz::kFuzzSynopsis);
+  fuzz::RegisterFuzzFlags(&p, &f);
+  p.set_description(fuzz::kFuzzDescription);
+  p.set_epilog(
+      "exit: 0 done, 2 usage, 3 campaign error, 10 findings (with\n"
+      "--fail-on-finding)");
+  if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
+    return *exit;
   }
-  if (flags->help) {
-    out << fuzz::FuzzUsage();
-    return 0;
-  }
-  const bool progress =
-      flags->progress == 1 || (flags->progress == -1 && isatty(2));
+  const bool progress = f.progress == 1 || (f.progress == -1 && isatty(2));
   fuzz::ProgressFn report;
   if (progress) {
     report = [&err](const fuzz::CampaignSummary& s) {
@@ -44,9 +46,9 @@ int RunHloFuzz(int argc, char** argv, std::ostream& out, std::ostream& err) {
   }, old_term{};
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
-  flags->campaign.cancel = &g_cancel;
+  f.campaign.cancel = &g_cancel;
   StatusOr<fuzz::CampaignSummary> summary =
-      fuzz::RunCampaign(flags->campaign, report);
+      fuzz::RunCampaign(f.campaign, report);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   if (progress) err << "\n";
@@ -55,7 +57,7 @@ int RunHloFuzz(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return 3;
   }
   out << summary->ToJson().DumpPretty() << "\n";
-  return flags->fail_on_finding && !summary->findings.empty() ? 10 : 0;
+  return f.fail_on_finding && !summary->findings.empty() ? 10 : 0;
 }
 
 }  // namespace trench

@@ -2,9 +2,10 @@
 
 #include <stdlib.h>
 
-#include <charconv>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "triage/case/case_bundle.h"
 #include "triage/case/target_flags.h"
@@ -19,114 +20,94 @@ namespace {
 namespace fs = std::filesystem;
 using namespace hlo_reduce;  // NOLINT: this file is the tool.
 
-const char* Usage() {
-  return "usage: hlo-reduce CASE_DIR --out DIR [--passes=a,b] [--jobs N]\n"
-         "         [--test CMD [--test-module]] [--repeats N --min-rate R]\n"
-         "         [--culprit-pass P] [--resume] [--timeout S] [--max-tests "
-         "N]\n"
-         "         [--max-rounds N] [--work DIR]\n"
-         "         [--bin-dir D | --hlo-run P | --hloc P --tpusim P]\n"
-         "         [--target serve|hlo-run|hloc-tpusim]\n"
-         "       hlo-reduce --list-passes\n"
-         "       hlo-reduce CASE_DIR --dry-run [--passes=a,b]\n"
-         "Prints a JSON summary; OUT/best is the reduced case. Exit: 0 done, "
-         "1 unreadable case,\n2 usage or harness error, 3 the case is not "
-         "interesting.\n";
-}
-
 struct Args {
   std::string case_dir, out, passes, test, culprit, work;
+  std::vector<std::string> extra;  // Positionals after CASE_DIR: an error.
   hlo_diff::TargetFlags target;
   int jobs = 1, repeats = 1, max_rounds = 50;
   int64_t max_tests = -1;
   double min_rate = 1.0;
-  bool resume = false, list = false, dry_run = false, help = false,
-       test_module = false;
+  bool resume = false, list = false, dry_run = false, test_module = false;
 };
 
+// A setter for an integer flag >= `min`.
 template <typename T>
-Status ParseInt(const std::string& flag, const std::string& v, T min, T* out) {
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), *out);
-  if (ec != std::errc() || p != v.data() + v.size() || *out < min) {
-    return InvalidArgument("--" + flag + " expects an integer >= " +
-                           std::to_string(min) + ", got '" + v + "'");
-  }
-  return Status();
-}
-
-Status ParseDouble(const std::string& flag, const std::string& v, double* out) {
-  char* end = nullptr;
-  *out = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end != '\0' || !(*out > 0)) {
-    return InvalidArgument("--" + flag + " expects a number > 0, got '" + v +
-                           "'");
-  }
-  return Status();
-}
-
-StatusOr<Args> Parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      a.help = true;
-    } else if (arg == "--resume") {
-      a.resume = true;
-    } else if (arg == "--list-passes") {
-      a.list = true;
-    } else if (arg == "--dry-run") {
-      a.dry_run = true;
-    } else if (arg == "--test-module") {
-      a.test_module = true;
-    } else if (a.target.ApplySwitch(arg)) {
-    } else if (arg.rfind("--", 0) == 0) {
-      ASSIGN_OR_RETURN(auto flag, hlo_diff::TakeFlag(argc, argv, &i));
-      const auto& [name, value] = flag;
-      ASSIGN_OR_RETURN(const bool target, a.target.Apply(name, value));
-      if (target) {
-      } else if (name == "out") {
-        a.out = value;
-      } else if (name == "passes") {
-        a.passes = value;
-      } else if (name == "test") {
-        a.test = value;
-      } else if (name == "culprit-pass") {
-        a.culprit = value;
-      } else if (name == "work") {
-        a.work = value;
-      } else if (name == "jobs") {
-        RETURN_IF_ERROR(ParseInt(name, value, 1, &a.jobs));
-      } else if (name == "repeats") {
-        RETURN_IF_ERROR(ParseInt(name, value, 1, &a.repeats));
-      } else if (name == "max-rounds") {
-        RETURN_IF_ERROR(ParseInt(name, value, 1, &a.max_rounds));
-      } else if (name == "max-tests") {
-        RETURN_IF_ERROR(ParseInt<int64_t>(name, value, 0, &a.max_tests));
-      } else if (name == "min-rate") {
-        RETURN_IF_ERROR(ParseDouble(name, value, &a.min_rate));
-        if (a.min_rate > 1) {
-          return InvalidArgument("--min-rate expects a rate in (0, 1], got '" +
-                                 value + "'");
-        }
-      } else {
-        return InvalidArgument("unknown flag --" + name);
-      }
-    } else if (a.case_dir.empty()) {
-      a.case_dir = arg;
-    } else {
-      return InvalidArgument("more than one case given ('" + a.case_dir +
-                             "' and '" + arg + "')");
+FlagParser::Setter AtLeast(T min, T* out) {
+  return [min, out](const std::string& v) -> Status {
+    StatusOr<T> n = ParseFlagNumber<T>(v);
+    if (!n.ok() || *n < min) {
+      return InvalidArgument("expected an integer >= " + std::to_string(min) +
+                             ", got '" + v + "'");
     }
-  }
-  if (a.help || a.list) return a;
+    *out = *n;
+    return Status::Ok();
+  };
+}
+
+void Declare(FlagParser* p, Args* a) {
+  p->set_description(
+      "Minimizes a failing case while it keeps failing the same way.\n"
+      "Prints a JSON summary; OUT/best is the reduced case.");
+  p->set_epilog(
+      "exit: 0 done, 1 unreadable case, 2 usage or harness error, 3 the\n"
+      "case is not interesting");
+  p->Positional("CASE_DIR", &a->case_dir, "the failing case");
+  p->Rest("", &a->extra, "");
+  p->String("out", "DIR", &a->out, "OUT/best is the best case so far");
+  p->String("passes", "a,b", &a->passes,
+            "the reduction passes, in order (--list-passes)");
+  p->Custom("jobs", "N", "parallel candidate tests (default 1)",
+            AtLeast(1, &a->jobs));
+  p->String("test", "CMD", &a->test,
+            "interesting iff `sh -c 'CMD CASE'` exits 0\n(default: the same "
+            "bug, oracle against target)");
+  p->Bool("test-module", &a->test_module,
+          "give --test the candidate's module.hlo");
+  p->Custom("repeats", "N", "runs per test (default 1)",
+            AtLeast(1, &a->repeats));
+  p->Custom(
+      "min-rate", "R",
+      "interesting iff at least ceil(R*N) of N runs\nreproduce "
+      "(default 1.0)",
+      [a](const std::string& v) -> Status {
+        StatusOr<double> r = ParseFlagNumber<double>(v);
+        if (!r.ok() || !(*r > 0) || *r > 1) {
+          return InvalidArgument("expected a rate in (0, 1], got '" + v + "'");
+        }
+        a->min_rate = *r;
+        return Status::Ok();
+      });
+  p->String("culprit-pass", "P", &a->culprit,
+            "the same bug must keep P as its culprit");
+  p->Bool("resume", &a->resume, "continue from OUT/best");
+  p->Custom("max-tests", "N", "stop after N tests",
+            AtLeast<int64_t>(0, &a->max_tests));
+  p->Custom("max-rounds", "N", "stop after N rounds over the passes (50)",
+            AtLeast(1, &a->max_rounds));
+  p->String("work", "DIR", &a->work,
+            "work files (default: a temporary directory)");
+  p->Bool("list-passes", &a->list, "list the reduction passes");
+  p->Bool("dry-run", &a->dry_run,
+          "print each pass's opportunities and worst-case\ntests, without "
+          "running anything");
+  a->target.Register(p);
+}
+
+// The mode's arguments; InvalidArgument naming what is wrong.
+Status Check(const Args& a) {
+  if (a.list) return Status::Ok();
   if (a.case_dir.empty()) return InvalidArgument("missing CASE_DIR");
+  if (!a.extra.empty()) {
+    return InvalidArgument("more than one case given ('" + a.case_dir +
+                           "' and '" + a.extra[0] + "')");
+  }
   if (!a.dry_run && a.out.empty()) return InvalidArgument("missing --out DIR");
   RETURN_IF_ERROR(a.target.Check());
   if (!a.test.empty() && !a.culprit.empty()) {
     return InvalidArgument(
         "--culprit-pass needs the same-bug test (no --test)");
   }
-  return a;
+  return Status::Ok();
 }
 
 // The run after parsing and loading; returns the exit code.
@@ -167,16 +148,19 @@ int Reduce(const Args& a, const hlo_diff::Case& c,
 }  // namespace
 
 int RunHloReduce(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  StatusOr<Args> args = Parse(argc, argv);
-  if (!args.ok()) {
-    err << "hlo-reduce: " << args.status().message() << "\n" << Usage();
-    return kHloReduceUsage;
+  Args a;
+  FlagParser p("hlo-reduce",
+               "CASE_DIR --out DIR [--passes=a,b] [--jobs N] [--test CMD "
+               "[--test-module]] [--repeats N --min-rate R] [--culprit-pass P] "
+               "[--resume] [--max-tests N] [--max-rounds N] [--work DIR] "
+               "[target flags]\n"
+               "--list-passes\n"
+               "CASE_DIR --dry-run [--passes=a,b]");
+  Declare(&p, &a);
+  if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
+    return *exit;
   }
-  const Args& a = *args;
-  if (a.help) {
-    out << Usage();
-    return kHloReduceOk;
-  }
+  if (Status s = Check(a); !s.ok()) return p.UsageError(err, s.message());
   StatusOr<std::vector<std::unique_ptr<ReductionPass>>> passes =
       ReductionPassesNamed(a.passes);
   if (!passes.ok()) {

@@ -1,9 +1,9 @@
 #include "tools/hlo-run/hlo_run.h"
 
-#include <charconv>
+#include <optional>
 #include <string>
-#include <vector>
 
+#include "base/flags.h"
 #include "compiler/driver/run_request.h"
 
 namespace trench {
@@ -12,81 +12,47 @@ namespace {
 using hlo_run::Outcome;
 using hlo_run::Request;
 
-const char* Usage() {
-  return "usage: hlo-run MODULE.hlo (--input F.npy ... | --random-inputs "
-         "[--seed N]) --output-dir D [flags]\n"
-         "       hlo-run --serve [flags]\n"
-         "       hlo-run --help\n"
-         "Compiles MODULE for the simulated TPU and runs it.\n"
-         "flags:\n";
-}
-
 struct Args {
-  bool help = false, serve = false, random = false, seed_given = false;
+  bool serve = false, random = false;
+  std::string module;
   uint64_t seed = 0;
   Request request;
 };
 
-StatusOr<uint64_t> ParseSeed(const std::string& v) {
-  uint64_t n = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || p != v.data() + v.size() || v.empty()) {
-    return InvalidArgument("--seed: expected a non-negative integer, got '" +
-                           v + "'");
-  }
-  return n;
+void Declare(FlagParser* p, Args* a) {
+  p->set_description("Compiles MODULE for the simulated TPU and runs it.");
+  p->set_epilog(
+      "--serve answers JSON-lines requests on stdin (see hlo_run.h).\n"
+      "exit: 0 ok, 1 bad input, 2 usage, 3 compile error, 4 run crash,\n"
+      "5 memory error, 6 timeout");
+  p->Positional("MODULE.hlo", &a->module, "the module (one-shot runs)");
+  p->Strings("input", "F.npy", &a->request.input_files,
+             "one file per program input, in order");
+  p->Bool("random-inputs", &a->random, "deterministic random inputs");
+  p->Number("seed", "N", &a->seed, "seed for --random-inputs (default 0)");
+  p->String("output-dir", "D", &a->request.output_dir,
+            "where outputs, taps/ and report.json go");
+  p->Bool("serve", &a->serve,
+          "serve requests on stdin; the compile flags are the defaults");
+  hloc::RegisterCompileFlags(p, &a->request.compile);
 }
 
-StatusOr<Args> Parse(int argc, char** argv) {
-  Args a;
-  std::vector<std::string> positional;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      a.help = true;
-    } else if (arg == "--serve") {
-      a.serve = true;
-    } else if (arg == "--random-inputs") {
-      a.random = true;
-    } else if (arg.rfind("--", 0) == 0) {
-      std::string name = arg.substr(2), value;
-      if (size_t eq = name.find('='); eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-      } else if (i + 1 < argc) {
-        value = argv[++i];
-      } else {
-        return InvalidArgument(arg + ": missing value");
-      }
-      if (name == "input") {
-        a.request.input_files.push_back(value);
-      } else if (name == "seed") {
-        ASSIGN_OR_RETURN(a.seed, ParseSeed(value));
-        a.seed_given = true;
-      } else if (name == "output-dir") {
-        a.request.output_dir = value;
-      } else {
-        ASSIGN_OR_RETURN(bool known, hloc::ApplyCompileFlag(
-                                         name, value, &a.request.compile));
-        if (!known) return InvalidArgument("unknown flag " + arg);
-      }
-    } else {
-      positional.push_back(arg);
-    }
-  }
-  if (a.help || a.serve) return a;
-  if (positional.size() != 1) return InvalidArgument("expected one MODULE");
-  if (a.random && !a.request.input_files.empty()) {
+// The one-shot run's arguments; InvalidArgument naming what is wrong.
+Status Check(const FlagParser& p, Args* a) {
+  if (a->serve) return Status::Ok();
+  if (a->module.empty()) return InvalidArgument("expected one MODULE");
+  if (a->random && !a->request.input_files.empty()) {
     return InvalidArgument("--input and --random-inputs are exclusive");
   }
-  if (a.seed_given && !a.random) {
+  if (p.Given("seed") && !a->random) {
     return InvalidArgument("--seed needs --random-inputs");
   }
-  if (a.request.output_dir.empty())
+  if (a->request.output_dir.empty()) {
     return InvalidArgument("missing --output-dir");
-  a.request.module_origin = positional[0];
-  if (a.random) a.request.seed = a.seed;
-  return a;
+  }
+  a->request.module_origin = a->module;
+  if (a->random) a->request.seed = a->seed;
+  return Status::Ok();
 }
 
 // A list flag given as "a,b" or ["a", "b"].
@@ -182,18 +148,17 @@ int Serve(const Request& defaults, std::istream& in, std::ostream& out) {
 
 int RunHloRun(int argc, char** argv, std::istream& in, std::ostream& out,
               std::ostream& err) {
-  StatusOr<Args> args = Parse(argc, argv);
-  if (!args.ok()) {
-    err << "hlo-run: " << args.status().message() << "\n"
-        << Usage() << hloc::CompileFlagsUsage();
-    return hloc::kExitUsage;
+  Args a;
+  FlagParser p("hlo-run",
+               "MODULE.hlo (--input F.npy ... | --random-inputs [--seed N]) "
+               "--output-dir D [flags]\n--serve [flags]");
+  Declare(&p, &a);
+  if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
+    return *exit;
   }
-  if (args->help) {
-    out << Usage() << hloc::CompileFlagsUsage();
-    return 0;
-  }
-  if (args->serve) return Serve(args->request, in, out);
-  Request r = args->request;
+  if (Status s = Check(p, &a); !s.ok()) return p.UsageError(err, s.message());
+  if (a.serve) return Serve(a.request, in, out);
+  Request r = a.request;
   StatusOr<std::string> text = hloc::ReadFile(r.module_origin);
   if (!text.ok()) {
     err << "hlo-run: bad_input: " << text.status().message() << "\n";

@@ -1,89 +1,59 @@
 #include "tools/tpusim/tpusim.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/flags.h"
 #include "compiler/driver/run_io.h"
 
 namespace trench {
 namespace {
 
-const char* Usage() {
-  return "usage: tpusim run PROG.tpux --inputs DIR --outputs DIR\n"
-         "       tpusim --help\n"
-         "Runs PROG.tpux on DIR/0.npy.. and writes outputs, taps/ and "
-         "report.json.\n";
-}
-
 struct Args {
-  bool help = false;
-  std::string program, inputs, outputs;
+  std::string command, program, inputs, outputs;
 };
 
-StatusOr<Args> Parse(int argc, char** argv) {
-  Args a;
-  std::vector<std::string> positional;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      a.help = true;
-      continue;
-    }
-    if (arg.rfind("--", 0) == 0) {
-      std::string name = arg.substr(2), value;
-      if (size_t eq = name.find('='); eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-      } else if (i + 1 < argc) {
-        value = argv[++i];
-      } else {
-        return InvalidArgument(arg + ": missing value");
-      }
-      if (name == "inputs") {
-        a.inputs = value;
-      } else if (name == "outputs") {
-        a.outputs = value;
-      } else {
-        return InvalidArgument("unknown flag " + arg);
-      }
-      continue;
-    }
-    positional.push_back(arg);
-  }
-  if (a.help) return a;
-  if (positional.size() != 2 || positional[0] != "run") {
-    return InvalidArgument("expected `run PROG.tpux`");
-  }
-  a.program = positional[1];
-  if (a.outputs.empty()) return InvalidArgument("missing --outputs DIR");
-  return a;
+void Declare(FlagParser* p, Args* a) {
+  p->set_description(
+      "Runs PROG.tpux on DIR/0.npy.. and writes outputs, taps/ and "
+      "report.json.");
+  p->set_epilog(
+      "exit: 0 ok, 1 bad input, 2 usage, 4 run crash, 5 memory error, 6 "
+      "timeout");
+  p->Positional("COMMAND", &a->command, "run (the only command)");
+  p->Positional("PROG.tpux", &a->program, "the program");
+  p->String("inputs", "DIR", &a->inputs,
+            "DIR/0.npy, 1.npy, ...: one per program input");
+  p->String("outputs", "DIR", &a->outputs,
+            "where outputs, taps/ and report.json go");
 }
 
 }  // namespace
 
 int RunTpusim(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  StatusOr<Args> args = Parse(argc, argv);
-  if (!args.ok()) {
-    err << "tpusim: " << args.status().message() << "\n" << Usage();
-    return 2;
+  Args a;
+  FlagParser p("tpusim", "run PROG.tpux --inputs DIR --outputs DIR");
+  Declare(&p, &a);
+  if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
+    return *exit;
   }
-  if (args->help) {
-    out << Usage();
-    return 0;
+  if (a.command != "run" || a.program.empty()) {
+    return p.UsageError(err, "expected `run PROG.tpux`");
   }
-  auto exe = tpu::ReadExecutableFile(args->program);
+  if (a.outputs.empty()) return p.UsageError(err, "missing --outputs DIR");
+  auto exe = tpu::ReadExecutableFile(a.program);
   if (!exe.ok()) {
-    err << "tpusim: " << args->program << ": " << exe.status().message()
-        << "\n";
+    err << "tpusim: " << a.program << ": " << exe.status().message() << "\n";
     return 1;
   }
   std::vector<Literal> inputs;
   if (!tpusim::InputShapes(*exe).empty()) {
-    if (args->inputs.empty()) {
+    if (a.inputs.empty()) {
       err << "tpusim: the program takes inputs: missing --inputs DIR\n";
       return 2;
     }
-    auto read = tpusim::ReadInputDir(*exe, args->inputs);
+    auto read = tpusim::ReadInputDir(*exe, a.inputs);
     if (!read.ok()) {
       err << "tpusim: " << read.status().message() << "\n";
       return 1;
@@ -95,7 +65,7 @@ int RunTpusim(int argc, char** argv, std::ostream& out, std::ostream& err) {
     err << "tpusim: " << run.status().message() << "\n";
     return 1;
   }
-  auto report = tpusim::WriteResults(args->outputs, *run);
+  auto report = tpusim::WriteResults(a.outputs, *run);
   if (!report.ok()) {
     err << "tpusim: " << report.status().message() << "\n";
     return 1;

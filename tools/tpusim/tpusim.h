@@ -1,13 +1,13 @@
 // tpusim: runs a compiled program on the simulated TPU.
 //
 //   tpusim run PROG.tpux --inputs DIR --outputs DIR
-//   tpusim --help
+//   tpusim --help | --version
 //
 // Reads DIR/0.npy, 1.npy, ... (one per program input, in order), runs, and
 // writes the outputs as OUT/<i>.npy (flattened leaf order), the taps as
-// OUT/taps/<label>.npy and OUT/report.json (compiler/driver/run_io.h). Exit codes: 0 ok;
-// 1 bad input (unreadable program or inputs); 2 usage; 4 run_crash (trap);
-// 5 memory_error; 6 timeout. The report is written for every run.
+// OUT/taps/<label>.npy and OUT/report.json (compiler/driver/run_io.h). Exit
+// codes: 0 ok; 1 bad input (unreadable program or inputs); 2 usage; 4 run_crash
+// (trap); 5 memory_error; 6 timeout. The report is written for every run.
 #pragma once
 
 #include <ostream>

@@ -1,24 +1,10 @@
 #include "triage/case/target_flags.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
 namespace trench::hlo_diff {
-
-StatusOr<std::pair<std::string, std::string>> TakeFlag(int argc, char** argv,
-                                                       int* i) {
-  std::string name = std::string(argv[*i]).substr(2), value;
-  const size_t eq = name.find('=');
-  if (eq != std::string::npos) {
-    value = name.substr(eq + 1);
-    name = name.substr(0, eq);
-  } else if (*i + 1 < argc) {
-    value = argv[++*i];
-  } else {
-    return InvalidArgument("--" + name + " needs a value");
-  }
-  return std::make_pair(std::move(name), std::move(value));
-}
 
 StatusOr<double> ParseSeconds(std::string_view name, const std::string& value) {
   char* end = nullptr;
@@ -28,6 +14,13 @@ StatusOr<double> ParseSeconds(std::string_view name, const std::string& value) {
                            " expects seconds > 0, got '" + value + "'");
   }
   return s;
+}
+
+FlagParser::Setter SecondsFlag(std::string name, double* out) {
+  return [name = std::move(name), out](const std::string& v) -> Status {
+    ASSIGN_OR_RETURN(*out, ParseSeconds(name, v));
+    return Status::Ok();
+  };
 }
 
 std::string ExecutableDir() {
@@ -78,6 +71,56 @@ Status TargetFlags::Check() const {
     return InvalidArgument("--hlo-run excludes --hloc/--tpusim");
   }
   return Status();
+}
+
+void TargetFlags::Register(FlagParser* p) {
+  static constexpr struct {
+    const char* name;
+    const char* value_name;
+    const char* help;
+  } kValued[] = {
+      {"hloc", "P", "the two-step pipeline: this hloc"},
+      {"tpusim", "P", "... and this tpusim"},
+      {"hlo-run", "P", "this hlo-run binary"},
+      {"bin-dir", "D",
+       "hloc, tpusim, hlo-run from D (default: next to this tool)"},
+      {"target", "MODE", "serve, hlo-run or hloc-tpusim"},
+      {"timeout", "S", "seconds per target run (default 60)"},
+  };
+  p->Group("target flags");
+  for (const auto& f : kValued) {
+    p->Custom(f.name, f.value_name, f.help,
+              [this, name = std::string(f.name)](const std::string& v) {
+                return Apply(name, v).status();
+              });
+  }
+  p->Switch(
+      "serve", [this] { ApplySwitch("--serve"); },
+      "one `hlo-run --serve` worker (same as --target serve)");
+  p->Group("");
+}
+
+std::vector<std::string> TargetFlags::ToArgs(const FlagParser& p) const {
+  std::vector<std::string> args;
+  for (const auto& [name, value] :
+       {std::pair<const char*, const std::string*>{"bin-dir", &bin_dir},
+        {"hloc", &hloc},
+        {"tpusim", &tpusim},
+        {"hlo-run", &hlo_run}}) {
+    if (p.Given(name)) args.push_back("--" + std::string(name) + "=" + *value);
+  }
+  if (mode) {
+    args.push_back(std::string("--target=") +
+                   (*mode == TargetMode::kServe    ? "serve"
+                    : *mode == TargetMode::kHloRun ? "hlo-run"
+                                                   : "hloc-tpusim"));
+  }
+  if (p.Given("timeout")) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.17g", timeout);
+    args.push_back(std::string("--timeout=") + buf);
+  }
+  return args;
 }
 
 TargetSpec TargetFlags::Spec(TargetMode default_mode) const {

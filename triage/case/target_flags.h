@@ -1,5 +1,6 @@
 // The command-line flags that choose and bound a target, shared by the
-// trench-side tools that run one (hlo-diff, hlo-bisect, hlo-reduce):
+// trench-side tools that run one (hlo-diff, hlo-bisect, hlo-reduce, and
+// `trench triage`), registered on their FlagParser (base/flags.h):
 //
 //   --bin-dir D        the binaries hloc, tpusim, hlo-run in D (default: the
 //                      directory of the running executable)
@@ -17,22 +18,19 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
+#include <vector>
 
+#include "base/flags.h"
 #include "base/status.h"
 #include "triage/case/target_runner.h"
 
 namespace trench::hlo_diff {
 
-// argv[*i] is "--name=value" or "--name" followed by the value: returns
-// {name, value} (name without the dashes) and advances *i past a separate
-// value. InvalidArgument("--name needs a value") when it is missing.
-StatusOr<std::pair<std::string, std::string>> TakeFlag(int argc, char** argv,
-                                                       int* i);
-
 // `value` of flag --`name` as seconds > 0. InvalidArgument("--timeout
 // expects seconds > 0, got 'x'") otherwise.
 StatusOr<double> ParseSeconds(std::string_view name, const std::string& value);
+// A FlagParser setter storing ParseSeconds(name, value) into *out.
+FlagParser::Setter SecondsFlag(std::string name, double* out);
 
 // The directory of the running executable ("." if unknown).
 std::string ExecutableDir();
@@ -42,6 +40,11 @@ struct TargetFlags {
   std::optional<TargetMode> mode;
   double timeout = 60;
 
+  // Declares the flags above on `p` (under "target flags"), storing into
+  // *this. REQUIRES: *this outlives p->Parse.
+  void Register(FlagParser* p);
+  // The flags given, as arguments for another tool ("--name=value").
+  std::vector<std::string> ToArgs(const FlagParser& p) const;
   // Stores a valued target flag (`name` without dashes) and returns true;
   // false for other names. InvalidArgument for a bad value.
   StatusOr<bool> Apply(std::string_view name, const std::string& value);

@@ -25,17 +25,6 @@ std::vector<std::string> SplitCommas(std::string_view s) {
   return out;
 }
 
-template <typename T>
-StatusOr<T> ParseNumber(std::string_view flag, std::string_view v) {
-  T out{};
-  const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
-  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size()) {
-    return InvalidArgument(std::string(flag) + ": expected a number, got '" +
-                           std::string(v) + "'");
-  }
-  return out;
-}
-
 // Opcode texts and group names the generator knows.
 const std::set<std::string>& KnownFocusNames() {
   static const std::set<std::string> names = [] {
@@ -89,130 +78,132 @@ StatusOr<GeneratorOptions> ReadGeneratorOptions(const std::string& path) {
   return o;
 }
 
-// Applies one flag with a value; false when `name` is not such a flag.
-StatusOr<bool> ApplyValueFlag(std::string_view name, std::string_view value,
-                              FuzzFlags* f) {
-  CampaignOptions& c = f->campaign;
-  hlo_diff::TargetSpec& t = c.target;
-  if (name == "--budget") {
-    ASSIGN_OR_RETURN(c.budget_seconds, ParseDuration(std::string(value)));
-  } else if (name == "--jobs") {
-    ASSIGN_OR_RETURN(c.jobs, ParseNumber<int>(name, value));
-    if (c.jobs < 1) return InvalidArgument("--jobs must be at least 1");
-  } else if (name == "--corpus") {
-    c.corpus.emplace_back(value);
-  } else if (name == "--focus") {
-    ASSIGN_OR_RETURN(c.generator.focus, ParseFocus(std::string(value)));
-  } else if (name == "--out") {
-    c.out_dir = std::string(value);
-  } else if (name == "--seed") {
-    ASSIGN_OR_RETURN(c.seed, ParseNumber<uint64_t>(name, value));
-  } else if (name == "--linger") {
-    ASSIGN_OR_RETURN(c.linger_seconds, ParseDuration(std::string(value)));
-  } else if (name == "--max-programs") {
-    ASSIGN_OR_RETURN(c.max_programs, ParseNumber<int64_t>(name, value));
-  } else if (name == "--instructions") {
-    ASSIGN_OR_RETURN(c.generator.instructions, ParseNumber<int>(name, value));
-  } else if (name == "--dtypes") {
-    RETURN_IF_ERROR(ApplyDtypes(value, &c.generator));
-  } else if (name == "--trace-share") {
-    ASSIGN_OR_RETURN(c.trace_share, ParseNumber<double>(name, value));
-    if (c.trace_share < 0 || c.trace_share > 1) {
-      return InvalidArgument("--trace-share must lie in [0, 1]");
-    }
-  } else if (name == "--special-values" || name == "--zero-dims" ||
-             name == "--long-rows") {
-    ASSIGN_OR_RETURN(double p, ParseNumber<double>(name, value));
-    if (!(p >= 0 && p <= 1)) {
-      return InvalidArgument(std::string(name) + " must lie in [0, 1]");
-    }
-    GeneratorOptions& g = c.generator;
-    (name == "--special-values" ? g.special_values
-     : name == "--zero-dims"    ? g.zero_dim_probability
-                                : g.long_row_probability) = p;
-  } else if (name == "--generator-options") {
-    const std::vector<std::string> focus = c.generator.focus;
-    ASSIGN_OR_RETURN(c.generator, ReadGeneratorOptions(std::string(value)));
-    if (c.generator.focus.empty()) c.generator.focus = focus;
-  } else if (name == "--target") {
-    RETURN_IF_ERROR(ApplyTargetMode(value, &t));
-  } else if (name == "--hlo-run") {
-    t.hlo_run = std::string(value);
-  } else if (name == "--hloc") {
-    t.hloc = std::string(value);
-  } else if (name == "--tpusim") {
-    t.tpusim = std::string(value);
-  } else if (name == "--timeout") {
-    ASSIGN_OR_RETURN(t.timeout_seconds, ParseDuration(std::string(value)));
-  } else if (name == "--target-flag") {
-    t.extra_compile_flags.emplace_back(value);
-  } else {
-    return false;
-  }
-  return true;
+// A probability flag's value, in [0, 1].
+StatusOr<double> ParseShare(const std::string& v) {
+  ASSIGN_OR_RETURN(double p, ParseFlagNumber<double>(v));
+  if (!(p >= 0 && p <= 1)) return InvalidArgument("must lie in [0, 1]");
+  return p;
+}
+
+// A setter storing ParseDuration(v) into *out.
+FlagParser::Setter Duration(double* out) {
+  return [out](const std::string& v) -> Status {
+    ASSIGN_OR_RETURN(*out, ParseDuration(v));
+    return Status::Ok();
+  };
+}
+
+FlagParser::Setter Share(double* out) {
+  return [out](const std::string& v) -> Status {
+    ASSIGN_OR_RETURN(*out, ParseShare(v));
+    return Status::Ok();
+  };
+}
+
+void RegisterCampaignFlags(FlagParser* p, CampaignOptions* c) {
+  p->Custom("budget", "T", "wall time (90, 90s, 5m, 1h; default 60s)",
+            Duration(&c->budget_seconds));
+  p->Custom("jobs", "N",
+            "parallel workers, each with its own target\nprocess (default 1)",
+            [c](const std::string& v) -> Status {
+              ASSIGN_OR_RETURN(c->jobs, ParseFlagNumber<int>(v));
+              if (c->jobs < 1) return InvalidArgument("must be at least 1");
+              return Status::Ok();
+            });
+  p->Strings("corpus", "P", &c->corpus,
+             "trace file or directory; without one only\nsynthetic programs "
+             "are made");
+  p->Custom("trace-share", "F", "share of trace-derived programs (default 0.5)",
+            Share(&c->trace_share));
+  p->Custom("focus", "SPEC",
+            "ops:dot,reduction (opcodes or op groups) or\npasses:fusion,"
+            "algsimp (the ops those passes rewrite)",
+            [c](const std::string& v) -> Status {
+              ASSIGN_OR_RETURN(c->generator.focus, ParseFocus(v));
+              return Status::Ok();
+            });
+  p->String("out", "DIR", &c->out_dir,
+            "findings directory (default ./findings)");
+  p->Number("seed", "N", &c->seed,
+            "campaign seed (default 1); program i is\nreproducible from "
+            "(seed, i)");
+  p->Number("max-programs", "N", &c->max_programs, "stop after N programs");
+  p->Custom("linger", "T", "stop T after the first finding (0: at once)",
+            Duration(&c->linger_seconds));
+  p->Bool("keep-unsupported", &c->keep_unsupported,
+          "also keep one case per reason the target or\nthe oracle refused "
+          "a program, under\nDIR/unsupported/<sig>/");
+  p->Switch(
+      "no-localize", [c] { c->localize = false; },
+      "deduplicate findings by their coarse\nsignature, without "
+      "localizing them");
+}
+
+void RegisterGeneratorFlags(FlagParser* p, GeneratorOptions* g) {
+  p->Group("generator flags");
+  p->Number("instructions", "N", &g->instructions,
+            "random ops per synthetic program (default 20)");
+  p->Custom("dtypes", "a,b", "element types to draw from (default all)",
+            [g](const std::string& v) { return ApplyDtypes(v, g); });
+  p->Custom("special-values", "F",
+            "share of synthetic programs whose float\ninputs hold inf, NaN, "
+            "-0 and subnormals\n(default 0.08)",
+            Share(&g->special_values));
+  p->Custom("zero-dims", "F",
+            "probability of a size-0 dim in a new array\n(default 0.03)",
+            Share(&g->zero_dim_probability));
+  p->Custom("long-rows", "F",
+            "probability of a 1024..3000-element minor\ndim in a new array "
+            "(default 0.12)",
+            Share(&g->long_row_probability));
+  p->Custom("generator-options", "F",
+            "generator settings as JSON (flags given\nbefore it are "
+            "overridden)",
+            [g](const std::string& v) -> Status {
+              const std::vector<std::string> focus = g->focus;
+              ASSIGN_OR_RETURN(*g, ReadGeneratorOptions(v));
+              if (g->focus.empty()) g->focus = focus;
+              return Status::Ok();
+            });
+}
+
+void RegisterTargetFlags(FlagParser* p, hlo_diff::TargetSpec* t) {
+  p->Group("target flags");
+  p->Custom("target", "MODE",
+            "serve (default: hlo-run --serve workers),\nhlo-run (a process "
+            "per program) or\nhloc-tpusim (two processes per program)",
+            [t](const std::string& v) { return ApplyTargetMode(v, t); });
+  p->String("hlo-run", "P", &t->hlo_run,
+            "target binaries (default: next to hlo-fuzz)");
+  p->String("hloc", "P", &t->hloc, "");
+  p->String("tpusim", "P", &t->tpusim, "");
+  p->Custom("timeout", "T", "per program (default 60s)",
+            Duration(&t->timeout_seconds));
+  p->Strings("target-flag", "F", &t->extra_compile_flags,
+             "extra compile flag for the target");
 }
 
 }  // namespace
 
-const char* FuzzUsage() {
-  return "usage: hlo-fuzz [--budget 60s] [--jobs N] [--corpus DIR|FILE ...]\n"
-         "                [--focus ops:a,b|passes:p,q] [--out DIR] [--seed N]\n"
-         "                [target and generator flags]\n"
-         "\n"
-         "Runs a differential fuzzing campaign: synthetic programs and\n"
-         "programs cut from the corpus' HLO traces go through the target and\n"
-         "the oracle; each distinct finding (by signature) is written as a\n"
-         "case to DIR/<sig>/, and DIR/summary.json sums up the campaign (it\n"
-         "is also printed on stdout).\n"
-         "\n"
-         "  --budget T          wall time (90, 90s, 5m, 1h; default 60s)\n"
-         "  --jobs N            parallel workers, each with its own target\n"
-         "                      process (default 1)\n"
-         "  --corpus P          trace file or directory (repeatable); without\n"
-         "                      one only synthetic programs are made\n"
-         "  --trace-share F     share of trace-derived programs (default 0.5)\n"
-         "  --focus SPEC        ops:dot,reduction (opcodes or op groups) or\n"
-         "                      passes:fusion,algsimp (the ops those passes\n"
-         "                      rewrite)\n"
-         "  --out DIR           findings directory (default ./findings)\n"
-         "  --seed N            campaign seed (default 1); program i is\n"
-         "                      reproducible from (seed, i)\n"
-         "  --max-programs N    stop after N programs\n"
-         "  --linger T          stop T after the first finding (0: at once)\n"
-         "  --instructions N    random ops per synthetic program (default 20)\n"
-         "  --dtypes a,b        element types to draw from (default all)\n"
-         "  --special-values F  share of synthetic programs whose float\n"
-         "                      inputs hold inf, NaN, -0 and subnormals\n"
-         "                      (default 0.08)\n"
-         "  --zero-dims F       probability of a size-0 dim in a new array\n"
-         "                      (default 0.03)\n"
-         "  --long-rows F       probability of a 1024..3000-element minor\n"
-         "                      dim in a new array (default 0.12)\n"
-         "  --generator-options F  generator settings as JSON (flags given\n"
-         "                      before it are overridden)\n"
-         "  --target MODE       serve (default: hlo-run --serve workers),\n"
-         "                      hlo-run (a process per program) or\n"
-         "                      hloc-tpusim (two processes per program)\n"
-         "  --hlo-run P, --hloc P, --tpusim P   target binaries (default: "
-         "next\n"
-         "                      to hlo-fuzz)\n"
-         "  --timeout T         per program (default 60s)\n"
-         "  --target-flag F     extra compile flag for the target "
-         "(repeatable)\n"
-         "  --progress, --no-progress   progress line on stderr (default: on\n"
-         "                      a terminal)\n"
-         "  --fail-on-finding   exit 10 when anything was found\n"
-         "  --keep-unsupported  also keep one case per reason the target or\n"
-         "                      the oracle refused a program, under\n"
-         "                      DIR/unsupported/<sig>/\n"
-         "  --no-localize       deduplicate findings by their coarse\n"
-         "                      signature, without localizing them\n"
-         "\n"
-         "Ctrl-C (SIGINT) or SIGTERM ends the campaign early; running\n"
-         "programs finish and the summary is still written.\n"
-         "\n"
-         "exit: 0 done, 2 usage, 3 campaign error, 10 findings (with\n"
-         "--fail-on-finding)\n";
+void RegisterFuzzFlags(FlagParser* p, FuzzFlags* f) {
+  RegisterCampaignFlags(p, &f->campaign);
+  p->Switch(
+      "progress", [f] { f->progress = 1; },
+      "progress line on stderr (default: on a\nterminal)");
+  p->Switch(
+      "no-progress", [f] { f->progress = 0; }, "no progress line");
+  p->Bool("fail-on-finding", &f->fail_on_finding,
+          "fail (hlo-fuzz: exit 10) when anything was\nfound");
+  RegisterGeneratorFlags(p, &f->campaign.generator);
+  RegisterTargetFlags(p, &f->campaign.target);
+  p->Group("");
+}
+
+FuzzFlags DefaultFuzzFlags(const std::string& binary_dir) {
+  FuzzFlags f;
+  f.campaign.target = hlo_diff::TargetSpec::FromBinaryDir(
+      binary_dir, hlo_diff::TargetMode::kServe);
+  return f;
 }
 
 StatusOr<double> ParseDuration(const std::string& text) {
@@ -280,45 +271,12 @@ StatusOr<std::vector<std::string>> ParseFocus(const std::string& spec) {
 }
 
 StatusOr<FuzzFlags> ParseFuzzFlags(int argc, char** argv) {
-  FuzzFlags f;
-  const std::filesystem::path self =
-      argc > 0 ? std::filesystem::path(argv[0]).parent_path() : "";
-  f.campaign.target = hlo_diff::TargetSpec::FromBinaryDir(
-      self.string(), hlo_diff::TargetMode::kServe);
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (arg.substr(0, 2) != "--") {
-      return InvalidArgument("unexpected argument '" + std::string(arg) + "'");
-    }
-    std::string_view name = arg, value;
-    bool has_value = false;
-    if (const size_t eq = arg.find('='); eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    if (name == "--help" || name == "--progress" || name == "--no-progress" ||
-        name == "--fail-on-finding" || name == "--keep-unsupported" ||
-        name == "--no-localize") {
-      if (has_value)
-        return InvalidArgument(std::string(name) + " takes no value");
-      if (name == "--help") f.help = true;
-      if (name == "--progress") f.progress = 1;
-      if (name == "--no-progress") f.progress = 0;
-      if (name == "--fail-on-finding") f.fail_on_finding = true;
-      if (name == "--keep-unsupported") f.campaign.keep_unsupported = true;
-      if (name == "--no-localize") f.campaign.localize = false;
-      continue;
-    }
-    if (!has_value) {
-      if (i + 1 >= argc) {
-        return InvalidArgument(std::string(name) + " needs a value");
-      }
-      value = argv[++i];
-    }
-    ASSIGN_OR_RETURN(bool known, ApplyValueFlag(name, value, &f));
-    if (!known) return InvalidArgument("unknown flag " + std::string(name));
-  }
+  FuzzFlags f = DefaultFuzzFlags(
+      argc > 0 ? std::filesystem::path(argv[0]).parent_path().string() : "");
+  FlagParser p("hlo-fuzz", kFuzzSynopsis);
+  RegisterFuzzFlags(&p, &f);
+  RETURN_IF_ERROR(p.Parse(argc, argv));
+  f.help = p.help_requested();
   return f;
 }
 

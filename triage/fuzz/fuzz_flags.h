@@ -1,15 +1,15 @@
-// Command line of hlo-fuzz:
+// The campaign's command-line flags, shared by hlo-fuzz and `trench fuzz`
+// and declared on the one parser (base/flags.h):
 //
-//   hlo-fuzz [--budget 60s] [--jobs N] [--corpus DIR|FILE ...]
-//            [--focus ops:a,b | passes:p,q | a,b] [--out DIR] [--seed N]
-//            [--max-programs N] [--linger T] [--instructions N] [--dtypes
-//            f32,bf16,...]
-//            [--trace-share F] [--special-values F] [--zero-dims F]
-//            [--long-rows F] [--generator-options FILE.json]
-//            [--target serve|hlo-run|hloc-tpusim] [--hlo-run P] [--hloc P]
-//            [--tpusim P] [--timeout S] [--target-flag F ...]
-//            [--progress|--no-progress] [--fail-on-finding]
-//            [--keep-unsupported] [--no-localize]
+//   [--budget 60s] [--jobs N] [--corpus DIR|FILE ...]
+//   [--focus ops:a,b | passes:p,q | a,b] [--out DIR] [--seed N]
+//   [--max-programs N] [--linger T] [--instructions N] [--dtypes f32,bf16,...]
+//   [--trace-share F] [--special-values F] [--zero-dims F] [--long-rows F]
+//   [--generator-options FILE.json]
+//   [--target serve|hlo-run|hloc-tpusim] [--hlo-run P] [--hloc P]
+//   [--tpusim P] [--timeout S] [--target-flag F ...]
+//   [--progress|--no-progress] [--fail-on-finding]
+//   [--keep-unsupported] [--no-localize]
 //
 // Budgets take a unit: 90, 90s, 5m, 1h. The target binaries default to
 // hlo-run / hloc / tpusim next to the hlo-fuzz binary.
@@ -18,21 +18,41 @@
 #include <string>
 #include <vector>
 
+#include "base/flags.h"
 #include "base/status.h"
 #include "triage/fuzz/campaign.h"
 
 namespace trench::fuzz {
 
 struct FuzzFlags {
-  bool help = false;
+  bool help = false;  // Set by ParseFuzzFlags only.
   CampaignOptions campaign;
   // -1: progress on a terminal only; 0 off; 1 on.
   int progress = -1;
   bool fail_on_finding = false;
 };
 
-// The --help text.
-const char* FuzzUsage();
+// hlo-fuzz's usage line. With no argument a campaign does not start: a
+// run with every default needs one flag (e.g. --budget 60s).
+inline constexpr char kFuzzSynopsis[] =
+    "[--budget T] [--jobs N] [--corpus DIR|FILE ...] [--focus SPEC] "
+    "[--out DIR] [--seed N] [flags]   (at least one flag)";
+
+// What a campaign does, for --help.
+inline constexpr char kFuzzDescription[] =
+    "Runs a differential fuzzing campaign: synthetic programs and\n"
+    "programs cut from the corpus' HLO traces go through the target and\n"
+    "the oracle; each distinct finding (by signature) is written as a\n"
+    "case to DIR/<sig>/, and DIR/summary.json sums up the campaign.\n"
+    "Ctrl-C (SIGINT) or SIGTERM ends the campaign early; running\n"
+    "programs finish and the summary is still written.";
+
+// Defaults, with the target binaries in `binary_dir`.
+FuzzFlags DefaultFuzzFlags(const std::string& binary_dir);
+
+// Declares the campaign, generator and target flags on `p`, storing into
+// *f. REQUIRES: *f outlives p->Parse.
+void RegisterFuzzFlags(FlagParser* p, FuzzFlags* f);
 
 // Parses a duration: "90", "90s", "1.5m", "2h". InvalidArgument otherwise.
 StatusOr<double> ParseDuration(const std::string& text);
@@ -47,8 +67,9 @@ StatusOr<std::vector<std::string>> ParseFocus(const std::string& spec);
 // for an unknown pass.
 std::vector<std::string> FocusGroupsForPass(const std::string& pass);
 
-// Parses argv[1..argc-1]; `self` is argv[0], used to find the target
-// binaries next to hlo-fuzz. Flags take their value as `--f v` or `--f=v`.
+// Parses argv[1..argc-1] with RegisterFuzzFlags on DefaultFuzzFlags(the
+// directory of argv[0]). InvalidArgument naming the flag on errors, and for
+// an empty command line.
 StatusOr<FuzzFlags> ParseFuzzFlags(int argc, char** argv);
 
 }  // namespace trench::fuzz

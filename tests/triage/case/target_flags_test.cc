@@ -46,24 +46,41 @@ TEST(TargetFlagsTest, BadValuesAndOtherNames) {
   EXPECT_FALSE(f.ApplySwitch("--json"));
 }
 
+// (Was TakeFlag's test; the flags are now parsed by base/flags.h, with the
+// same spellings and message.)
 TEST(TargetFlagsTest, TakeFlagSplitsBothSpellings) {
-  const char* argv[] = {"tool", "--out=a", "--jobs", "2", "--seed"};
-  char** v = const_cast<char**>(argv);
-  int i = 1;
-  auto a = TakeFlag(5, v, &i);
-  ASSERT_TRUE(a.ok());
-  EXPECT_EQ(a->first, "out");
-  EXPECT_EQ(a->second, "a");
-  i = 2;
-  auto b = TakeFlag(5, v, &i);
-  ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->second, "2");
-  EXPECT_EQ(i, 3);
-  i = 4;
-  auto c = TakeFlag(5, v, &i);
+  std::string out, jobs, seed;
+  FlagParser p("tool", "");
+  p.String("out", "DIR", &out, "");
+  p.String("jobs", "N", &jobs, "");
+  p.String("seed", "N", &seed, "");
+  Status c = p.Parse({"--out=a", "--jobs", "2", "--seed"});
+  EXPECT_EQ(out, "a");
+  EXPECT_EQ(jobs, "2");
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("--seed needs a value"),
-            std::string::npos);
+  EXPECT_NE(c.message().find("--seed needs a value"), std::string::npos);
+}
+
+TEST(TargetFlagsTest, RegisteredOnAParserAndForwarded) {
+  TargetFlags f;
+  FlagParser p("tool", "");
+  f.Register(&p);
+  ASSERT_TRUE(p.Parse({"--hlo-run", "/x/hlo-run", "--serve", "--timeout=2.5",
+                       "--bin-dir=/b"})
+                  .ok());
+  EXPECT_EQ(f.hlo_run, "/x/hlo-run");
+  EXPECT_EQ(f.mode, TargetMode::kServe);
+  EXPECT_EQ(f.timeout, 2.5);
+  EXPECT_EQ(f.ToArgs(p),
+            (std::vector<std::string>{"--bin-dir=/b", "--hlo-run=/x/hlo-run",
+                                      "--target=serve", "--timeout=2.5"}));
+  TargetFlags g;
+  FlagParser q("tool", "");
+  g.Register(&q);
+  Status bad = q.Parse({"--target", "gpu"});
+  EXPECT_NE(bad.message().find("--target expects"), std::string::npos)
+      << bad.message();
+  EXPECT_TRUE(g.ToArgs(q).empty());
 }
 
 }  // namespace
