@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string_view>
 
 #include "agents/claims.h"
 #include "base/json_nlohmann.h"
@@ -49,6 +50,31 @@ StatusOr<std::optional<std::string>> CaseFromReport(StepContext& ctx,
   RETURN_IF_ERROR(hlo_diff::WriteCase(scratch + "/case", c));
   ASSIGN_OR_RETURN(std::string sha, ImportCase(ctx, scratch + "/case", origin));
   return std::optional<std::string>(sha);
+}
+
+// The stored case a brain's claim names by `id` (claims.h checked it is
+// an id, never a path), imported; nullopt, with evidence["refused"] saying
+// why, when no well-formed case is stored under that id. Other errors (the
+// disk) are the step's, to be retried.
+StatusOr<std::optional<std::string>> ClaimedCase(StepContext& ctx,
+                                                 std::string_view role,
+                                                 const std::string& id,
+                                                 Json& evidence) {
+  const std::string dir = CaseDir(ctx, id);
+  std::error_code ec;
+  StatusOr<std::string> sha =
+      fs::is_directory(dir, ec)
+          ? ImportCase(ctx, dir, Json::MakeObject())
+          : StatusOr<std::string>(NotFound("not a case directory"));
+  if (sha.ok()) return std::optional<std::string>(*sha);
+  const StatusCode code = sha.status().code();
+  if (code != StatusCode::kNotFound && code != StatusCode::kInvalidArgument) {
+    return sha.status();
+  }
+  evidence["refused"] = "the " + std::string(role) + "'s case " +
+                        id.substr(0, 12) + " is not a stored case (" +
+                        sha.status().message() + ")";
+  return std::optional<std::string>();
 }
 
 }  // namespace
@@ -108,9 +134,8 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
     } else {
       evidence["reproducer"] = FromJsonDoc(agents::ToJson(*claim));
       if (claim->case_id) {  // A case id: never a path (claims.h).
-        ASSIGN_OR_RETURN(
-            case_sha,
-            ImportCase(ctx, CaseDir(ctx, *claim->case_id), Json::MakeObject()));
+        ASSIGN_OR_RETURN(case_sha, ClaimedCase(ctx, "reproducer",
+                                               *claim->case_id, evidence));
         fields.case_sha256 = case_sha;
       }
     }
@@ -236,8 +261,9 @@ StatusOr<Json> RunMinimizeStep(StepContext& ctx, const Job& job) {
     evidence["refused"] = "the minimizer's claim: " + claim.status().message();
   } else if (claim->case_id && *claim->case_id != case_sha) {
     // Recorded in the store (the tool stored it content-addressed).
-    ASSIGN_OR_RETURN(minimized, ImportCase(ctx, CaseDir(ctx, *claim->case_id),
-                                           Json::MakeObject()));
+    ASSIGN_OR_RETURN(std::optional<std::string> claimed,
+                     ClaimedCase(ctx, "minimizer", *claim->case_id, evidence));
+    if (claimed) minimized = *claimed;
   }
   ASSIGN_OR_RETURN(std::string check, ctx.Scratch(job.id, "check"));
   ASSIGN_OR_RETURN(Json v, RunVerdict(ctx, minimized, bin, check));

@@ -1,5 +1,5 @@
-// RunAgent (orchestrator/pipeline/agent_sessions.cc) end to end: the role's brain
-// from the config, an LLM backend played by the scripted loopback server,
+// RunAgent (orchestrator/pipeline/agent_sessions.cc) end to end: the role's
+// brain from the config, an LLM backend played by the scripted loopback server,
 // and the session, its transcript, tokens and cost in a real SQLite store
 // file; a backend that fails makes the built-in brain do the work, and the
 // session says so.

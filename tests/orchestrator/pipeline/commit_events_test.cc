@@ -4,8 +4,8 @@
 // made room for them keeps the older stores' events.
 #include <gtest/gtest.h>
 
-#include "orchestrator/store/migrations.h"
 #include "orchestrator/pipeline/pipeline.h"
+#include "orchestrator/store/migrations.h"
 #include "tests/orchestrator/store/store_test_util.h"
 
 namespace trench::orchestrator {

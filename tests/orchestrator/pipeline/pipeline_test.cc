@@ -7,8 +7,8 @@
 
 #include <thread>
 
-#include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/daemon/repo_watcher.h"
+#include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/step_util.h"
 #include "tests/orchestrator/pipeline/embedded_target.h"
 #include "tests/orchestrator/store/store_test_util.h"

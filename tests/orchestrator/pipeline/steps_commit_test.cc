@@ -1,27 +1,17 @@
-// The fuzz step of a landed commit (orchestrator/pipeline/steps_commit.cc) run for
-// real: the campaign aimed at the passes the commit changed is the
+// The fuzz step of a landed commit (orchestrator/pipeline/steps_commit.cc) run
+// for real: the campaign aimed at the passes the commit changed is the
 // stress-test author's, here an LLM brain played by the scripted loopback
 // server that writes its own HLO, which the sandboxed tools run on the
 // project's own build; the unfocused campaign is hlo-fuzz's. The store is
 // a real SQLite file, the mirror a real git repository.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <filesystem>
-#include <thread>
-
-#include "orchestrator/pipeline/pipeline.h"
-#include "orchestrator/pipeline/tool_runner.h"
 #include "tests/agents/scripted_llm_server.h"
-#include "tests/orchestrator/store/store_test_util.h"
-#include "git/git_repo.h"
+#include "tests/orchestrator/pipeline/step_test_fixture.h"
 
 namespace trench::orchestrator {
 namespace {
 
-namespace asio = boost::asio;
 using agents::testing::OpenAiToolCallReply;
 using agents::testing::ScriptedLlmServer;
 using agents::testing::ScriptedReply;
@@ -36,89 +26,32 @@ ENTRY e {
 }
 )";
 
-Json J(std::string_view text) {
-  StatusOr<Json> j = ParseJson(text);
-  EXPECT_TRUE(j.ok()) << j.status().ToString() << "\n" << text;
-  return j.ok() ? *j : Json();
-}
-
-class FuzzStepTest : public testing::StoreTest {
+class FuzzStepTest : public testing::StepTest {
  protected:
-  FuzzStepTest()
-      : guard_(asio::make_work_guard(ioc_)),
-        loop_([this] { ioc_.run(); }),
-        runner_(ioc_, 2) {}
-  ~FuzzStepTest() override {
-    guard_.reset();
-    ioc_.stop();
-    loop_.join();
-  }
-
   void SetUp() override {
-    StoreTest::SetUp();
+    StepTest::SetUp();
     ASSERT_TRUE(server_.ok()) << server_.status().ToString();
-    ::chmod(dir_.c_str(), 0755);  // The sandbox's uid walks through it.
-    paths_ = std::make_unique<DaemonPaths>(dir_ + "/var");
-    for (const std::string& d :
-         {paths_->cases, paths_->work, paths_->build_cache}) {
-      std::filesystem::create_directories(d);
-    }
     // The target's history: a base, then a commit that changes cse.
-    auto repo = hlo_bisect::GitRepo::Init(paths_->mirror);
-    ASSERT_TRUE(repo.ok()) << repo.status().ToString();
-    base_ = *(*repo)->CommitFiles(
-        "", {{"compiler/passes/cse.cc", "// v1\n"}, {"README", "x\n"}}, "base",
-        "refs/heads/main");
-    changed_ =
-        *(*repo)->CommitFiles(base_, {{"compiler/passes/cse.cc", "// v2\n"}},
-                              "cse: v2", "refs/heads/main");
-    docs_ = *(*repo)->CommitFiles(changed_, {{"README", "y\n"}}, "docs",
-                                  "refs/heads/main");
-
-    store_ = OpenStore(SystemClock::Get());
-    ASSERT_NE(store_, nullptr);
-    queue_ = std::make_unique<JobQueue>(store_.get());
-    for (const std::string& c : {changed_, docs_}) {
-      ASSERT_TRUE(
-          store_->PutBuild(c, "", BuildStatus::kOk, TRENCH_BINARY_DIR, "")
-              .ok());
-    }
-    config_.prompts_dir = std::string(TRENCH_SOURCE_DIR) + "/prompts";
+    base_ = Commit({{"compiler/passes/cse.cc", "// v1\n"}, {"README", "x\n"}},
+                   "base", "");
+    changed_ = Commit({{"compiler/passes/cse.cc", "// v2\n"}}, "cse: v2");
+    docs_ = Commit({{"README", "y\n"}}, "docs");
     config_.fuzz_budget_seconds = 2;
     config_.fuzz_jobs = 1;
     config_.swarm["stress_test_author"].brain = "openai";
     config_.llm = J(R"({"openai": {"model": "test-model", "max_retries": 0}})");
     config_.llm["openai"]["base_url"] = server_.base_url();
-    ctx_.config = &config_;
-    ctx_.paths = paths_.get();
-    ctx_.store = store_.get();
-    ctx_.queue = queue_.get();
-    ctx_.runner = &runner_;
-    ctx_.tools_dir = TRENCH_BINARY_DIR;
     ctx_.worker = "stress_test_author#0";
   }
 
   Job FuzzJob(const std::string& commit) {
-    Job job;
-    job.id = ++jobs_;
-    job.kind = "fuzz";
-    job.payload = Json::MakeObject();
-    job.payload["commit"] = commit;
-    return job;
+    Json payload = Json::MakeObject();
+    payload["commit"] = commit;
+    return MakeJob("fuzz", std::move(payload));
   }
 
-  asio::io_context ioc_;
-  asio::executor_work_guard<asio::io_context::executor_type> guard_;
-  std::thread loop_;
-  ToolRunner runner_;
   ScriptedLlmServer server_;
-  std::unique_ptr<DaemonPaths> paths_;
   std::string base_, changed_, docs_;
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<JobQueue> queue_;
-  DaemonConfig config_;
-  StepContext ctx_;
-  int64_t jobs_ = 0;
 };
 
 // The author is told the commit and its changed pass; the module it writes

@@ -10,24 +10,17 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
-#include "git/git_repo.h"
 #include "git/patch_apply.h"
 #include "orchestrator/pipeline/commit_tools.h"
-#include "orchestrator/pipeline/pipeline.h"
-#include "orchestrator/pipeline/tool_runner.h"
-#include "tests/orchestrator/store/store_test_util.h"
+#include "tests/orchestrator/pipeline/step_test_fixture.h"
 
 namespace trench::orchestrator {
 namespace {
 
-namespace asio = boost::asio;
 namespace fs = std::filesystem;
 
 // A manifest naming cse's file `cse_file`.
@@ -39,53 +32,19 @@ std::string Manifest(const std::string& cse_file) {
                            "sources": ["compiler/codegen/*sort*.cc"]}]})";
 }
 
-class TargetFocusTest : public testing::StoreTest {
+class TargetFocusTest : public testing::StepTest {
  protected:
-  TargetFocusTest()
-      : guard_(asio::make_work_guard(ioc_)),
-        loop_([this] { ioc_.run(); }),
-        runner_(ioc_, 2) {}
-  ~TargetFocusTest() override {
-    guard_.reset();
-    ioc_.stop();
-    loop_.join();
-  }
-
   void SetUp() override {
-    StoreTest::SetUp();
-    ::chmod(dir_.c_str(), 0755);  // The sandbox's uid walks through it.
-    paths_ = std::make_unique<DaemonPaths>(dir_ + "/var");
-    for (const std::string& d :
-         {paths_->cases, paths_->work, paths_->build_cache}) {
-      fs::create_directories(d);
-    }
-    auto repo = hlo_bisect::GitRepo::Init(paths_->mirror);
-    ASSERT_TRUE(repo.ok()) << repo.status().ToString();
-    repo_ = std::move(*repo);
-    store_ = OpenStore(SystemClock::Get());
-    ASSERT_NE(store_, nullptr);
-    queue_ = std::make_unique<JobQueue>(store_.get());
+    StepTest::SetUp();
     config_.repo = "the target";
     config_.fuzz_budget_seconds = 1;
     config_.fuzz_jobs = 1;
-    ctx_.config = &config_;
-    ctx_.paths = paths_.get();
-    ctx_.store = store_.get();
-    ctx_.queue = queue_.get();
-    ctx_.runner = &runner_;
-    ctx_.tools_dir = TRENCH_BINARY_DIR;
     ctx_.worker = "stress_test_author#0";
   }
 
-  // Commits `files` on main and records a build of it in `bin`.
   std::string Commit(const std::vector<hlo_bisect::FileChange>& files,
                      const std::string& bin = TRENCH_BINARY_DIR) {
-    StatusOr<std::string> sha =
-        repo_->CommitFiles(head_, files, "commit", "refs/heads/main");
-    EXPECT_TRUE(sha.ok()) << sha.status().ToString();
-    head_ = *sha;
-    EXPECT_TRUE(store_->PutBuild(head_, "", BuildStatus::kOk, bin, "").ok());
-    return head_;
+    return StepTest::Commit(files, "commit", bin);
   }
 
   ChangedArea AreaOf(const std::string& sha) {
@@ -96,19 +55,6 @@ class TargetFocusTest : public testing::StoreTest {
     EXPECT_TRUE(area.ok()) << area.status().ToString();
     return area.ok() ? *area : ChangedArea();
   }
-
-  asio::io_context ioc_;
-  asio::executor_work_guard<asio::io_context::executor_type> guard_;
-  std::thread loop_;
-  ToolRunner runner_;
-  std::unique_ptr<DaemonPaths> paths_;
-  std::unique_ptr<hlo_bisect::GitRepo> repo_;
-  std::string head_;
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<JobQueue> queue_;
-  DaemonConfig config_;
-  StepContext ctx_;
-  int64_t jobs_ = 0;
 };
 
 // cse's file is renamed in a commit that also updates the manifest: the
@@ -216,12 +162,9 @@ TEST_F(TargetFocusTest, AnUndescribedTargetIsFuzzedUnfocusedAndSaysSoOnce) {
       "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
   std::vector<StatusOr<Json>> outs;
   for (const std::string& sha : {one, two}) {
-    Job job;
-    job.id = ++jobs_;
-    job.kind = "fuzz";
-    job.payload = Json::MakeObject();
-    job.payload["commit"] = sha;
-    outs.push_back(RunFuzzStep(ctx_, job));
+    Json payload = Json::MakeObject();
+    payload["commit"] = sha;
+    outs.push_back(RunFuzzStep(ctx_, MakeJob("fuzz", std::move(payload))));
   }
   spdlog::set_default_logger(previous);
 
