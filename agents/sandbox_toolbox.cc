@@ -4,12 +4,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "git/patch_apply.h"
 #include "agents/json_schema.h"
 #include "agents/sandbox_toolbox_internal.h"
 #include "agents/tool_registry.h"
-#include "git/unified_diff.h"
 #include "git/git_repo.h"
+#include "git/patch_apply.h"
+#include "git/unified_diff.h"
 
 namespace trench::agents {
 namespace {
@@ -17,6 +17,9 @@ namespace {
 constexpr size_t kMaxHloChars = 200000;
 constexpr size_t kMaxDiffChars = 100000;
 constexpr int64_t kMaxSourceLines = 400;
+// A source file larger than this is refused unread (a hostile commit's
+// multi-gigabyte blob must not be loaded into the daemon).
+constexpr uint64_t kMaxSourceBytes = 16 << 20;
 
 using Handler = StatusOr<ToolResult> (SandboxToolBox::*)(const Json&);
 
@@ -189,8 +192,9 @@ StatusOr<ToolResult> SandboxToolBox::ReadSource(const Json& args) {
   StatusOr<std::unique_ptr<hlo_bisect::GitRepo>> repo =
       hlo_bisect::GitRepo::Open(ctx_.repo);
   if (!repo.ok()) return Internal(repo.status().message());
-  StatusOr<std::string> text = ReadFileAt(**repo, CommitArg(ctx_, args),
-                                          args.Find("path")->string_value());
+  StatusOr<std::string> text =
+      ReadFileAt(**repo, CommitArg(ctx_, args),
+                 args.Find("path")->string_value(), kMaxSourceBytes);
   if (!text.ok()) return ToolFailure(text.status().message());
   std::vector<std::string> lines;
   std::istringstream in(*text);

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "git/unified_diff.h"
 #include "git/git_util.h"
+#include "git/unified_diff.h"
 
 namespace trench::agents {
 namespace {
@@ -59,7 +59,8 @@ int RememberDelta(const git_diff_delta* delta, void* payload) {
 }
 
 StatusOr<std::string> BlobAt(git_repository* repo, git_tree* tree,
-                             const std::string& path, const std::string& rev) {
+                             const std::string& path, const std::string& rev,
+                             uint64_t max_bytes = UINT64_MAX) {
   git_tree_entry* entry = nullptr;
   const int rc = git_tree_entry_bypath(&entry, tree, path.c_str());
   if (rc == GIT_ENOTFOUND) return NotFound("no file '" + path + "' at " + rev);
@@ -67,6 +68,22 @@ StatusOr<std::string> BlobAt(git_repository* repo, git_tree* tree,
   TreeEntry owned(entry);
   if (git_tree_entry_type(entry) != GIT_OBJECT_BLOB) {
     return InvalidArgument("'" + path + "' at " + rev + " is not a file");
+  }
+  if (max_bytes != UINT64_MAX) {
+    git_odb* odb = nullptr;
+    TRENCH_GIT_RETURN_IF_ERROR(git_repository_odb(&odb, repo),
+                               "cannot open the object database");
+    size_t size = 0;
+    git_object_t type = GIT_OBJECT_INVALID;
+    const int header =
+        git_odb_read_header(&size, &type, odb, git_tree_entry_id(entry));
+    git_odb_free(odb);
+    TRENCH_GIT_RETURN_IF_ERROR(header, "cannot read '" + path + "' at " + rev);
+    if (size > max_bytes) {
+      return InvalidArgument("'" + path + "' at " + rev + " is " +
+                             std::to_string(size) + " bytes, more than the " +
+                             std::to_string(max_bytes) + " read");
+    }
   }
   git_blob* blob = nullptr;
   TRENCH_GIT_RETURN_IF_ERROR(
@@ -208,11 +225,11 @@ StatusOr<std::string> ApplyPatchOnto(hlo_bisect::GitRepo& repo,
 
 StatusOr<std::string> ReadFileAt(const hlo_bisect::GitRepo& repo,
                                  const std::string& rev,
-                                 const std::string& path) {
+                                 const std::string& path, uint64_t max_bytes) {
   git_repository* r = repo.raw();
   ASSIGN_OR_RETURN(Commit commit, LookupCommit(r, rev));
   ASSIGN_OR_RETURN(Tree tree, TreeOf(commit.get()));
-  return BlobAt(r, tree.get(), path, rev);
+  return BlobAt(r, tree.get(), path, rev, max_bytes);
 }
 
 }  // namespace trench::agents

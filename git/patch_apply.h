@@ -10,6 +10,7 @@
 // Errors carry libgit2's own text ("... (libgit2: <message>)").
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "base/status.h"
@@ -50,9 +51,13 @@ StatusOr<std::string> ApplyPatchOnto(hlo_bisect::GitRepo& repo,
 
 // The contents of `path` (repository-relative, '/'-separated) in the tree
 // of `rev`. Errors: NotFound for a missing revision or path;
-// InvalidArgument when `path` names a directory or a submodule.
+// InvalidArgument when `path` names a directory or a submodule, or a file
+// larger than `max_bytes` ("'<path>' at <rev> is N bytes, more than the M
+// read"; the size comes from the object's header, so a huge file is never
+// loaded).
 StatusOr<std::string> ReadFileAt(const hlo_bisect::GitRepo& repo,
                                  const std::string& rev,
-                                 const std::string& path);
+                                 const std::string& path,
+                                 uint64_t max_bytes = UINT64_MAX);
 
 }  // namespace trench::agents

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -285,8 +286,8 @@ StatusOr<TargetDescription> DescribeTarget(StepContext& ctx,
                                            const std::string& bin_dir,
                                            const std::string& scratch) {
   ASSIGN_OR_RETURN(auto mirror, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
-  StatusOr<std::string> manifest =
-      agents::ReadFileAt(*mirror, sha, hlo_diff::kManifestPath);
+  StatusOr<std::string> manifest = agents::ReadFileAt(
+      *mirror, sha, hlo_diff::kManifestPath, hlo_diff::kMaxDescriptionBytes);
   if (manifest.ok()) {
     return hlo_diff::ParseTargetDescriptionText(
         *manifest,
@@ -299,7 +300,16 @@ StatusOr<TargetDescription> DescribeTarget(StepContext& ctx,
                    ctx.runner->Run(ctx.Sandboxed(
                        {bin_dir + "/hloc", "--capabilities"}, scratch, 60)));
   const std::string origin = "hloc --capabilities of " + sha.substr(0, 12);
+  // Killed from outside (the OOM killer, a machine too loaded to answer in
+  // time): ask again later; nothing is stored.
+  if (r.timed_out || (!r.exited && r.signal == SIGKILL && r.limits_hit == 0)) {
+    return ResourceExhausted(origin + " did not finish (" + r.Summary() +
+                             "); it is asked again");
+  }
   // An hloc that ran and printed no JSON fails the same way every time.
+  if (r.stdout_truncated > 0) {
+    return InvalidArgument(origin + ": more output than a description takes");
+  }
   StatusOr<Json> caps = ToolJson(origin, r);
   if (!caps.ok()) return InvalidArgument(caps.status().message());
   return hlo_diff::ParseTargetDescription(*caps, origin);

@@ -60,8 +60,10 @@ StatusOr<Json> FileAuthorFindings(StepContext& ctx, const std::string& commit,
 // commit's tree when there is one, else the built `hloc --capabilities`,
 // run in the sandbox in `scratch`. A target that describes nothing gives
 // a description with described() false. Errors: kInvalidArgument for a
-// malformed description or an hloc that prints none; the mirror's and the
-// sandbox's.
+// malformed description (also one over kMaxDescriptionBytes, never loaded
+// whole) or an hloc that prints none; kResourceExhausted (retry later,
+// nothing to store) for an hloc killed by SIGKILL or its timeout; the
+// mirror's and the sandbox's.
 StatusOr<hlo_diff::TargetDescription> DescribeTarget(
     StepContext& ctx, const std::string& sha, const std::string& bin_dir,
     const std::string& scratch);

@@ -157,6 +157,14 @@ TEST_F(GitPatchTest, ReadFileAt) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(ReadFileAt(*repo_, "zzz", "a.txt").status().code(),
             StatusCode::kNotFound);
+  // A size cap: a file up to it is read, a larger one refused by size.
+  EXPECT_EQ(*ReadFileAt(*repo_, base_, "dir/b.txt", 4), "bee\n");
+  StatusOr<std::string> big = ReadFileAt(*repo_, base_, "dir/b.txt", 3);
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(big.status().message().find("is 4 bytes, more than the 3 read"),
+            std::string::npos)
+      << big.status().message();
 }
 
 }  // namespace

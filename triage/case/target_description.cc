@@ -144,6 +144,11 @@ StatusOr<TargetDescription> ParseTargetDescription(const Json& doc,
 
 StatusOr<TargetDescription> ParseTargetDescriptionText(
     std::string_view text, const std::string& origin) {
+  if (text.size() > kMaxDescriptionBytes) {
+    return InvalidArgument(origin + ": " + std::to_string(text.size()) +
+                           " bytes, more than a description may take (" +
+                           std::to_string(kMaxDescriptionBytes) + ")");
+  }
   StatusOr<Json> doc = ParseJson(text);
   if (!doc.ok()) return doc.status().WithContext(origin);
   return ParseTargetDescription(*doc, origin);

@@ -29,6 +29,7 @@
 // the target is then fuzzed without focus.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,10 @@
 namespace trench::hlo_diff {
 
 inline constexpr char kManifestPath[] = "trench-target.json";
+// The largest description read (a manifest, hloc's output): a target's own
+// list of passes and files is kilobytes; a larger one is refused as
+// malformed rather than loaded.
+inline constexpr uint64_t kMaxDescriptionBytes = 1 << 20;
 
 struct TargetDescription {
   struct Unit {
@@ -70,7 +75,7 @@ struct TargetDescription {
 StatusOr<TargetDescription> ParseTargetDescription(const Json& doc,
                                                    const std::string& origin);
 // The same from JSON text; kInvalidArgument "<origin>: <parse error>" when
-// the text is not JSON.
+// the text is not JSON or is longer than kMaxDescriptionBytes.
 StatusOr<TargetDescription> ParseTargetDescriptionText(
     std::string_view text, const std::string& origin);
 

@@ -47,6 +47,38 @@ class TargetFocusTest : public testing::StepTest {
     return StepTest::Commit(files, "commit", bin);
   }
 
+  // A build directory `name`: this checkout's hlo-run and tpusim behind an
+  // hloc script that runs `capabilities` (shell lines) for --capabilities
+  // and is the real hloc otherwise.
+  std::string FakeHlocBin(const std::string& name,
+                          const std::string& capabilities) {
+    const std::string bin = paths_->build_cache + "/" + name + "/bin";
+    fs::create_directories(bin);
+    for (const char* tool : {"hlo-run", "tpusim"}) {
+      fs::create_symlink(std::string(TRENCH_BINARY_DIR) + "/" + tool,
+                         bin + "/" + tool);
+    }
+    {
+      std::ofstream hloc(bin + "/hloc");
+      hloc << "#!/bin/sh\n"
+              "if [ \"$1\" = --capabilities ]; then\n"
+           << capabilities
+           << "  exit 0\n"
+              "fi\n"
+              "exec "
+           << TRENCH_BINARY_DIR << "/hloc \"$@\"\n";
+    }
+    fs::permissions(bin + "/hloc",
+                    fs::perms::owner_all | fs::perms::group_read |
+                        fs::perms::group_exec | fs::perms::others_read |
+                        fs::perms::others_exec);
+    for (const std::string& d :
+         {paths_->build_cache, paths_->build_cache + "/" + name, bin}) {
+      ::chmod(d.c_str(), 0755);
+    }
+    return bin;
+  }
+
   ChangedArea AreaOf(const std::string& sha) {
     StatusOr<std::string> scratch = ctx_.Scratch(++jobs_, "describe");
     EXPECT_TRUE(scratch.ok());
@@ -128,31 +160,10 @@ TEST_F(TargetFocusTest, AMalformedManifestLeavesTheCommitUnfocused) {
 TEST_F(TargetFocusTest, AnUndescribedTargetIsFuzzedUnfocusedAndSaysSoOnce) {
   // The build: this checkout's binaries behind an hloc whose capabilities
   // describe nothing (an older or foreign target).
-  const std::string bin = paths_->build_cache + "/undescribed/bin";
-  fs::create_directories(bin);
-  for (const char* tool : {"hlo-run", "tpusim"}) {
-    fs::create_symlink(std::string(TRENCH_BINARY_DIR) + "/" + tool,
-                       bin + "/" + tool);
-  }
-  {
-    std::ofstream hloc(bin + "/hloc");
-    hloc << "#!/bin/sh\n"
-            "if [ \"$1\" = --capabilities ]; then\n"
-            "  echo '{\"tool\": \"hloc\", \"ops\": [\"add\"],"
-            " \"passes\": [{\"name\": \"cse\"}]}'\n"
-            "  exit 0\n"
-            "fi\n"
-            "exec "
-         << TRENCH_BINARY_DIR << "/hloc \"$@\"\n";
-  }
-  fs::permissions(bin + "/hloc", fs::perms::owner_all | fs::perms::group_read |
-                                     fs::perms::group_exec |
-                                     fs::perms::others_read |
-                                     fs::perms::others_exec);
-  for (const std::string& d :
-       {paths_->build_cache, paths_->build_cache + "/undescribed", bin}) {
-    ::chmod(d.c_str(), 0755);
-  }
+  const std::string bin = FakeHlocBin("undescribed",
+                                      "  echo '{\"tool\": \"hloc\", \"ops\": "
+                                      "[\"add\"], \"passes\": [{\"name\": "
+                                      "\"cse\"}]}'\n");
   const std::string one = Commit({{"compiler/passes/cse.cc", "// v1\n"}}, bin);
   const std::string two = Commit({{"compiler/passes/cse.cc", "// v2\n"}}, bin);
 
@@ -182,6 +193,56 @@ TEST_F(TargetFocusTest, AnUndescribedTargetIsFuzzedUnfocusedAndSaysSoOnce) {
   EXPECT_EQ(text.find(line, first + 1), std::string::npos) << text;
   // Described once per build, then read from the store.
   EXPECT_FALSE(store_->GetBuild(two, "")->target.empty());
+}
+
+// A manifest larger than a description may take is refused without being
+// loaded, and the commit is fuzzed without focus like any malformed one.
+TEST_F(TargetFocusTest, AnOversizedManifestIsRefusedUnread) {
+  const std::string huge = R"({"passes": [], "padding": ")" +
+                           std::string(hlo_diff::kMaxDescriptionBytes, 'x') +
+                           "\"}";
+  const std::string sha = Commit(
+      {{"compiler/passes/cse.cc", "// v1\n"}, {"trench-target.json", huge}});
+  StatusOr<hlo_diff::TargetDescription> direct =
+      DescribeTarget(ctx_, sha, TRENCH_BINARY_DIR, dir_);
+  ASSERT_FALSE(direct.ok());
+  EXPECT_EQ(direct.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(direct.status().message().find(
+                std::to_string(huge.size()) + " bytes, more than the " +
+                std::to_string(hlo_diff::kMaxDescriptionBytes) + " read"),
+            std::string::npos)
+      << direct.status().message();
+  EXPECT_TRUE(AreaOf(sha).passes.empty());
+  EXPECT_FALSE(store_->GetBuild(sha, "")->target.empty());
+}
+
+// An hloc killed while describing the target (the OOM killer, a timeout
+// under load) is not a verdict on the target: nothing is stored, and the
+// next ask gets the description.
+TEST_F(TargetFocusTest, AKilledHlocIsAskedAgainNotRemembered) {
+  const std::string bin = FakeHlocBin(
+      "killed-once",
+      "  if [ ! -e killed-once ]; then : > killed-once; kill -9 $$; fi\n"
+      "  echo '{\"tool\": \"hloc\", \"passes\": [{\"name\": \"cse\", "
+      "\"sources\": [\"compiler/passes/cse.cc\"]}]}'\n");
+  const std::string sha = Commit({{"compiler/passes/cse.cc", "// v1\n"}}, bin);
+  StatusOr<std::string> scratch = ctx_.Scratch(++jobs_, "describe");
+  ASSERT_TRUE(scratch.ok());
+  StatusOr<hlo_diff::TargetDescription> first =
+      TargetOfBuild(ctx_, sha, *scratch);
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.status().code(), StatusCode::kResourceExhausted)
+      << first.status().ToString();
+  EXPECT_NE(first.status().message().find("SIGKILL"), std::string::npos)
+      << first.status().message();
+  EXPECT_TRUE(store_->GetBuild(sha, "")->target.empty());
+
+  StatusOr<hlo_diff::TargetDescription> second =
+      TargetOfBuild(ctx_, sha, *scratch);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_TRUE(second->described());
+  EXPECT_EQ(second->passes.at(0).name, "cse");
+  EXPECT_FALSE(store_->GetBuild(sha, "")->target.empty());
 }
 
 }  // namespace
