@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 namespace trench::hlo_diff {
@@ -12,6 +13,39 @@ void AddOnce(std::vector<std::string>* list, const std::string& name) {
   if (std::find(list->begin(), list->end(), name) == list->end()) {
     list->push_back(name);
   }
+}
+
+constexpr size_t kMaxNameBytes = 128;
+constexpr size_t kMaxGlobBytes = 1024;
+
+// A pass or op name: what --disable-passes, --focus and the compile report
+// spell, so letters, digits, '_', '.', '-' only.
+bool IsUnitName(std::string_view s) {
+  return !s.empty() && s.size() <= kMaxNameBytes &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) {
+           return std::isalnum(c) || c == '_' || c == '.' || c == '-';
+         });
+}
+
+// Text shown to people as it is (an emitter's name, a glob): no control
+// characters (C0, DEL, or C1 in UTF-8), at most `max` bytes.
+bool IsShowable(std::string_view s, size_t max) {
+  if (s.empty() || s.size() > max) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = s[i];
+    if (c < 0x20 || c == 0x7f) return false;
+    if (c == 0xc2 && i + 1 < s.size() &&
+        static_cast<unsigned char>(s[i + 1]) < 0xa0 &&
+        static_cast<unsigned char>(s[i + 1]) >= 0x80) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// `s` for a message: JSON-quoted, so control characters show escaped.
+std::string Shown(std::string_view s) {
+  return Json(std::string(s.substr(0, 200))).Dump();
 }
 
 Json Strings(const std::vector<std::string>& names) {
@@ -43,7 +77,18 @@ class Reader {
         return Error(where + "[" + std::to_string(i) + "]",
                      "expected a non-empty string (one of the " + what + ")");
       }
-      out.push_back(e.string_value());
+      const std::string& v = e.string_value();
+      const bool globs = what == "source globs";
+      if (globs ? !IsShowable(v, kMaxGlobBytes) : !IsUnitName(v)) {
+        return Error(
+            where + "[" + std::to_string(i) + "]",
+            Shown(v) + (globs ? " is not a source glob (control "
+                                "characters, or longer than " +
+                                    std::to_string(kMaxGlobBytes) + " bytes)"
+                              : " is not an op name (letters, "
+                                "digits, '_', '.', '-')"));
+      }
+      out.push_back(v);
     }
     return out;
   }
@@ -88,6 +133,17 @@ class Reader {
       }
       TargetDescription::Unit u;
       u.name = name->string_value();
+      if (key == "passes" ? !IsUnitName(u.name)
+                          : !IsShowable(u.name, kMaxNameBytes)) {
+        return Error(at + ".name",
+                     Shown(u.name) +
+                         (key == "passes"
+                              ? " is not a pass name (letters, "
+                                "digits, '_', '.', '-')"
+                              : " is not a name to show (control "
+                                "characters, or longer than " +
+                                    std::to_string(kMaxNameBytes) + " bytes)"));
+      }
       if (key == "passes" && !names.insert(u.name).second) {
         return Error(at + ".name", "pass '" + u.name + "' is listed twice");
       }

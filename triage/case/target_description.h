@@ -17,7 +17,11 @@
 //   }
 //
 // "name": a pass's name as --disable-passes and the compile report spell
-// it; an emitter's name is free (people read it). "ops": HLO opcode names.
+// it (letters, digits, '_', '.', '-'; at most 128 bytes); an emitter's name
+// is free text people read (no control characters). "ops": HLO opcode
+// names (the same characters as pass names). Globs hold no control
+// characters and take at most 1 KiB each. The document is at most
+// kMaxDescriptionBytes.
 // "sources": globs relative to the repository root, '/'-separated: `*`,
 // `?` and `[...]` match within one path component (fnmatch(3) with
 // FNM_PATHNAME), and a final "/**" matches everything below a directory.

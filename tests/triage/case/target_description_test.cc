@@ -89,6 +89,20 @@ TEST(TargetDescriptionTest, MalformedDocumentsAreRejectedWithWhereAndWhat) {
       {R"({"emitters": [{"name": "E", "ops": ["add"]}]})",
        "m: emitters[0].sources: 'E' has no source globs"},
       {R"({"ops": "add"})", "m: ops: expected an array of op names"},
+      // Names go into flags and onto terminals: no separators, no escapes.
+      {R"({"passes": [{"name": "cse,dce", "sources": ["a.cc"]}]})",
+       "m: passes[0].name: \"cse,dce\" is not a pass name"},
+      {R"({"passes": [{"name": "cse\u001b[2J", "sources": ["a.cc"]}]})",
+       "m: passes[0].name: \"cse\\u001b[2J\" is not a pass name"},
+      {R"({"emitters": [{"name": "E\u0007", "ops": ["add"],
+                         "sources": ["e.cc"]}]})",
+       "m: emitters[0].name: \"E\\u0007\" is not a name to show"},
+      {R"({"emitters": [{"name": "E", "ops": ["add -x"],
+                         "sources": ["e.cc"]}]})",
+       "m: emitters[0].ops[0]: \"add -x\" is not an op name"},
+      {R"({"passes": [{"name": "a", "sources": ["a\n.cc"]}]})",
+       "m: passes[0].sources[0]: \"a\\n.cc\" is not a source glob"},
+      {R"({"ops": ["add\u0085"]})", "m: ops[0]: \"add"},
   };
   for (const auto& [doc, message] : cases) {
     StatusOr<TargetDescription> d = ParseTargetDescriptionText(doc, "m");
@@ -98,6 +112,13 @@ TEST(TargetDescriptionTest, MalformedDocumentsAreRejectedWithWhereAndWhat) {
         << doc << "\n"
         << d.status().message();
   }
+  // Emitter names with spaces and globs with non-ASCII letters are fine.
+  EXPECT_TRUE(ParseTargetDescriptionText(
+                  R"x({"emitters": [{"name": "Emit Reduce (rows)",
+                                     "ops": ["reduce-window"],
+                                     "sources": ["src/\u00e9t\u00e9/*.cc"]}]})x",
+                  "m")
+                  .ok());
   StatusOr<TargetDescription> text =
       ParseTargetDescriptionText("{\"passes\": [", "trench-target.json at ab");
   ASSERT_FALSE(text.ok());
