@@ -16,9 +16,11 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "base/json.h"
 #include "base/status.h"
@@ -75,12 +77,58 @@ inline size_t TooDeep(std::string_view text, size_t max_depth) {
   return std::string_view::npos;
 }
 
+// The offset of the first key that repeats an earlier key of the same
+// object, or npos; *key receives it (decoded). REQUIRES: `text` is valid
+// JSON (the keys are compared decoded, so "a" and "\u0061" are one key).
+inline size_t DuplicateKey(std::string_view text, std::string* key) {
+  struct Scope {
+    bool object = false;
+    bool expect_key = false;
+    std::set<std::string> keys;
+  };
+  std::vector<Scope> scopes;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      const size_t start = i;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      if (scopes.empty() || !scopes.back().object ||
+          !scopes.back().expect_key) {
+        continue;
+      }
+      Scope& s = scopes.back();
+      s.expect_key = false;
+      std::string k;
+      try {
+        k = JsonDoc::parse(text.substr(start, i - start + 1))
+                .get<std::string>();
+      } catch (const JsonDoc::exception&) {
+        continue;  // Not valid JSON after all: the parser says why.
+      }
+      if (!s.keys.insert(k).second) {
+        *key = std::move(k);
+        return start;
+      }
+    } else if (c == '{' || c == '[') {
+      scopes.push_back(Scope{c == '{', c == '{', {}});
+    } else if ((c == '}' || c == ']') && !scopes.empty()) {
+      scopes.pop_back();
+    } else if (c == ',' && !scopes.empty() && scopes.back().object) {
+      scopes.back().expect_key = true;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace json_nlohmann_internal
 
 // Parses one JSON value nested at most `max_depth` deep (the records'
 // copies and the bridge recurse). Errors: InvalidArgument "LINE:COL:
 // <what>" with 1-based line and byte column of where the parser stopped
-// (as ParseJson).
+// (as ParseJson), or of a key an object repeats ("duplicate key \"k\"",
+// as ParseJson refuses them too).
 inline StatusOr<JsonDoc> ParseJsonDoc(std::string_view text,
                                       size_t max_depth = 512) {
   namespace internal = json_nlohmann_internal;
@@ -91,7 +139,15 @@ inline StatusOr<JsonDoc> ParseJsonDoc(std::string_view text,
                            " levels of nested arrays and objects");
   }
   try {
-    return JsonDoc::parse(text);
+    JsonDoc doc = JsonDoc::parse(text);
+    std::string key;
+    if (size_t at = internal::DuplicateKey(text, &key);
+        at != std::string_view::npos) {
+      return InvalidArgument(
+          internal::Where(text, at) + ": duplicate key " +
+          JsonDoc(key).dump(-1, ' ', false, JsonDoc::error_handler_t::replace));
+    }
+    return doc;
   } catch (const JsonDoc::parse_error& e) {
     const size_t at = std::min(e.byte == 0 ? 0 : e.byte - 1, text.size());
     std::string what = e.what();

@@ -30,6 +30,33 @@ TEST(JsonNlohmannTest, ParseErrorsGiveLineAndColumn) {
   }
 }
 
+// A key an object repeats is an error at the repeat, as base/json's parser
+// says; the same key in different objects is fine.
+TEST(JsonNlohmannTest, DuplicateKeysAreRefused) {
+  struct Case {
+    std::string text, message;
+  } cases[] = {
+      {R"({"text": "a", "text": "b"})", R"(1:15: duplicate key "text")"},
+      {"{\"a\": {\"x\": 1,\n  \"x\": [\"x\", \"x\"]}}",
+       R"(2:3: duplicate key "x")"},
+      {R"([{"k": 1}, {"k": 2, "\u006b": 3}])", R"(1:21: duplicate key "k")"},
+      {R"({"a": {"b": 1}, "c": {"b": 2}, "a": 0})",
+       R"(1:32: duplicate key "a")"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    StatusOr<JsonDoc> d = ParseJsonDoc(c.text);
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(d.status().message(), c.message);
+    // base/json refuses the same documents.
+    EXPECT_FALSE(ParseJson(c.text).ok());
+  }
+  EXPECT_TRUE(
+      ParseJsonDoc(R"({"a": {"a": {"a": "a"}}, "b": ["a", "a"]})").ok());
+  EXPECT_TRUE(ParseJsonDoc(R"({"a\"b": 1, "a": 2, "b": {}, "{": "}"})").ok());
+}
+
 TEST(JsonNlohmannTest, NestingIsLimited) {
   const std::string deep = std::string(600, '[') + std::string(600, ']');
   StatusOr<JsonDoc> d = ParseJsonDoc(deep);

@@ -242,6 +242,9 @@ TEST(ApiBodiesTest, RequestsAreStrict) {
       {true, R"({"decision": "approve", "comment": []})",
        "field 'comment' must be a string, got array"},
       {true, R"({"decision": "approve", "by": "me"})", "unknown field 'by'"},
+      // Which of two decisions would count is not guessed.
+      {true, R"({"decision": "reject", "decision": "approve"})",
+       "malformed JSON in request body: 1:24: duplicate key \"decision\""},
   };
   // Deep nesting is refused before anything recurses over it.
   const std::string deep =
