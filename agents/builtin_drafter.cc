@@ -19,7 +19,9 @@
 
 #include "agents/builtin_brains.h"
 #include "agents/patch_strategies.h"
+#include "base/json_nlohmann.h"
 #include "git/unified_diff.h"
+#include "triage/localize/localization_record.h"
 
 namespace trench::agents {
 namespace {
@@ -104,12 +106,26 @@ StatusOr<Json> DraftSession::Run(const Json& task, ToolBox& tools) {
   const Json empty;
   const Json* loc = task.Find("localization");
   if (loc == nullptr) loc = &empty;
-  std::string pass = PathString(*loc, {"findings", "pass"});
-  if (pass.empty()) pass = PathString(*loc, {"signature", "pass"});
-  if (pass.empty()) pass = PathString(*loc, {"pass"});
-  std::string site = PathString(*loc, {"findings", "rewrite", "site"});
-  if (site.empty()) site = PathString(*loc, {"signature", "site"});
-  if (site.empty()) site = PathString(*loc, {"site"});
+  std::string pass, site;
+  if (StatusOr<hlo_bisect::LocalizationReport> report =
+          hlo_bisect::LocalizationReportFromJson(ToJsonDoc(*loc));
+      report.ok()) {
+    // The localize step's report (localization_record.h).
+    pass = report->findings.pass.value_or("");
+    if (pass.empty()) pass = report->signature.pass.value_or("");
+    site = report->findings.RewriteSite().value_or("");
+    if (site.empty()) site = report->signature.site.value_or("");
+  } else {
+    // A task from an LLM or a test may carry a partial localization, which
+    // the strict record refuses: it is read leniently, member by member
+    // (the findings, then the refined signature, then the top level).
+    pass = PathString(*loc, {"findings", "pass"});
+    if (pass.empty()) pass = PathString(*loc, {"signature", "pass"});
+    if (pass.empty()) pass = PathString(*loc, {"pass"});
+    site = PathString(*loc, {"findings", "rewrite", "site"});
+    if (site.empty()) site = PathString(*loc, {"signature", "site"});
+    if (site.empty()) site = PathString(*loc, {"site"});
+  }
 
   ASSIGN_OR_RETURN(std::optional<UnifiedDiff> full, CulpritDiff(""));
   std::vector<std::string> files;

@@ -17,8 +17,9 @@
 #include "orchestrator/api/api_handlers.h"
 #include "orchestrator/daemon/daemon.h"
 #include "orchestrator/demo/demo_repo.h"
-#include "orchestrator/store/job_queue.h"
+#include "orchestrator/pipeline/step_util.h"
 #include "orchestrator/pipeline/triage_report.h"
+#include "orchestrator/store/job_queue.h"
 #include "triage/case/case_bundle.h"
 #include "triage/reduce/reduction_pass.h"
 
@@ -233,12 +234,11 @@ void FillResult(Store& store, const DemoRepo& repo, DemoResult& r) {
   };
   r.instructions_before = Instructions(case_dir(bug->case_sha256));
   r.instructions_after = Instructions(case_dir(bug->minimized_sha256));
-  if (const Json* loc = bug->details.Find("localization")) {
-    if (const Json* sig = loc->Find("signature")) {
-      r.pass = Str(*sig, "pass");
-      r.site = Str(*sig, "site");
-      r.opcode = Str(*sig, "opcode");
-    }
+  if (std::optional<hlo_bisect::LocalizationReport> loc =
+          BugLocalization(*bug)) {
+    r.pass = loc->signature.pass.value_or("");
+    r.site = loc->signature.site.value_or("");
+    r.opcode = loc->signature.opcode.value_or("");
   }
   r.culprit = bug->culprit_commit.value_or("");
   r.culprit_right = r.culprit == repo.bug_commit;

@@ -1,9 +1,11 @@
 #include "orchestrator/pipeline/step_util.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 
+#include "base/json_nlohmann.h"
 #include "triage/case/case_bundle.h"
 #include "triage/case/verdict_status.h"
 
@@ -101,6 +103,27 @@ StatusOr<Json> ToolJson(const std::string& tool, const sandbox::Result& r) {
   if (err.size() > 600) err = "..." + err.substr(err.size() - 600);
   return Internal(tool + " printed no JSON result (" + r.Summary() +
                   "); stderr: " + err);
+}
+
+StatusOr<hlo_bisect::LocalizationReport> ToolLocalization(
+    const sandbox::Result& r) {
+  StatusOr<hlo_bisect::LocalizationReport> l =
+      hlo_bisect::ParseLocalizationReport(r.stdout_data);
+  if (!l.ok()) return Internal("hlo-bisect's report: " + l.status().message());
+  return l;
+}
+
+std::optional<hlo_bisect::LocalizationReport> BugLocalization(const Bug& bug) {
+  const Json* loc = bug.details.Find("localization");
+  if (loc == nullptr) return std::nullopt;
+  StatusOr<hlo_bisect::LocalizationReport> l =
+      hlo_bisect::LocalizationReportFromJson(ToJsonDoc(*loc));
+  if (!l.ok()) {
+    spdlog::warn("bug {}: details.localization: {}", bug.id,
+                 l.status().message());
+    return std::nullopt;
+  }
+  return std::move(l).value();
 }
 
 StatusOr<Json> RunVerdict(StepContext& ctx, const std::string& case_sha,

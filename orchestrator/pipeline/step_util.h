@@ -12,6 +12,7 @@
 #include "base/status.h"
 #include "orchestrator/pipeline/pipeline.h"
 #include "sandbox/sandbox.h"
+#include "triage/localize/localization_record.h"
 
 namespace trench::orchestrator {
 
@@ -50,6 +51,16 @@ std::vector<std::string> TargetFlagsFor(const std::string& bin_dir);
 // A tool's stdout as JSON. kInternal naming the tool, its exit and the
 // end of its stderr when it printed no JSON.
 StatusOr<Json> ToolJson(const std::string& tool, const sandbox::Result& r);
+// hlo-bisect's localization report (triage/localize/localization_record.h)
+// from the tool's stdout. kInternal "hlo-bisect's report: " + the record's
+// parse error, which names the field ("field 'signature.sig' is missing")
+// or, for text that is no JSON, the line and column.
+StatusOr<hlo_bisect::LocalizationReport> ToolLocalization(
+    const sandbox::Result& r);
+// The bug's details.localization (the localize step's copy of that report)
+// as the record; nullopt when the bug has none, or when it does not parse
+// (logged; read as a bug without localization).
+std::optional<hlo_bisect::LocalizationReport> BugLocalization(const Bug& bug);
 // hlo-diff's verdict of case `case_sha` on the build in `bin_dir`.
 StatusOr<Json> RunVerdict(StepContext& ctx, const std::string& case_sha,
                           const std::string& bin_dir,

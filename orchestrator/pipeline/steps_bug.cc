@@ -313,16 +313,15 @@ StatusOr<Json> RunLocalizeStep(StepContext& ctx, const Job& job) {
   ASSIGN_OR_RETURN(
       sandbox::Result r,
       ctx.RunTool(argv, scratch, ctx.config->step_timeout_seconds));
+  // The report is kept as the tool printed it (details.localization); the
+  // record checks it and gives the refined signature.
   ASSIGN_OR_RETURN(Json report, ToolJson("hlo-bisect", r));
-  const Json* sig = report.Find("signature");
-  const Json* hash = sig ? sig->Find("sig") : nullptr;
-  if (!hash || !hash->is_string()) {
-    return Internal("hlo-bisect's report has no signature.sig");
-  }
-  const std::string signature = "sig:" + hash->string_value();
+  ASSIGN_OR_RETURN(hlo_bisect::LocalizationReport loc, ToolLocalization(r));
+  const Json sig = FromJsonDoc(ToJson(loc.signature));
+  const std::string signature = "sig:" + loc.signature.sig;
   Json evidence = Json::MakeObject();
   evidence["event"] = "localized";
-  evidence["signature"] = *sig;
+  evidence["signature"] = sig;
   // Dedup: an older open bug with the same refined signature has the same
   // cause; this one becomes its duplicate.
   ASSIGN_OR_RETURN(std::optional<Bug> same,
@@ -347,7 +346,7 @@ StatusOr<Json> RunLocalizeStep(StepContext& ctx, const Job& job) {
   o.dedup_key = "bug:" + std::to_string(moved.id) + ":stress";
   o.priority = -1;  // After the bug's own pipeline steps.
   RETURN_IF_ERROR(ctx.queue->Enqueue("stress", payload, o).status());
-  spdlog::info("localized: bug {} ({})", moved.id, sig->Dump());
+  spdlog::info("localized: bug {} ({})", moved.id, sig.Dump());
   return evidence;
 }
 

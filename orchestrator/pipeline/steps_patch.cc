@@ -300,9 +300,10 @@ StatusOr<bool> CheckPatch(StepContext& ctx, const Job& job, const Bug& bug,
   }
   // A short fuzz run of the patched build, focused on the culprit pass.
   std::vector<std::string> focus;
-  const Json* loc = bug.details.Find("localization");
-  const Json* sig = loc ? loc->Find("signature") : nullptr;
-  const std::string pass = sig ? StringOr(*sig, "pass") : "";
+  const std::optional<hlo_bisect::LocalizationReport> loc =
+      BugLocalization(bug);
+  const std::string pass =
+      loc ? loc->signature.pass.value_or("") : std::string();
   if (!pass.empty() && pass != "codegen") focus = {"--focus", "passes:" + pass};
   StatusOr<Json> fuzz = FuzzBuild(ctx, job.id, pb.bin_dir,
                                   ctx.config->verify_fuzz_seconds, focus);

@@ -28,16 +28,18 @@ StatusOr<Json> RunStressStep(StepContext& ctx, const Job& job) {
                                    "stress_test_author",
                                    ToolContextFor(ctx, bin, scratch, *head)));
   Json area = Json::MakeObject();
-  const Json* loc = bug->details.Find("localization");
-  const Json* sig = loc ? loc->Find("signature") : nullptr;
-  const Json* pass = sig ? sig->Find("pass") : nullptr;
-  const Json* opcode = sig ? sig->Find("opcode") : nullptr;
-  if (pass && pass->is_string() && pass->string_value() != "codegen") {
+  const std::optional<hlo_bisect::LocalizationReport> loc =
+      BugLocalization(*bug);
+  const std::optional<std::string> pass =
+      loc ? loc->signature.pass : std::nullopt;
+  const std::optional<std::string> opcode =
+      loc ? loc->signature.opcode : std::nullopt;
+  if (pass && *pass != "codegen") {
     area["passes"] = Json::MakeArray();
-    area["passes"].push_back(pass->string_value());
-  } else if (opcode && opcode->is_string()) {
+    area["passes"].push_back(*pass);
+  } else if (opcode) {
     area["ops"] = Json::MakeArray();
-    area["ops"].push_back(opcode->string_value());
+    area["ops"].push_back(*opcode);
   }
   Json task = Json::MakeObject();
   task["bug"] = bug->id;

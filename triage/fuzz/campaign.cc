@@ -14,6 +14,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/json_nlohmann.h"
 #include "triage/case/case_bundle.h"
 #include "triage/case/verdict.h"
 #include "triage/localize/localization_report.h"
@@ -122,8 +123,10 @@ Json DedupSignature(Shared& s, const hlo_diff::Case& c,
                                     dir);
     StatusOr<hlo_bisect::Localization> l = hlo_bisect::Localize(c, m, prober);
     if (l.ok()) {
-      refined = hlo_bisect::RefinedSignature(*l);
-      *report = hlo_bisect::LocalizationJson(*l, "");
+      const hlo_bisect::LocalizationReport r =
+          hlo_bisect::MakeLocalizationReport(*l, "");
+      refined = FromJsonDoc(hlo_bisect::ToJson(r.signature));
+      *report = FromJsonDoc(hlo_bisect::ToJson(r));
     } else {
       *report = Json::MakeObject();
       (*report)["error"] = Json(l.status().ToString());

@@ -7,7 +7,13 @@
 namespace trench::hlo_bisect {
 namespace {
 
-Json OrNull(const std::string& s) { return s.empty() ? Json() : Json(s); }
+std::optional<std::string> OrNone(const std::string& s) {
+  return s.empty() ? std::nullopt : std::optional<std::string>(s);
+}
+
+Json OrNull(const std::optional<std::string>& s) {
+  return s ? Json(*s) : Json();
+}
 
 const Json* Field(const Json& j, std::string_view key) {
   return j.is_object() ? j.Find(key) : nullptr;
@@ -24,12 +30,12 @@ bool IsPassCulprit(const std::string& pass) {
 
 }  // namespace
 
-Json RefinedSignature(const Localization& l) {
+RefinedSignatureRecord RefinedSignatureOf(const Localization& l) {
   const Findings& f = l.findings;
-  Json s = Json::MakeObject();
-  s["status"] = l.full.status;
-  s["pass"] = OrNull(f.pass);
-  s["site"] = OrNull(StringField(f.rewrite, "site"));
+  RefinedSignatureRecord s;
+  s.status = l.full.status;
+  s.pass = OrNone(f.pass);
+  s.site = OrNone(StringField(f.rewrite, "site"));
   std::string opcode;
   // A decision on a parameter or constant (e.g. the shared operand of a
   // multi-output fusion) names no computation.
@@ -45,61 +51,60 @@ Json RefinedSignature(const Localization& l) {
   } else {
     opcode = f.rewrite_opcode;
   }
-  s["opcode"] = OrNull(opcode);
+  s.opcode = OrNone(opcode);
   std::string dtype = f.dtype;
   if (dtype.empty()) dtype = StringField(l.full.verdict.signature, "dtype");
-  s["dtype"] = OrNull(dtype);
+  s.dtype = OrNone(dtype);
   // The hash covers what tells bugs apart (the header says why).
   Json key = Json::MakeObject();
   key["class"] = hlo_diff::IsValueFailureStatus(l.full.status) ? "value"
                  : hlo_diff::IsCrashStatus(l.full.status)      ? "crash"
                                                                : l.full.status;
-  key["pass"] = s["pass"];
-  key["site"] = s["site"];
-  key["opcode"] = s["site"].is_null() ? s["opcode"] : Json();
-  s["sig"] = hlo_diff::WithSignatureHash(std::move(key))["sig"];
+  key["pass"] = OrNull(s.pass);
+  key["site"] = OrNull(s.site);
+  key["opcode"] = s.site ? Json() : OrNull(s.opcode);
+  s.sig = hlo_diff::WithSignatureHash(std::move(key))["sig"].string_value();
   return s;
 }
 
-Json LocalizationJson(const Localization& l, const std::string& case_dir) {
-  Json j = Json::MakeObject();
-  j["format"] = 1;
-  j["case"] = case_dir;
-  j["status"] = l.full.status;
-  j["message"] = l.full.verdict.message;
-  j["coarse_signature"] = l.full.verdict.signature;
-  Json levels = Json::MakeArray();
-  for (const LevelResult& r : l.levels) {
-    Json x = Json::MakeObject();
-    x["level"] = r.level;
-    x["result"] = r.result;
-    x["summary"] = r.summary;
-    x["runs"] = r.runs;
-    x["linear_runs"] = r.linear_runs;
-    x["evidence"] = r.evidence;
-    levels.push_back(std::move(x));
+Json RefinedSignature(const Localization& l) {
+  return FromJsonDoc(ToJson(RefinedSignatureOf(l)));
+}
+
+LocalizationReport MakeLocalizationReport(const Localization& l,
+                                          const std::string& case_dir) {
+  LocalizationReport r;
+  r.case_dir = case_dir;
+  r.status = l.full.status;
+  r.message = l.full.verdict.message;
+  r.coarse_signature = ToJsonDoc(l.full.verdict.signature);
+  for (const LevelResult& level : l.levels) {
+    r.levels.push_back({.level = level.level,
+                        .result = level.result,
+                        .summary = level.summary,
+                        .runs = level.runs,
+                        .linear_runs = level.linear_runs,
+                        .evidence = ToJsonDoc(level.evidence)});
   }
-  j["levels"] = std::move(levels);
   const Findings& f = l.findings;
-  Json fj = Json::MakeObject();
-  fj["pass"] = OrNull(f.pass);
-  fj["trigger"] = OrNull(f.trigger);
-  fj["pass_execution"] =
-      f.pass_execution >= 0 ? Json(f.pass_execution) : Json();
-  fj["rewrite"] = f.rewrite;
-  fj["instruction"] = OrNull(f.instruction);
-  fj["opcode"] = OrNull(f.opcode);
-  fj["fusion"] = OrNull(f.fusion);
-  fj["fused_instruction"] = OrNull(f.fused_instruction);
-  fj["fused_opcode"] = OrNull(f.fused_opcode);
-  fj["dtype"] = OrNull(f.dtype);
-  j["findings"] = std::move(fj);
-  j["signature"] = RefinedSignature(l);
-  Json runs = Json::MakeObject();
-  runs["localize"] = l.runs;
-  runs["linear_scan"] = l.linear_runs;
-  j["runs"] = std::move(runs);
-  return j;
+  LocalizationFindingsRecord& fr = r.findings;
+  fr.pass = OrNone(f.pass);
+  fr.trigger = OrNone(f.trigger);
+  if (f.pass_execution >= 0) fr.pass_execution = f.pass_execution;
+  fr.rewrite = ToJsonDoc(f.rewrite);
+  fr.instruction = OrNone(f.instruction);
+  fr.opcode = OrNone(f.opcode);
+  fr.fusion = OrNone(f.fusion);
+  fr.fused_instruction = OrNone(f.fused_instruction);
+  fr.fused_opcode = OrNone(f.fused_opcode);
+  fr.dtype = OrNone(f.dtype);
+  r.signature = RefinedSignatureOf(l);
+  r.runs = {.localize = l.runs, .linear_scan = l.linear_runs};
+  return r;
+}
+
+Json LocalizationJson(const Localization& l, const std::string& case_dir) {
+  return FromJsonDoc(ToJson(MakeLocalizationReport(l, case_dir)));
 }
 
 std::string LocalizationText(const Localization& l,
@@ -114,8 +119,7 @@ std::string LocalizationText(const Localization& l,
       << (r.runs == 1 ? "" : "s") << ", linear scan " << r.linear_runs
       << "]\n    " << r.summary << "\n";
   }
-  const Json sig = RefinedSignature(l);
-  o << "signature: " << sig.Dump() << "\n";
+  o << "signature: " << RefinedSignature(l).Dump() << "\n";
   o << "target runs: " << l.runs
     << " (baseline included); linear scan: " << l.linear_runs << "\n";
   return o.str();

@@ -1,33 +1,31 @@
-// The localization report: JSON and a readable text form, and the refined
-// signature (DESIGN.md "Data flowing through", point 4; notes: after
-// localization a signature is (status class, pass, rewrite site, opcode,
-// dtype)).
+// The localization report: the record hlo-bisect prints as JSON
+// (localization_record.h holds the record, its JSON layout and its one
+// mapping), a readable text form, and the refined signature (DESIGN.md
+// "Data flowing through", point 4; notes: after localization a signature is
+// (status class, pass, rewrite site, opcode, dtype)).
 //
-// JSON:
-//   {"format": 1, "case": DIR, "status": the baseline verdict status,
-//    "message": its message, "coarse_signature": the baseline signature,
-//    "levels": [{"level", "result", "summary", "runs", "linear_runs",
-//                "evidence": {...}}...],
-//    "findings": {"pass", "trigger", "pass_execution", "rewrite",
-//                 "instruction", "opcode", "fusion", "fused_instruction",
-//                 "fused_opcode", "dtype"} (null where unknown),
-//    "signature": RefinedSignature,
-//    "runs": {"localize": N (baseline included), "linear_scan": M}}
+// From a Localization: "case" is the case directory given, "status" and
+// "message" the baseline verdict's, "coarse_signature" the baseline
+// signature, "levels" the levels run (in order), "findings" the levels'
+// findings (null where unknown), "signature" RefinedSignatureOf below,
+// "runs" {"localize": the target runs (baseline included), "linear_scan":
+// the baseline plus the levels' linear scans}.
 #pragma once
 
 #include <string>
 
 #include "base/json.h"
+#include "triage/localize/localization_record.h"
 #include "triage/localize/localize.h"
 
 namespace trench::hlo_bisect {
 
-// {"status", "pass", "site", "opcode", "dtype", "sig"}. pass: the culprit
-// (a pass, "codegen", "buffer-assignment") or null; site: the rewrite
-// decision's site or null; opcode: for a pass culprit the opcode of the
-// instruction its decision rewrote (when the input module has it and it is
-// no parameter or constant), else the fusion level's member, else the graph
-// level's instruction, else the rewritten instruction's opcode (for
+// The refined signature {"status", "pass", "site", "opcode", "dtype",
+// "sig"}. pass: the culprit (a pass, "codegen", "buffer-assignment") or
+// null; site: the rewrite decision's site or null; opcode: for a pass culprit
+// the opcode of the instruction its decision rewrote (when the input module has
+// it and it is no parameter or constant), else the fusion level's member, else
+// the graph level's instruction, else the rewritten instruction's opcode (for
 // back-end culprits), else null; dtype: that instruction's element type,
 // else the coarse signature's, else null.
 // "sig" (what findings are deduplicated by) is hlo_diff::WithSignatureHash
@@ -40,9 +38,14 @@ namespace trench::hlo_bisect {
 // rounding rule shows in every element type it touches. Two bugs of one
 // rule or emitter then share a finding; fixing the first leaves the
 // second's case failing, which fix verification reports.
+RefinedSignatureRecord RefinedSignatureOf(const Localization& l);
+// The same as JSON (ToJson of the record, as base/json).
 Json RefinedSignature(const Localization& l);
 
-// The report JSON described above.
+// The report described above.
+LocalizationReport MakeLocalizationReport(const Localization& l,
+                                          const std::string& case_dir);
+// Its JSON (ToJson of the record, as base/json): what hlo-bisect prints.
 Json LocalizationJson(const Localization& l, const std::string& case_dir);
 
 // The readable form: one block per level with its summary and runs, the

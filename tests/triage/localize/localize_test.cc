@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "tests/triage/case/hlo_diff_test_util.h"
+#include "triage/localize/localization_report.h"
 
 namespace trench::hlo_bisect {
 namespace {
@@ -142,6 +143,21 @@ TEST(LocalizeTest, NamesThePassExecutionAndTheRewrite) {
     EXPECT_EQ(l->levels[0].result, "found");
     EXPECT_EQ(l->levels[0].evidence["first_failing_limit"].int64_value(), t);
   }
+}
+
+// The report of a localization, as hlo-bisect prints it, reads back as the
+// record and prints the same text again.
+TEST(LocalizeTest, TheReportTextReadsBackAsTheRecord) {
+  ScriptedProber target;
+  StatusOr<Localization> l =
+      Localize(hlo_diff::testing::AddCase(), target, PassAndRewrite());
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  const std::string text = LocalizationJson(*l, "cases/add").DumpPretty();
+  StatusOr<LocalizationReport> r = ParseLocalizationReport(text);
+  ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << text;
+  EXPECT_EQ(*r, MakeLocalizationReport(*l, "cases/add"));
+  EXPECT_EQ(r->findings.RewriteSite(), "site-7");
+  EXPECT_EQ(FromJsonDoc(ToJson(*r)).DumpPretty(), text);
 }
 
 TEST(LocalizeTest, LimitZeroIsCodegenAndTheLastIsBufferAssignment) {

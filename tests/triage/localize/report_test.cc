@@ -125,6 +125,43 @@ TEST(LocalizationJsonTest, LevelsFindingsAndRuns) {
   EXPECT_EQ(*back, j);
 }
 
+// hlo-bisect's JSON, member by member (the hashes come from the report).
+TEST(LocalizationJsonTest, LayoutIsPinned) {
+  Json j = LocalizationJson(Sample(), "cases/x");
+  const std::string coarse = j["coarse_signature"]["sig"].string_value();
+  const std::string refined = j["signature"]["sig"].string_value();
+  const std::string expected =
+      R"({"format":1,"case":"cases/x","status":"mismatch",)"
+      R"("message":"output 0 differs","coarse_signature":{"status":)"
+      R"("mismatch","dtype":"f32","sig":")" +
+      coarse +
+      R"("},"levels":[{"level":"pass","result":"found","summary":)"
+      R"("pass execution 3 ('algsimp') introduces the failure",)"
+      R"("runs":5,"linear_runs":12,"evidence":{"first_failing_limit":3}},)"
+      R"({"level":"graph","result":"found","summary":)"
+      R"j("first diverging instruction: %t2 (transpose)","runs":1,)j"
+      R"("linear_runs":9,"evidence":{}}],"findings":{"pass":"algsimp",)"
+      R"("trigger":null,"pass_execution":3,"rewrite":{"pass":"algsimp",)"
+      R"("site":"transpose-of-transpose","instruction":"t2"},)"
+      R"("instruction":"user","opcode":"add","fusion":null,)"
+      R"("fused_instruction":null,"fused_opcode":null,"dtype":"bf16"},)"
+      R"("signature":{"status":"mismatch","pass":"algsimp",)"
+      R"("site":"transpose-of-transpose","opcode":"transpose",)"
+      R"("dtype":"bf16","sig":")" +
+      refined + R"("},"runs":{"localize":7,"linear_scan":22}})";
+  EXPECT_EQ(j.Dump(), expected);
+}
+
+// The printed report reads back as the record and prints the same text.
+TEST(LocalizationJsonTest, TextReadsBackAsTheRecord) {
+  const std::string text = LocalizationJson(Sample(), "cases/x").DumpPretty();
+  StatusOr<LocalizationReport> r = ParseLocalizationReport(text);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, MakeLocalizationReport(Sample(), "cases/x"));
+  EXPECT_EQ(r->signature, RefinedSignatureOf(Sample()));
+  EXPECT_EQ(FromJsonDoc(ToJson(*r)).DumpPretty(), text);
+}
+
 TEST(LocalizationTextTest, OneBlockPerLevel) {
   const std::string t = LocalizationText(Sample(), "cases/x");
   EXPECT_NE(t.find("case cases/x: mismatch (output 0 differs)"),
