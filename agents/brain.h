@@ -11,7 +11,9 @@
 //   minimizer           task {bug, case, seconds}
 //                       claim {case, before, after}
 //   patch_drafter       task {bug, case, localization, culprit: {sha,
-//                             summary}, head}
+//                             summary}, head, culprit_sources?: the
+//                             target's source globs of the localized
+//                             pass or back end}
 //                       claim {candidates: [{candidate, strategy, diff}]}
 // A claim is what the brain proposes, as it wrote it (an LLM's may carry
 // anything); the orchestrator reads it only through the typed records of

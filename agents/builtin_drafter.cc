@@ -132,7 +132,15 @@ StatusOr<Json> DraftSession::Run(const Json& task, ToolBox& tools) {
   if (full) {
     for (const FileDiff& f : full->files) files.push_back(f.path());
   }
-  const std::vector<std::string> localized = FilesOfPass(pass, files);
+  // The target's own globs for the culprit (the daemon read them from the
+  // target's description); without them, files named after the pass.
+  std::vector<std::string> sources;
+  if (const Json* g = task.Find("culprit_sources"); g && g->is_array()) {
+    for (const Json& e : g->array()) {
+      if (e.is_string()) sources.push_back(e.string_value());
+    }
+  }
+  const std::vector<std::string> localized = FilesOfPass(pass, files, sources);
   if (full && localized.empty()) {
     Note("no file of the localized pass '" + pass +
          "' among the culprit's files");

@@ -6,6 +6,8 @@
 #include <set>
 #include <utility>
 
+#include "triage/case/target_description.h"
+
 namespace trench::agents {
 namespace {
 
@@ -222,33 +224,25 @@ int64_t SiteLine(const std::vector<std::string>& head, std::string_view site) {
 }  // namespace
 
 std::vector<std::string> FilesOfPass(std::string_view pass,
-                                     const std::vector<std::string>& files) {
+                                     const std::vector<std::string>& files,
+                                     const std::vector<std::string>& sources) {
   std::vector<std::string> out;
   if (pass.empty()) return out;
-  if (pass == "codegen") {
+  if (!sources.empty()) {
     for (const std::string& f : files) {
-      if (StartsWith(f, "compiler/codegen/")) out.push_back(f);
+      if (std::any_of(sources.begin(), sources.end(),
+                      [&](const std::string& g) {
+                        return hlo_diff::SourceGlobMatches(g, f);
+                      })) {
+        out.push_back(f);
+      }
     }
     return out;
   }
-  std::vector<std::string> stems = {std::string(pass)};
-  std::replace(stems[0].begin(), stems[0].end(), '-', '_');
-  // Passes whose code lives in files not named after them.
-  static const std::vector<std::pair<std::string_view, std::string_view>>
-      kAliases = {{"constant-folding", "literal_folder"},
-                  {"conv-expander", "convolution_expander"},
-                  {"buffer-assignment", "buffer_plan"}};
-  for (const auto& [p, stem] : kAliases) {
-    if (p == pass) stems.emplace_back(stem);
-  }
+  std::string stem(pass);
+  std::replace(stem.begin(), stem.end(), '-', '_');
   for (const std::string& f : files) {
-    const std::string stem = BaseStem(f);
-    for (const std::string& s : stems) {
-      if (StartsWith(stem, s)) {
-        out.push_back(f);
-        break;
-      }
-    }
+    if (StartsWith(BaseStem(f), stem)) out.push_back(f);
   }
   return out;
 }

@@ -22,14 +22,14 @@
 namespace trench::agents {
 
 // The files among `changed_files` (repository-relative) that implement the
-// pass `pass` (a name of compiler/passes/pass_registry.def, or "codegen"):
-// "codegen" -> those under compiler/codegen/; otherwise files whose base
-// name starts with the pass name with '-' as '_' ("cse" -> cse.cc,
-// "algsimp" -> algsimp_arith.cc), or with a known alias
-// ("constant-folding" -> literal_folder*). Empty when none matches or
-// `pass` is empty.
-std::vector<std::string> FilesOfPass(std::string_view pass,
-                                     const std::vector<std::string>& files);
+// localized culprit `pass`: with `sources` (the target's own globs for it,
+// TargetDescription::SourcesOf), the files they match; without (a target
+// that does not describe itself), the files whose base name starts with
+// the pass name with '-' as '_' ("cse" -> cse.cc, "algsimp" ->
+// algsimp_arith.cc). Empty when none matches or `pass` is empty.
+std::vector<std::string> FilesOfPass(
+    std::string_view pass, const std::vector<std::string>& files,
+    const std::vector<std::string>& sources = {});
 
 // Delta debugging (Zeller's ddmin) over `items`: the smallest subset found
 // for which `passes` holds, 1-minimal unless `passes` stops early (it may

@@ -162,6 +162,22 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   if (const Json* l = bug.details.Find("localization")) {
     task["localization"] = *l;
   }
+  // The culprit's files, as the target describes them at the commit the
+  // bug was found on (without a description: none, and the drafter goes by
+  // file names).
+  if (const std::optional<hlo_bisect::LocalizationReport> loc =
+          BugLocalization(bug);
+      loc && loc->signature.pass) {
+    StatusOr<hlo_diff::TargetDescription> target =
+        TargetOfBuild(ctx, found_at, scratch);
+    if (!target.ok()) return target.status();
+    const std::vector<std::string> sources =
+        target->SourcesOf(*loc->signature.pass);
+    if (!sources.empty()) {
+      task["culprit_sources"] = Json::MakeArray();
+      for (const std::string& g : sources) task["culprit_sources"].push_back(g);
+    }
+  }
   Json culprit = Json::MakeObject();
   culprit["sha"] = bug.culprit_commit.value_or("");
   if (const Json* b = bug.details.Find("culprit")) {

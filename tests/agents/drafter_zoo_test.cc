@@ -19,10 +19,11 @@
 #include <sstream>
 
 #include "agents/builtin_brains.h"
-#include "git/patch_apply.h"
 #include "agents/sandbox_toolbox.h"
+#include "git/patch_apply.h"
 #include "git/unified_diff.h"
 #include "tests/agents/fake_toolbox.h"
+#include "tests/triage/case/embedded_target.h"
 
 namespace trench::agents {
 namespace {
@@ -104,6 +105,17 @@ class DrafterZooTest : public ::testing::TestWithParam<std::string> {
     fs::remove_all(dir_, ec);
   }
 
+  // The embedded compiler's globs of the bug's pass, as the draft step
+  // reads them from the target's description.
+  Json CulpritSources() const {
+    Json globs = Json::MakeArray();
+    for (const std::string& g :
+         hlo_diff::testing::EmbeddedTarget().SourcesOf(pass_)) {
+      globs.push_back(g);
+    }
+    return globs;
+  }
+
   // Runs the drafter with the bug's pass as the localization.
   Json Draft(testing::FakeToolBox& tools) {
     Install(tools);
@@ -115,7 +127,8 @@ class DrafterZooTest : public ::testing::TestWithParam<std::string> {
              {"case", testing::CaseId("w")},
              {"localization", Obj({{"findings", Obj({{"pass", pass_}})}})},
              {"culprit", Obj({{"sha", culprit_}, {"summary", "the culprit"}})},
-             {"head", head_}});
+             {"head", head_},
+             {"culprit_sources", CulpritSources()}});
     StatusOr<Json> claim =
         (*MakeBuiltinBrain("patch_drafter"))->Run(task, tools);
     EXPECT_TRUE(claim.ok()) << claim.status().ToString();

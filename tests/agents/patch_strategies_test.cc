@@ -6,11 +6,15 @@
 
 #include <set>
 
+#include "tests/triage/case/embedded_target.h"
+
 namespace trench::agents {
 namespace {
 
 using Strings = std::vector<std::string>;
 
+// The culprit's files come from the target's own globs (here the embedded
+// compiler's description); a target without them is read by file names.
 TEST(PatchStrategiesTest, FilesOfPass) {
   const Strings files = {"compiler/passes/cse.cc",
                          "compiler/passes/algsimp_arith.cc",
@@ -19,18 +23,30 @@ TEST(PatchStrategiesTest, FilesOfPass) {
                          "compiler/codegen/emit_pad.cc",
                          "compiler/codegen/emit_reduce.cc",
                          "README.md"};
-  EXPECT_EQ(FilesOfPass("cse", files), Strings{"compiler/passes/cse.cc"});
-  EXPECT_EQ(FilesOfPass("algsimp", files),
-            Strings{"compiler/passes/algsimp_arith.cc"});
-  EXPECT_EQ(FilesOfPass("constant-folding", files),
+  const hlo_diff::TargetDescription target =
+      hlo_diff::testing::EmbeddedTarget();
+  auto of = [&](std::string_view pass) {
+    return FilesOfPass(pass, files, target.SourcesOf(pass));
+  };
+  EXPECT_EQ(of("cse"), Strings{"compiler/passes/cse.cc"});
+  EXPECT_EQ(of("algsimp"), Strings{"compiler/passes/algsimp_arith.cc"});
+  EXPECT_EQ(of("constant-folding"),
             Strings{"compiler/passes/literal_folder_elementwise.cc"});
+  EXPECT_EQ(of("dot-decomposer"), Strings{"compiler/passes/dot_decomposer.cc"});
+  EXPECT_EQ(of("codegen"), (Strings{"compiler/codegen/emit_pad.cc",
+                                    "compiler/codegen/emit_reduce.cc"}));
+  EXPECT_TRUE(of("fusion").empty());
+  EXPECT_TRUE(of("").empty());
+
+  // Another target's layout: its globs, not this compiler's file names.
+  EXPECT_EQ(FilesOfPass("cse", {"src/opt/redundancy.cpp", "src/cse.cpp"},
+                        {"src/opt/*"}),
+            Strings{"src/opt/redundancy.cpp"});
+  // No description: files named after the pass, nothing else.
   EXPECT_EQ(FilesOfPass("dot-decomposer", files),
             Strings{"compiler/passes/dot_decomposer.cc"});
-  EXPECT_EQ(FilesOfPass("codegen", files),
-            (Strings{"compiler/codegen/emit_pad.cc",
-                     "compiler/codegen/emit_reduce.cc"}));
-  EXPECT_TRUE(FilesOfPass("fusion", files).empty());
-  EXPECT_TRUE(FilesOfPass("", files).empty());
+  EXPECT_TRUE(FilesOfPass("constant-folding", files).empty());
+  EXPECT_TRUE(FilesOfPass("codegen", files).empty());
 }
 
 TEST(PatchStrategiesTest, MinimizeSubsetFindsTheNeededItems) {

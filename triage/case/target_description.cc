@@ -236,6 +236,21 @@ std::vector<std::string> TargetDescription::AllOps() const {
   return out;
 }
 
+std::vector<std::string> TargetDescription::SourcesOf(
+    std::string_view culprit) const {
+  std::vector<std::string> out;
+  for (const Unit& p : passes) {
+    if (p.name != culprit) continue;
+    for (const std::string& g : p.sources) AddOnce(&out, g);
+  }
+  if (out.empty() && culprit == "codegen") {
+    for (const Unit& e : emitters) {
+      for (const std::string& g : e.sources) AddOnce(&out, g);
+    }
+  }
+  return out;
+}
+
 void TargetDescription::NamesOfPath(std::string_view path,
                                     std::vector<std::string>* pass_names,
                                     std::vector<std::string>* op_names) const {

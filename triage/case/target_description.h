@@ -67,6 +67,10 @@ struct TargetDescription {
   // the emitters' ops whose sources match `path` (repository-relative).
   void NamesOfPath(std::string_view path, std::vector<std::string>* passes,
                    std::vector<std::string>* ops) const;
+  // The source globs of a localized culprit: pass `culprit`'s, or for
+  // "codegen" (the back end) every emitter's; empty when the description
+  // names no such unit.
+  std::vector<std::string> SourcesOf(std::string_view culprit) const;
   // The document form above (ParseTargetDescription reads it back).
   Json ToJson() const;
 };

@@ -16,7 +16,7 @@
 #include "git/git_repo.h"
 #include "git/patch_apply.h"
 #include "orchestrator/pipeline/commit_tools.h"
-#include "tests/orchestrator/pipeline/embedded_target.h"
+#include "tests/triage/case/embedded_target.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -53,7 +53,8 @@ TEST(DemoRepoTest, HoldsTheFilesTheDescriptionNames) {
       files.push_back(fs::relative(e.path(), dir + "/tree").generic_string());
     }
   }
-  const hlo_diff::TargetDescription target = testing::EmbeddedTarget();
+  const hlo_diff::TargetDescription target =
+      hlo_diff::testing::EmbeddedTarget();
   for (const auto* units : {&target.passes, &target.emitters}) {
     for (const hlo_diff::TargetDescription::Unit& u : *units) {
       for (const std::string& glob : u.sources) {
@@ -73,7 +74,8 @@ TEST(DemoRepoTest, HoldsTheFilesTheDescriptionNames) {
 }
 
 TEST(DemoRepoTest, EverySeededBugsCommitIsAimedAtItsPassOrOp) {
-  const hlo_diff::TargetDescription target = testing::EmbeddedTarget();
+  const hlo_diff::TargetDescription target =
+      hlo_diff::testing::EmbeddedTarget();
   for (const auto& e :
        fs::directory_iterator(fs::path(TRENCH_SOURCE_DIR) / "tests/bugzoo")) {
     if (!fs::exists(e.path() / "meta.json")) continue;
@@ -84,11 +86,7 @@ TEST(DemoRepoTest, EverySeededBugsCommitIsAimedAtItsPassOrOp) {
     const ChangedArea area =
         ChangedAreaOf(ReadText(e.path() / "bug.patch"), target);
     const std::string id = e.path().filename().string();
-    if (id.starts_with("06-")) {
-      // constant-folding's evaluator (literal_folder*) is a library the
-      // description gives no pass (ChangedAreaTest pins that).
-      EXPECT_TRUE(area.passes.empty()) << id;
-    } else if (pass != "codegen") {
+    if (pass != "codegen") {
       EXPECT_TRUE(Holds(area.passes, pass)) << id;
     } else {
       // A bug inside a fused kernel is aimed at fusions.

@@ -10,8 +10,8 @@
 #include "orchestrator/daemon/repo_watcher.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/step_util.h"
-#include "tests/orchestrator/pipeline/embedded_target.h"
 #include "tests/orchestrator/store/store_test_util.h"
+#include "tests/triage/case/embedded_target.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -366,7 +366,8 @@ TEST_F(PipelineTest, AReproducedReportOfAKnownBugBecomesItsDuplicate) {
 }
 
 TEST(ChangedAreaTest, PassesAndEmittedOpsOfADiff) {
-  const hlo_diff::TargetDescription target = testing::EmbeddedTarget();
+  const hlo_diff::TargetDescription target =
+      hlo_diff::testing::EmbeddedTarget();
   const std::string diff =
       "diff --git a/compiler/passes/cse.cc b/compiler/passes/cse.cc\n"
       "--- a/compiler/passes/cse.cc\n+++ b/compiler/passes/cse.cc\n"

@@ -42,6 +42,21 @@ TEST(TargetDescriptionTest, FilesMapToPassesAndOps) {
   EXPECT_EQ(again->ToJson(), d->ToJson());
 }
 
+// A culprit's files: a pass's globs; "codegen" (the back end): every
+// emitter's, each once.
+TEST(TargetDescriptionTest, SourcesOfACulprit) {
+  StatusOr<TargetDescription> d =
+      ParseTargetDescriptionText(kManifest, "trench-target.json");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->SourcesOf("cse"),
+            std::vector<std::string>{"compiler/passes/cse.*"});
+  EXPECT_EQ(d->SourcesOf("codegen"),
+            (std::vector<std::string>{"compiler/codegen/emit_reduce.cc",
+                                      "compiler/codegen/stream_reduce?.cc"}));
+  EXPECT_TRUE(d->SourcesOf("dce").empty());
+  EXPECT_TRUE(d->SourcesOf("").empty());
+}
+
 TEST(TargetDescriptionTest, GlobsStayWithinAPathComponent) {
   EXPECT_TRUE(SourceGlobMatches("src/*.cc", "src/a.cc"));
   EXPECT_FALSE(SourceGlobMatches("src/*.cc", "src/x/a.cc"));

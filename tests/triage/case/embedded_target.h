@@ -1,5 +1,6 @@
 // The embedded compiler's description of itself, as the daemon reads it
-// from a build: the built hloc's --capabilities (this build's).
+// from a build: the built hloc's --capabilities (this build's). For the
+// tests of whatever reads descriptions (the pipeline, the drafter).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,7 +10,7 @@
 #include "base/subprocess.h"
 #include "triage/case/target_description.h"
 
-namespace trench::orchestrator::testing {
+namespace trench::hlo_diff::testing {
 
 inline hlo_diff::TargetDescription EmbeddedTarget() {
   hlo_diff::ProcessSpec spec;
@@ -22,4 +23,4 @@ inline hlo_diff::TargetDescription EmbeddedTarget() {
   return d.ok() ? *d : hlo_diff::TargetDescription();
 }
 
-}  // namespace trench::orchestrator::testing
+}  // namespace trench::hlo_diff::testing
