@@ -47,7 +47,7 @@ Json RefinedSignature(const Localization& l) {
   }
   s["opcode"] = OrNull(opcode);
   std::string dtype = f.dtype;
-  if (dtype.empty()) dtype = StringField(l.full.verdict.signature, "dtype");
+  if (dtype.empty()) dtype = l.full.verdict.signature.dtype.value_or("");
   s["dtype"] = OrNull(dtype);
   // The hash covers what tells bugs apart (the header says why).
   Json key = Json::MakeObject();
@@ -67,7 +67,7 @@ Json LocalizationJson(const Localization& l, const std::string& case_dir) {
   j["case"] = case_dir;
   j["status"] = l.full.status;
   j["message"] = l.full.verdict.message;
-  j["coarse_signature"] = l.full.verdict.signature;
+  j["coarse_signature"] = l.full.verdict.signature.ToJson();
   Json levels = Json::MakeArray();
   for (const LevelResult& r : l.levels) {
     Json x = Json::MakeObject();
