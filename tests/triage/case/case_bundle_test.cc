@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <utility>
 
 #include "compiler/ir/npy.h"
 #include "tests/triage/case/hlo_diff_test_util.h"
@@ -231,34 +232,28 @@ TEST(CaseBundleTest, MalformedVerdictNamesFileAndMember) {
     WriteText(path, j.DumpPretty());
     return ReadCase(dir).status();
   };
-  Status st = read_with([](Json& v) { v["status"] = "exploded"; });
-  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find(path + ": verdict.status: unknown verdict "
-                                     "status 'exploded'"),
-            std::string::npos)
-      << st.message();
-  st = read_with([](Json& v) { v = Json::MakeObject(); });
-  EXPECT_NE(st.message().find(path + ": verdict.status: missing"),
-            std::string::npos)
-      << st.message();
-  st = read_with([](Json& v) { v["signature"] = Json("mismatch"); });
-  EXPECT_NE(st.message().find(path + ": verdict.signature: expected an object"),
-            std::string::npos)
-      << st.message();
-  st = read_with([](Json& v) {
-    v["status"] = "mismatch";
-    v["signature"]["status"] = "mismatch";
-    v["signature"]["dtype"] = "f32";
-  });
-  EXPECT_NE(st.message().find(path + ": verdict.signature.ops: missing"),
-            std::string::npos)
-      << st.message();
-  st = read_with([](Json& v) { v = Json::MakeArray(); });
-  EXPECT_NE(st.message().find(path + ": verdict: expected an object"),
-            std::string::npos)
-      << st.message();
+  const std::pair<std::function<void(Json&)>, std::string> cases[] = {
+      {[](Json& v) { v["status"] = "exploded"; },
+       "verdict.status: unknown verdict status 'exploded'"},
+      {[](Json& v) { v = Json::MakeObject(); }, "verdict.status: missing"},
+      {[](Json& v) { v["signature"] = Json("mismatch"); },
+       "verdict.signature: expected an object"},
+      {[](Json& v) {
+         v["status"] = "mismatch";
+         v["signature"]["status"] = "mismatch";
+         v["signature"]["dtype"] = "f32";
+       },
+       "verdict.signature.ops: missing"},
+      {[](Json& v) { v = Json::MakeArray(); }, "verdict: expected an object"},
+  };
+  for (const auto& [edit, member] : cases) {
+    Status st = read_with(edit);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find(path + ": " + member), std::string::npos)
+        << st.message();
+  }
   // A null verdict is no verdict.
-  st = read_with([](Json& v) { v = Json(); });
+  Status st = read_with([](Json& v) { v = Json(); });
   EXPECT_TRUE(st.ok()) << st.ToString();
 }
 
