@@ -97,8 +97,7 @@ StatusOr<Tested> Bisector::Test(const std::string& rev, const std::string& key,
   step["cached"] = b.cached;
   step["build_seconds"] = b.seconds;
   step["status"] = b.built ? Json(t.status) : Json();
-  const Json* sig = t.verdict ? t.verdict->signature.Find("sig") : nullptr;
-  step["sig"] = sig ? *sig : Json();
+  step["sig"] = t.verdict ? Json(t.verdict->signature.sig) : Json();
   if (!b.built) {
     step["reason"] = b.reason;
     step["log_tail"] = b.log_tail;
@@ -178,7 +177,8 @@ StatusOr<Json> Bisector::Run() {
   report["commits"] = range.size();
   Json bv = Json::MakeObject();
   bv["status"] = bad_status_;
-  bv["signature"] = at_bad.verdict ? at_bad.verdict->signature : Json();
+  bv["signature"] =
+      at_bad.verdict ? at_bad.verdict->signature.ToJson() : Json();
   report["bad_verdict"] = bv;
   const bool found = candidates.size() == 1;
   report["culprit"] = found ? candidates.array()[0] : Json();

@@ -127,8 +127,8 @@ int RunHloDiff(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return kHloDiffUsage;
   }
   const Json json = verdict->ToJson();
-  c->verdict = json;
-  c->signature = verdict->signature;
+  c->verdict = *verdict;
+  c->signature = verdict->signature.ToJson();
   Status saved;
   if (!a.write_case.empty()) {
     saved = hlo_diff::WriteCase(a.write_case, *c);

@@ -322,7 +322,12 @@ StatusOr<Case> ReadCase(const std::string& dir_name,
     } else if (key == "signature") {
       c.signature = v;
     } else if (key == "verdict") {
-      c.verdict = v;
+      if (v.is_null()) continue;
+      StatusOr<Verdict> verdict = Verdict::FromJson(v);
+      if (!verdict.ok()) {
+        return InvalidArgument(jp + ": " + verdict.status().message());
+      }
+      c.verdict = std::move(verdict).value();
     } else if (key == "options") {
       StatusOr<CaseOptions> o = CaseOptions::FromJson(v);
       if (!o.ok()) return InvalidArgument(jp + ": " + o.status().message());
@@ -386,7 +391,7 @@ Json CaseJson(const Case& c) {
   j["inputs"] = Json(std::move(inputs));
   j["options"] = c.options.ToJson();
   j["signature"] = c.signature;
-  j["verdict"] = c.verdict;
+  j["verdict"] = c.verdict ? c.verdict->ToJson() : Json();
   if (c.extra.is_object()) {
     for (const auto& [key, v] : c.extra.object()) j[key] = v;
   }

@@ -12,7 +12,8 @@
 //                      "options": {"disable_passes": [..], "pass_limit": N|
 //                                  null, "rewrite_limit": N|null, "taps":
 //                                  "", "compare": "contract"|"near"|"exact"},
-//                      "signature": null|{...}, "verdict": null|{...},
+//                      "signature": null|{...},
+//                      "verdict": null|Verdict JSON (verdict_record.h),
 //                      ...other keys are kept as they are}
 //
 // The content address is the SHA-256 of the module text, the input .npy
@@ -31,16 +32,9 @@
 #include "base/status.h"
 #include "compiler/ir/hlo_module.h"
 #include "compiler/ir/literal.h"
+#include "triage/case/verdict_record.h"
 
 namespace trench::hlo_diff {
-
-// How the verdict compares target and oracle outputs.
-//   contract: the numerics contract (per-element allowed deviation);
-//   near:     oracle/comparator.h's default tolerances;
-//   exact:    bit-exact (NaNs equal to any NaN).
-enum class CompareKind { kContract, kNear, kExact };
-// "contract", "near", "exact".
-const char* CompareKindName(CompareKind k);
 
 // Compile flags for the target and the comparison mode.
 struct CaseOptions {
@@ -65,8 +59,14 @@ struct Case {
   std::vector<Literal> inputs;  // Array leaves of the entry parameters.
   CaseOptions options;
   Json origin = Json::MakeObject();
-  Json signature;                   // null until known.
-  Json verdict;                     // null until known.
+  // The signature the case is filed under (null until known): its
+  // verdict's Signature (hlo-diff --record), or, for a fuzz campaign's
+  // case, the finding's signature: hlo-bisect's refined signature
+  // (triage/localize/localization_report.h; the reducer takes its culprit
+  // pass from it) or a refusal signature {"status", "message", "sig"}.
+  // Those layouts differ, so this one stays JSON.
+  Json signature;
+  std::optional<Verdict> verdict;   // nullopt until known.
   Json extra = Json::MakeObject();  // Other top-level keys of case.json.
 };
 
@@ -116,6 +116,8 @@ StatusOr<Case> MakeCase(std::string module_text, std::vector<Literal> inputs,
 // "DIR/case.json: inputs[1].shape: expected an array of integers",
 // "DIR/module.hlo:4:12: ...", "DIR/inputs/1.npy: npy: truncated data",
 // "DIR/inputs/0.npy: f32[3] does not match case.json's f32[2]",
+// "DIR/case.json: verdict.status: unknown verdict status 'x' (...)",
+// "DIR/case.json: verdict.signature.ops: expected an array of strings",
 // "DIR: the module takes 2 input arrays, case.json lists 1". Input file
 // names must be relative paths inside DIR. Never crashes. With `module`,
 // *module receives the parsed module (so that callers need not parse the

@@ -44,6 +44,7 @@
 #include "compiler/ir/hlo_module.h"
 #include "compiler/ir/literal.h"
 #include "triage/case/case_bundle.h"
+#include "triage/case/target_result.h"
 
 namespace trench::hlo_diff {
 
@@ -59,41 +60,6 @@ struct TargetSpec {
   // The binaries in `dir` (a build directory: DIR/hloc, DIR/tpusim,
   // DIR/hlo-run) in the given mode.
   static TargetSpec FromBinaryDir(const std::string& dir, TargetMode mode);
-};
-
-enum class TargetStatus {
-  kOk,
-  kCompileError,
-  kCompileCrash,
-  kRunCrash,
-  kMemoryError,
-  kTimeout,
-  kBadInput
-};
-const char* TargetStatusName(TargetStatus s);
-// The status named `name` (TargetStatusName's inverse); InvalidArgument for
-// an unknown name.
-StatusOr<TargetStatus> ParseTargetStatus(std::string_view name);
-
-struct TargetResult {
-  TargetStatus status = TargetStatus::kOk;
-  std::string stage;        // "compile" or "run": where it stopped or ended.
-  int exit_code = -1;       // -1 when a signal or our timeout ended it.
-  int signal = 0;           // The terminating signal, if any.
-  std::string message;      // The tool's error message or stderr's last line.
-  std::string last_pass;    // Last "enter" line of the pass trace ("" none).
-  std::string stderr_text;  // Bounded.
-  // {"compile": hloc's report, "run": tpusim's report.json} (hloc+tpusim)
-  // or hlo-run's report.json; null parts when not produced.
-  Json report;
-  std::vector<Literal> outputs;  // Output array leaves (when ok).
-  std::string output_error;      // Why outputs stopped short ("" if not).
-  double seconds = 0;
-
-  Json ToJson() const;  // Everything but outputs and stderr_text.
-  // Reads ToJson()'s form (outputs and stderr_text stay empty).
-  // InvalidArgument("target.<member>: ...") for an ill-typed member.
-  static StatusOr<TargetResult> FromJson(const Json& j);
 };
 
 // Classifies an exit-3 compile error message (see the header comment).

@@ -108,7 +108,8 @@ std::string NormalizeMessage(std::string_view message) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-Json OpMixNear(const HloModule& module, int64_t leaf, int depth) {
+std::vector<std::string> OpMixNear(const HloModule& module, int64_t leaf,
+                                   int depth) {
   const HloInstruction* producer =
       LeafProducer(module.entry_computation()->root_instruction(), leaf);
   std::set<std::string> ops;
@@ -127,9 +128,7 @@ Json OpMixNear(const HloModule& module, int64_t leaf, int depth) {
     }
     level = std::move(next);
   }
-  Json::Array out;
-  for (const std::string& op : ops) out.emplace_back(op);
-  return Json(std::move(out));
+  return std::vector<std::string>(ops.begin(), ops.end());
 }
 
 Json WithSignatureHash(Json signature) {
@@ -146,9 +145,8 @@ Verdict InvalidInputVerdict(const std::string& message) {
   Verdict v;
   v.status = VerdictStatus::kInvalidInput;
   v.message = message;
-  Json sig = Json::MakeObject();
-  sig["status"] = v.status_name();
-  v.signature = WithSignatureHash(std::move(sig));
+  v.signature.status = v.status;
+  v.signature.sig = SignatureHash(v.signature);
   return v;
 }
 
@@ -206,14 +204,12 @@ StatusOr<Verdict> ComputeVerdict(const Case& c, const HloModule& module,
   v.oracle.message = oracle_status.ok() ? "" : oracle_status.ToString();
   v.oracle.seconds = SecondsSince(start);
 
-  Json sig = Json::MakeObject();
+  Signature& sig = v.signature;
   auto finish = [&](VerdictStatus status, const std::string& message) {
     v.status = status;
     v.message = message;
-    Json full = Json::MakeObject();
-    full["status"] = VerdictStatusName(status);
-    for (const auto& [k, x] : sig.object()) full[k] = x;
-    v.signature = WithSignatureHash(std::move(full));
+    sig.status = status;
+    sig.sig = SignatureHash(sig);
     return v;
   };
   // A program that runs away in the oracle (its while-loop limit) has no
@@ -238,14 +234,14 @@ StatusOr<Verdict> ComputeVerdict(const Case& c, const HloModule& module,
                   "target rejected the case: " + t.message);
   }
   if (IsCrashClass(t.status)) {
-    sig["stage"] = t.stage;
+    sig.stage = t.stage;
     std::string msg = t.message;
     if (t.status == TargetStatus::kMemoryError) {
       const std::string kind = MemoryErrorKind(t.report);
       if (!kind.empty()) msg = kind;
     }
-    sig["message"] = NormalizeMessage(msg);
-    sig["pass"] = t.last_pass.empty() ? Json() : Json(t.last_pass);
+    sig.message = NormalizeMessage(msg);
+    if (!t.last_pass.empty()) sig.pass = t.last_pass;
     return finish(CrashStatus(t.status), t.message);
   }
   if (!oracle_status.ok()) {
@@ -295,10 +291,11 @@ StatusOr<Verdict> ComputeVerdict(const Case& c, const HloModule& module,
     if (l->shape().IsArray()) exp_leaves.push_back(l);
   }
   const int64_t leaf = std::clamp<int64_t>(bad_leaf, 0, want - 1);
-  sig["dtype"] = want > 0 ? Json(std::string(PrimitiveTypeName(
-                                exp_leaves[leaf]->element_type())))
-                          : Json();
-  sig["ops"] = want > 0 ? OpMixNear(module, leaf) : Json::MakeArray();
+  if (want > 0) {
+    sig.dtype =
+        std::string(PrimitiveTypeName(exp_leaves[leaf]->element_type()));
+    sig.ops = OpMixNear(module, leaf);
+  }
   const VerdictStatus status =
       value_mismatch ? VerdictStatus::kMismatch : VerdictStatus::kNanMismatch;
   std::string message = "output " + std::to_string(leaf) + " differs";

@@ -1,5 +1,7 @@
-// Verdict <-> JSON (the layout is in verdict.h). The one mapping: the tools
-// print ToJson(), and whoever reads a verdict back uses FromJson.
+// Verdict and Signature <-> JSON (the layouts are in verdict_record.h). The
+// one mapping: the tools print ToJson(), and whoever reads a verdict or a
+// signature back uses FromJson.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -129,6 +131,60 @@ StatusOr<OutputComparison> OutputFromJson(const Reader& r, const Json& j) {
   return o;
 }
 
+StatusOr<VerdictStatus> StatusFromJson(const Reader& r) {
+  ASSIGN_OR_RETURN(std::string status, r.String("status"));
+  StatusOr<VerdictStatus> s = ParseVerdictStatus(status);
+  if (!s.ok()) return r.Error("status", s.status().message());
+  return s;
+}
+
+// A string or null (nullopt).
+StatusOr<std::optional<std::string>> OptionalString(const Reader& r,
+                                                    std::string_view key) {
+  ASSIGN_OR_RETURN(const Json* v, r.Get(key));
+  if (v->is_null()) return std::optional<std::string>();
+  if (!v->is_string()) return r.Error(key, "expected a string or null");
+  return std::optional<std::string>(v->string_value());
+}
+
+Json OptionalJson(const std::optional<std::string>& s) {
+  return s ? Json(*s) : Json();
+}
+
+StatusOr<Signature> SignatureFromJson(const Reader& r, const Json& j) {
+  RETURN_IF_ERROR(r.Check());
+  Signature s;
+  ASSIGN_OR_RETURN(s.status, StatusFromJson(r));
+  std::vector<std::string_view> members = {"status", "sig"};
+  if (IsValueFailure(s.status)) {
+    members.insert(members.end(), {"dtype", "ops"});
+    ASSIGN_OR_RETURN(s.dtype, OptionalString(r, "dtype"));
+    ASSIGN_OR_RETURN(const Json* ops, r.Get("ops"));
+    if (!ops->is_array()) {
+      return r.Error("ops", "expected an array of strings");
+    }
+    for (const Json& op : ops->array()) {
+      if (!op.is_string()) {
+        return r.Error("ops", "expected an array of strings");
+      }
+      s.ops.push_back(op.string_value());
+    }
+  } else if (IsCrash(s.status)) {
+    members.insert(members.end(), {"stage", "message", "pass"});
+    ASSIGN_OR_RETURN(s.stage, r.String("stage"));
+    ASSIGN_OR_RETURN(s.message, r.String("message"));
+    ASSIGN_OR_RETURN(s.pass, OptionalString(r, "pass"));
+  }
+  ASSIGN_OR_RETURN(s.sig, r.String("sig"));
+  for (const auto& [key, v] : j.object()) {
+    if (std::find(members.begin(), members.end(), key) == members.end()) {
+      return r.Error(key, std::string("unexpected in a signature of status ") +
+                              VerdictStatusName(s.status));
+    }
+  }
+  return s;
+}
+
 Json OracleJson(const OracleRun& o) {
   Json j = Json::MakeObject();
   if (o.undetermined) j["undetermined"] = *o.undetermined;
@@ -152,6 +208,31 @@ StatusOr<OracleRun> OracleFromJson(const Reader& r, const Json& j) {
 
 }  // namespace
 
+Json Signature::ToJson() const {
+  Json j = Json::MakeObject();
+  j["status"] = VerdictStatusName(status);
+  if (IsValueFailure(status)) {
+    j["dtype"] = OptionalJson(dtype);
+    Json::Array list;
+    for (const std::string& op : ops) list.emplace_back(op);
+    j["ops"] = Json(std::move(list));
+  } else if (IsCrash(status)) {
+    j["stage"] = stage;
+    j["message"] = message;
+    j["pass"] = OptionalJson(pass);
+  }
+  j["sig"] = sig;
+  return j;
+}
+
+StatusOr<Signature> Signature::FromJson(const Json& j) {
+  return SignatureFromJson(Reader(j, "signature"), j);
+}
+
+std::string SignatureHash(const Signature& s) {
+  return WithSignatureHash(s.ToJson())["sig"].string_value();
+}
+
 Json Verdict::ToJson() const {
   Json j = Json::MakeObject();
   j["status"] = status_name();
@@ -169,7 +250,7 @@ Json Verdict::ToJson() const {
     j["target"] = target ? target->ToJson() : Json();
     if (!structure_error.empty()) j["structure_error"] = structure_error;
   }
-  j["signature"] = signature;
+  j["signature"] = signature.ToJson();
   return j;
 }
 
@@ -177,13 +258,11 @@ StatusOr<Verdict> Verdict::FromJson(const Json& j) {
   const Reader r(j, "verdict");
   RETURN_IF_ERROR(r.Check());
   Verdict v;
-  ASSIGN_OR_RETURN(std::string status, r.String("status"));
-  StatusOr<VerdictStatus> s = ParseVerdictStatus(status);
-  if (!s.ok()) return r.Error("status", s.status().message());
-  v.status = *s;
+  ASSIGN_OR_RETURN(v.status, StatusFromJson(r));
   ASSIGN_OR_RETURN(v.message, r.String("message"));
   ASSIGN_OR_RETURN(const Json* sig, r.Get("signature"));
-  v.signature = *sig;
+  ASSIGN_OR_RETURN(v.signature,
+                   SignatureFromJson(r.Sub(*sig, "signature"), *sig));
   if (!r.Has("case")) return v;
   ASSIGN_OR_RETURN(v.case_sha, r.String("case"));
   ASSIGN_OR_RETURN(std::string compare, r.String("compare"));

@@ -100,10 +100,11 @@ bool IsRefusal(hlo_diff::VerdictStatus status) {
 // The first case of a coarse signature is localized in `work` (its report
 // goes to *report); later ones wait for that and reuse the result.
 Json DedupSignature(Shared& s, const hlo_diff::Case& c,
-                    std::shared_ptr<const HloModule> module, const Json& coarse,
-                    const std::string& work, Json* report) {
-  const std::string coarse_sig = StringOr(coarse, "sig");
-  if (!s.options->localize || coarse_sig.empty()) return coarse;
+                    std::shared_ptr<const HloModule> module,
+                    const hlo_diff::Signature& coarse, const std::string& work,
+                    Json* report) {
+  const std::string& coarse_sig = coarse.sig;
+  if (!s.options->localize || coarse_sig.empty()) return coarse.ToJson();
   {
     std::unique_lock<std::mutex> lock(s.mu);
     auto it = s.dedup_of.find(coarse_sig);
@@ -113,7 +114,7 @@ Json DedupSignature(Shared& s, const hlo_diff::Case& c,
     }
     s.dedup_of[coarse_sig] = Json();  // Localizing.
   }
-  Json refined = coarse;
+  Json refined = coarse.ToJson();
   std::error_code ec;
   const std::string dir =
       (fs::path(work) / ("localize-" + coarse_sig)).string();
@@ -147,12 +148,12 @@ void Record(Shared& s, int64_t i, hlo_diff::Case c,
             const hlo_diff::Verdict& verdict, bool refusal,
             const std::string& work) {
   const std::string status = verdict.status_name();
-  const Json& coarse = verdict.signature;
+  const hlo_diff::Signature& coarse = verdict.signature;
   Json report;
-  Json signature =
-      refusal ? coarse
-              : DedupSignature(s, c, std::move(module), coarse, work, &report);
-  if (refusal) {
+  Json signature;
+  if (!refusal) {
+    signature = DedupSignature(s, c, std::move(module), coarse, work, &report);
+  } else {
     signature = Json::MakeObject();
     signature["status"] = Json(status);
     signature["message"] = Json(hlo_diff::NormalizeMessage(verdict.message));
@@ -166,7 +167,7 @@ void Record(Shared& s, int64_t i, hlo_diff::Case c,
   {
     std::lock_guard<std::mutex> lock(s.mu);
     auto it = index.find(sig);
-    const std::string coarse_sig = StringOr(coarse, "sig");
+    const std::string& coarse_sig = coarse.sig;
     if (it != index.end()) {
       Finding& f = list[it->second];
       ++f.count;
@@ -190,7 +191,7 @@ void Record(Shared& s, int64_t i, hlo_diff::Case c,
   }
   // Written outside the lock; only this job writes this directory.
   c.signature = signature;
-  c.verdict = verdict.ToJson();
+  c.verdict = verdict;
   fs::path dir = fs::path(s.options->out_dir);
   if (refusal) dir /= "unsupported";
   dir /= sig;

@@ -53,7 +53,7 @@ RefinedSignatureRecord RefinedSignatureOf(const Localization& l) {
   }
   s.opcode = OrNone(opcode);
   std::string dtype = f.dtype;
-  if (dtype.empty()) dtype = StringField(l.full.verdict.signature, "dtype");
+  if (dtype.empty()) dtype = l.full.verdict.signature.dtype.value_or("");
   s.dtype = OrNone(dtype);
   // The hash covers what tells bugs apart (the header says why).
   Json key = Json::MakeObject();
@@ -77,7 +77,7 @@ LocalizationReport MakeLocalizationReport(const Localization& l,
   r.case_dir = case_dir;
   r.status = l.full.status;
   r.message = l.full.verdict.message;
-  r.coarse_signature = ToJsonDoc(l.full.verdict.signature);
+  r.coarse_signature = ToJsonDoc(l.full.verdict.signature.ToJson());
   for (const LevelResult& level : l.levels) {
     r.levels.push_back({.level = level.level,
                         .result = level.result,

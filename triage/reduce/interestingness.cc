@@ -62,15 +62,17 @@ StatusOr<double> Interestingness::MeasureRate(const Case& c, int worker) {
 
 // ---- Fingerprint ----
 
-Fingerprint Fingerprint::FromSignature(const Json& sig) {
+Fingerprint Fingerprint::FromSignature(const hlo_diff::Signature& sig) {
   Fingerprint f;
-  f.status = StringField(sig, "status");
-  if (hlo_diff::IsValueFailureStatus(f.status)) {
-    if (const Json* d = sig.Find("dtype")) f.dtype = *d;
-  } else if (hlo_diff::IsCrashStatus(f.status)) {
-    f.stage = StringField(sig, "stage");
-    f.message = StringField(sig, "message");
-    if (f.status == "compile_crash") f.pass = StringField(sig, "pass");
+  f.status = hlo_diff::VerdictStatusName(sig.status);
+  if (hlo_diff::IsValueFailure(sig.status)) {
+    if (sig.dtype) f.dtype = *sig.dtype;
+  } else if (hlo_diff::IsCrash(sig.status)) {
+    f.stage = sig.stage;
+    f.message = sig.message;
+    if (sig.status == hlo_diff::VerdictStatus::kCompileCrash) {
+      f.pass = sig.pass.value_or("");
+    }
   }
   return f;
 }

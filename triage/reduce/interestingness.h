@@ -95,7 +95,7 @@ struct Fingerprint {
   std::string stage, message, pass;  // Crash classes (pass: compile_crash).
 
   // From a verdict's (coarse) signature.
-  static Fingerprint FromSignature(const Json& signature);
+  static Fingerprint FromSignature(const hlo_diff::Signature& signature);
   bool Matches(const Fingerprint& other) const;
   Json ToJson() const;
 };

@@ -6,9 +6,12 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <utility>
 
 #include "compiler/ir/npy.h"
 #include "tests/triage/case/hlo_diff_test_util.h"
+#include "triage/case/verdict.h"
 
 namespace trench::hlo_diff {
 namespace {
@@ -38,7 +41,7 @@ TEST(CaseBundleTest, WriteReadRoundTrip) {
   EXPECT_EQ(back->options.disable_passes, std::vector<std::string>{"cse"});
   EXPECT_EQ(back->origin, c.origin);
   EXPECT_EQ(back->extra, c.extra);
-  EXPECT_TRUE(back->verdict.is_null());
+  EXPECT_FALSE(back->verdict.has_value());
   EXPECT_EQ(CaseSha256(*back), CaseSha256(c));
   // Writing over an existing case is refused.
   EXPECT_EQ(WriteCase(dir, c).code(), StatusCode::kFailedPrecondition);
@@ -48,7 +51,7 @@ TEST(CaseBundleTest, ContentAddressIgnoresAnnotations) {
   Case a = AddCase();
   Case b = AddCase();
   b.origin["trace"] = "x.hlo";
-  b.verdict = Json::MakeObject();
+  b.verdict = Verdict();
   b.signature = Json::MakeObject();
   EXPECT_EQ(CaseSha256(a), CaseSha256(b));
   b.options.rewrite_limit = 1;
@@ -170,6 +173,88 @@ TEST(CaseBundleTest, SchemaErrorsNameTheField) {
   WriteText(dir + "/case.json", j.Dump());
   EXPECT_NE(ReadCase(dir).status().message().find("inside the case"),
             std::string::npos);
+}
+
+TEST(CaseBundleTest, VerdictAndSignatureRoundTrip) {
+  TempDir tmp;
+  Case c = AddCase();
+  Verdict v;
+  v.status = VerdictStatus::kCompileCrash;
+  v.message = "killed by SIGSEGV";
+  v.case_sha = CaseSha256(c);
+  v.compare = CompareKind::kExact;
+  v.oracle.undetermined = 0;
+  TargetResult t;
+  t.status = TargetStatus::kCompileCrash;
+  t.stage = "compile";
+  t.message = "killed by SIGSEGV";
+  t.last_pass = "cse";
+  v.target = t;
+  v.signature.status = v.status;
+  v.signature.stage = "compile";
+  v.signature.message = "killed by SIGSEGV";
+  v.signature.pass = "cse";
+  v.signature.sig = SignatureHash(v.signature);
+  c.verdict = v;
+  c.signature = v.signature.ToJson();
+  const std::string dir = tmp / "c";
+  ASSERT_TRUE(WriteCase(dir, c).ok());
+  StatusOr<Case> back = ReadCase(dir);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_TRUE(back->verdict.has_value());
+  EXPECT_EQ(back->verdict->status, VerdictStatus::kCompileCrash);
+  EXPECT_EQ(back->verdict->compare, CompareKind::kExact);
+  EXPECT_EQ(back->verdict->last_pass(), "cse");
+  EXPECT_EQ(back->verdict->signature.pass, std::optional<std::string>("cse"));
+  EXPECT_EQ(back->verdict->signature.sig, v.signature.sig);
+  EXPECT_EQ(back->verdict->ToJson().Dump(), v.ToJson().Dump());
+  EXPECT_EQ(back->signature, c.signature);
+  // The same JSON again (UpdateCaseJson of what was read).
+  EXPECT_EQ(CaseJson(*back).Dump(), CaseJson(c).Dump());
+  ASSERT_TRUE(UpdateCaseJson(dir, *back).ok());
+  back = ReadCase(dir);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(CaseJson(*back).Dump(), CaseJson(c).Dump());
+}
+
+TEST(CaseBundleTest, MalformedVerdictNamesFileAndMember) {
+  TempDir tmp;
+  const std::string dir = WrittenCase(tmp);
+  StatusOr<Case> ok = ReadCase(dir);
+  ASSERT_TRUE(ok.ok());
+  Case c = *ok;
+  c.verdict = InvalidInputVerdict("m.hlo: bad");
+  const Json good = CaseJson(c);
+  const std::string path = dir + "/case.json";
+  auto read_with = [&](const std::function<void(Json&)>& edit) {
+    Json j = good;
+    edit(j["verdict"]);
+    WriteText(path, j.DumpPretty());
+    return ReadCase(dir).status();
+  };
+  const std::pair<std::function<void(Json&)>, std::string> cases[] = {
+      {[](Json& v) { v["status"] = "exploded"; },
+       "verdict.status: unknown verdict status 'exploded'"},
+      {[](Json& v) { v = Json::MakeObject(); }, "verdict.status: missing"},
+      {[](Json& v) { v["signature"] = Json("mismatch"); },
+       "verdict.signature: expected an object"},
+      {[](Json& v) {
+         v["status"] = "mismatch";
+         v["signature"]["status"] = "mismatch";
+         v["signature"]["dtype"] = "f32";
+       },
+       "verdict.signature.ops: missing"},
+      {[](Json& v) { v = Json::MakeArray(); }, "verdict: expected an object"},
+  };
+  for (const auto& [edit, member] : cases) {
+    Status st = read_with(edit);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find(path + ": " + member), std::string::npos)
+        << st.message();
+  }
+  // A null verdict is no verdict.
+  Status st = read_with([](Json& v) { v = Json(); });
+  EXPECT_TRUE(st.ok()) << st.ToString();
 }
 
 TEST(CaseBundleTest, MissingOrWrongInputFilesAreNamed) {

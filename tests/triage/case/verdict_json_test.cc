@@ -77,10 +77,9 @@ Verdict FullVerdict() {
   t.report["run"] = Json::MakeObject();
   v.target = t;
   v.structure_error = "the target wrote 1 outputs, the module has 2";
-  Json sig = Json::MakeObject();
-  sig["status"] = "mismatch";
-  sig["dtype"] = "f32";
-  v.signature = WithSignatureHash(sig);
+  v.signature.status = VerdictStatus::kMismatch;
+  v.signature.dtype = "f32";
+  v.signature.sig = SignatureHash(v.signature);
   return v;
 }
 

@@ -12,10 +12,10 @@ Localization Sample() {
   Localization l;
   l.full.status = "mismatch";
   l.full.verdict.message = "output 0 differs";
-  Json coarse = Json::MakeObject();
-  coarse["status"] = "mismatch";
-  coarse["dtype"] = "f32";
-  l.full.verdict.signature = hlo_diff::WithSignatureHash(coarse);
+  l.full.verdict.signature.status = hlo_diff::VerdictStatus::kMismatch;
+  l.full.verdict.signature.dtype = "f32";
+  l.full.verdict.signature.sig =
+      hlo_diff::SignatureHash(l.full.verdict.signature);
   LevelResult pass;
   pass.level = "pass";
   pass.result = "found";
