@@ -10,6 +10,7 @@
 
 #include "base/flags.h"
 #include "compiler/driver/target_driver.h"
+#include "tests/base/in_empty_dir_test_util.h"
 #include "tools/hlo-bisect/hlo_bisect.h"
 #include "tools/hlo-diff/hlo_diff.h"
 #include "tools/hlo-eval/hlo_eval.h"
@@ -72,24 +73,7 @@ Result RunTool(const Tool& t, std::vector<std::string> args) {
 }
 
 // Runs the tests in an empty directory, to see that nothing is written.
-class CliConventionsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    old_ = fs::current_path();
-    dir_ = fs::path(::testing::TempDir()) /
-           ("cli_conventions_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    fs::current_path(dir_);
-  }
-  void TearDown() override {
-    fs::current_path(old_);
-    fs::remove_all(dir_);
-  }
-  bool NothingWritten() const { return fs::is_empty(dir_); }
-
-  fs::path old_, dir_;
-};
+using CliConventionsTest = trench::testing::InEmptyDirTest;
 
 TEST_F(CliConventionsTest, HelpExitsZeroWithTheUsageOnStdout) {
   for (const Tool& t : Tools()) {

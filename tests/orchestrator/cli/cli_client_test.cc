@@ -12,14 +12,12 @@
 #include "base/sha256.h"
 #include "orchestrator/cli/cli.h"
 #include "tests/orchestrator/api/api_test_util.h"
+#include "tests/orchestrator/cli/cli_test_util.h"
 
 namespace trench::orchestrator::testing {
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
+using cli::testing::CliRun;
 
 class CliClientTest : public ApiTest {
  protected:
@@ -33,18 +31,9 @@ class CliClientTest : public ApiTest {
   }
   CliRun RunRaw(const std::vector<std::string>& args, const std::string& token,
                 const std::string& stdin_text = "") {
-    std::istringstream in(stdin_text);
-    std::ostringstream out, err;
-    cli::Context ctx;
-    ctx.in = &in;
-    ctx.out = &out;
-    ctx.err = &err;
-    if (!token.empty()) ctx.env["TRENCH_TOKEN"] = token;
-    CliRun r;
-    r.code = cli::RunCli(args, std::move(ctx));
-    r.out = out.str();
-    r.err = err.str();
-    return r;
+    std::map<std::string, std::string> env;
+    if (!token.empty()) env["TRENCH_TOKEN"] = token;
+    return cli::testing::RunTrench(args, std::move(env), stdin_text);
   }
   std::string Url() const {
     return "http://127.0.0.1:" + std::to_string(server_->port());

@@ -9,51 +9,28 @@
 
 #include "base/flags.h"
 #include "orchestrator/cli/cli.h"
+#include "tests/base/in_empty_dir_test_util.h"
+#include "tests/orchestrator/cli/cli_test_util.h"
 
 namespace trench::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code;
-  std::string out, err;
-};
+using testing::CliRun;
 
-Result RunTrench(const std::vector<std::string>& args) {
-  std::istringstream in;
-  std::ostringstream out, err;
-  Context ctx;
-  ctx.in = &in;
-  ctx.out = &out;
-  ctx.err = &err;
-  ctx.env["TRENCH_SERVER"] = "http://127.0.0.1:1";  // Nothing listens.
-  const int code = RunCli(args, std::move(ctx));
-  return {code, out.str(), err.str()};
+// Nothing listens at the server: a command that reached for the daemon
+// says so.
+CliRun RunTrench(const std::vector<std::string>& args) {
+  return testing::RunTrench(args, {{"TRENCH_SERVER", "http://127.0.0.1:1"}});
 }
 
-class CliConventionsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    old_ = fs::current_path();
-    dir_ = fs::path(::testing::TempDir()) /
-           ("trench_cli_conventions_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    fs::current_path(dir_);
-  }
-  void TearDown() override {
-    fs::current_path(old_);
-    fs::remove_all(dir_);
-  }
-
-  fs::path old_, dir_;
-};
+using CliConventionsTest = trench::testing::InEmptyDirTest;
 
 TEST_F(CliConventionsTest, EveryCommandHasHelpAndVersion) {
   for (const Command& c : Commands()) {
     const std::string name(c.name);
-    Result r = RunTrench({name, "--help"});
+    CliRun r = RunTrench({name, "--help"});
     EXPECT_EQ(r.code, kExitOk) << name << "\n" << r.err;
     EXPECT_EQ(r.out.rfind("usage: trench " + name + " ", 0), 0u) << name << "\n"
                                                                  << r.out;
@@ -67,16 +44,16 @@ TEST_F(CliConventionsTest, EveryCommandHasHelpAndVersion) {
     EXPECT_EQ(r.code, kExitOk) << name;
     EXPECT_EQ(r.out, std::string("trench ") + kTrenchVersion + "\n") << name;
   }
-  Result top = RunTrench({"--version"});
+  CliRun top = RunTrench({"--version"});
   EXPECT_EQ(top.code, kExitOk);
   EXPECT_EQ(top.out, std::string("trench ") + kTrenchVersion + "\n");
-  EXPECT_TRUE(fs::is_empty(dir_));
+  EXPECT_TRUE(NothingWritten());
 }
 
 TEST_F(CliConventionsTest, UnknownFlagsExitTwoNamingThem) {
   for (const Command& c : Commands()) {
     const std::string name(c.name);
-    Result r = RunTrench({name, "--bogus"});
+    CliRun r = RunTrench({name, "--bogus"});
     EXPECT_EQ(r.code, kExitUsage) << name << "\n" << r.err;
     EXPECT_NE(r.err.find("trench: unknown flag '--bogus'"), std::string::npos)
         << name << "\n"
@@ -86,7 +63,7 @@ TEST_F(CliConventionsTest, UnknownFlagsExitTwoNamingThem) {
         << r.err;
     EXPECT_EQ(r.out, "") << name;
   }
-  EXPECT_TRUE(fs::is_empty(dir_));
+  EXPECT_TRUE(NothingWritten());
 }
 
 // serve, show, review, triage, fuzz and demo do work (or need an
@@ -95,7 +72,7 @@ TEST_F(CliConventionsTest, UnknownFlagsExitTwoNamingThem) {
 TEST_F(CliConventionsTest, NoArgumentsStartNoWork) {
   for (const char* name :
        {"serve", "show", "review", "triage", "fuzz", "demo"}) {
-    Result r = RunTrench({name});
+    CliRun r = RunTrench({name});
     EXPECT_EQ(r.code, kExitUsage) << name << "\n" << r.err << r.out;
     EXPECT_NE(r.err.find("usage: trench " + std::string(name)),
               std::string::npos)
@@ -104,14 +81,14 @@ TEST_F(CliConventionsTest, NoArgumentsStartNoWork) {
     EXPECT_EQ(r.out, "") << name;
   }
   EXPECT_FALSE(fs::exists(dir_ / "findings"));
-  EXPECT_TRUE(fs::is_empty(dir_));
-  Result help = RunTrench({"help"});
+  EXPECT_TRUE(NothingWritten());
+  CliRun help = RunTrench({"help"});
   EXPECT_EQ(help.code, kExitOk);
   EXPECT_EQ(help.out, UsageText());
 }
 
 TEST_F(CliConventionsTest, BadValuesNameTheFlag) {
-  Result r = RunTrench({"fuzz", "--jobs", "many"});
+  CliRun r = RunTrench({"fuzz", "--jobs", "many"});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_NE(r.err.find("--jobs: expected an integer, got 'many'"),
             std::string::npos)
@@ -128,7 +105,7 @@ TEST_F(CliConventionsTest, BadValuesNameTheFlag) {
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_NE(r.err.find("--hlo-run excludes --hloc/--tpusim"), std::string::npos)
       << r.err;
-  EXPECT_TRUE(fs::is_empty(dir_));
+  EXPECT_TRUE(NothingWritten());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "base/json.h"
 #include "orchestrator/cli/cli.h"
+#include "tests/orchestrator/cli/cli_test_util.h"
 
 namespace trench::cli {
 namespace {
@@ -15,16 +16,10 @@ namespace fs = std::filesystem;
 
 int RunFuzz(const std::vector<std::string>& args, std::string* out,
             std::string* err) {
-  std::istringstream in;
-  std::ostringstream o, e;
-  Context ctx;
-  ctx.in = &in;
-  ctx.out = &o;
-  ctx.err = &e;
-  const int code = RunCli(args, std::move(ctx));
-  *out = o.str();
-  *err = e.str();
-  return code;
+  const testing::CliRun r = testing::RunTrench(args);
+  *out = r.out;
+  *err = r.err;
+  return r.code;
 }
 
 TEST(CliFuzzTest, ShortCampaign) {

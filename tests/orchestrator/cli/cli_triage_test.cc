@@ -12,6 +12,7 @@
 #include "base/json.h"
 #include "orchestrator/cli/cli.h"
 #include "tests/bugzoo/zoo_build.h"
+#include "tests/orchestrator/cli/cli_test_util.h"
 
 namespace trench::cli {
 namespace {
@@ -22,24 +23,8 @@ const fs::path kBin = TRENCH_BINARY_DIR;
 const fs::path kWitness = fs::path(TRENCH_SOURCE_DIR) / "tests" / "bugzoo" /
                           "05-algsimp-sub-self-float" / "witness";
 
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
-
-CliRun RunTrench(const std::vector<std::string>& args) {
-  std::istringstream in;
-  std::ostringstream out, err;
-  Context ctx;
-  ctx.in = &in;
-  ctx.out = &out;
-  ctx.err = &err;
-  CliRun r;
-  r.code = RunCli(args, std::move(ctx));
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+using testing::CliRun;
+using testing::RunTrench;
 
 std::string Slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

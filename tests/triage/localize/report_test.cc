@@ -133,7 +133,7 @@ TEST(LocalizationJsonTest, LayoutIsPinned) {
   const std::string expected =
       R"({"format":1,"case":"cases/x","status":"mismatch",)"
       R"("message":"output 0 differs","coarse_signature":{"status":)"
-      R"("mismatch","dtype":"f32","sig":")" +
+      R"("mismatch","dtype":"f32","ops":[],"sig":")" +
       coarse +
       R"("},"levels":[{"level":"pass","result":"found","summary":)"
       R"("pass execution 3 ('algsimp') introduces the failure",)"
