@@ -20,10 +20,11 @@
 #include "base/json.h"
 #include "base/status.h"
 #include "orchestrator/config/daemon_config.h"
+#include "orchestrator/pipeline/tool_runner.h"
 #include "orchestrator/store/job_queue.h"
 #include "orchestrator/store/store.h"
-#include "orchestrator/pipeline/tool_runner.h"
 #include "sandbox/sandbox.h"
+#include "triage/case/verdict_record.h"
 
 namespace trench::orchestrator {
 
@@ -132,7 +133,7 @@ Status AdvanceBuiltHead(StepContext& ctx, const std::string& sha);
 StatusOr<Json> JudgeReproduction(StepContext& ctx, const Bug& bug,
                                  const std::string& case_sha,
                                  const std::string& commit,
-                                 const std::vector<Json>& verdicts,
+                                 const std::vector<hlo_diff::Verdict>& verdicts,
                                  Json evidence, TransitionFields fields);
 StatusOr<Json> RunMinimizeStep(StepContext& ctx, const Job& job);
 StatusOr<Json> RunLocalizeStep(StepContext& ctx, const Job& job);

@@ -126,24 +126,23 @@ std::optional<hlo_bisect::LocalizationReport> BugLocalization(const Bug& bug) {
   return std::move(l).value();
 }
 
-StatusOr<Json> RunVerdict(StepContext& ctx, const std::string& case_sha,
-                          const std::string& bin_dir,
-                          const std::string& scratch) {
+StatusOr<hlo_diff::Verdict> RunVerdict(StepContext& ctx,
+                                       const std::string& case_sha,
+                                       const std::string& bin_dir,
+                                       const std::string& scratch) {
   std::vector<std::string> argv = {"hlo-diff", CaseDir(ctx, case_sha)};
   for (std::string& f : TargetFlagsFor(bin_dir)) argv.push_back(std::move(f));
   ASSIGN_OR_RETURN(
       sandbox::Result r,
       ctx.RunTool(argv, scratch, ctx.config->step_timeout_seconds));
-  return ToolJson("hlo-diff", r);
+  return ToolVerdict(r);
 }
 
-std::string VerdictStatus(const Json& verdict) {
-  const Json* s = verdict.Find("status");
-  return s && s->is_string() ? s->string_value() : "";
-}
-
-bool IsFailure(const std::string& status) {
-  return hlo_diff::IsFailureStatus(status);
+StatusOr<hlo_diff::Verdict> ToolVerdict(const sandbox::Result& r) {
+  ASSIGN_OR_RETURN(Json j, ToolJson("hlo-diff", r));
+  StatusOr<hlo_diff::Verdict> v = hlo_diff::Verdict::FromJson(j);
+  if (!v.ok()) return Internal("hlo-diff's verdict: " + v.status().message());
+  return v;
 }
 
 agents::ToolContext ToolContextFor(const StepContext& ctx,

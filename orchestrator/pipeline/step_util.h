@@ -12,6 +12,7 @@
 #include "base/status.h"
 #include "orchestrator/pipeline/pipeline.h"
 #include "sandbox/sandbox.h"
+#include "triage/case/verdict_record.h"
 #include "triage/localize/localization_record.h"
 
 namespace trench::orchestrator {
@@ -61,13 +62,16 @@ StatusOr<hlo_bisect::LocalizationReport> ToolLocalization(
 // as the record; nullopt when the bug has none, or when it does not parse
 // (logged; read as a bug without localization).
 std::optional<hlo_bisect::LocalizationReport> BugLocalization(const Bug& bug);
-// hlo-diff's verdict of case `case_sha` on the build in `bin_dir`.
-StatusOr<Json> RunVerdict(StepContext& ctx, const std::string& case_sha,
-                          const std::string& bin_dir,
-                          const std::string& scratch);
-// The verdict's "status" ("" when absent).
-std::string VerdictStatus(const Json& verdict);
-bool IsFailure(const std::string& status);
+// hlo-diff's verdict of case `case_sha` on the build in `bin_dir`, read
+// through the verdict's record (verdict_record.h). kInternal for output
+// that is no verdict: ToolJson's message, or "hlo-diff's verdict: " + the
+// member that is wrong ("verdict.status: ...").
+StatusOr<hlo_diff::Verdict> RunVerdict(StepContext& ctx,
+                                       const std::string& case_sha,
+                                       const std::string& bin_dir,
+                                       const std::string& scratch);
+// The same for hlo-diff's output `r` (run by the caller).
+StatusOr<hlo_diff::Verdict> ToolVerdict(const sandbox::Result& r);
 
 // A copy of `bug.details` with `key` set to `value`.
 Json DetailsWith(const Bug& bug, const std::string& key, Json value);

@@ -146,11 +146,12 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
                                         evidence, fields));
     return evidence;
   }
-  std::vector<Json> verdicts;
+  std::vector<hlo_diff::Verdict> verdicts;
   for (int i = 0; i < ctx.config->reproduce_runs; ++i) {
     ASSIGN_OR_RETURN(std::string scratch,
                      ctx.Scratch(job.id, "run" + std::to_string(i)));
-    ASSIGN_OR_RETURN(Json v, RunVerdict(ctx, *case_sha, bin, scratch));
+    ASSIGN_OR_RETURN(hlo_diff::Verdict v,
+                     RunVerdict(ctx, *case_sha, bin, scratch));
     verdicts.push_back(std::move(v));
   }
   return JudgeReproduction(ctx, *bug, *case_sha, commit, verdicts,
@@ -160,22 +161,20 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
 StatusOr<Json> JudgeReproduction(StepContext& ctx, const Bug& bug,
                                  const std::string& case_sha,
                                  const std::string& commit,
-                                 const std::vector<Json>& verdicts,
+                                 const std::vector<hlo_diff::Verdict>& verdicts,
                                  Json evidence, TransitionFields fields) {
   if (verdicts.empty()) return InvalidArgument("a reproduction needs runs");
   Json statuses = Json::MakeArray();
   int failures = 0;
-  std::string failing_status;
-  Json last_failure;
-  for (const Json& v : verdicts) {
-    const std::string status = VerdictStatus(v);
-    statuses.push_back(status);
-    if (IsFailure(status)) {
+  std::optional<hlo_diff::Verdict> last_failure;
+  for (const hlo_diff::Verdict& v : verdicts) {
+    statuses.push_back(v.status_name());
+    if (hlo_diff::IsFailure(v.status)) {
       ++failures;
-      failing_status = status;
       last_failure = v;
     }
-    RETURN_IF_ERROR(ctx.store->AddRun(case_sha, bug.id, commit, v, 0).status());
+    RETURN_IF_ERROR(
+        ctx.store->AddRun(case_sha, bug.id, commit, v.ToJson(), 0).status());
   }
   const int runs = static_cast<int>(verdicts.size());
   evidence["event"] = "reproduced";
@@ -189,9 +188,9 @@ StatusOr<Json> JudgeReproduction(StepContext& ctx, const Bug& bug,
   reproduction["runs"] = runs;
   reproduction["failures"] = failures;
   reproduction["rate"] = static_cast<double>(failures) / runs;
-  reproduction["verdict"] = last_failure;
+  reproduction["verdict"] = last_failure ? last_failure->ToJson() : Json();
   d["reproduction"] = reproduction;
-  if (failures > 0) d["status"] = failing_status;
+  if (last_failure) d["status"] = last_failure->status_name();
   fields.details = d;
   BugState to = BugState::kReproduced;
   if (failures == 0) {
@@ -206,18 +205,16 @@ StatusOr<Json> JudgeReproduction(StepContext& ctx, const Bug& bug,
   const Json* source = bug.details.Find("source");
   const bool report =
       !source || !source->is_string() || source->string_value() != "fuzz";
-  const Json* sig = last_failure.Find("signature");
-  const Json* hash = sig ? sig->Find("sig") : nullptr;
-  if (report && failures > 0 && hash && hash->is_string()) {
+  if (report && last_failure && !last_failure->signature.sig.empty()) {
     ASSIGN_OR_RETURN(
         std::optional<Bug> known,
-        KnownBugOfReproduction(ctx, bug, hash->string_value(), commit));
+        KnownBugOfReproduction(ctx, bug, last_failure->signature.sig, commit));
     if (known) {
       to = BugState::kDuplicate;
       fields.flaky_rate.reset();
       fields.duplicate_of = known->id;
       evidence["duplicate_of"] = known->id;
-      evidence["signature"] = *sig;
+      evidence["signature"] = last_failure->signature.ToJson();
       if (!IsOpen(known->state)) evidence["fixed_later"] = true;
     }
   }
@@ -266,20 +263,20 @@ StatusOr<Json> RunMinimizeStep(StepContext& ctx, const Job& job) {
     if (claimed) minimized = *claimed;
   }
   ASSIGN_OR_RETURN(std::string check, ctx.Scratch(job.id, "check"));
-  ASSIGN_OR_RETURN(Json v, RunVerdict(ctx, minimized, bin, check));
+  ASSIGN_OR_RETURN(hlo_diff::Verdict v, RunVerdict(ctx, minimized, bin, check));
   const Json* want = bug->details.Find("status");
-  if (minimized != case_sha && (!IsFailure(VerdictStatus(v)) ||
+  if (minimized != case_sha && (!hlo_diff::IsFailure(v.status) ||
                                 (want && want->is_string() &&
-                                 VerdictStatus(v) != want->string_value()))) {
+                                 v.status_name() != want->string_value()))) {
     evidence["refused"] = "the minimizer's case " + minimized.substr(0, 12) +
-                          " does not fail the same way (" + VerdictStatus(v) +
+                          " does not fail the same way (" + v.status_name() +
                           ")";
     minimized = case_sha;
   }
   evidence["event"] = "minimized";
   evidence["from"] = case_sha;
   evidence["to"] = minimized;
-  evidence["check"] = VerdictStatus(v);
+  evidence["check"] = v.status_name();
   Json minimization = Json::MakeObject();
   if (claim.ok()) {
     minimization = FromJsonDoc(agents::ToJson(*claim));

@@ -220,12 +220,13 @@ StatusOr<Json> RunCheckFixesStep(StepContext& ctx, const Job& job) {
       ASSIGN_OR_RETURN(std::string case_sha, ReproCaseOf(bug, true));
       ASSIGN_OR_RETURN(std::string scratch,
                        ctx.Scratch(job.id, "fix-" + std::to_string(bug.id)));
-      ASSIGN_OR_RETURN(Json v, RunVerdict(ctx, case_sha, bin, scratch));
-      if (VerdictStatus(v) != "pass") continue;
+      ASSIGN_OR_RETURN(hlo_diff::Verdict v,
+                       RunVerdict(ctx, case_sha, bin, scratch));
+      if (v.status != hlo_diff::VerdictStatus::kPass) continue;
       Json evidence = Json::MakeObject();
       evidence["event"] = "fix_verified";
       evidence["commit"] = sha;
-      evidence["verdict"] = v;
+      evidence["verdict"] = v.ToJson();
       TransitionFields f;
       f.fix_commit = sha;
       ASSIGN_OR_RETURN(Bug moved,

@@ -88,11 +88,13 @@ StatusOr<Json> TryPatch(StepContext& ctx, const Bug& bug,
   if (!pb.built) return out;
   ASSIGN_OR_RETURN(std::string case_sha, ReproCaseOf(bug, true));
   ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job_id, "try"));
-  ASSIGN_OR_RETURN(Json v, RunVerdict(ctx, case_sha, pb.bin_dir, scratch));
-  out["repro_status"] = VerdictStatus(v);
-  out["message"] = VerdictStatus(v) == "pass"
-                       ? "the repro passes with this patch"
-                       : "the repro still fails: " + VerdictStatus(v);
+  ASSIGN_OR_RETURN(hlo_diff::Verdict v,
+                   RunVerdict(ctx, case_sha, pb.bin_dir, scratch));
+  out["repro_status"] = v.status_name();
+  out["message"] =
+      v.status == hlo_diff::VerdictStatus::kPass
+          ? "the repro passes with this patch"
+          : std::string("the repro still fails: ") + v.status_name();
   return out;
 }
 
@@ -283,10 +285,11 @@ StatusOr<bool> CheckPatch(StepContext& ctx, const Job& job, const Bug& bug,
   }
   ASSIGN_OR_RETURN(std::string case_sha, ReproCaseOf(bug, true));
   ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job.id, "repro"));
-  ASSIGN_OR_RETURN(Json v, RunVerdict(ctx, case_sha, pb.bin_dir, scratch));
-  report["repro"] = VerdictStatus(v);
-  if (VerdictStatus(v) != "pass") {
-    report["reason"] = "the repro still fails: " + VerdictStatus(v);
+  ASSIGN_OR_RETURN(hlo_diff::Verdict v,
+                   RunVerdict(ctx, case_sha, pb.bin_dir, scratch));
+  report["repro"] = v.status_name();
+  if (v.status != hlo_diff::VerdictStatus::kPass) {
+    report["reason"] = std::string("the repro still fails: ") + v.status_name();
     return false;
   }
   Json regressions = Json::MakeArray();
@@ -299,11 +302,11 @@ StatusOr<bool> CheckPatch(StepContext& ctx, const Job& job, const Bug& bug,
       for (std::string& f : TargetFlagsFor(pb.bin_dir)) argv.push_back(f);
       ASSIGN_OR_RETURN(sandbox::Result r,
                        ctx.RunTool(argv, s, ctx.config->step_timeout_seconds));
-      ASSIGN_OR_RETURN(Json rv, ToolJson("hlo-diff", r));
-      if (IsFailure(VerdictStatus(rv))) {
+      ASSIGN_OR_RETURN(hlo_diff::Verdict rv, ToolVerdict(r));
+      if (hlo_diff::IsFailure(rv.status)) {
         Json bad = Json::MakeObject();
         bad["case"] = c;
-        bad["status"] = VerdictStatus(rv);
+        bad["status"] = rv.status_name();
         regressions.push_back(bad);
       }
     }

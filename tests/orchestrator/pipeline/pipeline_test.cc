@@ -262,16 +262,15 @@ TEST_F(PipelineTest, TheBuiltHeadOnlyMovesForward) {
 }
 
 // hlo-diff verdicts: `fail` of `runs` fail with coarse signature `sig`.
-std::vector<Json> Verdicts(const std::string& sig, int fail, int runs) {
-  std::vector<Json> out;
+std::vector<hlo_diff::Verdict> Verdicts(const std::string& sig, int fail,
+                                        int runs) {
+  std::vector<hlo_diff::Verdict> out;
   for (int i = 0; i < runs; ++i) {
-    Json v = Json::MakeObject();
-    v["status"] = i < fail ? "mismatch" : "pass";
-    if (i < fail) {
-      v["signature"] = Json::MakeObject();
-      v["signature"]["status"] = "mismatch";
-      v["signature"]["sig"] = sig;
-    }
+    hlo_diff::Verdict v;
+    v.status = i < fail ? hlo_diff::VerdictStatus::kMismatch
+                        : hlo_diff::VerdictStatus::kPass;
+    v.signature.status = v.status;
+    if (i < fail) v.signature.sig = sig;
     out.push_back(std::move(v));
   }
   return out;

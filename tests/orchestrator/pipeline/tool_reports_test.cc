@@ -1,7 +1,8 @@
-// How the pipeline reads hlo-bisect's localization report
-// (step_util.h ToolLocalization, which the localize step parses the tool's
-// stdout with, and BugLocalization, which the patch, stress and demo code
-// read a bug's details.localization with).
+// How the pipeline reads the tools' reports (step_util.h): hlo-bisect's
+// localization report (ToolLocalization, which the localize step parses
+// the tool's stdout with, and BugLocalization, which the patch, stress and
+// demo code read a bug's details.localization with) and hlo-diff's verdict
+// (ToolVerdict, behind every RunVerdict of the steps).
 #include <gtest/gtest.h>
 
 #include "base/json_nlohmann.h"
@@ -57,6 +58,36 @@ TEST(ToolLocalizationTest, TruncatedOutputGivesTheLineAndColumn) {
   ASSERT_FALSE(l.ok());
   EXPECT_EQ(l.status().message().rfind("hlo-bisect's report: 2:", 0), 0u)
       << l.status().message();
+}
+
+TEST(ToolVerdictTest, ReadsTheVerdictAndNamesAWrongMember) {
+  hlo_diff::Verdict v;
+  v.status = hlo_diff::VerdictStatus::kMismatch;
+  v.message = "output 0 differs";
+  v.signature.status = v.status;
+  v.signature.dtype = "f32";
+  v.signature.sig = hlo_diff::SignatureHash(v.signature);
+  StatusOr<hlo_diff::Verdict> read =
+      ToolVerdict(Printed(v.ToJson().DumpPretty()));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->status, hlo_diff::VerdictStatus::kMismatch);
+  EXPECT_EQ(read->signature.sig, v.signature.sig);
+
+  Json bad = v.ToJson();
+  bad["status"] = "mostly fine";
+  StatusOr<hlo_diff::Verdict> refused = ToolVerdict(Printed(bad.Dump()));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInternal);  // Retried.
+  EXPECT_EQ(
+      refused.status().message().rfind("hlo-diff's verdict: verdict.status", 0),
+      0u)
+      << refused.status().message();
+  // No JSON at all: ToolJson's message, with the run and its stderr.
+  StatusOr<hlo_diff::Verdict> none = ToolVerdict(Printed("Segmentation"));
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("hlo-diff printed no JSON result"),
+            std::string::npos)
+      << none.status().message();
 }
 
 TEST(BugLocalizationTest, TheStoredReportOrNothing) {
