@@ -201,7 +201,7 @@ StatusOr<ReproducerClaim> ParseReproducerClaim(const JsonDoc& claim) {
 
 JsonDoc ToJson(const ReproducerClaim& c) {
   JsonDoc j = JsonDoc::object();
-  j["case"] = c.case_id ? JsonDoc(*c.case_id) : JsonDoc();
+  j["case"] = JsonDocOrNull(c.case_id);
   if (c.outcome) j["outcome"] = *c.outcome;
   if (c.runs) j["runs"] = *c.runs;
   if (c.failures) j["failures"] = *c.failures;
@@ -245,7 +245,7 @@ StatusOr<MinimizerClaim> ParseMinimizerClaim(const JsonDoc& claim) {
 
 JsonDoc ToJson(const MinimizerClaim& c) {
   JsonDoc j = JsonDoc::object();
-  j["case"] = c.case_id ? JsonDoc(*c.case_id) : JsonDoc();
+  j["case"] = JsonDocOrNull(c.case_id);
   j["before"] = SizeJson(c.before);
   j["after"] = SizeJson(c.after);
   if (c.status) j["status"] = *c.status;

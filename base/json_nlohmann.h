@@ -223,6 +223,12 @@ inline Json FromJsonDoc(const JsonDoc& d) {
   }
 }
 
+// An optional record field as JSON: its value, or null.
+template <typename T>
+JsonDoc JsonDocOrNull(const std::optional<T>& v) {
+  return v ? JsonDoc(*v) : JsonDoc();
+}
+
 // Reads the fields of one JSON object for a record's from-JSON function.
 // Every error is InvalidArgument naming the field by its path from the
 // document's root: "field 'findings[1].case' is missing", "field 'text'
@@ -287,12 +293,7 @@ class JsonFields {
   StatusOr<std::optional<int64_t>> OptionalInt(std::string_view key) const {
     const JsonDoc* v = Find(key);
     if (v == nullptr) return std::optional<int64_t>();
-    if (v->is_number_unsigned() &&
-        v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
-      return InvalidArgument(Name(key) + " is out of range");
-    }
-    if (!v->is_number_integer()) return WrongType(key, "an integer", *v);
-    return std::optional<int64_t>(v->get<int64_t>());
+    return IntOf(key, *v);
   }
   StatusOr<int64_t> Int(std::string_view key) const {
     ASSIGN_OR_RETURN(std::optional<int64_t> v, OptionalInt(key));
@@ -323,6 +324,39 @@ class JsonFields {
     return v;
   }
 
+  // Members a record always writes, null where unset: absent is "is
+  // missing" and null is nullopt (or a null JsonDoc), whatever `Null` says.
+  StatusOr<const JsonDoc*> Nullable(std::string_view key) const {
+    auto it = object_->find(key);
+    if (it == object_->end()) return InvalidArgument(Name(key) + " is missing");
+    return it->is_null() ? nullptr : &*it;
+  }
+  StatusOr<std::optional<std::string>> NullableString(
+      std::string_view key) const {
+    ASSIGN_OR_RETURN(const JsonDoc* v, Nullable(key));
+    if (v == nullptr) return std::optional<std::string>();
+    if (!v->is_string()) return WrongType(key, "a string", *v);
+    return std::optional<std::string>(v->get<std::string>());
+  }
+  StatusOr<std::optional<int64_t>> NullableInt(std::string_view key) const {
+    ASSIGN_OR_RETURN(const JsonDoc* v, Nullable(key));
+    if (v == nullptr) return std::optional<int64_t>();
+    return IntOf(key, *v);
+  }
+  // A free-form object member, or null.
+  StatusOr<JsonDoc> NullableObject(std::string_view key) const {
+    ASSIGN_OR_RETURN(const JsonDoc* v, Nullable(key));
+    if (v == nullptr) return JsonDoc();
+    if (!v->is_object()) return WrongType(key, "an object or null", *v);
+    return *v;
+  }
+  // The reader of a required object member (its fields named by path).
+  StatusOr<JsonFields> Object(std::string_view key) const {
+    ASSIGN_OR_RETURN(const JsonDoc* v, Required(key));
+    if (!v->is_object()) return WrongType(key, "an object", *v);
+    return JsonFields(*v, Path(key), null_);
+  }
+
   // InvalidArgument "unknown field 'x' (expected one of a, b)" when the
   // object has a member not in `allowed`.
   Status OnlyFields(std::initializer_list<std::string_view> allowed) const {
@@ -344,6 +378,16 @@ class JsonFields {
  private:
   JsonFields(const JsonDoc& object, std::string path, Null null)
       : object_(&object), path_(std::move(path)), null_(null) {}
+
+  StatusOr<std::optional<int64_t>> IntOf(std::string_view key,
+                                         const JsonDoc& v) const {
+    if (v.is_number_unsigned() &&
+        v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+      return InvalidArgument(Name(key) + " is out of range");
+    }
+    if (!v.is_number_integer()) return WrongType(key, "an integer", v);
+    return std::optional<int64_t>(v.get<int64_t>());
+  }
 
   const JsonDoc* object_;
   std::string path_;

@@ -4,10 +4,6 @@
 namespace trench::orchestrator {
 namespace {
 
-JsonDoc OrNull(const std::optional<std::string>& s) {
-  return s ? JsonDoc(*s) : JsonDoc();
-}
-
 // A record's id field: a positive integer.
 StatusOr<int64_t> IdField(const JsonFields& f, std::string_view key) {
   ASSIGN_OR_RETURN(int64_t id, f.Int(key));
@@ -41,12 +37,12 @@ JsonDoc ToJson(const Bug& bug) {
   j["title"] = bug.title;
   j["created_ms"] = bug.created_ms;
   j["updated_ms"] = bug.updated_ms;
-  j["duplicate_of"] = bug.duplicate_of ? JsonDoc(*bug.duplicate_of) : JsonDoc();
-  j["flaky_rate"] = bug.flaky_rate ? JsonDoc(*bug.flaky_rate) : JsonDoc();
-  j["case_sha256"] = OrNull(bug.case_sha256);
-  j["minimized_sha256"] = OrNull(bug.minimized_sha256);
-  j["culprit_commit"] = OrNull(bug.culprit_commit);
-  j["fix_commit"] = OrNull(bug.fix_commit);
+  j["duplicate_of"] = JsonDocOrNull(bug.duplicate_of);
+  j["flaky_rate"] = JsonDocOrNull(bug.flaky_rate);
+  j["case_sha256"] = JsonDocOrNull(bug.case_sha256);
+  j["minimized_sha256"] = JsonDocOrNull(bug.minimized_sha256);
+  j["culprit_commit"] = JsonDocOrNull(bug.culprit_commit);
+  j["fix_commit"] = JsonDocOrNull(bug.fix_commit);
   j["details"] = ToJsonDoc(bug.details);
   return j;
 }
