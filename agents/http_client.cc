@@ -6,11 +6,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 
 namespace trench::agents {
 namespace {
+
+constexpr int kMaxRedirects = 5;
 
 // curl_global_init is not thread-safe; run it once for the process.
 void GlobalInitOnce() {
@@ -44,11 +47,18 @@ struct Transfer {
   const HttpRequest* request;
   HttpResponse* response;
   bool aborted_by_reader = false;
+  bool redirect = false;  // The current response is a 3xx: body dropped.
 };
+
+bool IsRedirect(long status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 ||
+         status == 308;
+}
 
 size_t OnBody(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const size_t len = size * n;
+  if (t->redirect) return len;  // Not the answer; never the reader's.
   if (t->request->on_body) {
     if (!t->request->on_body(std::string_view(data, len))) {
       t->aborted_by_reader = true;
@@ -65,9 +75,13 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   const size_t len = size * n;
   std::string_view line(data, len);
   if (line.starts_with("HTTP/")) {
-    // A new status line: a redirect or 100-continue came before; keep only
-    // the last response's headers.
+    // A new status line: a 100-continue came before; keep only the last
+    // response's headers.
     t->response->headers.clear();
+    const size_t sp = line.find(' ');
+    t->redirect =
+        sp != std::string_view::npos &&
+        IsRedirect(std::atol(std::string(line.substr(sp + 1, 3)).c_str()));
     return len;
   }
   const size_t colon = line.find(':');
@@ -103,6 +117,27 @@ Status CheckRequest(const HttpRequest& r) {
   return Status::Ok();
 }
 
+// "scheme://host:port" of an absolute URL, the port made explicit; "" when
+// it does not parse.
+std::string Origin(const std::string& url) {
+  CURLU* u = curl_url();
+  std::string out;
+  if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
+    char *scheme = nullptr, *host = nullptr, *port = nullptr;
+    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+    curl_url_get(u, CURLUPART_HOST, &host, 0);
+    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+    if (scheme && host && port) {
+      out = Lower(scheme) + "://" + Lower(host) + ":" + port;
+    }
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+  }
+  curl_url_cleanup(u);
+  return out;
+}
+
 using CurlPtr = std::unique_ptr<CURL, decltype(&curl_easy_cleanup)>;
 using SlistPtr = std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)>;
 
@@ -115,9 +150,12 @@ std::string HttpResponse::Header(std::string_view lower_name) const {
   return "";
 }
 
-StatusOr<HttpResponse> HttpFetch(const HttpRequest& request) {
-  RETURN_IF_ERROR(CheckRequest(request));
-  GlobalInitOnce();
+namespace {
+
+// One request/response exchange, no redirect followed; *location receives
+// the absolute URL a 3xx answer points to ("" when none).
+StatusOr<HttpResponse> FetchOnce(const HttpRequest& request,
+                                 std::string* location) {
   CurlPtr curl(curl_easy_init(), &curl_easy_cleanup);
   if (!curl) return Internal("curl_easy_init failed");
   CURL* h = curl.get();
@@ -133,10 +171,9 @@ StatusOr<HttpResponse> HttpFetch(const HttpRequest& request) {
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &transfer);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &OnHeader);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &transfer);
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+  // Redirects are followed by HttpFetch, which knows the credentials.
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
                    static_cast<long>(request.timeout_seconds * 1000));
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
@@ -179,7 +216,50 @@ StatusOr<HttpResponse> HttpFetch(const HttpRequest& request) {
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   response.status = static_cast<int>(status);
+  location->clear();
+  char* next = nullptr;
+  if (IsRedirect(status) &&
+      curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &next) == CURLE_OK &&
+      next != nullptr) {
+    *location = next;
+  }
   return response;
+}
+
+}  // namespace
+
+StatusOr<HttpResponse> HttpFetch(const HttpRequest& request) {
+  RETURN_IF_ERROR(CheckRequest(request));
+  GlobalInitOnce();
+  HttpRequest hop = request;
+  const std::string origin = Origin(request.url);
+  for (int redirects = 0;; ++redirects) {
+    std::string location;
+    ASSIGN_OR_RETURN(HttpResponse response, FetchOnce(hop, &location));
+    if (location.empty()) return response;
+    const std::string what = request.method + " " + request.url;
+    if (redirects == kMaxRedirects) {
+      return IoError(what + ": more than " + std::to_string(kMaxRedirects) +
+                     " redirects");
+    }
+    // The headers carry credentials (x-api-key, Authorization): they go to
+    // the origin they were configured for and nowhere else.
+    const std::string to = Origin(location);
+    if (to != origin) {
+      return FailedPrecondition(
+          what + ": refused a redirect (" + std::to_string(response.status) +
+          ") from " + origin + " to " + (to.empty() ? location : to) +
+          ": credentials are sent only to the configured host");
+    }
+    hop.url = location;
+    // 303 (and 301/302 of a POST, as curl and browsers do) become a GET.
+    if (response.status == 303 ||
+        ((response.status == 301 || response.status == 302) &&
+         hop.method == "POST")) {
+      hop.method = "GET";
+      hop.body.clear();
+    }
+  }
 }
 
 }  // namespace trench::agents

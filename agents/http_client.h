@@ -9,7 +9,15 @@
 //                      timed out after 30 s");
 //   kIoError           connection refused, reset, DNS, TLS: curl's own
 //                      message after the method and URL.
-// Any HTTP status (2xx, 4xx, 5xx) is a response, not an error.
+//   kFailedPrecondition a redirect to another scheme, host or port
+//                      ("... refused a redirect (307) from
+//                      http://127.0.0.1:80 to http://localhost:81: ...");
+//                      the headers carry credentials, so they go nowhere
+//                      but the URL's own origin. Not transient.
+// Any HTTP status (2xx, 4xx, 5xx) is a response, not an error. Redirects
+// within the origin are followed (at most 5; 303, and 301/302 of a POST,
+// become a GET), with the same headers; a redirect's body is never passed
+// to on_body.
 #pragma once
 
 #include <cstdint>
