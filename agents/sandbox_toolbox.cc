@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "agents/claims.h"
 #include "agents/json_schema.h"
 #include "agents/sandbox_toolbox_internal.h"
 #include "agents/tool_registry.h"
@@ -227,7 +228,31 @@ StatusOr<ToolResult> SandboxToolBox::SubmitPatch(const Json& args) {
   return FromCallback(ctx_.submit_patch, "submit_patch", args);
 }
 
-StatusOr<ToolResult> SandboxToolBox::Finish(const Json&) {
+StatusOr<ToolResult> SandboxToolBox::Finish(const Json& args) {
+  // The claim's ids are checked here too, so that the model hears why a
+  // claim is refused and can correct it; the steps check them again.
+  const JsonDoc claim = ToJsonDoc(args);
+  Status parsed = Status::Ok();
+  if (role_ == "reproducer") {
+    parsed = ParseReproducerClaim(claim).status();
+  } else if (role_ == "minimizer") {
+    parsed = ParseMinimizerClaim(claim).status();
+  } else if (role_ == "stress_test_author") {
+    StatusOr<StressAuthorClaim> c = ParseStressAuthorClaim(claim);
+    const JsonDoc* given =
+        claim.contains("findings") ? &claim["findings"] : nullptr;
+    if (!c.ok()) {
+      parsed = c.status();
+    } else if (given != nullptr && given->is_array() &&
+               c->findings.size() < given->size()) {
+      parsed = InvalidArgument(c->refused.back());
+    }
+  }
+  if (!parsed.ok()) {
+    return ToolFailure("finish refused: " + parsed.message() +
+                       " (name a case only by the id a tool returned, "
+                       "or finish without one)");
+  }
   return ToolSuccess(Json::MakeObject());
 }
 

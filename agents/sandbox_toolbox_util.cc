@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "agents/claims.h"
 #include "agents/json_schema.h"
 #include "agents/sandbox_toolbox_internal.h"
 #include "triage/case/case_bundle.h"
@@ -37,16 +38,6 @@ void ReplaceAll(std::string& s, const std::string& from,
        p = s.find(from, p + to.size())) {
     s.replace(p, from.size(), to);
   }
-}
-
-bool IsHex64(const std::string& s) {
-  if (s.size() != 64) return false;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c)) && (c < 'a' || c > 'f')) {
-      return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace
@@ -148,7 +139,7 @@ std::string FailureText(const ToolDef& def, const sandbox::Result& r,
 }
 
 StatusOr<std::string> CaseDir(const ToolContext& ctx, const std::string& id) {
-  if (!IsHex64(id)) {
+  if (!IsCaseId(id)) {
     return InvalidArgument("case '" + id +
                            "' is not a case id (64 lowercase hex digits)");
   }

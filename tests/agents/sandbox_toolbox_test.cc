@@ -234,6 +234,60 @@ TEST_F(SandboxToolBoxTest, ArgumentsAreCheckedBeforeAnythingRuns) {
   EXPECT_TRUE(fs::is_empty(root_ + "/scratch"));
 }
 
+// A finish claim that names a case by anything but an id is answered with
+// an error the model can act on, for every role whose claim names cases.
+TEST_F(SandboxToolBoxTest, FinishRefusesClaimsWhoseIdsAreNotIds) {
+  const std::string id(64, 'a');
+  const std::vector<std::string> bad = {
+      "../../../../tmp/ecoevil",
+      std::string(64, 'A'),
+      std::string(63, 'a'),
+      std::string(65, 'a'),
+      id.substr(0, 32) + std::string(1, '\0') + id.substr(33),
+      id.substr(0, 63) + "\n"};
+  for (const char* role : {"reproducer", "minimizer", "stress_test_author"}) {
+    auto box = Box(role, Context());
+    ASSERT_NE(box, nullptr);
+    auto claim = [&](const std::string& c) {
+      Json a = Json::MakeObject();
+      a["outcome"] = "done";
+      a["summary"] = "s";
+      if (std::string(role) == "stress_test_author") {
+        Json f = Json::MakeObject();
+        f["case"] = c;
+        f["status"] = "mismatch";
+        f["signature"] = Json::MakeObject();
+        f["signature"]["sig"] = "s1";
+        a["findings"] = Json::MakeArray();
+        a["findings"].push_back(f);
+      } else {
+        a["case"] = c;
+      }
+      return a;
+    };
+    for (const std::string& b : bad) {
+      StatusOr<ToolResult> r = box->Call("finish", claim(b));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_FALSE(r->ok) << role << " " << Json(b).Dump();
+      EXPECT_NE(r->error.find("must be a case id (64 lowercase hex digits)"),
+                std::string::npos)
+          << r->error;
+    }
+    StatusOr<ToolResult> r = box->Call("finish", claim(id));
+    ASSERT_TRUE(r.ok() && r->ok) << role << " " << r->error;
+  }
+  // A minimizer's rounds name cases too.
+  auto box = Box("minimizer", Context());
+  ASSERT_NE(box, nullptr);
+  StatusOr<ToolResult> r = box->Call(
+      "finish", *ParseJson(R"({"outcome": "done", "summary": "s", "case": ")" +
+                           id + R"(", "rounds": [{"case": "../x"}]})"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->ok);
+  EXPECT_NE(r->error.find("rounds[0].case"), std::string::npos) << r->error;
+  EXPECT_TRUE(fs::is_empty(root_ + "/cases"));
+}
+
 TEST_F(SandboxToolBoxTest, MissingBinaryIsASetUpError) {
   ToolContext c = Context();
   c.tools_dir = root_ + "/fake";  // Has no hlo-diff.

@@ -8,8 +8,11 @@
 // tools in the sandbox on the project's own build.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
+#include "agents/claims.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/random_inputs.h"
 #include "orchestrator/pipeline/step_util.h"
@@ -71,6 +74,21 @@ class StepClaimsTest : public testing::StepTest {
         ScriptedReply::WithJson(200, OpenAiToolCallReply("finish", claim)));
   }
 
+  // The model's answer to a refused finish: it gives up.
+  void ModelGivesUp() {
+    server_.Enqueue(ScriptedReply::WithJson(
+        200, OpenAiToolCallReply(
+                 "finish", R"({"outcome": "gave_up", "summary": "no case"})")));
+  }
+
+  // The refusal the model was told after request `n` (0-based): the tool
+  // result in the next request's messages ("" when none).
+  std::string ToldModel(size_t n) {
+    std::vector<agents::testing::RecordedRequest> r = server_.requests();
+    if (r.size() <= n + 1) return "";
+    return r[n + 1].body;
+  }
+
   Job BugJob(const std::string& kind, int64_t bug) {
     Json payload = Json::MakeObject();
     payload["bug"] = bug;
@@ -120,30 +138,70 @@ class StepClaimsTest : public testing::StepTest {
     return r && r->is_string() ? r->string_value() : "";
   }
 
+  // The names in the store's cases directory, sorted.
+  std::vector<std::string> StoredCases() {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(
+             fs::path(CaseDir(ctx_, std::string(64, '0'))).parent_path())) {
+      names.push_back(e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
   ScriptedLlmServer server_;
   std::string commit_, planted_;
   int cases_ = 0;
 };
 
+// The attack from the field: a finish naming "../../../../tmp/ecoevil",
+// where a well-formed case and a marker were planted, and ids that are
+// almost ids. The model is told why (and gives up); nothing is imported.
 TEST_F(StepClaimsTest, AReproducerCaseThatIsAPathIsRefused) {
-  for (const std::string& bad : {std::string("../planted"),
-                                 paths_->var + "/planted", "../" + planted_}) {
+  const std::string evil = "/tmp/ecoevil";
+  fs::remove_all(evil);
+  const std::string evil_sha = WriteCaseAt(evil, 9);
+  std::ofstream(evil + "/MARKER") << "planted\n";
+  const std::string id(64, 'a');
+  const std::vector<std::string> bad = {
+      "../../../../tmp/ecoevil",
+      "../planted",
+      paths_->var + "/planted",
+      "../" + planted_,
+      std::string(64, 'A'),
+      std::string(63, 'a'),
+      std::string(65, 'a'),
+      id.substr(0, 32) + std::string(1, '\0') + id.substr(33),
+      id.substr(0, 63) + "\n"};
+  const std::vector<std::string> cases_before = StoredCases();
+  for (const std::string& b : bad) {
     const int64_t bug = TextBug();
+    const size_t n = server_.requests().size();
     ModelFinishes(R"({"outcome": "done", "summary": "made it", "case": )" +
-                  Json(bad).Dump() + "}");
+                  Json(b).Dump() + "}");
+    ModelGivesUp();
     StatusOr<Json> out = RunReproduceStep(ctx_, BugJob("reproduce", bug));
     ASSERT_TRUE(out.ok()) << out.status().ToString();
-    EXPECT_NE(Refused(out).find("field 'case' must be a case id"),
+    EXPECT_NE(ToldModel(n).find("finish refused: field 'case' must be a case "
+                                "id (64 lowercase hex digits)"),
               std::string::npos)
+        << Json(b).Dump() << ": " << ToldModel(n);
+    StatusOr<Bug> got = store_->GetBug(bug);
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(got->state, BugState::kNotReproducible) << Json(b).Dump();
+    EXPECT_FALSE(got->case_sha256.has_value()) << Json(b).Dump();
+    const Json* rep = out->Find("reproducer");
+    EXPECT_TRUE(rep && rep->Find("case") && rep->Find("case")->is_null())
         << out->Dump();
-    StatusOr<Bug> b = store_->GetBug(bug);
-    ASSERT_TRUE(b.ok());
-    EXPECT_EQ(b->state, BugState::kNotReproducible) << bad;
-    EXPECT_FALSE(b->case_sha256.has_value()) << bad;
   }
-  // The planted case never entered the store.
-  EXPECT_FALSE(store_->GetCase(planted_).ok());
-  EXPECT_FALSE(fs::exists(CaseDir(ctx_, planted_)));
+  // The planted cases never entered the store; the marker is untouched.
+  EXPECT_EQ(StoredCases(), cases_before);
+  for (const std::string& sha : {planted_, evil_sha}) {
+    EXPECT_FALSE(store_->GetCase(sha).ok());
+    EXPECT_FALSE(fs::exists(CaseDir(ctx_, sha)));
+  }
+  EXPECT_TRUE(fs::exists(evil + "/MARKER"));
+  fs::remove_all(evil);
 }
 
 TEST_F(StepClaimsTest, AReproducerCaseNoOneStoredIsRefused) {
@@ -164,18 +222,25 @@ TEST_F(StepClaimsTest, AReproducerCaseNoOneStoredIsRefused) {
 TEST_F(StepClaimsTest, AMinimizerCaseThatIsAPathOrUnknownIsRefused) {
   for (const std::string& bad :
        {std::string("../planted"), "../../" + std::string(64, 'b'),
-        std::string(64, 'c')}) {
+        std::string(64, 'B'), std::string(64, 'c')}) {
     std::string case_sha;
     const int64_t bug = ReproducedBug(&case_sha);
+    const size_t n = server_.requests().size();
+    const bool id = agents::IsCaseId(bad);
     ModelFinishes(R"({"outcome": "done", "summary": "made it", "case": )" +
                   Json(bad).Dump() + "}");
+    if (!id) ModelGivesUp();
     StatusOr<Json> out = RunMinimizeStep(ctx_, BugJob("minimize", bug));
     ASSERT_TRUE(out.ok()) << bad << ": " << out.status().ToString();
-    const std::string refused = Refused(out);
-    EXPECT_TRUE(refused.find("field 'case' must be a case id") !=
-                    std::string::npos ||
-                refused.find("is not a stored case") != std::string::npos)
-        << bad << ": " << out->Dump();
+    if (id) {  // Well-formed, but no case has it: the step refuses it.
+      EXPECT_NE(Refused(out).find("is not a stored case"), std::string::npos)
+          << bad << ": " << out->Dump();
+    } else {  // The model is told at finish.
+      EXPECT_NE(ToldModel(n).find("finish refused: field 'case' must be a "
+                                  "case id"),
+                std::string::npos)
+          << bad << ": " << ToldModel(n);
+    }
     // The bug goes on with its own case.
     StatusOr<Bug> b = store_->GetBug(bug);
     ASSERT_TRUE(b.ok());

@@ -63,17 +63,24 @@ TEST_F(FuzzStepTest, TheAuthorWritesProgramsForTheChangedPasses) {
   write["seed"] = 3;
   server_.Enqueue(ScriptedReply::WithJson(
       200, OpenAiToolCallReply("write_case", write.Dump())));
-  // A claim naming no stored case (an invented id, a path) is not filed.
+  // A claim naming no stored case (an invented id, a path) is not filed:
+  // the path is refused at finish (the model is told and drops it), the
+  // invented id by the step.
+  const std::string invented = R"({"case": ")" + std::string(64, 'f') +
+                               R"(", "status": "mismatch",
+                                     "signature": {"sig": "s1"}})";
   server_.Enqueue(ScriptedReply::WithJson(
-      200, OpenAiToolCallReply(
-               "finish",
-               R"({"outcome": "done", "summary": "cse holds",
-                   "findings": [
-                     {"case": ")" +
-                   std::string(64, 'f') +
-                   R"(", "status": "mismatch", "signature": {"sig": "s1"}},
+      200, OpenAiToolCallReply("finish",
+                               R"({"outcome": "done", "summary": "cse holds",
+                             "findings": [)" +
+                                   invented + R"(,
                      {"case": "../../etc", "status": "mismatch",
                       "signature": {"sig": "s2"}}]})")));
+  server_.Enqueue(ScriptedReply::WithJson(
+      200, OpenAiToolCallReply("finish",
+                               R"({"outcome": "done", "summary": "cse holds",
+                                   "findings": [)" +
+                                   invented + "]}")));
 
   StatusOr<Json> out = RunFuzzStep(ctx_, FuzzJob(changed_));
   ASSERT_TRUE(out.ok()) << out.status().ToString();
@@ -87,7 +94,11 @@ TEST_F(FuzzStepTest, TheAuthorWritesProgramsForTheChangedPasses) {
   // The model saw the commit and the pass in its task.
   const std::vector<agents::testing::RecordedRequest> requests =
       server_.requests();
-  ASSERT_EQ(requests.size(), 2u);
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_NE(requests[2].body.find("finish refused: field 'findings[1].case' "
+                                  "must be a case id"),
+            std::string::npos)
+      << requests[2].body;
   EXPECT_NE(requests[0].body.find(changed_), std::string::npos);
   EXPECT_NE(requests[0].body.find("\\\"cse\\\""), std::string::npos)
       << requests[0].body;
