@@ -6,15 +6,20 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <exception>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 namespace trench::orchestrator {
 namespace {
@@ -29,10 +34,48 @@ using tcp = asio::ip::tcp;
 // can read the response before the close.
 constexpr size_t kMaxDrainBytes = size_t{64} << 20;
 
+class Session;
+
+// The open connections, for the cap (HttpServerOptions::max_connections).
+class Connections {
+ public:
+  // Registers `s`; returns its id.
+  uint64_t Add(const std::shared_ptr<Session>& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_[++last_] = s;
+    return last_;
+  }
+  void Remove(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_.erase(id);
+  }
+  size_t Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return open_.size();
+  }
+  // The connection idle longest (waiting for its next request), or null.
+  std::shared_ptr<Session> LongestIdle();
+
+  // Connections being refused with 503 right now.
+  std::atomic<int> refusing{0};
+
+ private:
+  std::mutex mu_;
+  uint64_t last_ = 0;
+  std::map<uint64_t, std::weak_ptr<Session>> open_;  // GUARDED_BY(mu_)
+};
+
 struct Shared {
   HttpServerOptions options;
   HttpHandler handler;
+  Connections connections;
 };
+
+int64_t NowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // True for errors of the transport (the peer left, a timeout, the server
 // stopping) as opposed to a malformed request.
@@ -61,17 +104,37 @@ ApiRequest ToApiRequest(http::request<http::string_body>&& req,
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket&& socket, std::shared_ptr<const Shared> shared)
+  Session(tcp::socket&& socket, std::shared_ptr<Shared> shared)
       : stream_(std::move(socket)), shared_(std::move(shared)) {}
+  ~Session() { shared_->connections.Remove(id_); }
 
   void Run() {
+    id_ = shared_->connections.Add(shared_from_this());
     asio::dispatch(
         stream_.get_executor(),
         beast::bind_front_handler(&Session::DoRead, shared_from_this()));
   }
 
+  // Since when the connection waits for a request (steady ns); 0 while
+  // a request is handled or the connection is going.
+  int64_t idle_since() const { return idle_since_.load(); }
+
+  bool evicting() const { return evicting_.load(); }
+
+  // Closes the connection to make room for a new one, unless a request
+  // arrived meanwhile.
+  void Evict() {
+    evicting_ = true;
+    auto self = shared_from_this();
+    asio::dispatch(stream_.get_executor(), [self] {
+      if (self->idle_since_.exchange(0) == 0) return;  // Busy after all.
+      self->stream_.cancel();
+    });
+  }
+
  private:
   void DoRead() {
+    idle_since_ = NowNanos();
     parser_.emplace();
     parser_->header_limit(shared_->options.header_limit);
     parser_->body_limit(shared_->options.body_limit);
@@ -82,6 +145,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void OnRead(beast::error_code ec, size_t) {
+    idle_since_ = 0;
     if (ec == http::error::end_of_stream) return DoClose();
     if (ec == http::error::body_limit) {
       return SendError(413, "payload_too_large",
@@ -179,18 +243,108 @@ class Session : public std::enable_shared_from_this<Session> {
 
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
-  std::shared_ptr<const Shared> shared_;
+  std::shared_ptr<Shared> shared_;
+  uint64_t id_ = 0;
+  std::atomic<int64_t> idle_since_{0};
+  std::atomic<bool> evicting_{false};
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<void> res_;  // The response being written.
   std::string drain_;
   size_t drained_ = 0;
 };
 
+std::shared_ptr<Session> Connections::LongestIdle() {
+  std::vector<std::weak_ptr<Session>> all;
+  {
+    // Copied out: a session locked here may be destroyed when dropped
+    // below, and its destructor takes mu_.
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, weak] : open_) all.push_back(weak);
+  }
+  std::shared_ptr<Session> best;
+  int64_t best_since = 0;
+  for (const std::weak_ptr<Session>& weak : all) {
+    std::shared_ptr<Session> s = weak.lock();
+    const int64_t since = s ? s->idle_since() : 0;
+    if (since == 0 || s->evicting()) continue;
+    if (best == nullptr || since < best_since) {
+      best = std::move(s);
+      best_since = since;
+    }
+  }
+  return best;
+}
+
+// A connection past the cap: answered 503 with Retry-After, without
+// reading its request, then closed (after draining what the client sent,
+// briefly, so that the answer is not lost to a reset).
+class Refusal : public std::enable_shared_from_this<Refusal> {
+ public:
+  Refusal(tcp::socket&& socket, std::shared_ptr<Shared> shared)
+      : stream_(std::move(socket)), shared_(std::move(shared)) {
+    ++shared_->connections.refusing;
+  }
+  ~Refusal() { --shared_->connections.refusing; }
+
+  void Run() {
+    ApiResponse r = ErrorResponse(
+        503, "unavailable",
+        "the server has " + std::to_string(shared_->options.max_connections) +
+            " connections open; try again shortly");
+    text_ =
+        "HTTP/1.1 503 Service Unavailable\r\nServer: trench\r\n"
+        "Content-Type: application/json\r\nRetry-After: 1\r\n"
+        "Connection: close\r\nContent-Length: " +
+        std::to_string(r.body.size()) + "\r\n\r\n" + r.body;
+    stream_.expires_after(std::chrono::seconds(2));
+    asio::async_write(
+        stream_, asio::buffer(text_),
+        beast::bind_front_handler(&Refusal::OnWrite, shared_from_this()));
+  }
+
+ private:
+  void OnWrite(beast::error_code ec, size_t) {
+    if (ec) return Close();
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return Close();
+    DoDrain();
+  }
+  void DoDrain() {
+    drain_.resize(16 << 10);
+    stream_.expires_after(std::chrono::seconds(1));
+    stream_.async_read_some(
+        asio::buffer(drain_),
+        beast::bind_front_handler(&Refusal::OnDrain, shared_from_this()));
+  }
+  void OnDrain(beast::error_code ec, size_t n) {
+    drained_ += n;
+    if (ec || drained_ > (size_t{64} << 10)) return Close();
+    DoDrain();
+  }
+  void Close() {
+    beast::error_code ec;
+    stream_.socket().close(ec);
+  }
+
+  beast::tcp_stream stream_;
+  std::shared_ptr<Shared> shared_;
+  std::string text_, drain_;
+  size_t drained_ = 0;
+};
+
+// Refusals at once at most; more connections past the cap are closed
+// unanswered.
+constexpr int kMaxRefusing = 64;
+
 }  // namespace
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
-  Impl(asio::io_context& ioc, std::shared_ptr<const Shared> shared)
-      : ioc(ioc), acceptor(asio::make_strand(ioc)), shared(std::move(shared)) {}
+  Impl(asio::io_context& ioc, std::shared_ptr<Shared> shared)
+      : ioc(ioc),
+        acceptor(asio::make_strand(ioc)),
+        backoff_timer(acceptor.get_executor()),
+        shared(std::move(shared)),
+        backoff(this->shared->options.accept_backoff_min) {}
 
   void DoAccept() {
     acceptor.async_accept(
@@ -201,16 +355,47 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   void OnAccept(beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
     if (ec) {
-      spdlog::warn("http: accept failed: {}", ec.message());
-    } else {
-      std::make_shared<Session>(std::move(socket), shared)->Run();
+      // EMFILE, ENFILE, ENOBUFS...: accepting again at once would fail
+      // again at once. Wait (doubling) for descriptors to come back; the
+      // clients wait in the listen backlog meanwhile.
+      spdlog::warn("http: accept failed: {}; retrying in {} ms", ec.message(),
+                   backoff.count());
+      backoff_timer.expires_after(backoff);
+      backoff = std::min(backoff * 2, shared->options.accept_backoff_max);
+      backoff_timer.async_wait(
+          [self = shared_from_this()](beast::error_code wait_ec) {
+            if (wait_ec || !self->acceptor.is_open()) return;
+            self->DoAccept();
+          });
+      return;
     }
+    backoff = shared->options.accept_backoff_min;
+    Admit(std::move(socket));
     DoAccept();
+  }
+
+  // A session for `socket`, within the cap: past it, the connection idle
+  // longest makes room, else `socket` is refused with 503.
+  void Admit(tcp::socket socket) {
+    Connections& c = shared->connections;
+    if (c.Open() >= shared->options.max_connections) {
+      std::shared_ptr<Session> idle = c.LongestIdle();
+      if (idle == nullptr) {
+        if (c.refusing.load() < kMaxRefusing) {
+          std::make_shared<Refusal>(std::move(socket), shared)->Run();
+        }
+        return;  // Else closed unanswered as `socket` goes.
+      }
+      idle->Evict();
+    }
+    std::make_shared<Session>(std::move(socket), shared)->Run();
   }
 
   asio::io_context& ioc;
   tcp::acceptor acceptor;
-  std::shared_ptr<const Shared> shared;
+  asio::steady_timer backoff_timer;
+  std::shared_ptr<Shared> shared;
+  std::chrono::milliseconds backoff;
 };
 
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
@@ -222,7 +407,12 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     return InvalidArgument("http: bad listen address '" + options.address +
                            "': " + ec.message());
   }
-  auto shared = std::make_shared<Shared>(Shared{options, std::move(handler)});
+  if (options.max_connections == 0) {
+    return InvalidArgument("http: max_connections must be positive");
+  }
+  auto shared = std::make_shared<Shared>();
+  shared->options = options;
+  shared->handler = std::move(handler);
   auto impl = std::make_shared<Impl>(ioc, std::move(shared));
   const tcp::endpoint endpoint(address, options.port);
   const std::string where =
@@ -246,6 +436,7 @@ void HttpServer::Stop() {
   asio::post(impl_->acceptor.get_executor(), [impl = impl_] {
     beast::error_code ec;
     impl->acceptor.close(ec);
+    impl->backoff_timer.cancel();
   });
 }
 

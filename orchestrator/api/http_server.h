@@ -9,6 +9,10 @@
 // while reading a chunked body). Malformed HTTP gets 400. Those error
 // responses are JSON ({"error": {"code", "message"}}) and close the
 // connection. A handler exception (none are expected) becomes a 500.
+//
+// Per server: a cap on open connections (idle ones make room, else 503;
+// see HttpServerOptions), and an accept loop that backs off when accept
+// fails (out of file descriptors) instead of spinning.
 #pragma once
 
 #include <chrono>
@@ -34,8 +38,18 @@ struct HttpServerOptions {
   size_t header_limit = size_t{16} << 10;  // Bytes; larger headers get 431.
   // A request must arrive completely within this time after the previous
   // response (or the connection's start); otherwise the connection closes.
+  // (So an idle keep-alive connection closes after it too.)
   std::chrono::milliseconds read_timeout{30'000};
   std::chrono::milliseconds write_timeout{30'000};
+  // Open connections at most. Past it, a new connection closes the one
+  // that has waited longest for its next request; when every connection
+  // is busy with a request, the new one is answered 503 with
+  // "Retry-After: 1" and closed.
+  size_t max_connections = 256;
+  // When accept fails (EMFILE, ENFILE, ENOBUFS, ...), the next try waits
+  // this long, doubling up to accept_backoff_max; a success resets it.
+  std::chrono::milliseconds accept_backoff_min{50};
+  std::chrono::milliseconds accept_backoff_max{1'000};
 };
 
 using HttpHandler = std::function<ApiResponse(const ApiRequest&)>;

@@ -28,7 +28,8 @@
 //     "max_concurrent_runs": 2,         sandboxed runs at once (global cap)
 //     "drain_seconds": 30,              graceful shutdown: wait for steps
 //     "http": {"address": "127.0.0.1", "port": 7878,
-//              "token_env": "TRENCH_TOKEN", "body_limit": 8388608},
+//              "token_env": "TRENCH_TOKEN", "body_limit": 8388608,
+//              "max_connections": 256},  open at once (http_server.h)
 //     "sandbox": {"namespaces": true, "uid": 65534, "gid": 65534,
 //                 "memory_bytes": 4294967296},
 //     "log": {"format": "human" | "json", "level": "info"},
@@ -91,6 +92,7 @@ struct DaemonConfig {
   int http_port = 7878;  // 0: ephemeral.
   std::string token_env = "TRENCH_TOKEN";
   uint64_t body_limit = 8u << 20;
+  int http_max_connections = 256;
   bool sandbox_namespaces = true;
   uint32_t sandbox_uid = 65534, sandbox_gid = 65534;
   uint64_t sandbox_memory_bytes = 4ull << 30;

@@ -347,6 +347,7 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
   ho.address = config.http_address;
   ho.port = static_cast<uint16_t>(config.http_port);
   ho.body_limit = config.body_limit;
+  ho.max_connections = static_cast<size_t>(config.http_max_connections);
   ApiHandlers* api = impl->api.get();
   ASSIGN_OR_RETURN(impl->http,
                    HttpServer::Start(impl->ioc, ho, [api](const ApiRequest& r) {

@@ -2,6 +2,7 @@
 
 #include <spdlog/formatter.h>
 #include <spdlog/logger.h>
+#include <spdlog/sinks/dup_filter_sink.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -14,6 +15,9 @@
 namespace trench::orchestrator {
 namespace {
 
+// Identical lines within this window after the first are counted, not
+// printed (logging.h).
+constexpr std::chrono::seconds kRepeatWindow{10};
 // Separates the message from its fields' JSON in a log payload.
 constexpr char kFieldsMark = '\x1f';
 
@@ -143,7 +147,12 @@ Status SetUpLogging(std::string_view format, std::string_view level,
     sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   }
   sink->set_formatter(std::make_unique<LineFormatter>(format == "json"));
-  auto logger = std::make_shared<spdlog::logger>("trench", std::move(sink));
+  // A line repeated back to back (an error in a loop) is printed once per
+  // kRepeatWindow, then "Skipped N duplicate messages..".
+  auto dedup =
+      std::make_shared<spdlog::sinks::dup_filter_sink_mt>(kRepeatWindow);
+  dedup->add_sink(std::move(sink));
+  auto logger = std::make_shared<spdlog::logger>("trench", std::move(dedup));
   logger->set_level(lvl);
   logger->flush_on(spdlog::level::trace);
   spdlog::set_default_logger(std::move(logger));

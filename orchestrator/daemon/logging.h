@@ -10,6 +10,11 @@
 // hold no space or quote) in human format. Fields named ts, level or msg
 // are renamed field.ts, field.level, field.msg so they cannot overwrite
 // the line's own.
+//
+// Repeated lines are rate-limited: a message identical to the one before
+// (same text and fields) within 10 s is not printed but counted; the next
+// printed line is preceded by "Skipped N duplicate messages..". An error
+// that repeats in a loop thus costs one line per 10 s, not one per try.
 #pragma once
 
 #include <spdlog/common.h>

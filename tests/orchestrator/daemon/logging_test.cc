@@ -1,5 +1,5 @@
-// The daemon's log set-up (orchestrator/daemon/logging.h): JSON lines that parse,
-// the human form, levels, and errors for bad settings.
+// The daemon's log set-up (orchestrator/daemon/logging.h): JSON lines that
+// parse, the human form, levels, and errors for bad settings.
 #include "orchestrator/daemon/logging.h"
 
 #include <gtest/gtest.h>
@@ -91,6 +91,29 @@ TEST_F(LoggingTest, LevelFilters) {
   ASSERT_TRUE(SetUpLogging("json", "off", &out_).ok());
   spdlog::critical("hidden too");
   EXPECT_EQ(Lines().size(), 1u);
+}
+
+// An error in a loop (accept failing with EMFILE) prints its first line
+// and then a count, not one line per failure.
+TEST_F(LoggingTest, RepeatedLinesAreCountedNotPrinted) {
+  ASSERT_TRUE(SetUpLogging("human", "info", &out_).ok());
+  for (int i = 0; i < 100000; ++i) {
+    spdlog::warn("http: accept failed: Too many open files");
+  }
+  spdlog::info("http: accepting again");
+  std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 3u) << out_.str();
+  EXPECT_NE(lines[0].find("warn  http: accept failed: Too many open files"),
+            std::string::npos);
+  EXPECT_NE(lines[1].find("Skipped 99999 duplicate messages.."),
+            std::string::npos)
+      << lines[1];
+  EXPECT_NE(lines[2].find("http: accepting again"), std::string::npos);
+  // Lines that differ are all printed.
+  spdlog::info("a");
+  spdlog::info("b");
+  spdlog::info("a");
+  EXPECT_EQ(Lines().size(), 6u);
 }
 
 TEST_F(LoggingTest, BadSettingsAreNamed) {
