@@ -8,6 +8,13 @@
 //        case format (compiler/ir/literal_json.h), one per parameter, only
 //        with hlo. At least one of text and hlo. Creates a bug in state
 //        new (with its case when hlo is given) -> 201 {"id", "case"?}.
+//        The title is stored as one line without controls (the title as
+//        given, when that changed it, is kept as details.report.title).
+//        An "Idempotency-Key" header (1-255 printable ASCII, no spaces)
+//        makes retries safe: the same key with the same report within
+//        idempotency_retention_seconds answers the first bug's 201 again,
+//        with "Idempotent-Replayed: true" and nothing written; with a
+//        different report, 409. A bad key is 400.
 //   GET  /api/v1/bugs[?state=&after=&limit=]   -> {"bugs": [...]}
 //   GET  /api/v1/bugs/{id}          -> {"bug", "events", "patches"}
 //   POST /api/v1/patches/{id}/review {"decision": "approve"|"reject",
@@ -52,6 +59,9 @@ struct ApiOptions {
   std::string cases_dir;
   int default_limit = 100;  // List size when ?limit= is absent.
   int max_limit = 1000;     // Larger ?limit= values are clamped.
+  // How long POST /api/v1/reports remembers an Idempotency-Key: a retry
+  // with the same key and report within it gets the first bug back.
+  int64_t idempotency_retention_seconds = 24 * 3600;
 };
 
 class ApiHandlers {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/display_text.h"
 #include "base/sha256.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_instruction.h"
@@ -15,6 +16,7 @@ namespace trench::orchestrator {
 namespace {
 
 constexpr size_t kMaxTitle = 120;
+constexpr size_t kMaxIdempotencyKey = 255;
 
 // A report as checked: text and hlo "" when absent.
 struct Report {
@@ -76,12 +78,13 @@ StatusOr<Report> ParseReport(const std::string& body) {
   return r;
 }
 
-// The given title, else the text's first line, else a generic one.
+// The given title, else the text's first line, else a generic one: one
+// line without controls (display_text.h), since titles go to commit
+// subjects and terminals.
 std::string TitleOf(const Report& r) {
-  std::string t = r.title;
-  if (t.empty()) t = r.text.substr(0, r.text.find('\n'));
+  std::string t = OneLine(r.title, kMaxTitle);
+  if (t.empty()) t = OneLine(r.text.substr(0, r.text.find('\n')), kMaxTitle);
   if (t.empty()) t = "reported HLO module";
-  if (t.size() > kMaxTitle) t = t.substr(0, kMaxTitle - 3) + "...";
   return t;
 }
 
@@ -101,11 +104,43 @@ Status WriteModuleFile(const std::string& dir, const std::string& hlo) {
   return Status::Ok();
 }
 
+// The request's Idempotency-Key (key "" when none): 1 to 255 printable
+// ASCII characters, no spaces. The report is hashed field by field, so a
+// retry that spells the same JSON differently is the same report.
+StatusOr<IdempotencyKey> KeyOf(const ApiRequest& request, const Report& r,
+                               int64_t retention_seconds) {
+  IdempotencyKey key;
+  auto it = request.headers.find("idempotency-key");
+  if (it == request.headers.end()) return key;
+  const std::string& k = it->second;
+  bool printable = !k.empty() && k.size() <= kMaxIdempotencyKey;
+  for (char c : k) printable &= c > ' ' && c < 0x7f;
+  if (!printable) {
+    return InvalidArgument(
+        "header Idempotency-Key must be 1 to " +
+        std::to_string(kMaxIdempotencyKey) +
+        " printable ASCII characters without spaces (e.g. a UUID)");
+  }
+  key.key = k;
+  key.request_sha256 = Sha256Hex(r.text + '\0' + r.title + '\0' + r.hlo + '\0' +
+                                 r.inputs.Dump());
+  key.retention_ms = retention_seconds * 1000;
+  return key;
+}
+
+StatusOr<CreatedBug> CreatedBugOf(StatusOr<int64_t> id) {
+  if (!id.ok()) return id.status();
+  return CreatedBug{*id, false};
+}
+
 }  // namespace
 
 ApiResponse ApiHandlers::PostReport(const ApiRequest& request) {
   StatusOr<Report> report = ParseReport(request.body);
   if (!report.ok()) return StatusResponse(report.status());
+  StatusOr<IdempotencyKey> key =
+      KeyOf(request, *report, options_.idempotency_retention_seconds);
+  if (!key.ok()) return StatusResponse(key.status());
   NewBug bug;
   bug.title = TitleOf(*report);
   bug.signature =
@@ -114,6 +149,10 @@ ApiResponse ApiHandlers::PostReport(const ApiRequest& request) {
   details["source"] = "api";
   Json& rep = details["report"] = Json::MakeObject();
   rep["text"] = report->text;
+  // The title as given, when cleaning changed it: data, like the text.
+  if (!report->title.empty() && report->title != bug.title) {
+    rep["title"] = report->title;
+  }
   if (!report->hlo.empty()) rep["hlo"] = report->hlo;
   if (!report->inputs.is_null()) rep["inputs"] = report->inputs;
   bug.details = std::move(details);
@@ -136,11 +175,15 @@ ApiResponse ApiHandlers::PostReport(const ApiRequest& request) {
   }
   Json evidence = Json::MakeObject();
   evidence["event"] = "report_received";
-  StatusOr<int64_t> id = store_->CreateBug(bug, "api:report", evidence);
-  if (!id.ok()) return StatusResponse(id.status());
-  ApiResponse r =
-      JsonResponse(201, ToJson(ReportCreated{*id, bug.case_sha256}));
-  r.headers.emplace_back("Location", "/api/v1/bugs/" + std::to_string(*id));
+  StatusOr<CreatedBug> created =
+      key->key.empty()
+          ? CreatedBugOf(store_->CreateBug(bug, "api:report", evidence))
+          : store_->CreateBugOnce(bug, "api:report", evidence, *key);
+  if (!created.ok()) return StatusResponse(created.status());
+  const int64_t id = created->id;
+  ApiResponse r = JsonResponse(201, ToJson(ReportCreated{id, bug.case_sha256}));
+  r.headers.emplace_back("Location", "/api/v1/bugs/" + std::to_string(id));
+  if (created->replayed) r.headers.emplace_back("Idempotent-Replayed", "true");
   return r;
 }
 

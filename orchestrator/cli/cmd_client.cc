@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "agents/http_client.h"
+#include "base/display_text.h"
 #include "base/json_nlohmann.h"
 #include "orchestrator/api/api_bodies.h"
 #include "orchestrator/cli/cli.h"
@@ -151,7 +152,7 @@ using orchestrator::BugStateName;
 
 // Prints an API error (or another failure) and returns kExitFailure.
 int ApiFail(const Context& ctx, const Status& s) {
-  return Fail(ctx, s.message());
+  return Fail(ctx, EscapeControls(s.message()));
 }
 
 // Declares --server URL on `p`.
@@ -333,7 +334,8 @@ int CmdBugs(const Context& ctx) {
   for (const Bug& b : all.bugs) {
     o << std::setw(6) << b.id << std::setw(17) << BugStateName(b.state)
       << std::setw(18) << Time(b.updated_ms) << std::setw(14)
-      << b.culprit_commit.value_or("").substr(0, 12) << b.title << "\n";
+      << b.culprit_commit.value_or("").substr(0, 12)
+      << EscapeControls(b.title, false) << "\n";
   }
   *ctx.out << o.str();
   return kExitOk;
@@ -368,7 +370,7 @@ int CmdShow(const Context& ctx) {
   StatusOr<std::string> text = orchestrator::BugReportText(FromJsonDoc(doc));
   if (!text.ok())
     return Fail(ctx, "unexpected reply: " + text.status().message());
-  *ctx.out << *text;
+  *ctx.out << EscapeControls(*text);  // Stranger text: never raw.
   return kExitOk;
 }
 
@@ -439,15 +441,16 @@ int CmdEvents(const Context& ctx) {
     if (const auto* c = std::get_if<orchestrator::CommitEvent>(&entry)) {
       *ctx.out << "#" << c->id << "  " << Time(c->at_ms) << "  "
                << "commit " << c->commit_sha.substr(0, 12) << ": "
-               << orchestrator::CommitEventName(c->kind) << "  by " << c->actor
-               << "\n";
+               << orchestrator::CommitEventName(c->kind) << "  by "
+               << EscapeControls(c->actor, false) << "\n";
       continue;
     }
     const auto& e = std::get<orchestrator::Event>(entry);
     *ctx.out << "#" << e.id << "  " << Time(e.at_ms) << "  "
              << "bug " << e.bug_id << ": "
              << (e.from ? BugStateName(*e.from) : "(created)") << " -> "
-             << BugStateName(e.to) << "  by " << e.actor << "\n";
+             << BugStateName(e.to) << "  by " << EscapeControls(e.actor, false)
+             << "\n";
   }
   return kExitOk;
 }

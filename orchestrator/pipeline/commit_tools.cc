@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/display_text.h"
 #include "base/json_nlohmann.h"
 #include "git/git_repo.h"
 #include "git/patch_apply.h"
@@ -169,10 +170,13 @@ StatusOr<Json> FileFinding(StepContext& ctx, const std::string& commit,
   NewBug nb;
   nb.signature = signature;
   const Json* status = finding.Find("status");
-  nb.title = "fuzz finding: " +
-             (status && status->is_string() ? status->string_value()
-                                            : std::string("failure")) +
-             " (" + sig->string_value() + ")";
+  // A model may have written the status: one line, no controls.
+  nb.title =
+      OneLine("fuzz finding: " +
+                  (status && status->is_string() ? status->string_value()
+                                                 : std::string("failure")) +
+                  " (" + sig->string_value() + ")",
+              200);
   nb.case_sha256 = sha;
   nb.details = Json::MakeObject();
   nb.details["source"] = "fuzz";

@@ -416,8 +416,8 @@ StatusOr<Json> RunProposeStep(StepContext& ctx, const Job& job) {
   patches.push_back(PatchToJson(patch));
   full["patches"] = patches;
   ASSIGN_OR_RETURN(std::string report, BugReportText(full));
-  const std::string message = "trench: fix bug " + std::to_string(bug->id) +
-                              ": " + bug->title + "\n\n" + report;
+  const std::string message =
+      ProposalCommitMessage(bug->id, bug->title, report);
   ASSIGN_OR_RETURN(auto repo, hlo_bisect::GitRepo::Open(ctx.config->repo));
   const std::string ref = "refs/heads/" + patch.branch;
   ASSIGN_OR_RETURN(std::string commit,

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <sstream>
 
+#include "base/display_text.h"
 #include "triage/case/verdict_status.h"
 
 namespace trench::orchestrator {
@@ -83,7 +84,7 @@ std::string MembersLine(const Json* j, size_t max_len = 200) {
       s += k + "=" + (v.is_string() ? v.string_value() : v.Dump());
     }
   }
-  return Truncate(s, max_len);
+  return OneLine(s, max_len);
 }
 
 // ---- Where a step's data is: bug.details[key], else the evidence of the
@@ -265,7 +266,7 @@ std::string PatchText(const Json* patch) {
   if (v != nullptr && v->size() > 0) {
     s += "verification:\n";
     for (const auto& [k, val] : v->object()) {
-      std::string text = val.is_string() ? val.string_value()
+      std::string text = val.is_string() ? OneLine(val.string_value(), 400)
                          : val.is_bool() ? (val.bool_value() ? "yes" : "no")
                                          : Truncate(val.Dump(), 200);
       s += "  " + k + ": " + text + "\n";
@@ -306,7 +307,8 @@ StatusOr<std::string> BugReportText(const Json& bug_response) {
   }
   Source src{Obj(bug, "details"), Arr(&bug_response, "events")};
   std::ostringstream o;
-  o << "# Bug " << Scalar(bug, "id") << ": " << Str(bug, "title") << "\n\n";
+  o << "# Bug " << Scalar(bug, "id") << ": " << OneLine(Str(bug, "title"), 200)
+    << "\n\n";
   o << "state: " << Str(bug, "state") << "\n";
   o << "signature: " << Str(bug, "signature") << "\n";
   o << "created: " << TimeText(bug, "created_ms")
@@ -375,6 +377,16 @@ StatusOr<std::string> BugReportText(const Json& bug_response) {
   }
   Section(o, "History", HistoryText(src.events), "no events\n");
   return o.str();
+}
+
+std::string ProposalCommitMessage(int64_t bug_id, const std::string& title,
+                                  const std::string& report) {
+  std::string body = EscapeControls(report);
+  if (!body.empty() && body.back() != '\n') body += '\n';
+  return "trench: fix bug " + std::to_string(bug_id) + ": " +
+         OneLine(title, 200) + "\n\n" + body +
+         "\n(Proposed by trench. The report above is data: its text is "
+         "quoted from the bug and the tools.)\n";
 }
 
 std::string TriageRunText(const Json& triage) {

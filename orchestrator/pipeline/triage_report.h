@@ -33,6 +33,7 @@
 // wrong type counts as missing.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "base/json.h"
@@ -44,6 +45,16 @@ namespace trench::orchestrator {
 // object with a "bug" object (the only thing the report cannot do
 // without).
 StatusOr<std::string> BugReportText(const Json& bug_response);
+
+// The commit message of bug `bug_id`'s proposed patch: the subject
+// "trench: fix bug <id>: <title as one line>", a blank line, `report` (the
+// bug's BugReportText) with its controls escaped (display_text.h; newlines
+// kept), and a closing paragraph of trench's own. Stranger text therefore
+// never reaches the subject, never sends a control to a terminal that
+// shows the log, and can never be read as a trailer ("Signed-off-by: ..."):
+// git reads trailers from the last paragraph only.
+std::string ProposalCommitMessage(int64_t bug_id, const std::string& title,
+                                  const std::string& report);
 
 // The report of a one-shot `trench triage` (no daemon, no repository):
 //   {"case": DIR, "out": DIR, "verdict": hlo-diff's verdict,

@@ -176,12 +176,24 @@ constexpr char kBuildTarget[] = R"sql(
 ALTER TABLE builds ADD COLUMN target TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Idempotency-Key uses of POST /api/v1/reports: the key, a hash of the
+// report it came with, and the bug it made (written with the bug).
+constexpr char kIdempotencyKeys[] = R"sql(
+CREATE TABLE idempotency_keys (
+  key TEXT PRIMARY KEY,
+  request_sha256 TEXT NOT NULL,
+  bug_id INTEGER NOT NULL REFERENCES bugs(id),
+  created_ms INTEGER NOT NULL
+);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kInitialSchema},
     {2, "lookup indexes and live-job dedup", kIndexes},
     {3, "commit events (commit_landed, build_ready)", kCommitEvents},
     {4, "agent session cost", kSessionCost},
     {5, "the target's description per build", kBuildTarget},
+    {6, "idempotency keys of reports", kIdempotencyKeys},
 };
 
 Status EnsureMetaTable(Db* db) {

@@ -61,6 +61,18 @@ struct NewBug {
   Json details = Json::MakeObject();
 };
 
+// A client's Idempotency-Key for creating a bug (POST /api/v1/reports).
+struct IdempotencyKey {
+  std::string key;             // As sent (the API checked its form).
+  std::string request_sha256;  // What the request asked for.
+  int64_t retention_ms = 0;    // Uses older than this are forgotten.
+};
+
+struct CreatedBug {
+  int64_t id = 0;
+  bool replayed = false;  // The key's earlier bug; nothing was written.
+};
+
 // Fields set together with a transition (absent: unchanged).
 struct TransitionFields {
   // "REQUIRED for -> X" fields must be given for that move unless the bug
@@ -195,6 +207,16 @@ class Store {
   // stored case.
   StatusOr<int64_t> CreateBug(const NewBug& bug, const std::string& actor,
                               const Json& evidence);
+  // CreateBug under an idempotency key, the key recorded in the same
+  // transaction as the bug (a crash leaves both or neither). A key used
+  // within its retention for the same request_sha256 returns that bug,
+  // replayed, and writes nothing (expired uses are deleted first). Errors:
+  // as CreateBug; kFailedPrecondition "Idempotency-Key '<key>' was already
+  // used for a different report (bug N) ..." for another request_sha256.
+  StatusOr<CreatedBug> CreateBugOnce(const NewBug& bug,
+                                     const std::string& actor,
+                                     const Json& evidence,
+                                     const IdempotencyKey& key);
   StatusOr<Bug> GetBug(int64_t id);
   // Bugs with id > after_id in id order, at most `limit`; only those in
   // `state` when given.
@@ -310,6 +332,8 @@ class Store {
  private:
   Store(std::unique_ptr<Db> db, Clock* clock)
       : db_(std::move(db)), clock_(clock) {}
+  StatusOr<int64_t> InsertBug(const NewBug& bug, const std::string& actor,
+                              const Json& evidence, int64_t now);
   std::unique_ptr<Db> db_;
   Clock* clock_;
 };

@@ -144,35 +144,82 @@ Status CheckTransitionFields(Store* store, const Bug& bug, BugState to,
 
 }  // namespace
 
+// The bug and its creation event. REQUIRES: in a transaction.
+StatusOr<int64_t> Store::InsertBug(const NewBug& bug, const std::string& actor,
+                                   const Json& evidence, int64_t now) {
+  if (bug.case_sha256) {
+    ASSIGN_OR_RETURN(bool exists, CaseExists(db(), *bug.case_sha256));
+    if (!exists) {
+      return FailedPrecondition("new bug: case " + *bug.case_sha256 +
+                                " is not stored");
+    }
+  }
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db()->Prepare("INSERT INTO bugs (state, signature, title, created_ms, "
+                    "updated_ms, case_sha256, details) VALUES (?1, ?2, ?3, "
+                    "?4, ?4, ?5, ?6)"));
+  RETURN_IF_ERROR(st.BindText(1, BugStateName(BugState::kNew))
+                      .BindText(2, bug.signature)
+                      .BindText(3, bug.title)
+                      .BindInt64(4, now)
+                      .BindOptionalText(5, bug.case_sha256)
+                      .BindJson(6, bug.details)
+                      .Run());
+  const int64_t id = db()->LastInsertRowId();
+  RETURN_IF_ERROR(InsertEvent(db(), id, std::nullopt, BugState::kNew, actor,
+                              evidence, now));
+  return id;
+}
+
 StatusOr<int64_t> Store::CreateBug(const NewBug& bug, const std::string& actor,
                                    const Json& evidence) {
   int64_t id = 0;
   RETURN_IF_ERROR(InTransaction(db(), [&]() -> Status {
-    if (bug.case_sha256) {
-      ASSIGN_OR_RETURN(bool exists, CaseExists(db(), *bug.case_sha256));
-      if (!exists) {
-        return FailedPrecondition("new bug: case " + *bug.case_sha256 +
-                                  " is not stored");
-      }
-    }
-    const int64_t now = clock_->NowMillis();
-    ASSIGN_OR_RETURN(
-        Statement st,
-        db()->Prepare("INSERT INTO bugs (state, signature, title, created_ms, "
-                      "updated_ms, case_sha256, details) VALUES (?1, ?2, ?3, "
-                      "?4, ?4, ?5, ?6)"));
-    RETURN_IF_ERROR(st.BindText(1, BugStateName(BugState::kNew))
-                        .BindText(2, bug.signature)
-                        .BindText(3, bug.title)
-                        .BindInt64(4, now)
-                        .BindOptionalText(5, bug.case_sha256)
-                        .BindJson(6, bug.details)
-                        .Run());
-    id = db()->LastInsertRowId();
-    return InsertEvent(db(), id, std::nullopt, BugState::kNew, actor, evidence,
-                       now);
+    ASSIGN_OR_RETURN(id, InsertBug(bug, actor, evidence, clock_->NowMillis()));
+    return Status::Ok();
   }));
   return id;
+}
+
+StatusOr<CreatedBug> Store::CreateBugOnce(const NewBug& bug,
+                                          const std::string& actor,
+                                          const Json& evidence,
+                                          const IdempotencyKey& key) {
+  CreatedBug out;
+  RETURN_IF_ERROR(InTransaction(db(), [&]() -> Status {
+    const int64_t now = clock_->NowMillis();
+    ASSIGN_OR_RETURN(Statement expire,
+                     db()->Prepare("DELETE FROM idempotency_keys WHERE "
+                                   "created_ms <= ?1"));
+    RETURN_IF_ERROR(expire.BindInt64(1, now - key.retention_ms).Run());
+    ASSIGN_OR_RETURN(Statement seen,
+                     db()->Prepare("SELECT request_sha256, bug_id FROM "
+                                   "idempotency_keys WHERE key = ?1"));
+    ASSIGN_OR_RETURN(bool row, seen.BindText(1, key.key).Step());
+    if (row) {
+      out.id = seen.ColumnInt64(1);
+      if (seen.ColumnText(0) != key.request_sha256) {
+        return FailedPrecondition(
+            "Idempotency-Key '" + key.key +
+            "' was already used for a different report (bug " +
+            std::to_string(out.id) + "); use a new key for a new report");
+      }
+      out.replayed = true;
+      return Status::Ok();
+    }
+    ASSIGN_OR_RETURN(out.id, InsertBug(bug, actor, evidence, now));
+    ASSIGN_OR_RETURN(Statement put,
+                     db()->Prepare("INSERT INTO idempotency_keys (key, "
+                                   "request_sha256, bug_id, created_ms) "
+                                   "VALUES (?1, ?2, ?3, ?4)"));
+    return put.BindText(1, key.key)
+        .BindText(2, key.request_sha256)
+        .BindInt64(3, out.id)
+        .BindInt64(4, now)
+        .Run();
+  }));
+  return out;
 }
 
 StatusOr<Bug> Store::GetBug(int64_t id) {

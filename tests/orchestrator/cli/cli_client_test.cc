@@ -214,6 +214,66 @@ TEST_F(CliClientTest, ShowPrintsTheTriageReport) {
   EXPECT_EQ(j->Find("events")->size(), 8u);
 }
 
+// No byte of `out` is a control a terminal acts on (C0 but newline, DEL,
+// UTF-8 C1) and no line starts a trailer.
+void ExpectNoControls(const std::string& out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    const unsigned char c = out[i];
+    EXPECT_TRUE(c == '\n' || (c >= 0x20 && c != 0x7f))
+        << "control byte " << int(c) << " at " << i << " in:\n"
+        << out;
+    if (c == 0xc2 && i + 1 < out.size()) {
+      const unsigned char d = out[i + 1];
+      EXPECT_FALSE(d >= 0x80 && d <= 0x9f) << "C1 control in:\n" << out;
+    }
+  }
+}
+
+// Issue 18, item 11: a hostile title and text, through the API (cleaned at
+// intake) and as an older daemon may have stored them (raw), are printed
+// by `trench bugs` and `trench show` with every control escaped.
+TEST_F(CliClientTest, StrangerTextIsEscapedOnTheTerminal) {
+  const std::string title =
+      "abort\n\nSigned-off-by: Mallory <m@evil>\n\x1b]0;pwned\x07";
+  const std::string text =
+      "boom\r\x1b[2J\x1b]0;pwned\x07 \xc2\x9b"
+      "31m done";
+  Json body = Json::MakeObject();
+  body["title"] = title;
+  body["text"] = text;
+  HttpReply posted = Call("POST", "/api/v1/reports", body.Dump(), kToken);
+  ASSERT_EQ(posted.status, 201) << posted.body;
+  const int64_t cleaned = *posted.json().Find("id")->GetInt64();
+  EXPECT_EQ(check_->GetBug(cleaned)->title,
+            "abort Signed-off-by: Mallory <m@evil> ]0;pwned");
+  NewBug raw{"sig-raw", title, std::nullopt, Json::MakeObject()};
+  raw.details["report"]["text"] = text;
+  StatusOr<int64_t> stored = check_->CreateBug(raw, "\x1b[31mtest", Json());
+  ASSERT_TRUE(stored.ok());
+
+  CliRun r = Run({"bugs"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectNoControls(r.out);
+  ExpectHas(r.out, "abort Signed-off-by: Mallory <m@evil> ]0;pwned\n");
+  ExpectHas(r.out,
+            "abort\\x0a\\x0aSigned-off-by: Mallory <m@evil>\\x0a\\x1b]0;"
+            "pwned\\x07\n");
+  for (int64_t id : {cleaned, *stored}) {
+    r = Run({"show", std::to_string(id)});
+    ASSERT_EQ(r.code, 0) << r.err;
+    ExpectNoControls(r.out);
+    ExpectHas(r.out, "> boom\\x0d\\x1b[2J\\x1b]0;pwned\\x07 \\u{009b}31m done");
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      EXPECT_FALSE(line.starts_with("Signed-off-by:")) << r.out;
+    }
+  }
+  ExpectHas(r.out, "by \\x1b[31mtest");
+  r = Run({"events"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectNoControls(r.out);
+}
+
 TEST_F(CliClientTest, UnknownAndBadIds) {
   CliRun r = Run({"show", "999"});
   EXPECT_EQ(r.code, 1);
