@@ -153,7 +153,8 @@ TEST_F(ServerLimitsTest, OutOfDescriptorsTheAcceptLoopBacksOffAndRecovers) {
               cpu, lines, text.size());
   EXPECT_NE(text.find("accept failed: Too many open files"), std::string::npos)
       << text;
-  EXPECT_LT(cpu, 0.5 * wall) << "the accept loop spins";
+  // Measured: 0.002 s with the back-off, 0.9 s when accept spins.
+  EXPECT_LT(cpu, 0.1 * wall) << "the accept loop spins";
   EXPECT_LE(lines, 8u) << text;
 }
 
