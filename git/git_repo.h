@@ -113,6 +113,8 @@ class GitRepo {
   // refs/heads/trench/revert-<culprit 12 hex>-on-<base 12 hex> (replaced if
   // present). Errors: FailedPrecondition "revert of C on B conflicts in:
   // a, b" when the revert does not apply cleanly.
+  // In a repository this process may not write, the commit is kept in
+  // memory for this GitRepo (branch "").
   StatusOr<RevertResult> RevertOnto(const std::string& culprit_rev,
                                     const std::string& base_rev);
 
@@ -122,7 +124,13 @@ class GitRepo {
 
  private:
   explicit GitRepo(git_repository* repo) : repo_(repo) {}
+  // Whether we may write the repository's objects and refs.
+  bool Writable() const;
+  // New objects go to memory from now on (for a read-only repository).
+  Status KeepNewObjectsInMemory();
+
   git_repository* repo_;
+  bool in_memory_ = false;
 };
 
 }  // namespace trench::hlo_bisect
