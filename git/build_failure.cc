@@ -1,5 +1,7 @@
 #include "git/build_failure.h"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <fstream>
 
@@ -53,6 +55,13 @@ std::string_view FindInfraMarkerInFile(const std::string& path) {
                                     : window;
   }
   return {};
+}
+
+bool FileSystemFull(const std::string& dir) {
+  struct statvfs s;
+  if (::statvfs(dir.c_str(), &s) != 0) return false;
+  return (s.f_blocks > 0 && s.f_bavail * 100 < s.f_blocks) ||
+         (s.f_files > 0 && s.f_favail * 100 < s.f_files);
 }
 
 }  // namespace trench::hlo_bisect

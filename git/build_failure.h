@@ -28,4 +28,9 @@ std::string_view FindInfraMarker(std::string_view text);
 // large), or "" (also when the file cannot be read).
 std::string_view FindInfraMarkerInFile(const std::string& path);
 
+// Whether the file system holding `dir` is (nearly) full: under 1% of its
+// bytes or of its inodes free. A build that failed there failed for want
+// of room, even when its log could not say so (the log is on it too).
+bool FileSystemFull(const std::string& dir);
+
 }  // namespace trench::hlo_bisect

@@ -175,6 +175,11 @@ StatusOr<BuildResult> CommitBuilder::BuildAs(const std::string& rev,
       }
     }
   }
+  if (p.exit_code != 0 && !r.infra && FileSystemFull(work.string())) {
+    r.infra = true;
+    r.reason += " (the file system of " + work.string() +
+                " is full: a failure of the machine, not of the commit)";
+  }
   r.built = r.reason.empty();
   if (!r.built) r.log_tail = Tail(log, options_.log_tail_bytes);
   if (r.infra) return r;  // Neither staged nor cached: build again later.

@@ -159,7 +159,12 @@ StatusOr<std::unique_ptr<GitRepo>> GitRepo::Open(const std::string& path) {
       git_repository_open_ext(&repo, path.c_str(),
                               GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr),
       "cannot open a git repository at " + path);
-  return std::unique_ptr<GitRepo>(new GitRepo(repo));
+  std::unique_ptr<GitRepo> r(new GitRepo(repo));
+  // One we may only read (the daemon's mirror, shown read-only to a
+  // sandboxed build): what we write (the empty tree of a first checkout,
+  // a revert) lives in memory for this GitRepo.
+  if (!r->Writable()) RETURN_IF_ERROR(r->KeepNewObjectsInMemory());
+  return r;
 }
 
 StatusOr<std::unique_ptr<GitRepo>> GitRepo::Init(const std::string& path) {
@@ -359,7 +364,6 @@ StatusOr<RevertResult> GitRepo::RevertOnto(const std::string& culprit_rev,
   if (git_commit_parentcount(culprit.get()) == 0) {
     return FailedPrecondition("cannot revert root commit " + culprit_sha);
   }
-  if (!Writable()) RETURN_IF_ERROR(KeepNewObjectsInMemory());
   git_index* raw = nullptr;
   TRENCH_GIT_RETURN_IF_ERROR(
       git_revert_commit(&raw, repo_, culprit.get(), base.get(), mainline,
@@ -413,12 +417,8 @@ StatusOr<RevertResult> GitRepo::RevertOnto(const std::string& culprit_rev,
   RevertResult r;
   r.branch = "refs/heads/trench/revert-" + culprit_sha.substr(0, 12) + "-on-" +
              base_sha.substr(0, 12);
-  // A repository we may only read (the daemon's mirror, shown read-only to
-  // a sandboxed bisection): the commit lives in memory for this process.
-  if (!Writable()) {
-    RETURN_IF_ERROR(KeepNewObjectsInMemory());
-    r.branch.clear();
-  }
+  // A repository we may only read: the commit lives in memory (Open).
+  if (in_memory_) r.branch.clear();
   r.patch_hash = Sha256Hex(patch).substr(0, 16);
   ASSIGN_OR_RETURN(
       r.sha, CreateCommit(repo_, tree.get(), {base.get()}, message, r.branch));

@@ -54,7 +54,10 @@ struct RevertResult {
 class GitRepo {
  public:
   // Opens the repository at `path` (a working directory or a .git / bare
-  // directory; no discovery of parents). NotFound when there is none.
+  // directory; no discovery of parents). NotFound when there is none. In
+  // a repository this process may not write, new objects (a checkout's
+  // empty tree, a revert) are kept in memory for this GitRepo, and no ref
+  // is written.
   static StatusOr<std::unique_ptr<GitRepo>> Open(const std::string& path);
   // Creates a repository with a working directory at `path` (created).
   static StatusOr<std::unique_ptr<GitRepo>> Init(const std::string& path);
