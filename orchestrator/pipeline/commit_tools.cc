@@ -78,6 +78,21 @@ StatusOr<BuildVolume> SetUpBuilder(const DaemonConfig& config,
   return v;
 }
 
+namespace {
+
+// Removes everything in the builder's work dir (the file system's own
+// lost+found stays).
+void EmptyWorkDir(const std::string& dir) {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().filename() == "lost+found") continue;
+    std::error_code rm;
+    fs::remove_all(e.path(), rm);
+  }
+}
+
+}  // namespace
+
 std::mutex& BuilderMutex() {
   static std::mutex* mu = new std::mutex;
   return *mu;
@@ -91,11 +106,7 @@ StatusOr<BuilderRun> PrepareBuilderRun(StepContext& ctx,
   const DaemonPaths& p = *ctx.paths;
   std::error_code ec;
   fs::remove_all(p.build_out, ec);  // The last run's staged entries.
-  if (ctx.config->builder_clean) {
-    for (const char* dir : {"src", "build", "ccache", "tmp", "build.log"}) {
-      fs::remove_all(p.worktree + "/" + dir, ec);
-    }
-  }
+  if (ctx.config->builder_clean) EmptyWorkDir(p.worktree);
   for (const std::string& dir :
        {p.worktree, p.build_out, p.worktree + "/tmp"}) {
     fs::create_directories(dir, ec);
@@ -126,13 +137,7 @@ void ReclaimBuilderSpace(StepContext& ctx) {
       "builder: {} is nearly full ({:.0f}% of its bytes, {:.0f}% of its "
       "inodes free): emptied, the next build starts cold",
       ctx.paths->worktree, space->bytes_free * 100, space->inodes_free * 100);
-  std::error_code ec;
-  for (const fs::directory_entry& e :
-       fs::directory_iterator(ctx.paths->worktree, ec)) {
-    if (e.path().filename() == "lost+found") continue;
-    std::error_code rm;
-    fs::remove_all(e.path(), rm);
-  }
+  EmptyWorkDir(ctx.paths->worktree);
 }
 
 namespace {

@@ -34,7 +34,8 @@ StatusOr<BuildVolume> SetUpBuilder(const DaemonConfig& config,
 // outputs are the run's own). The work dir is its only writable place;
 // the mirror and the cache are read-only; TMPDIR and CCACHE_DIR are in the
 // work dir (ccache bounded to a quarter of the builder volume, or off with
-// builder.clean, which also empties the worktree and build dir first).
+// builder.clean, which also empties the whole work dir first: then no
+// state passes from the build of one commit to the next).
 struct BuilderRun {
   std::unique_lock<std::mutex> lock;
   sandbox::Options options;

@@ -116,6 +116,31 @@ TEST_F(BuildStepTest, AHostileBuildCannotPoisonAnotherCommitsCache) {
   EXPECT_EQ(row->bin_dir, paths_->build_cache + "/" + a_ + "/bin");
 }
 
+// What the cache check cannot see: a build leaves files in the shared work
+// dir (the build directory, ccache) that the next commit's incremental
+// build picks up. builder.clean empties the work dir before each build.
+TEST_F(BuildStepTest, CleanBuildsShareNothingBetweenCommits) {
+  const std::string check =
+      "if [ -e ../planted ] || [ -e \"$TRENCH_BUILD_DIR/planted\" ]; then "
+      "echo 'error: planted by another build' >&2; exit 1; fi; ";
+  config_.build_command = "if [ \"$TRENCH_COMMIT\" = " + b_ +
+                          " ]; then : > ../planted; mkdir -p "
+                          "\"$TRENCH_BUILD_DIR\"; : > "
+                          "\"$TRENCH_BUILD_DIR/planted\"; else " +
+                          check + "fi; " + FakeBuild();
+  config_.builder_clean = true;
+  ASSERT_TRUE(BuildCommit(ctx_, b_, b_, "").ok());
+  StatusOr<Json> a = BuildCommit(ctx_, a_, a_, "");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_TRUE(a->Find("built")->bool_value()) << a->Dump();
+  // Without it, the plant reaches the next build (incremental builds).
+  config_.builder_clean = false;
+  ASSERT_TRUE(BuildCommit(ctx_, b_, b_, "p1").ok());
+  StatusOr<Json> again = BuildCommit(ctx_, a_, a_, "p2");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(again->Find("built")->bool_value()) << again->Dump();
+}
+
 // A binary changed in the cache after it was installed: LookupBuild sees
 // it, and the next build of the commit replaces it.
 TEST_F(BuildStepTest, ATamperedCacheBinaryIsRebuilt) {
