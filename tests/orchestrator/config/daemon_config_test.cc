@@ -89,8 +89,8 @@ TEST(DaemonConfigTest, Builder) {
   StatusOr<DaemonConfig> d =
       ParseDaemonConfig(R"({"var_dir": "v", "repo": "r"})", "t.json", "/");
   ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->builder_disk_bytes, 16ull << 30);
-  EXPECT_EQ(d->builder_inodes, 1ull << 20);
+  EXPECT_EQ(d->builder_disk_bytes, 4ull << 30);
+  EXPECT_EQ(d->builder_inodes, 1ull << 18);
   EXPECT_FALSE(d->builder_clean);
   StatusOr<DaemonConfig> c = ParseDaemonConfig(
       R"({"var_dir": "v", "repo": "r", "builder": {"disk_bytes": 0,
