@@ -63,6 +63,21 @@ class BuildStepTest : public testing::StepTest {
     return MakeJob("build", std::move(payload));
   }
 
+  // The builder volume at the work dir, of `bytes` and `inodes`.
+  BuildVolumeOptions VolumeOptions(uint64_t bytes, uint64_t inodes) const {
+    BuildVolumeOptions o;
+    o.image = paths_->build_image;
+    o.mount_point = paths_->worktree;
+    o.bytes = bytes;
+    o.inodes = inodes;
+    return o;
+  }
+  // False where this machine cannot mount one (not root, no loop devices):
+  // the test is skipped there.
+  static bool CanMount(const StatusOr<BuildVolume>& v) {
+    return v.ok() || v.status().code() != StatusCode::kFailedPrecondition;
+  }
+
   std::vector<std::string> Builds() {
     std::vector<std::string> lines;
     std::istringstream in(ReadText(paths_->worktree + "/builds.txt"));
@@ -220,17 +235,9 @@ TEST_F(BuildStepTest, ACompileErrorIsCachedOnce) {
 // other directories keep their files and their room, and the next build
 // succeeds.
 TEST_F(BuildStepTest, DiskFillerAndFileBombStopAtTheBuilderVolume) {
-  if (::geteuid() != 0) GTEST_SKIP() << "mounting needs root";
-  BuildVolumeOptions o;
-  o.image = paths_->build_image;
-  o.mount_point = paths_->worktree;
-  o.bytes = 64ull << 20;
-  o.inodes = 4096;
+  const BuildVolumeOptions o = VolumeOptions(64ull << 20, 4096);
   StatusOr<BuildVolume> volume = BuildVolume::Mount(o);
-  if (!volume.ok() &&
-      volume.status().code() == StatusCode::kFailedPrecondition) {
-    GTEST_SKIP() << volume.status().ToString();
-  }
+  if (!CanMount(volume)) GTEST_SKIP() << volume.status().ToString();
   ASSERT_TRUE(volume.ok()) << volume.status().ToString();
   config_.builder_disk_bytes = o.bytes;
   const std::string keep = paths_->cases + "/keep.txt";
@@ -275,16 +282,9 @@ TEST_F(BuildStepTest, DiskFillerAndFileBombStopAtTheBuilderVolume) {
 // The volume is reused when a daemon finds its own image still mounted
 // (after a crash), and made again when the configuration changed.
 TEST_F(BuildStepTest, TheBuilderVolumeIsReusedOrRemade) {
-  if (::geteuid() != 0) GTEST_SKIP() << "mounting needs root";
-  BuildVolumeOptions o;
-  o.image = paths_->build_image;
-  o.mount_point = paths_->worktree;
-  o.bytes = 32ull << 20;
-  o.inodes = 2048;
+  BuildVolumeOptions o = VolumeOptions(32ull << 20, 2048);
   StatusOr<BuildVolume> first = BuildVolume::Mount(o);
-  if (!first.ok() && first.status().code() == StatusCode::kFailedPrecondition) {
-    GTEST_SKIP() << first.status().ToString();
-  }
+  if (!CanMount(first)) GTEST_SKIP() << first.status().ToString();
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   { std::ofstream(paths_->worktree + "/mark") << "x"; }
   // A second daemon (the first one "crashed": its mount stays).
