@@ -70,6 +70,12 @@ StatusOr<Tested> Bisector::Test(const std::string& rev, const std::string& key,
   ASSIGN_OR_RETURN(BuildResult b, key.empty()
                                       ? builder_.Build(info.sha)
                                       : builder_.BuildAs(info.sha, key));
+  // The machine failed the build: no verdict on the commit, so none on the
+  // bisection either; the caller runs it again later.
+  if (b.infra) {
+    return ResourceExhausted("build " + info.ShortSha() + ": " + b.reason +
+                             "\n" + b.log_tail);
+  }
   Tested t;
   t.built = b.built;
   Progress("build " + info.ShortSha() + " " + info.summary + ": " +

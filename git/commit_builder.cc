@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/subprocess.h"
+#include "git/build_failure.h"
 
 namespace trench::hlo_bisect {
 namespace {
@@ -30,41 +31,6 @@ std::string Tail(const fs::path& p, size_t bytes) {
   text = text.substr(text.size() - bytes);
   const size_t nl = text.find('\n');
   return nl == std::string::npos ? text : text.substr(nl + 1);
-}
-
-Status WriteText(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return IoError("cannot write " + p.string());
-  return Status::Ok();
-}
-
-StatusOr<BuildResult> FromJson(const Json& j) {
-  BuildResult r;
-  auto str = [&](const char* k) -> std::string {
-    const Json* v = j.Find(k);
-    return v && v->is_string() ? v->string_value() : "";
-  };
-  const Json* built = j.Find("built");
-  if (!j.is_object() || !built || !built->is_bool()) {
-    return InvalidArgument("result.json: expected {\"built\": bool, ...}");
-  }
-  r.key = str("key");
-  r.commit = str("commit");
-  r.built = built->bool_value();
-  r.reason = str("reason");
-  r.log_tail = str("log_tail");
-  if (const Json* s = j.Find("seconds"); s && s->is_number()) {
-    r.seconds = s->number_value();
-  }
-  if (const Json* e = j.Find("exit_code"); e && e->is_integer()) {
-    r.exit_code = static_cast<int>(e->int64_value());
-  }
-  if (const Json* t = j.Find("timed_out"); t && t->is_bool()) {
-    r.timed_out = t->bool_value();
-  }
-  return r;
 }
 
 // An exclusive flock on a file, held while alive (-1: none).
@@ -88,12 +54,6 @@ class FileLock {
 
 }  // namespace
 
-const std::vector<std::string>& TargetBinaries() {
-  static const std::vector<std::string> kBinaries = {"hloc", "tpusim",
-                                                     "hlo-run"};
-  return kBinaries;
-}
-
 std::string DefaultBuildCommand() {
   return "gen=; command -v ninja >/dev/null 2>&1 && gen='-G Ninja'; "
          "cc=; command -v ccache >/dev/null 2>&1 && "
@@ -104,20 +64,6 @@ std::string DefaultBuildCommand() {
          "--target hloc tpusim hlo-run";
 }
 
-Json BuildResult::ToJson() const {
-  Json j = Json::MakeObject();
-  j["key"] = key;
-  j["commit"] = commit;
-  j["built"] = built;
-  j["cached"] = cached;
-  j["seconds"] = seconds;
-  j["exit_code"] = exit_code;
-  j["timed_out"] = timed_out;
-  j["reason"] = reason;
-  j["log_tail"] = log_tail;
-  return j;
-}
-
 CommitBuilder::CommitBuilder(GitRepo* repo, BuilderOptions options)
     : repo_(repo), options_(std::move(options)) {
   if (options_.build_command.empty()) {
@@ -125,26 +71,18 @@ CommitBuilder::CommitBuilder(GitRepo* repo, BuilderOptions options)
   }
 }
 
+std::string CommitBuilder::StagingDir() const {
+  return options_.output_dir.empty()
+             ? (fs::absolute(options_.work_dir) / "out").string()
+             : fs::absolute(options_.output_dir).string();
+}
+
 StatusOr<BuildResult> CommitBuilder::Lookup(const std::string& key) const {
-  const fs::path entry = fs::path(options_.cache_dir) / key;
-  std::error_code ec;
-  if (!fs::exists(entry / "result.json", ec)) {
-    return NotFound("no cache entry " + entry.string());
-  }
-  StatusOr<Json> j = ParseJson(ReadText(entry / "result.json"));
-  if (!j.ok()) return NotFound(entry.string() + ": unreadable result.json");
-  ASSIGN_OR_RETURN(BuildResult r, FromJson(*j));
-  r.key = key;
-  r.cached = true;
-  if (r.built) {
-    r.bin_dir = (entry / "bin").string();
-    for (const std::string& b : TargetBinaries()) {
-      if (!fs::exists(entry / "bin" / b, ec)) {
-        return NotFound(entry.string() + ": binary " + b + " missing");
-      }
-    }
-  }
-  return r;
+  StatusOr<BuildResult> hit = LookupBuild(options_.cache_dir, key);
+  if (hit.ok() || options_.output_dir.empty()) return hit;
+  // This run's own entries (the daemon installs them after the run).
+  StatusOr<BuildResult> own = LookupBuild(options_.output_dir, key);
+  return own.ok() ? own : hit;
 }
 
 StatusOr<BuildResult> CommitBuilder::Build(const std::string& rev) {
@@ -154,12 +92,15 @@ StatusOr<BuildResult> CommitBuilder::Build(const std::string& rev) {
 
 StatusOr<BuildResult> CommitBuilder::BuildAs(const std::string& rev,
                                              const std::string& key) {
-  if (key.empty() || key.find('/') != std::string::npos || key[0] == '.') {
+  if (!IsValidBuildKey(key)) {
     return InvalidArgument("bad cache key '" + key + "'");
   }
+  std::string cache_problem;
   if (StatusOr<BuildResult> hit = Lookup(key); hit.ok()) {
     ++cache_hits_;
     return hit;
+  } else if (hit.status().code() != StatusCode::kNotFound) {
+    cache_problem = hit.status().message();
   }
   ASSIGN_OR_RETURN(std::string sha, repo_->Resolve(rev));
   const fs::path work = fs::absolute(options_.work_dir);
@@ -203,17 +144,28 @@ StatusOr<BuildResult> CommitBuilder::BuildAs(const std::string& rev,
   BuildResult r;
   r.key = key;
   r.commit = sha;
+  r.cache_problem = cache_problem;
   r.seconds = p.seconds;
   r.exit_code = p.exit_code;
   r.timed_out = p.timed_out;
+  const std::string_view marker = FindInfraMarkerInFile(log.string());
+  // A timeout or a signal says nothing about the commit on a loaded
+  // machine (the OOM killer, a run next to it): infrastructure.
   if (p.timed_out) {
+    r.infra = true;
     r.reason = "the build timed out after " +
                std::to_string(static_cast<int>(options_.timeout_seconds)) +
                " s";
   } else if (p.signal != 0) {
+    r.infra = true;
     r.reason = "the build command died of signal " + std::to_string(p.signal);
   } else if (p.exit_code != 0) {
+    r.infra = !marker.empty();
     r.reason = "the build command exited with " + std::to_string(p.exit_code);
+    if (r.infra) {
+      r.reason += " (the log says \"" + std::string(marker) +
+                  "\": a failure of the machine, not of the commit)";
+    }
   } else {
     for (const std::string& b : TargetBinaries()) {
       if (!fs::exists(build / b, ec)) {
@@ -223,40 +175,53 @@ StatusOr<BuildResult> CommitBuilder::BuildAs(const std::string& rev,
       }
     }
   }
+  if (p.exit_code != 0 && !r.infra && FileSystemFull(work.string())) {
+    r.infra = true;
+    r.reason += " (the file system of " + work.string() +
+                " is full: a failure of the machine, not of the commit)";
+  }
   r.built = r.reason.empty();
   if (!r.built) r.log_tail = Tail(log, options_.log_tail_bytes);
+  if (r.infra) return r;  // Neither staged nor cached: build again later.
 
-  // The entry is assembled aside and renamed into place.
-  const fs::path cache = fs::absolute(options_.cache_dir);
-  const fs::path entry = cache / key;
-  const fs::path tmp =
-      cache / (".tmp-" + key + "-" + std::to_string(::getpid()));
-  fs::remove_all(tmp, ec);
-  fs::create_directories(tmp, ec);
-  if (ec) return IoError("cannot create " + tmp.string() + ": " + ec.message());
+  // Staged (the work directory's own), then installed where we own C.
+  const fs::path staging = StagingDir();
+  const fs::path staged = staging / key;
+  fs::create_directories(staging, ec);
+  fs::remove_all(staged, ec);
+  fs::create_directories(staged / "bin", ec);
+  if (ec) {
+    return IoError("cannot create " + staged.string() + ": " + ec.message());
+  }
   if (r.built) {
-    fs::create_directories(tmp / "bin", ec);
     for (const std::string& b : TargetBinaries()) {
-      fs::copy_file(build / b, tmp / "bin" / b,
+      fs::copy_file(build / b, staged / "bin" / b,
                     fs::copy_options::overwrite_existing, ec);
       if (ec) {
-        return IoError("cannot copy " + (build / b).string() +
-                       " to the cache: " + ec.message());
+        return IoError("cannot copy " + (build / b).string() + " to " +
+                       staged.string() + ": " + ec.message());
       }
+      ASSIGN_OR_RETURN(r.sha256[b], FileSha256((staged / "bin" / b).string()));
     }
   }
   Json j = r.ToJson();
   std::erase_if(j.mutable_object(),
                 [](const auto& kv) { return kv.first == "cached"; });
-  RETURN_IF_ERROR(WriteText(tmp / "result.json", j.DumpPretty() + "\n"));
-  fs::remove_all(entry, ec);
-  fs::rename(tmp, entry, ec);
-  if (ec) {
-    return IoError("cannot move " + tmp.string() + " to " + entry.string() +
-                   ": " + ec.message());
+  {
+    std::ofstream out(staged / "result.json", std::ios::binary);
+    out << j.DumpPretty() << "\n";
+    out.close();
+    if (!out) return IoError("cannot write " + staged.string());
   }
-  if (r.built) r.bin_dir = (entry / "bin").string();
-  return r;
+  if (!options_.output_dir.empty()) {
+    if (r.built) r.bin_dir = (staged / "bin").string();
+    return r;
+  }
+  ASSIGN_OR_RETURN(BuildResult installed,
+                   InstallBuild(staging.string(), key, options_.cache_dir));
+  installed.cache_problem = cache_problem;
+  fs::remove_all(staged, ec);
+  return installed;
 }
 
 }  // namespace trench::hlo_bisect

@@ -9,13 +9,20 @@
 //   W/build/   the build directory
 //   W/build.log  the last build's output
 //   W/lock       flock'ed during a checkout + build: runs sharing W wait
-// The cache C holds one entry per key (a commit sha, or "<base sha>-p<patch
-// hash>" for a patched commit such as a revert):
+//   W/out/<key>/ the entry of the last build of <key>, staged (below)
+// The cache C (build_cache.h) holds one entry per key (a commit sha, or
+// "<base sha>-p<patch hash>" for a patched commit such as a revert):
 //   C/<key>/result.json   {"key", "commit", "built", "seconds", "exit_code",
-//                          "timed_out", "reason", "log_tail"}
+//                          "timed_out", "reason", "log_tail", "sha256"}
 //   C/<key>/bin/{hloc,tpusim,hlo-run}   when built
 // A commit that does not build is cached too (built: false), so it is not
 // built again.
+//
+// A build stages its entry in the output directory O (options.output_dir,
+// default W/out) and then, when O is W/out, installs it into C itself
+// (InstallBuild). With an output_dir of its own (the daemon's sandboxed
+// builds) C is only read: the daemon installs the staged entry of the key
+// it asked for, so a build cannot write another commit's entry.
 //
 // The build command runs through /bin/sh in W/src with its output in
 // W/build.log and this environment (added to ours):
@@ -26,8 +33,10 @@
 //   TRENCH_JOBS       parallel jobs (the number of CPUs)
 //   CCACHE_BASEDIR=W, CCACHE_NOHASHDIR=1 unless already set (ccache hits
 //                     across work directories)
-// A command that exits non-zero, times out, or leaves a binary missing
-// means "does not build".
+// A command that exits non-zero, or leaves a binary missing, means "does
+// not build" -- unless the machine failed it (build_failure.h: an
+// infrastructure marker in its log, death by a signal, a timeout): then
+// the result says infra, and nothing is cached or staged.
 #pragma once
 
 #include <memory>
@@ -36,6 +45,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
+#include "git/build_cache.h"
 #include "git/git_repo.h"
 
 namespace trench::hlo_bisect {
@@ -46,28 +56,13 @@ namespace trench::hlo_bisect {
 std::string DefaultBuildCommand();
 
 struct BuilderOptions {
-  std::string work_dir;       // W (created).
-  std::string cache_dir;      // C (created).
+  std::string work_dir;   // W (created).
+  std::string cache_dir;  // C (created when this builder installs).
+  // O: where new entries are staged; "" : W/out, installed into C here.
+  std::string output_dir;
   std::string build_command;  // "" : DefaultBuildCommand().
   double timeout_seconds = 3600;
   size_t log_tail_bytes = 4096;
-};
-
-struct BuildResult {
-  std::string key;
-  std::string commit;
-  bool built = false;
-  bool cached = false;  // Taken from the cache (no build ran now).
-  std::string bin_dir;  // C/<key>/bin when built.
-  double seconds = 0;   // Of the build (the original one when cached).
-  int exit_code = -1;   // Of the build command (-1: signal or timeout).
-  bool timed_out = false;
-  std::string reason;    // Why it does not build ("" when built).
-  std::string log_tail;  // The end of the build log when it did not build.
-
-  // {"key", "commit", "built", "cached", "seconds", "exit_code",
-  //  "timed_out", "reason", "log_tail"}.
-  Json ToJson() const;
 };
 
 class CommitBuilder {
@@ -83,8 +78,10 @@ class CommitBuilder {
   // "<base sha>-p<patch hash>", whose own sha changes with its time).
   StatusOr<BuildResult> BuildAs(const std::string& rev, const std::string& key);
 
-  // Cached result for `key`, if complete (a "built" entry needs its
-  // binaries); NotFound otherwise.
+  // Cached result for `key` (LookupBuild on C, then on O when O is this
+  // run's own); NotFound otherwise. An entry LookupBuild refuses (a binary
+  // changed since it was installed) is a miss too: the error says why, and
+  // BuildAs puts it in the result's cache_problem.
   StatusOr<BuildResult> Lookup(const std::string& key) const;
 
   int builds() const { return builds_; }          // Builds run.
@@ -92,13 +89,12 @@ class CommitBuilder {
   const BuilderOptions& options() const { return options_; }
 
  private:
+  std::string StagingDir() const;  // O, absolute.
+
   GitRepo* repo_;
   BuilderOptions options_;
   int builds_ = 0;
   int cache_hits_ = 0;
 };
-
-// The binaries a build must produce.
-const std::vector<std::string>& TargetBinaries();
 
 }  // namespace trench::hlo_bisect

@@ -1,6 +1,8 @@
 #include "git/git_repo.h"
 
 #include <git2.h>
+#include <git2/sys/mempack.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -157,7 +159,12 @@ StatusOr<std::unique_ptr<GitRepo>> GitRepo::Open(const std::string& path) {
       git_repository_open_ext(&repo, path.c_str(),
                               GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr),
       "cannot open a git repository at " + path);
-  return std::unique_ptr<GitRepo>(new GitRepo(repo));
+  std::unique_ptr<GitRepo> r(new GitRepo(repo));
+  // One we may only read (the daemon's mirror, shown read-only to a
+  // sandboxed build): what we write (the empty tree of a first checkout,
+  // a revert) lives in memory for this GitRepo.
+  if (!r->Writable()) RETURN_IF_ERROR(r->KeepNewObjectsInMemory());
+  return r;
 }
 
 StatusOr<std::unique_ptr<GitRepo>> GitRepo::Init(const std::string& path) {
@@ -410,10 +417,36 @@ StatusOr<RevertResult> GitRepo::RevertOnto(const std::string& culprit_rev,
   RevertResult r;
   r.branch = "refs/heads/trench/revert-" + culprit_sha.substr(0, 12) + "-on-" +
              base_sha.substr(0, 12);
+  // A repository we may only read: the commit lives in memory (Open).
+  if (in_memory_) r.branch.clear();
   r.patch_hash = Sha256Hex(patch).substr(0, 16);
   ASSIGN_OR_RETURN(
       r.sha, CreateCommit(repo_, tree.get(), {base.get()}, message, r.branch));
   return r;
+}
+
+bool GitRepo::Writable() const {
+  const char* dir = git_repository_path(repo_);
+  return dir != nullptr &&
+         ::access((std::string(dir) + "/objects").c_str(), W_OK) == 0 &&
+         ::access(dir, W_OK) == 0;
+}
+
+Status GitRepo::KeepNewObjectsInMemory() {
+  if (in_memory_) return Status::Ok();
+  git_odb* odb = nullptr;
+  TRENCH_GIT_RETURN_IF_ERROR(git_repository_odb(&odb, repo_),
+                             "cannot open the object database");
+  git_odb_backend* mempack = nullptr;
+  int rc = git_mempack_new(&mempack);
+  if (rc == 0) {
+    // Above the disk backends: new objects go to memory.
+    rc = git_odb_add_backend(odb, mempack, 999);
+  }
+  git_odb_free(odb);
+  if (rc < 0) return git::Error(rc, "cannot add an in-memory object store");
+  in_memory_ = true;
+  return Status::Ok();
 }
 
 }  // namespace trench::hlo_bisect

@@ -54,7 +54,10 @@ struct RevertResult {
 class GitRepo {
  public:
   // Opens the repository at `path` (a working directory or a .git / bare
-  // directory; no discovery of parents). NotFound when there is none.
+  // directory; no discovery of parents). NotFound when there is none. In
+  // a repository this process may not write, new objects (a checkout's
+  // empty tree, a revert) are kept in memory for this GitRepo, and no ref
+  // is written.
   static StatusOr<std::unique_ptr<GitRepo>> Open(const std::string& path);
   // Creates a repository with a working directory at `path` (created).
   static StatusOr<std::unique_ptr<GitRepo>> Init(const std::string& path);
@@ -113,6 +116,8 @@ class GitRepo {
   // refs/heads/trench/revert-<culprit 12 hex>-on-<base 12 hex> (replaced if
   // present). Errors: FailedPrecondition "revert of C on B conflicts in:
   // a, b" when the revert does not apply cleanly.
+  // In a repository this process may not write, the commit is kept in
+  // memory for this GitRepo (branch "").
   StatusOr<RevertResult> RevertOnto(const std::string& culprit_rev,
                                     const std::string& base_rev);
 
@@ -122,7 +127,13 @@ class GitRepo {
 
  private:
   explicit GitRepo(git_repository* repo) : repo_(repo) {}
+  // Whether we may write the repository's objects and refs.
+  bool Writable() const;
+  // New objects go to memory from now on (for a read-only repository).
+  Status KeepNewObjectsInMemory();
+
   git_repository* repo_;
+  bool in_memory_ = false;
 };
 
 }  // namespace trench::hlo_bisect

@@ -194,6 +194,11 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
   RETURN_IF_ERROR(top.Int("max_draft_rounds", 1, 100, &c.max_draft_rounds));
   RETURN_IF_ERROR(
       top.Seconds("build_timeout_seconds", &c.build_timeout_seconds));
+  RETURN_IF_ERROR(top.Object("builder", [&](Section& b) {
+    RETURN_IF_ERROR(b.Int("disk_bytes", 0, INT64_MAX, &c.builder_disk_bytes));
+    RETURN_IF_ERROR(b.Int("inodes", 1024, int64_t{1} << 31, &c.builder_inodes));
+    return b.Bool("clean", &c.builder_clean);
+  }));
   RETURN_IF_ERROR(top.Seconds("step_timeout_seconds", &c.step_timeout_seconds));
   RETURN_IF_ERROR(
       top.Int("max_concurrent_runs", 1, 1024, &c.max_concurrent_runs));

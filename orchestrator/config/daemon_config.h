@@ -24,6 +24,14 @@
 //     "verify_fuzz_seconds": 20,        focused fuzzing of a patched build
 //     "max_draft_rounds": 3,            drafts before a human is asked
 //     "build_timeout_seconds": 1800,
+//     "builder": {"disk_bytes": 4294967296,   the builds' work dir is an
+//                 "inodes": 262144,          ext4 image this large, with
+//                                            this many files (0: a plain
+//                                            directory, unbounded)
+//                 "clean": false},           wipe the worktree, build dir
+//                                            and ccache before each build
+//                                            (no state shared between
+//                                            builds of different commits)
 //     "step_timeout_seconds": 900,      any other tool run
 //     "max_concurrent_runs": 2,         sandboxed runs at once (global cap)
 //     "drain_seconds": 30,              graceful shutdown: wait for steps
@@ -85,6 +93,11 @@ struct DaemonConfig {
   double verify_fuzz_seconds = 20;
   int max_draft_rounds = 3;
   double build_timeout_seconds = 1800;
+  // Our own target's build (worktree, Release build dir, ccache) takes
+  // about 40 MB in 1,700 files: a hundredfold and more.
+  uint64_t builder_disk_bytes = 4ull << 30;
+  uint64_t builder_inodes = 1ull << 18;
+  bool builder_clean = false;
   double step_timeout_seconds = 900;
   int max_concurrent_runs = 2;
   double drain_seconds = 30;

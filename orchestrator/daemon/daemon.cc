@@ -22,8 +22,9 @@
 
 #include "orchestrator/api/api_handlers.h"
 #include "orchestrator/api/http_server.h"
-#include "orchestrator/pipeline/pipeline.h"
 #include "orchestrator/daemon/repo_watcher.h"
+#include "orchestrator/pipeline/commit_tools.h"
+#include "orchestrator/pipeline/pipeline.h"
 #include "triage/case/target_flags.h"
 
 namespace trench::orchestrator {
@@ -48,6 +49,7 @@ bool Retryable(const Status& s) {
 struct Daemon::Impl {
   DaemonConfig config;
   DaemonPaths paths;
+  BuildVolume builder_volume;  // Unmounted last (after the workers).
   std::string tools_dir;
   int lock_fd = -1;
   bool libgit2_held = false;
@@ -267,8 +269,8 @@ Daemon::~Daemon() {
 StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
   auto impl = std::make_unique<Impl>(config);
   const DaemonPaths& p = impl->paths;
-  // The mirror under var/builder belongs to the sandbox's uid (its tools
-  // write revert branches there), so libgit2's owner check (git's
+  // The mirror under var/builder may belong to another uid (older daemons
+  // let the sandbox's uid own it), so libgit2's owner check (git's
   // safe.directory) would refuse it to us. The check guards repository
   // discovery in directories other users control; the daemon opens only
   // the paths its config names, so it is off for this process (kept off
@@ -289,6 +291,7 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
     if (impl->lock_fd >= 0) ::close(impl->lock_fd);
     return FailedPrecondition("another trench daemon runs on " + p.var);
   }
+  ASSIGN_OR_RETURN(impl->builder_volume, SetUpBuilder(config, p));
   impl->tools_dir =
       config.tools_dir.empty() ? hlo_diff::ExecutableDir() : config.tools_dir;
   for (const char* tool :

@@ -2,6 +2,8 @@
 #include "orchestrator/pipeline/commit_tools.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -12,8 +14,10 @@
 
 #include "base/display_text.h"
 #include "base/json_nlohmann.h"
+#include "git/build_cache.h"
 #include "git/git_repo.h"
 #include "git/patch_apply.h"
+#include "orchestrator/pipeline/build_volume.h"
 #include "orchestrator/pipeline/step_util.h"
 
 namespace trench::orchestrator {
@@ -21,31 +25,215 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Builds `rev` of the mirror in the sandbox (hlo-bisect build), under
-// `key` when not empty. Returns the build's JSON (built, reason, ...).
-StatusOr<Json> BuildInSandbox(StepContext& ctx, const std::string& rev,
-                              const std::string& key) {
+// Gives `path` (and, when `recursive`, what it holds; links not followed)
+// back to root where another uid owns it.
+void OwnByRoot(const std::string& path, bool recursive) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && st.st_uid != 0) {
+    (void)::lchown(path.c_str(), 0, 0);
+  }
+  if (!recursive) return;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(path, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (::lstat(it->path().c_str(), &st) == 0 && st.st_uid != 0) {
+      (void)::lchown(it->path().c_str(), 0, 0);
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<BuildVolume> SetUpBuilder(const DaemonConfig& config,
+                                   const DaemonPaths& paths) {
+  if (::geteuid() == 0) {
+    OwnByRoot(paths.builder, false);
+    OwnByRoot(paths.mirror, true);
+    OwnByRoot(paths.build_cache, true);
+  }
+  ::chmod(paths.builder.c_str(), 0755);
+  ::chmod(paths.build_cache.c_str(), 0755);
+  const std::string unbounded =
+      "builder: builds write " + paths.worktree +
+      " as a plain directory, with no bound on their bytes or files";
+  if (config.builder_disk_bytes == 0) {
+    spdlog::warn("{} (builder.disk_bytes is 0)", unbounded);
+    return BuildVolume();
+  }
+  BuildVolumeOptions o;
+  o.image = paths.build_image;
+  o.mount_point = paths.worktree;
+  o.bytes = config.builder_disk_bytes;
+  o.inodes = config.builder_inodes;
+  StatusOr<BuildVolume> v = BuildVolume::Mount(o);
+  if (!v.ok() && v.status().code() == StatusCode::kFailedPrecondition) {
+    spdlog::warn("{}: {}", unbounded, v.status().message());
+    return BuildVolume();
+  }
+  if (!v.ok()) return v.status();
+  spdlog::info(
+      "builder: builds write {}, an ext4 image of {:.1f} GiB and {} inodes "
+      "({})",
+      paths.worktree, static_cast<double>(o.bytes) / (1ull << 30), o.inodes,
+      o.image);
+  return v;
+}
+
+namespace {
+
+// Removes everything in the builder's work dir (the file system's own
+// lost+found stays).
+void EmptyWorkDir(const std::string& dir) {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().filename() == "lost+found") continue;
+    std::error_code rm;
+    fs::remove_all(e.path(), rm);
+  }
+}
+
+}  // namespace
+
+std::mutex& BuilderMutex() {
+  static std::mutex* mu = new std::mutex;
+  return *mu;
+}
+
+StatusOr<BuilderRun> PrepareBuilderRun(StepContext& ctx,
+                                       std::vector<std::string> argv,
+                                       double timeout) {
+  BuilderRun run;
+  run.lock = std::unique_lock<std::mutex>(BuilderMutex());
+  const DaemonPaths& p = *ctx.paths;
+  std::error_code ec;
+  fs::remove_all(p.build_out, ec);  // The last run's staged entries.
+  if (ctx.config->builder_clean) EmptyWorkDir(p.worktree);
+  for (const std::string& dir :
+       {p.worktree, p.build_out, p.worktree + "/tmp"}) {
+    fs::create_directories(dir, ec);
+    if (ec) return IoError("cannot create " + dir + ": " + ec.message());
+  }
+  run.options = ctx.Sandboxed(std::move(argv), p.worktree, timeout);
+  run.options.read_only_paths.push_back(p.mirror);
+  // Compiler temporaries count against the builder's volume, not /tmp.
+  run.options.env.push_back("TMPDIR=" + p.worktree + "/tmp");
+  run.options.env.push_back("CCACHE_DIR=" + p.worktree + "/ccache");
+  if (ctx.config->builder_clean) {
+    run.options.env.push_back("CCACHE_DISABLE=1");
+  } else if (ctx.config->builder_disk_bytes > 0) {
+    // A quarter of the volume, so that a full cache leaves room to build.
+    run.options.env.push_back(
+        "CCACHE_MAXSIZE=" +
+        std::to_string(ctx.config->builder_disk_bytes / 4 / 1000000) + "M");
+  }
+  return run;
+}
+
+void ReclaimBuilderSpace(StepContext& ctx) {
+  StatusOr<VolumeSpace> space = SpaceOf(ctx.paths->worktree);
+  if (!space.ok() || (space->bytes_free >= 0.1 && space->inodes_free >= 0.1)) {
+    return;
+  }
+  spdlog::warn(
+      "builder: {} is nearly full ({:.0f}% of its bytes, {:.0f}% of its "
+      "inodes free): emptied, the next build starts cold",
+      ctx.paths->worktree, space->bytes_free * 100, space->inodes_free * 100);
+  EmptyWorkDir(ctx.paths->worktree);
+}
+
+namespace {
+
+// The machine failed the build of `key`: nothing is recorded; the step is
+// retried with backoff (kResourceExhausted), the log in its error.
+Status InfraFailure(const std::string& key, const std::string& why,
+                    const std::string& log_tail) {
+  spdlog::warn("build {}: not a verdict on the commit ({}); built again later",
+               key.substr(0, 12), why);
+  return ResourceExhausted("build of " + key +
+                           ": an infrastructure failure, built again later: " +
+                           why + (log_tail.empty() ? "" : "\n" + log_tail));
+}
+
+// Builds `rev` of the mirror under `key` in the sandbox (hlo-bisect build)
+// and installs what it staged into the cache; a verified cache entry is
+// taken as it is.
+StatusOr<hlo_bisect::BuildResult> BuildKey(StepContext& ctx,
+                                           const std::string& rev,
+                                           const std::string& key) {
+  const DaemonPaths& p = *ctx.paths;
+  StatusOr<hlo_bisect::BuildResult> hit =
+      hlo_bisect::LookupBuild(p.build_cache, key);
+  if (hit.ok()) return hit;
+  if (hit.status().code() != StatusCode::kNotFound) {
+    spdlog::warn("build cache: the entry of {} is refused, built again: {}",
+                 key, hit.status().message());
+  }
   std::vector<std::string> argv = {
       ctx.Tool("hlo-bisect"),
       "build",
       rev,
+      "--key",
+      key,
       "--repo",
-      ctx.paths->mirror,
+      p.mirror,
       "--work",
-      ctx.paths->worktree,
+      p.worktree,
       "--cache",
-      ctx.paths->build_cache,
+      p.build_cache,
+      "--out",
+      p.build_out,
       "--timeout",
       std::to_string(ctx.config->build_timeout_seconds)};
-  if (!key.empty()) argv.insert(argv.end(), {"--key", key});
   if (!ctx.config->build_command.empty()) {
     argv.insert(argv.end(), {"--build-cmd", ctx.config->build_command});
   }
-  sandbox::Options o = ctx.Sandboxed(argv, ctx.paths->builder,
-                                     ctx.config->build_timeout_seconds + 60);
-  o.env.push_back("CCACHE_DIR=" + ctx.paths->builder + "/ccache");
-  ASSIGN_OR_RETURN(sandbox::Result r, ctx.runner->Run(o));
-  return ToolJson("hlo-bisect build", r);
+  ASSIGN_OR_RETURN(
+      BuilderRun run,
+      PrepareBuilderRun(ctx, argv, ctx.config->build_timeout_seconds + 60));
+  StatusOr<sandbox::Result> r = ctx.runner->Run(run.options);
+  ReclaimBuilderSpace(ctx);
+  if (!r.ok()) {
+    return InfraFailure(
+        key, "the sandbox could not run it: " + r.status().message(), "");
+  }
+  // Stopped from outside: the memory limit, the OOM killer, the clock.
+  if (!r->exited || r->timed_out ||
+      (r->limits_hit & (sandbox::kLimitMemory | sandbox::kLimitWallTime |
+                        sandbox::kLimitCpu)) != 0) {
+    return InfraFailure(key, "hlo-bisect build was stopped: " + r->Summary(),
+                        "");
+  }
+  if (r->exit_code == 3) {
+    StatusOr<Json> j = ToolJson("hlo-bisect build", *r);
+    const Json* reason = j.ok() ? j->Find("reason") : nullptr;
+    const Json* tail = j.ok() ? j->Find("log_tail") : nullptr;
+    return InfraFailure(
+        key,
+        reason && reason->is_string() ? reason->string_value() : r->Summary(),
+        tail && tail->is_string() ? tail->string_value() : "");
+  }
+  if (r->exit_code != 0 && r->exit_code != 1) {
+    std::string err = r->stderr_data;
+    if (err.size() > 2000) err = "..." + err.substr(err.size() - 2000);
+    return Internal("hlo-bisect build " + key + ": " + r->Summary() +
+                    "; stderr: " + err);
+  }
+  StatusOr<hlo_bisect::BuildResult> installed =
+      hlo_bisect::InstallBuild(p.build_out, key, p.build_cache);
+  if (!installed.ok() && installed.status().code() == StatusCode::kNotFound) {
+    // Nothing staged: the tool found the entry in the cache itself.
+    installed = hlo_bisect::LookupBuild(p.build_cache, key);
+  }
+  if (!installed.ok()) {
+    return Internal("build of " + key + ": its output is not installed: " +
+                    installed.status().message());
+  }
+  if (installed->built != (r->exit_code == 0)) {
+    return Internal("build of " + key + ": hlo-bisect build exited " +
+                    std::to_string(r->exit_code) + " but staged built: " +
+                    (installed->built ? "true" : "false"));
+  }
+  return installed;
 }
 
 }  // namespace
@@ -53,20 +241,15 @@ StatusOr<Json> BuildInSandbox(StepContext& ctx, const std::string& rev,
 StatusOr<Json> BuildCommit(StepContext& ctx, const std::string& rev,
                            const std::string& sha,
                            const std::string& patch_hash) {
-  const std::string key = patch_hash.empty() ? "" : sha + "-p" + patch_hash;
-  ASSIGN_OR_RETURN(Json b, BuildInSandbox(ctx, rev, key));
-  const Json* built = b.Find("built");
-  const bool ok = built && built->is_bool() && built->bool_value();
-  const std::string cache_key = key.empty() ? sha : key;
-  const Json* tail = b.Find("log_tail");
+  const std::string key = patch_hash.empty() ? sha : sha + "-p" + patch_hash;
+  ASSIGN_OR_RETURN(hlo_bisect::BuildResult b, BuildKey(ctx, rev, key));
   RETURN_IF_ERROR(
       ctx.store
           ->PutBuild(sha, patch_hash,
-                     ok ? BuildStatus::kOk : BuildStatus::kFailed,
-                     ctx.paths->build_cache + "/" + cache_key + "/bin",
-                     tail && tail->is_string() ? tail->string_value() : "")
+                     b.built ? BuildStatus::kOk : BuildStatus::kFailed,
+                     ctx.paths->build_cache + "/" + key + "/bin", b.log_tail)
           .status());
-  return b;
+  return b.ToJson();
 }
 
 namespace {

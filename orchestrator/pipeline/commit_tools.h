@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,13 +12,52 @@
 #include "agents/claims.h"
 #include "base/json.h"
 #include "base/status.h"
+#include "orchestrator/pipeline/build_volume.h"
 #include "orchestrator/pipeline/pipeline.h"
 #include "triage/case/target_description.h"
 
 namespace trench::orchestrator {
 
+// The builder's start-up (the daemon's, as root): var/builder, the mirror
+// and the cache belong to us (chowned back from the sandbox's uid where
+// an older daemon let it own them), and var/builder/work is the builder
+// volume (build_volume.h) of builder.disk_bytes and builder.inodes. Says
+// on one line what the builds are bounded by; where the volume cannot be
+// mounted (not root, no loop devices, disk_bytes 0), says so and leaves
+// the plain directory. Errors: kIoError for a failed mount of a volume
+// this machine could have.
+StatusOr<BuildVolume> SetUpBuilder(const DaemonConfig& config,
+                                   const DaemonPaths& paths);
+// A sandboxed run of the builder (hlo-bisect build or commits), which
+// owns var/builder/work while `lock` is held (one such run at a time per
+// daemon: the work dir is chowned to each run's uid, and the staged
+// outputs are the run's own). The work dir is its only writable place;
+// the mirror and the cache are read-only; TMPDIR and CCACHE_DIR are in the
+// work dir (ccache bounded to a quarter of the builder volume, or off with
+// builder.clean, which also empties the whole work dir first: then no
+// state passes from the build of one commit to the next).
+struct BuilderRun {
+  std::unique_lock<std::mutex> lock;
+  sandbox::Options options;
+};
+StatusOr<BuilderRun> PrepareBuilderRun(StepContext& ctx,
+                                       std::vector<std::string> argv,
+                                       double timeout);
+// After a builder run: when the work dir's file system has under 10% of
+// its bytes or inodes free (a build filled it), empties it so that the
+// next build has room (and starts cold), with a warning.
+void ReclaimBuilderSpace(StepContext& ctx);
 // Builds `rev` (of the mirror) in the sandbox and records the build of
-// (sha, patch_hash); the cache key is sha, or "<sha>-p<patch_hash>".
+// (sha, patch_hash); the cache key is sha, or "<sha>-p<patch_hash>". The
+// daemon installs the entry the run staged for that key (InstallBuild:
+// nothing else the build wrote reaches the cache); a cache entry
+// LookupBuild verifies is taken without a build (one it refuses is
+// warned about and built again). Returns the BuildResult JSON. A build
+// the machine failed (build_failure.h; the sandbox failing to run, the
+// run stopped by its memory, CPU or wall limit or a signal) records
+// nothing and returns kResourceExhausted with the reason and the log's
+// tail: the job is retried with backoff. Errors: also kInternal when the
+// run's output cannot be installed; the store's.
 StatusOr<Json> BuildCommit(StepContext& ctx, const std::string& rev,
                            const std::string& sha,
                            const std::string& patch_hash);

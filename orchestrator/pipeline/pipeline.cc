@@ -15,6 +15,8 @@ DaemonPaths::DaemonPaths(const std::string& var_dir)
       builder(var_dir + "/builder"),
       mirror(var_dir + "/builder/repo.git"),
       worktree(var_dir + "/builder/work"),
+      build_out(var_dir + "/builder/work/out"),
+      build_image(var_dir + "/builder/work.img"),
       build_cache(var_dir + "/builder/cache"),
       work(var_dir + "/work") {}
 

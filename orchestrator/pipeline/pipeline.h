@@ -32,13 +32,20 @@ namespace trench::orchestrator {
 struct DaemonPaths {
   explicit DaemonPaths(const std::string& var_dir);
   std::string var;
-  std::string store;        // var/store.db
-  std::string cases;        // var/cases/<sha256>/ (content-addressed)
-  std::string builder;      // var/builder/: the builds' sandbox work dir
-  std::string mirror;       // var/builder/repo.git (bare mirror of the repo)
-  std::string worktree;     // var/builder/work (checkout + build dir)
-  std::string build_cache;  // var/builder/cache/<key>/{result.json,bin/}
-  std::string work;         // var/work/<job id>/ scratch per step
+  std::string store;    // var/store.db
+  std::string cases;    // var/cases/<sha256>/ (content-addressed)
+  std::string builder;  // var/builder/: the daemon's (0755, root)
+  std::string mirror;   // var/builder/repo.git (bare mirror of the repo)
+  // var/builder/work: the builds' sandbox work dir, the only place a build
+  // writes (checkout src/, build/, ccache/, staged out/<key>/); mounted
+  // from build_image when the builder volume is on (build_volume.h).
+  std::string worktree;
+  std::string build_out;    // var/builder/work/out (staged entries)
+  std::string build_image;  // var/builder/work.img
+  // var/builder/cache/<key>/{result.json,bin/}: written by the daemon only
+  // (build_cache.h), read-only to every sandboxed run.
+  std::string build_cache;
+  std::string work;  // var/work/<job id>/ scratch per step
 };
 
 // What a handler may use. One per worker thread.

@@ -373,16 +373,23 @@ StatusOr<Json> RunBisectStep(StepContext& ctx, const Job& job) {
       ctx.paths->worktree,
       "--cache",
       ctx.paths->build_cache,
+      "--out",
+      ctx.paths->build_out,
       "--timeout",
       std::to_string(ctx.config->build_timeout_seconds),
       "--json"};
   if (!ctx.config->build_command.empty()) {
     argv.insert(argv.end(), {"--build-cmd", ctx.config->build_command});
   }
-  sandbox::Options o = ctx.Sandboxed(argv, ctx.paths->builder,
-                                     ctx.config->build_timeout_seconds * 4);
-  o.env.push_back("CCACHE_DIR=" + ctx.paths->builder + "/ccache");
-  ASSIGN_OR_RETURN(sandbox::Result r, ctx.runner->Run(o));
+  // The cache is only read: the bisection's own builds stay staged in the
+  // work dir for this run (they share one sandbox, so one of them could
+  // write another's entry) and are not installed.
+  ASSIGN_OR_RETURN(
+      BuilderRun run,
+      PrepareBuilderRun(ctx, argv, ctx.config->build_timeout_seconds * 4));
+  StatusOr<sandbox::Result> ran = ctx.runner->Run(run.options);
+  ReclaimBuilderSpace(ctx);
+  ASSIGN_OR_RETURN(sandbox::Result r, std::move(ran));
   ASSIGN_OR_RETURN(Json report, ToolJson("hlo-bisect commits", r));
   const Json* culprit = report.Find("culprit");
   const Json* sha = culprit ? culprit->Find("sha") : nullptr;

@@ -105,7 +105,9 @@ TEST(CommitBuilderTest, EnvironmentAndWorkingDirectory) {
   EXPECT_NE(env.find(src + " " + f.shas[1] + " "), std::string::npos) << env;
 }
 
-TEST(CommitBuilderTest, MissingBinaryOrTimeoutDoesNotBuild) {
+// A binary missing after a successful command is the commit's failure
+// (cached); a timeout is the machine's (not cached: built again).
+TEST(CommitBuilderTest, MissingBinaryDoesNotBuildATimeoutIsInfra) {
   TempDir tmp;
   auto f = MakeFakeRepo(tmp / "repo", 2, {});
   ASSERT_TRUE(f.repo);
@@ -123,7 +125,83 @@ TEST(CommitBuilderTest, MissingBinaryOrTimeoutDoesNotBuild) {
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_FALSE(t->built);
   EXPECT_TRUE(t->timed_out);
+  EXPECT_TRUE(t->infra);
   EXPECT_NE(t->reason.find("timed out"), std::string::npos) << t->reason;
+  EXPECT_EQ(slow.Lookup(f.shas[2]).status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(r->infra);
+  EXPECT_TRUE(quiet.Lookup(f.shas[1]).ok());  // "Does not build", cached.
+}
+
+// A build that fails with a fork error (EAGAIN from a process limit shared
+// with other runs) is not "does not build": nothing is cached, and the next
+// try builds. A compile error is cached once.
+TEST(CommitBuilderTest, InfraFailureIsNotCachedACompileErrorIs) {
+  TempDir tmp;
+  auto f = MakeFakeRepo(tmp / "repo", 2, {});
+  ASSERT_TRUE(f.repo);
+  const std::string flaky =
+      "if [ ! -e \"$TRENCH_BUILD_DIR/../tried\" ]; then : > "
+      "\"$TRENCH_BUILD_DIR/../tried\"; echo 'make: vfork: Resource "
+      "temporarily unavailable' >&2; exit 2; fi; " +
+      testing::FakeBuildCommand();
+  CommitBuilder builder(f.repo.get(), Options(tmp, flaky));
+  StatusOr<BuildResult> first = builder.Build(f.shas[1]);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_FALSE(first->built);
+  EXPECT_TRUE(first->infra);
+  EXPECT_NE(first->reason.find("Resource temporarily unavailable"),
+            std::string::npos)
+      << first->reason;
+  EXPECT_NE(first->log_tail.find("vfork"), std::string::npos);
+  EXPECT_EQ(builder.Lookup(f.shas[1]).status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(fs::exists(tmp / "work/out/" + f.shas[1]));
+  StatusOr<BuildResult> second = builder.Build(f.shas[1]);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_TRUE(second->built) << second->reason << second->log_tail;
+  EXPECT_FALSE(second->cached);
+  EXPECT_EQ(builder.builds(), 2);
+
+  CommitBuilder broken(
+      f.repo.get(),
+      Options(tmp, "echo 'x.cc:1:1: error: expected ;' >&2; exit 1"));
+  StatusOr<BuildResult> e = broken.Build(f.shas[2]);
+  ASSERT_TRUE(e.ok());
+  EXPECT_FALSE(e->built);
+  EXPECT_FALSE(e->infra);
+  StatusOr<BuildResult> again = broken.Build(f.shas[2]);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->cached);
+  EXPECT_FALSE(again->built);
+  EXPECT_EQ(broken.builds(), 1);
+}
+
+// A binary changed in the cache after it was installed is seen: the entry
+// is refused (with the reason in the result) and the commit built again.
+TEST(CommitBuilderTest, TamperedCacheBinaryIsAMissAndRebuilt) {
+  TempDir tmp;
+  auto f = MakeFakeRepo(tmp / "repo", 1, {});
+  ASSERT_TRUE(f.repo);
+  CommitBuilder builder(f.repo.get(), Options(tmp));
+  StatusOr<BuildResult> r = builder.Build(f.shas[1]);
+  ASSERT_TRUE(r.ok() && r->built) << r.status().ToString();
+  ASSERT_EQ(r->sha256.size(), TargetBinaries().size());
+  {
+    std::ofstream evil(r->bin_dir + "/hloc", std::ios::trunc);
+    evil << "#!/bin/sh\necho pwned\n";
+  }
+  StatusOr<BuildResult> look = builder.Lookup(f.shas[1]);
+  EXPECT_EQ(look.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(look.status().message().find("SHA-256"), std::string::npos)
+      << look.status().ToString();
+  StatusOr<BuildResult> again = builder.Build(f.shas[1]);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->built);
+  EXPECT_FALSE(again->cached);
+  EXPECT_NE(again->cache_problem.find("SHA-256"), std::string::npos);
+  EXPECT_EQ(builder.builds(), 2);
+  EXPECT_EQ(ReadText(again->bin_dir + "/hloc").find("pwned"),
+            std::string::npos);
+  EXPECT_TRUE(builder.Lookup(f.shas[1]).ok());
 }
 
 TEST(CommitBuilderTest, BuildAsKeysAPatchedCommit) {
@@ -142,6 +220,7 @@ TEST(CommitBuilderTest, BuildAsKeysAPatchedCommit) {
   EXPECT_FALSE(builder.Lookup(rev->sha).ok());
   EXPECT_FALSE(fs::exists(tmp / "work/src/bug"));  // Reverted.
   EXPECT_FALSE(builder.BuildAs(rev->sha, "../escape").ok());
+  EXPECT_FALSE(builder.BuildAs(rev->sha, "Upper").ok());
 }
 
 }  // namespace

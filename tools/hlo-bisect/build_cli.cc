@@ -13,7 +13,7 @@ namespace {
 using namespace trench::hlo_bisect;
 
 struct Args {
-  std::string rev, repo, key, build_cmd, cache, work;
+  std::string rev, repo, key, build_cmd, cache, work, out;
   double timeout = 3600;
 };
 
@@ -21,7 +21,9 @@ void Declare(FlagParser* p, Args* a) {
   p->set_description(
       "Builds commit REV of R (cached by its sha, or by K) and prints the\n"
       "build result as JSON.");
-  p->set_epilog("exit: 0 built, 1 does not build, 2 usage or harness error");
+  p->set_epilog(
+      "exit: 0 built, 1 does not build, 2 usage or harness error,\n"
+      "3 infrastructure failure (build again later)");
   p->Positional("REV", &a->rev, "the commit");
   p->String("repo", "R", &a->repo, "the target repository");
   p->String("key", "K", &a->key,
@@ -30,6 +32,8 @@ void Declare(FlagParser* p, Args* a) {
             "the build command (default: CMake, target side)");
   p->String("cache", "DIR", &a->cache, "built binaries (default WORK/cache)");
   p->String("work", "DIR", &a->work, "worktree and build directory");
+  p->String("out", "DIR", &a->out,
+            "stage the new entry in DIR/<key>; the cache is only read");
   p->Custom("timeout", "S", "seconds per build (default 3600)",
             hlo_diff::SecondsFlag("timeout", &a->timeout));
 }
@@ -40,7 +44,7 @@ int RunBuildCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   Args a;
   FlagParser p("hlo-bisect build",
                "REV --repo R --work DIR [--key K] [--build-cmd CMD] "
-               "[--cache DIR] [--timeout S]");
+               "[--cache DIR] [--out DIR] [--timeout S]");
   Declare(&p, &a);
   if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
     return *exit;
@@ -58,6 +62,7 @@ int RunBuildCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   BuilderOptions bo;
   bo.work_dir = a.work;
   bo.cache_dir = a.cache.empty() ? a.work + "/cache" : a.cache;
+  bo.output_dir = a.out;
   bo.build_command = a.build_cmd;
   bo.timeout_seconds = a.timeout;
   CommitBuilder builder(repo->get(), bo);
@@ -68,7 +73,7 @@ int RunBuildCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return 2;
   }
   out << r->ToJson().DumpPretty() << "\n";
-  return r->built ? 0 : 1;
+  return r->built ? 0 : r->infra ? 3 : 1;
 }
 
 }  // namespace trench

@@ -4,11 +4,15 @@
 // `hlo-bisect commits`, so a commit is built once for both.
 //
 //   hlo-bisect build REV --repo R [--key K] [--build-cmd CMD] [--cache DIR]
-//       [--work DIR] [--timeout S]
+//       [--work DIR] [--out DIR] [--timeout S]
 //
 // --key K stores the result under K instead of REV's sha (a patched
-// commit: "<base sha>-p<patch hash>"). Exit codes: 0 built (or cached
-// built), 1 does not build, 2 usage error or a harness error.
+// commit: "<base sha>-p<patch hash>"). --out DIR stages the new entry in
+// DIR/<key> and leaves the cache alone (it may be read-only): the daemon
+// installs the entry (build_cache.h). Exit codes: 0 built (or cached
+// built), 1 does not build, 2 usage error or a harness error, 3 the
+// machine failed the build (an infrastructure failure, nothing cached:
+// build again later).
 #pragma once
 
 #include <ostream>

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 using namespace trench::hlo_bisect;
 
 struct Args {
-  std::string case_dir, repo, good, bad, build_cmd, cache, work;
+  std::string case_dir, repo, good, bad, build_cmd, cache, work, out;
   std::string mode = "hlo-run";
   double timeout = 3600, run_timeout = 120;
   bool json = false, confirm = true;
@@ -47,6 +47,8 @@ void Declare(FlagParser* p, Args* a) {
   p->String("work", "DIR", &a->work,
             "worktree and build directory (default\n"
             "/tmp/hlo-bisect-<uid>/<hash of R>)");
+  p->String("out", "DIR", &a->out,
+            "stage new builds in DIR/<key>; the cache is only read");
   p->Custom("timeout", "S", "seconds per build (default 3600)",
             hlo_diff::SecondsFlag("timeout", &a->timeout));
   p->Custom("run-timeout", "S", "seconds per target run (default 120)",
@@ -120,7 +122,8 @@ int RunCommitBisectCli(int argc, char** argv, std::ostream& out,
   Args a;
   FlagParser p("hlo-bisect commits",
                "CASE_DIR --repo R --good REV --bad REV [--build-cmd CMD] "
-               "[--cache DIR] [--work DIR] [--timeout S] [--run-timeout S] "
+               "[--cache DIR] [--work DIR] [--out DIR] [--timeout S] "
+               "[--run-timeout S] "
                "[--mode hlo-run|hloc-tpusim] [--no-confirm] [--json]");
   Declare(&p, &a);
   if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
@@ -147,6 +150,7 @@ int RunCommitBisectCli(int argc, char** argv, std::ostream& out,
   BuilderOptions bo;
   bo.work_dir = work;
   bo.cache_dir = a.cache.empty() ? work + "/cache" : a.cache;
+  bo.output_dir = a.out;
   bo.build_command = a.build_cmd;
   bo.timeout_seconds = a.timeout;
   CommitBuilder builder(repo->get(), bo);

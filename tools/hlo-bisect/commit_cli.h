@@ -2,7 +2,7 @@
 // on the command line.
 //
 //   hlo-bisect commits CASE_DIR --repo R --good REV --bad REV
-//       [--build-cmd CMD] [--cache DIR] [--work DIR] [--timeout S]
+//       [--build-cmd CMD] [--cache DIR] [--work DIR] [--out DIR] [--timeout S]
 //       [--run-timeout S] [--mode hlo-run|hloc-tpusim] [--no-confirm]
 //       [--json]
 //
@@ -13,7 +13,9 @@
 // build, and confirms it by reverting it on top of bad. --work DIR (default
 // /tmp/hlo-bisect-<uid>/<hash of R>) holds the worktree and the build
 // directory, reused across runs so builds stay incremental; --cache DIR
-// (default WORK/cache) the built binaries by commit. --timeout S bounds each
+// (default WORK/cache) the built binaries by commit; with --out DIR new
+// builds are staged in DIR/<key> and the cache is only read (the daemon's
+// sandboxed bisection: build_cache.h). --timeout S bounds each
 // build (default 3600), --run-timeout S each target run (default 120).
 // Progress goes to `err`; the result to `out`: a readable summary, or the
 // report JSON (commit_bisect.h) with --json.
@@ -21,7 +23,8 @@
 // Exit codes: 0 culprit found and confirmed by its revert; 1 culprit found
 // but not confirmed, or only skipped commits left (ambiguous); 2 usage
 // error, or the search cannot start (bad does not fail, good does not pass,
-// good or bad does not build, the repository or case is unreadable).
+// good or bad does not build, the repository or case is unreadable, or the
+// machine failed a build: build_failure.h).
 #pragma once
 
 #include <ostream>

@@ -84,5 +84,27 @@ TEST(DaemonConfigTest, ShippedConfigsParse) {
             StatusCode::kIoError);
 }
 
+// The builder volume's size and inodes, and clean builds.
+TEST(DaemonConfigTest, Builder) {
+  StatusOr<DaemonConfig> d =
+      ParseDaemonConfig(R"({"var_dir": "v", "repo": "r"})", "t.json", "/");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->builder_disk_bytes, 4ull << 30);
+  EXPECT_EQ(d->builder_inodes, 1ull << 18);
+  EXPECT_FALSE(d->builder_clean);
+  StatusOr<DaemonConfig> c = ParseDaemonConfig(
+      R"({"var_dir": "v", "repo": "r", "builder": {"disk_bytes": 0,
+          "inodes": 5000, "clean": true}})",
+      "t.json", "/");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->builder_disk_bytes, 0u);
+  EXPECT_EQ(c->builder_inodes, 5000u);
+  EXPECT_TRUE(c->builder_clean);
+  EXPECT_FALSE(ParseDaemonConfig(
+                   R"({"var_dir": "v", "repo": "r", "builder": {"inodes": 9}})",
+                   "t.json", "/")
+                   .ok());
+}
+
 }  // namespace
 }  // namespace trench::orchestrator
