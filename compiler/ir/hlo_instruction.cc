@@ -6,6 +6,10 @@
 
 namespace trench {
 
+std::string SourceLocation::ToString() const {
+  return std::to_string(line) + ":" + std::to_string(column);
+}
+
 HloInstruction::HloInstruction(HloOpcode opcode, Shape shape, std::string name)
     : opcode_(opcode), shape_(std::move(shape)), name_(std::move(name)) {}
 

@@ -21,6 +21,19 @@ namespace trench {
 
 class HloComputation;
 
+// Where an instruction was written in HLO text: the 1-based line and column
+// of its name (of its shape for an unnamed operand instruction), in the
+// numbering of the file the text came from. {0, 0} for an instruction built
+// in memory (by a pass, a generator or a test).
+struct SourceLocation {
+  int32_t line = 0;
+  int32_t column = 0;
+  bool known() const { return line > 0; }
+  // "LINE:COL". REQUIRES: known().
+  std::string ToString() const;
+  bool operator==(const SourceLocation&) const = default;
+};
+
 class HloInstruction {
  public:
   HloInstruction(HloOpcode opcode, Shape shape, std::string name);
@@ -115,6 +128,12 @@ class HloInstruction {
   // attributes, literal; operands compared by the given predicate.
   bool IdenticalIgnoringOperands(const HloInstruction& o) const;
 
+  // Where the parser read this instruction; unknown ({0, 0}) otherwise.
+  // Not copied by CloneWithOperands (a clone is a new instruction); kept
+  // by HloModule::Clone. Ignored by equality.
+  const SourceLocation& source_location() const { return location_; }
+  void set_source_location(SourceLocation l) { location_ = l; }
+
   // Short form for messages: "%name = f32[2]{0} add(...)".
   std::string ShortString() const;
 
@@ -126,6 +145,7 @@ class HloInstruction {
   Shape shape_;
   std::string name_;
   int64_t unique_id_ = -1;
+  SourceLocation location_;
   HloComputation* parent_ = nullptr;
   std::vector<HloInstruction*> operands_;
   std::vector<HloInstruction*> users_;

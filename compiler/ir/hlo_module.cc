@@ -72,6 +72,7 @@ std::unique_ptr<HloModule> HloModule::Clone() const {
       std::vector<HloInstruction*> ops;
       for (HloInstruction* op : instr->operands()) ops.push_back(map.at(op));
       auto clone = instr->CloneWithOperands(std::move(ops), "");
+      clone->set_source_location(instr->source_location());
       map[instr] = nc->AddInstruction(std::move(clone));
     }
     for (HloInstruction* instr : c->instructions()) {

@@ -49,7 +49,8 @@ class HloModule {
   // Returns a fresh id for a new instruction.
   int64_t NextUniqueId() { return next_id_++; }
 
-  // A deep copy: computations, instructions, attributes and header.
+  // A deep copy: computations, instructions (with their source locations),
+  // attributes and header.
   std::unique_ptr<HloModule> Clone() const;
 
   // Total instruction count over all computations.

@@ -3,7 +3,9 @@
 // attributes}.cc.
 #include "compiler/ir/hlo_parser.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -42,10 +44,40 @@ int RequiredCallees(const HloInstruction& instr) {
   }
 }
 
+// Line and column of positions in one forward pass over the text: asking
+// for increasing positions (as the parser does) costs O(text) in total.
+class LineCursor {
+ public:
+  LineCursor(std::string_view text, int first_line)
+      : text_(text), first_line_(first_line), line_(first_line) {}
+
+  SourceLocation At(size_t p) {
+    p = std::min(p, text_.size());
+    if (p < pos_) pos_ = line_start_ = 0, line_ = first_line_;
+    while (pos_ < p) {
+      const void* nl = std::memchr(text_.data() + pos_, '\n', p - pos_);
+      if (nl == nullptr) {
+        pos_ = p;
+        break;
+      }
+      ++line_;
+      pos_ = line_start_ = static_cast<const char*>(nl) - text_.data() + 1;
+    }
+    return {static_cast<int32_t>(line_),
+            static_cast<int32_t>(p - line_start_ + 1)};
+  }
+
+ private:
+  std::string_view text_;
+  int first_line_;
+  int64_t line_;
+  size_t pos_ = 0, line_start_ = 0;
+};
+
 class ModuleParser {
  public:
   ModuleParser(std::string_view text, int first_line)
-      : lex_(text, first_line) {}
+      : lex_(text, first_line), lines_(text, first_line) {}
 
   StatusOr<std::unique_ptr<HloModule>> Run();
 
@@ -69,7 +101,9 @@ class ModuleParser {
   bool NestedInstructionFollows();
   // An unnamed operand instruction `shape opcode(...)`; it gets a
   // generated name and is added to `comp` before its user.
+  // `shape_pos` is where its shape starts.
   StatusOr<HloInstruction*> ParseNestedInstruction(Shape shape,
+                                                   size_t shape_pos,
                                                    HloComputation* comp,
                                                    Scope* scope, int depth);
   Status ParseAttributes(HloInstruction* instr, const Scope& scope,
@@ -86,6 +120,7 @@ class ModuleParser {
   };
 
   HloLexer lex_;
+  LineCursor lines_;
   std::unique_ptr<HloModule> module_;
   std::unordered_map<std::string, HloComputation*> comps_;
   std::vector<Fixup> fixups_;
@@ -239,6 +274,7 @@ Status ModuleParser::ParseInstruction(HloComputation* comp, Scope* scope,
   const bool is_root = lex_.TryConsumeWord("ROOT");
   lex_.SkipSpace();
   const size_t name_pos = lex_.pos();
+  const SourceLocation location = lines_.At(name_pos);
   ASSIGN_OR_RETURN(std::string name, lex_.ParseName("instruction name"));
   if (scope->count(name)) {
     return lex_.ErrorAt(name_pos, "duplicate instruction name '" + name +
@@ -250,6 +286,7 @@ Status ModuleParser::ParseInstruction(HloComputation* comp, Scope* scope,
   ASSIGN_OR_RETURN(
       std::unique_ptr<HloInstruction> instr,
       ParseInstructionBody(std::move(shape), UniqueName(name), comp, scope, 1));
+  instr->set_source_location(location);
   RETURN_IF_ERROR(ParseAttributes(instr.get(), *scope, start));
   if (is_root && *root) {
     return lex_.ErrorAt(
@@ -302,12 +339,13 @@ StatusOr<std::unique_ptr<HloInstruction>> ModuleParser::ParseOperands(
   if (lex_.TryConsume(')')) return instr;
   do {
     if (hlo_parser_internal::PeekShape(lex_)) {
+      const size_t shape_pos = lex_.pos();
       ASSIGN_OR_RETURN(Shape shape,
                        hlo_parser_internal::ParseShape(lex_, depth + 1));
       if (NestedInstructionFollows()) {
-        ASSIGN_OR_RETURN(
-            HloInstruction * nested,
-            ParseNestedInstruction(std::move(shape), comp, scope, depth + 1));
+        ASSIGN_OR_RETURN(HloInstruction * nested,
+                         ParseNestedInstruction(std::move(shape), shape_pos,
+                                                comp, scope, depth + 1));
         instr->AddOperand(nested);
         continue;
       }
@@ -338,7 +376,9 @@ bool ModuleParser::NestedInstructionFollows() {
 }
 
 StatusOr<HloInstruction*> ModuleParser::ParseNestedInstruction(
-    Shape shape, HloComputation* comp, Scope* scope, int depth) {
+    Shape shape, size_t shape_pos, HloComputation* comp, Scope* scope,
+    int depth) {
+  const SourceLocation location = lines_.At(shape_pos);
   const size_t start = lex_.pos();
   const std::string name = UniqueName(std::string(lex_.PeekWord()) + ".nested");
   ASSIGN_OR_RETURN(
@@ -350,6 +390,7 @@ StatusOr<HloInstruction*> ModuleParser::ParseNestedInstruction(
                                    std::string(OpcodeName(instr->opcode())) +
                                    " cannot have its called computations");
   }
+  instr->set_source_location(location);
   HloInstruction* added = comp->AddInstruction(std::move(instr));
   (*scope)[name] = added;
   return added;
@@ -368,6 +409,8 @@ Status ModuleParser::ParseAttributes(HloInstruction* instr, const Scope& scope,
     if (!seen.insert(key).second || key == kAsyncWrappedOpcodeKey) {
       return lex_.ErrorAt(key_pos, "duplicate attribute '" + key + "'");
     }
+    RETURN_IF_ERROR(
+        hlo_parser_internal::CheckAttributeName(lex_, key, key_pos));
     RETURN_IF_ERROR(lex_.Expect('='));
     size_t b, e;
     RETURN_IF_ERROR(lex_.ScanRawValue(&b, &e));

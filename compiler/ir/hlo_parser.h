@@ -17,17 +17,26 @@
 // `<opcode>.nested[.N]`.
 //
 // Attributes that HloAttributes models are parsed into typed fields;
-// control-predecessors become edges; everything else (metadata,
-// backend_config, sharding, ...) is kept verbatim in HloAttributes::raw.
+// control-predecessors become edges; the other attributes XLA's parser
+// knows (metadata, backend_config, sharding, custom_call_target, ...) are
+// kept verbatim in HloAttributes::raw. A name XLA's parser does not know
+// is refused, as XLA refuses it: "LINE:COL: unknown attribute 'x'", with
+// "; did you mean 'y'?" when one known name is close. Unlike XLA, a known
+// name is accepted on any opcode.
+//
+// Every instruction records where it was written
+// (HloInstruction::source_location, in the numbering of `first_line`), so
+// that the verifier's messages can name it.
+//
 // Async forms `X-start`/`X-update`/`X-done`, where `X-start` is not itself
 // an opcode, become kAsyncStart/kAsyncUpdate/kAsyncDone with the raw
 // attribute (kAsyncWrappedOpcodeKey, "X"), which the printer turns back
 // into the opcode text.
 //
 // Errors: InvalidArgument with "line:col: expected X, got Y" or another
-// message naming the problem (unknown opcode, undefined or duplicate name,
-// undefined computation, nesting deeper than kMaxNestingDepth, ...). The
-// parser never crashes on any input.
+// message naming the problem (unknown opcode or attribute, undefined or
+// duplicate name, undefined computation, nesting deeper than
+// kMaxNestingDepth, ...). The parser never crashes on any input.
 #pragma once
 
 #include <memory>

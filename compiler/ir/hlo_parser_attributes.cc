@@ -1,8 +1,11 @@
 // Typed instruction attributes: one small parser per XLA attribute syntax,
 // selected from a table by key (and, for keys whose meaning depends on the
-// op, by opcode). Keys not in the table are kept raw.
+// op, by opcode). Other names XLA's parser knows are kept raw; any other
+// name is refused (CheckAttributeName).
 #include <algorithm>
 #include <cctype>
+#include <string>
+#include <unordered_set>
 
 #include "compiler/ir/hlo_parser_internal.h"
 
@@ -451,7 +454,108 @@ const Entry kTable[] = {
     {"scatter", {}, SecondOfPair},
 };
 
+// Instruction attributes XLA's HLO parser (xla/hlo/parser/hlo_parser.cc)
+// accepts that kTable does not model: they are kept raw. XLA accepts each
+// only on the opcodes that use it; here any known name is accepted on any
+// opcode, so that what the printer writes back always parses again.
+constexpr const char* kRawKeys[] = {
+    // On every instruction.
+    "sharding", "frontend_attributes", "statistics", "parameter_replication",
+    "origin", "metadata", "backend_config",
+    // Collectives and channels.
+    "replica_groups", "channel_id", "constrain_layout", "use_global_device_ids",
+    "mode", "source_target_pairs", "slice_sizes", "is_host_transfer",
+    // Async ops, copy-start, call, reshape, topk, scan.
+    "async_execution_thread", "output_to_operand_aliasing",
+    "cross_program_prefetch_index", "is_composite", "inferred_dimension", "k",
+    "largest", "num_carries", "is_reverse", "is_associative",
+    // Unary ops with an accuracy, convolution, dot variants.
+    "result_accuracy", "conv_kind", "algorithm", "lhs_ragged_dims",
+    "rhs_group_dims",
+    // fft, triangular-solve and cholesky options, batch norms.
+    "fft_type", "fft_length", "left_side", "lower", "unit_diagonal",
+    "transpose_a", "epsilon", "feature_index",
+    // domain, infeed/outfeed, rng, rng-get-and-update-state.
+    "domain", "infeed_config", "outfeed_config", "outfeed_shape",
+    "distribution", "delta",
+    // custom-call.
+    "custom_call_target", "operand_layout_constraints",
+    "custom_call_has_side_effect", "padding_type", "literal", "schedule",
+    "api_version",
+    // Printed by older XLA releases (sparse dot, async groups, copy-start).
+    "sparsity", "async_group_id", "is_cross_program_prefetch"};
+
+const std::unordered_set<std::string_view>& KnownKeys() {
+  static const auto* const known = [] {
+    auto* set = new std::unordered_set<std::string_view>();
+    for (const Entry& e : kTable) set->insert(e.key);
+    for (const char* k : kRawKeys) set->insert(k);
+    return set;
+  }();
+  return *known;
+}
+
+char Lower(char c) {
+  return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+}
+
+// Levenshtein distance ignoring case, or `cap` + 1 once it exceeds `cap`.
+size_t EditDistance(std::string_view a, std::string_view b, size_t cap) {
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > cap) {
+    return cap + 1;
+  }
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    size_t best = row[0];
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({up + 1, row[j - 1] + 1,
+                         diag + (Lower(a[i - 1]) == Lower(b[j - 1]) ? 0 : 1)});
+      diag = up;
+      best = std::min(best, row[j]);
+    }
+    if (best > cap) return cap + 1;
+  }
+  return row[b.size()];
+}
+
+// The known name closest to `key` within two edits, if exactly one is.
+std::optional<std::string_view> Suggestion(std::string_view key) {
+  constexpr size_t kCap = 2;
+  std::optional<std::string_view> best;
+  size_t best_distance = kCap + 1;
+  bool tie = false;
+  for (std::string_view known : KnownKeys()) {
+    const size_t d = EditDistance(key, known, kCap);
+    if (d < best_distance) {
+      best = known, best_distance = d, tie = false;
+    } else if (d == best_distance && d <= kCap) {
+      tie = true;
+    }
+  }
+  // A short name is within two edits of too many others to guess.
+  if (tie || best_distance > kCap || key.size() <= 2 * best_distance) {
+    return std::nullopt;
+  }
+  return best;
+}
+
 }  // namespace
+
+Status CheckAttributeName(const HloLexer& lex, std::string_view key,
+                          size_t key_pos) {
+  if (KnownKeys().count(key)) return Status::Ok();
+  // The key is a run of name characters (HloLexer::ConsumeWord).
+  std::string message =
+      "unknown attribute '" + std::string(key.substr(0, 64)) + "'";
+  if (std::optional<std::string_view> s = Suggestion(key)) {
+    message += "; did you mean '" + std::string(*s) + "'?";
+  }
+  return lex.ErrorAt(key_pos, message);
+}
 
 Status ParseAttribute(std::string_view key, HloLexer value,
                       HloInstruction* instr, AttributeContext* ctx) {

@@ -53,6 +53,14 @@ struct AttributeContext {
 Status ParseAttribute(std::string_view key, HloLexer value,
                       HloInstruction* instr, AttributeContext* ctx);
 
+// OK when `key` names an instruction attribute that XLA's HLO parser
+// accepts (on some opcode; see hlo_parser_attributes.cc), else
+// InvalidArgument "LINE:COL: unknown attribute 'key'" at `key_pos`, with
+// "; did you mean 'x'?" when one known name is within two edits of it
+// (ignoring case).
+Status CheckAttributeName(const HloLexer& lex, std::string_view key,
+                          size_t key_pos);
+
 // Increments a nesting depth and fails past kMaxNestingDepth.
 Status CheckDepth(const HloLexer& lex, int depth);
 

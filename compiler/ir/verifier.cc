@@ -13,15 +13,23 @@ namespace {
 
 std::string Num(int64_t v) { return std::to_string(v); }
 
-Status InComputation(const HloComputation& comp, const std::string& what) {
-  return InvalidArgument("in computation %" + comp.name() + ": " + what);
+// "in computation %c: what", prefixed with "LINE:COL: " of `at` when the
+// parser recorded where `at` was written.
+Status InComputation(const HloComputation& comp, const std::string& what,
+                     const HloInstruction* at = nullptr) {
+  std::string message = "in computation %" + comp.name() + ": " + what;
+  if (at != nullptr && at->source_location().known()) {
+    message = at->source_location().ToString() + ": " + message;
+  }
+  return InvalidArgument(message);
 }
 
 Status InInstruction(const HloComputation& comp, const HloInstruction& instr,
                      const std::string& what) {
-  return InComputation(comp, "%" + instr.name() + ": " +
-                                 std::string(OpcodeName(instr.opcode())) + " " +
-                                 what);
+  return InComputation(comp,
+                       "%" + instr.name() + ": " +
+                           std::string(OpcodeName(instr.opcode())) + " " + what,
+                       &instr);
 }
 
 Status CheckNames(const HloModule& module) {
@@ -35,8 +43,10 @@ Status CheckNames(const HloModule& module) {
   for (const HloComputation* comp : module.computations()) {
     for (const HloInstruction* instr : comp->instructions()) {
       if (!instr_names.insert(instr->name()).second) {
-        return InComputation(*comp, "instruction name %" + instr->name() +
-                                        " is used twice in the module");
+        return InComputation(*comp,
+                             "instruction name %" + instr->name() +
+                                 " is used twice in the module",
+                             instr);
       }
     }
   }
@@ -162,14 +172,14 @@ Status CheckCallGraphAcyclic(const HloModule& module) {
   std::unordered_map<const HloComputation*, Color> color;
   for (const HloComputation* start : module.computations()) {
     if (color[start] != kWhite) continue;
-    std::vector<
-        std::pair<const HloComputation*, std::vector<const HloComputation*>>>
-        stack;
+    // Per computation on the path: its pending calls (caller, callee).
+    using Call = std::pair<const HloInstruction*, const HloComputation*>;
+    std::vector<std::pair<const HloComputation*, std::vector<Call>>> stack;
     auto push = [&](const HloComputation* c) {
-      std::vector<const HloComputation*> callees;
+      std::vector<Call> callees;
       for (const HloInstruction* instr : c->instructions()) {
         for (const HloComputation* callee : instr->called_computations()) {
-          callees.push_back(callee);
+          callees.push_back({instr, callee});
         }
       }
       color[c] = kGrey;
@@ -183,11 +193,11 @@ Status CheckCallGraphAcyclic(const HloModule& module) {
         stack.pop_back();
         continue;
       }
-      const HloComputation* callee = pending.back();
+      const auto [caller, callee] = pending.back();
       pending.pop_back();
       if (color[callee] == kGrey) {
-        return InComputation(*comp,
-                             "calls %" + callee->name() + " recursively");
+        return InComputation(*comp, "calls %" + callee->name() + " recursively",
+                             caller);
       }
       if (color[callee] == kWhite) push(callee);
     }
@@ -237,7 +247,9 @@ Status CheckShape(const HloComputation& comp, const HloInstruction& instr,
     return Status::Ok();
   }
   StatusOr<Shape> inferred = InferShape(instr);
-  if (!inferred.ok()) return InComputation(comp, inferred.status().message());
+  if (!inferred.ok()) {
+    return InComputation(comp, inferred.status().message(), &instr);
+  }
   const bool compatible =
       options.allow_mixed_precision
           ? CompatibleIgnoringFpPrecision(instr.shape(), *inferred)

@@ -42,8 +42,13 @@ struct VerifyOptions {
 //   declared shape is compatible (layouts ignored) with the inferred one
 //   (InferShape: this covers attribute sanity and the signatures of called
 //   computations). Ops with no inference rule keep their declared shape.
-// Returns OK or InvalidArgument("in computation %c: %instr: ..."). Never
-// crashes, whatever the module holds. If stats is non-null it is filled.
+// Returns OK or InvalidArgument("in computation %c: %instr: ..."). When the
+// problem is an instruction's (its operands, shape, parameter number, name,
+// a cycle through it, a recursive call it makes) and the parser recorded
+// where that instruction was written (HloInstruction::source_location), the
+// message starts with "LINE:COL: " as parser errors do; instructions built
+// in memory have no location and their messages no prefix. Never crashes,
+// whatever the module holds. If stats is non-null it is filled.
 Status VerifyModule(const HloModule& module, VerifyStats* stats = nullptr,
                     const VerifyOptions& options = {});
 

@@ -3,7 +3,9 @@
 // bodies below are the records of api_bodies.h.
 //
 //   POST /api/v1/reports            {"text"?, "title"?, "hlo"?, "inputs"?}
-//        text: free text; hlo: HLO module text (checked by the IR parser);
+//        text: free text; hlo: HLO module text (parsed and verified by
+//        compiler/ir, as the pipeline loads cases: 400 with the parser's or
+//        the verifier's message and LINE:COL);
 //        inputs: the entry parameters as JSON literals in the conformance
 //        case format (compiler/ir/literal_json.h), one per parameter, only
 //        with hlo. At least one of text and hlo. Creates a bug in state
@@ -34,9 +36,9 @@
 // with another token (compared in constant time), 403 for every write
 // when no token is configured. Errors are {"error": {"code", "message"}}
 // with 400 (bad JSON with line:column, wrong field types naming the field,
-// unknown fields, invalid HLO with line:column), 404 (unknown route or
-// id), 405 (wrong method, with Allow), 409 (illegal lifecycle move, with
-// the lifecycle's message), 500/503 (store errors). A failed request
+// unknown fields, HLO that does not parse or verify, with line:column), 404
+// (unknown route or id), 405 (wrong method, with Allow), 409 (illegal lifecycle
+// move, with the lifecycle's message), 500/503 (store errors). A failed request
 // writes nothing: each write is one store transaction after validation.
 #pragma once
 

@@ -9,6 +9,7 @@
 #include "compiler/ir/hlo_instruction.h"
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/literal_json.h"
+#include "compiler/ir/verifier.h"
 #include "orchestrator/api/api_bodies.h"
 #include "orchestrator/api/api_handlers.h"
 
@@ -68,6 +69,11 @@ StatusOr<Report> ParseReport(const std::string& body) {
     if (!module.ok()) {
       return InvalidArgument("field 'hlo' is not a valid HLO module: " +
                              module.status().message());
+    }
+    // The pipeline verifies every case it loads (ParseCaseModule), so a
+    // module the verifier refuses would file a bug that never moves.
+    if (Status v = VerifyModule(**module); !v.ok()) {
+      return InvalidArgument("field 'hlo' does not verify: " + v.message());
     }
     if (!req.inputs.is_null()) {
       // The literals are compiler/ir's, which reads base/json.

@@ -1,8 +1,9 @@
 // fuzz-libs: trench_ir
 //
-// libFuzzer target for the HLO text parser: arbitrary bytes must parse or
-// fail with a Status, never crash; a module that parses must print to text
-// that parses again to an equal module.
+// libFuzzer target for the HLO text parser and the verifier: arbitrary
+// bytes must parse or fail with a Status, never crash; a module that
+// parses must verify or fail with a Status, and print to text that parses
+// again to an equal module with the same verdict.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include "compiler/ir/hlo_equal.h"
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/hlo_printer.h"
+#include "compiler/ir/verifier.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -28,6 +30,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!trench::ModulesEqual(**module, **again, &diff)) {
     std::fprintf(stderr, "round trip changed the module: %s\n%s\n",
                  diff.c_str(), printed.c_str());
+    std::abort();
+  }
+  // Locations differ between the two texts; the verdict must not.
+  const trench::Status verified = trench::VerifyModule(**module);
+  if (verified.ok() != trench::VerifyModule(**again).ok()) {
+    std::fprintf(stderr, "round trip changed the verdict (%s)\n%s\n",
+                 verified.ok() ? "ok" : verified.message().c_str(),
+                 printed.c_str());
     std::abort();
   }
   return 0;

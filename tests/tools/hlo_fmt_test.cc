@@ -90,7 +90,37 @@ TEST_F(HloFmtTest, VerifierErrorsAreReported) {
   Result r = RunFmt({path});
   EXPECT_EQ(r.code, kHloFmtBadInput);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err.rfind(path + ": ", 0), 0u) << r.err;
+  // Named by the instruction's line and column, as a parse error is.
+  EXPECT_EQ(r.err, path +
+                       ":4:8: in computation %e: %a: add operands have "
+                       "different shapes f32[2] and f32[3]\n");
+}
+
+TEST_F(HloFmtTest, DeclaredShapeMismatchNamesTheInstruction) {
+  // The report of issue 18: p is f32[4], the add claims f32[5].
+  const std::string path = Write("declared.hlo", R"(HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT a = f32[5] add(p, p)
+}
+)");
+  Result r = RunFmt({path, "--check"});
+  EXPECT_EQ(r.code, kHloFmtBadInput);
+  EXPECT_EQ(r.err, path +
+                       ":4:8: in computation %e: %a: add declared shape "
+                       "f32[5] is not compatible with inferred shape f32[4]\n");
+}
+
+TEST_F(HloFmtTest, UnknownAttributesAreRefused) {
+  for (const char* attr : {"bogus_attr=1", "custom_Kall_target=\"x\""}) {
+    const std::string path =
+        Write("attr.hlo", std::string("ENTRY e {\n  p = f32[2] parameter(0)\n"
+                                      "  ROOT n = f32[2] negate(p), ") +
+                              attr + "\n}\n");
+    Result r = RunFmt({path, "--check"});
+    EXPECT_EQ(r.code, kHloFmtBadInput) << attr;
+    EXPECT_EQ(r.err.rfind(path + ":3:30: unknown attribute '", 0), 0u) << r.err;
+  }
 }
 
 TEST_F(HloFmtTest, UsageErrors) {

@@ -60,7 +60,11 @@ int RunHloFmt(int argc, char** argv, std::ostream& out, std::ostream& err) {
   }
   Status verified = VerifyModule(**module);
   if (!verified.ok()) {
-    err << path << ": " << verified.message() << "\n";
+    // A message that names the instruction's "LINE:COL: " reads as a parse
+    // error does: MODULE:LINE:COL: message.
+    const std::string& m = verified.message();
+    const bool located = !m.empty() && m[0] >= '0' && m[0] <= '9';
+    err << path << (located ? ":" : ": ") << m << "\n";
     return kHloFmtBadInput;
   }
   if (!check) out << PrintHloModule(**module, print);

@@ -6,7 +6,8 @@
 // (ParseHloModule), verified (VerifyModule) and printed to `out` in XLA's
 // text format (PrintHloModule). With --check nothing is printed on
 // success. Errors go to `err` as "MODULE:line:col: message" for parse
-// errors and "MODULE: message" for verifier errors.
+// errors and for verifier errors about an instruction (the verifier names
+// its line:col), else "MODULE: message".
 //
 // Exit codes: 0 ok; 1 bad input (unreadable file, parse or verifier
 // error); 2 usage (unknown flag, missing or extra MODULE). --help and

@@ -107,7 +107,7 @@ ENTRY %e {
   %b = f32[2] parameter(1)
   ROOT %add.3 = f32[3] add(%a, %b)
 })"),
-            "in computation %e: %add.3: add declared shape f32[3] is not "
+            "5:8: in computation %e: %add.3: add declared shape f32[3] is not "
             "compatible with inferred shape f32[2]");
   EXPECT_EQ(Verify(R"(HloModule m
 ENTRY %e {
@@ -115,7 +115,8 @@ ENTRY %e {
   %b = f32[3] parameter(1)
   ROOT %add.3 = f32[2] add(%a, %b)
 })"),
-            "in computation %e: %add.3: add operands have different shapes "
+            "5:8: in computation %e: %add.3: add operands have different "
+            "shapes "
             "f32[2] and f32[3]");
   // Element type counts; layouts do not.
   EXPECT_EQ(Verify(R"(HloModule m
@@ -123,7 +124,8 @@ ENTRY %e {
   %a = f32[2,3]{1,0} parameter(0)
   ROOT %n = bf16[2,3]{0,1} negate(%a)
 })"),
-            "in computation %e: %n: negate declared shape bf16[2,3] is not "
+            "4:8: in computation %e: %n: negate declared shape bf16[2,3] is "
+            "not "
             "compatible with inferred shape f32[2,3]");
 }
 
@@ -141,7 +143,7 @@ ENTRY %e {
 })");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   EXPECT_EQ(VerifyModule(**module).message(),
-            "in computation %e: %r: reduce declared shape bf16[] is not "
+            "10:8: in computation %e: %r: reduce declared shape bf16[] is not "
             "compatible with inferred shape f32[]");
   VerifyOptions mixed;
   mixed.allow_mixed_precision = true;
@@ -610,6 +612,161 @@ ENTRY %e {
 })"),
                   "%neg: negate declared shape f32[8,3] is not compatible "
                   "with inferred shape f32[<=8,3]");
+}
+
+// Verifier messages name the offending instruction's LINE:COL when it was
+// parsed from text, for every kind of instruction error; instructions built
+// in memory keep today's messages (the tests above).
+TEST(VerifierLocations, ParsedInstructionsAreNamedByLineAndColumn) {
+  // Wrong operand count.
+  EXPECT_EQ(Verify(R"(HloModule m
+ENTRY %e {
+  %a = f32[2] parameter(0)
+  ROOT %n = f32[2] negate(%a, %a)
+})"),
+            "4:8: in computation %e: %n: negate expects 1 operand(s), has 2");
+  // Declared shape against the inferred one: the report of issue 18.
+  EXPECT_EQ(Verify("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
+                   "  ROOT a = f32[5] add(p, p)\n}\n"),
+            "4:8: in computation %e: %a: add declared shape f32[5] is not "
+            "compatible with inferred shape f32[4]");
+  // A shape inference failure (an attribute out of range).
+  EXPECT_EQ(Verify(R"(HloModule m
+ENTRY %e {
+  %a = f32[2,3] parameter(0)
+    %t = f32[3,2] transpose(%a), dimensions={1,2}
+  ROOT %n = f32[3,2] negate(%t)
+})"),
+            "4:5: in computation %e: %t: transpose dimensions {1,2} has "
+            "dimension 2 out of range for rank 2");
+  // A recursive call: named by the calling instruction.
+  EXPECT_EQ(Verify(R"(HloModule m
+%f {
+  %x = f32[] parameter(0)
+  ROOT %c = f32[] call(%x), to_apply=%f
+}
+ENTRY %e {
+  %a = f32[] parameter(0)
+  ROOT %r = f32[] call(%a), to_apply=%f
+})"),
+            "4:8: in computation %f: calls %f recursively");
+  // An unnamed operand instruction is named by where its shape starts.
+  EXPECT_EQ(Verify(R"(HloModule m
+ENTRY %e {
+  %a = f32[2] parameter(0)
+  ROOT %r = f32[2] add(%a, f32[3] negate(%a))
+})"),
+            "4:28: in computation %e: %negate.nested: negate declared shape "
+            "f32[3] is not compatible with inferred shape f32[2]");
+}
+
+TEST(VerifierLocations, LinesCountFromTheFirstLineGiven) {
+  // A piece of a lit-style file that starts on line 20 of that file.
+  auto module = ParseHloModule(
+      "ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[5] add(p, p)\n}\n",
+      20);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  EXPECT_EQ(Verify(**module).substr(0, 6), "22:8: ");
+  const HloInstruction* p = (*module)->entry_computation()->parameters()[0];
+  EXPECT_EQ(p->source_location().ToString(), "21:3");
+}
+
+TEST(VerifierLocations, EveryInstructionErrorCarriesTheLocation) {
+  const SourceLocation at{7, 3};
+  auto expect_located = [](const HloModule& module, const std::string& what) {
+    const std::string message = Verify(module);
+    EXPECT_EQ(message.rfind("7:3: in computation %", 0), 0u) << message;
+    EXPECT_CONTAINS(message, what);
+  };
+  {  // Negative declared dimension.
+    ApiModule m;
+    m.add->set_source_location(at);
+    m.add->set_shape(F32({-2}));
+    expect_located(*m.module,
+                   "%add: add declared shape f32[-2] has a "
+                   "negative dimension");
+  }
+  {  // Operand from another computation.
+    ApiModule m;
+    m.add->set_source_location(at);
+    HloComputation other("other");
+    HloInstruction* q =
+        other.AddInstruction(HloInstruction::CreateParameter(0, F32({2}), "q"));
+    m.add->ReplaceOperandWith(1, q);
+    expect_located(*m.module, "add operand 1 %q is not in this computation");
+    m.add->ReplaceOperandWith(1, m.p1);
+  }
+  {  // Control predecessor from another computation.
+    ApiModule m;
+    m.add->set_source_location(at);
+    HloComputation other("other");
+    HloInstruction* q =
+        other.AddInstruction(HloInstruction::CreateParameter(0, F32({2}), "q"));
+    m.add->AddControlPredecessor(q);
+    expect_located(*m.module, "has a control predecessor outside");
+  }
+  {  // A callee outside the module.
+    ApiModule m;
+    HloComputation stray("stray");
+    HloInstruction* call = m.entry->AddInstruction(
+        HloInstruction::Create(HloOpcode::kCall, F32({2}), {m.p0}, "call"));
+    call->set_source_location(at);
+    call->AddCalledComputation(&stray);
+    expect_located(*m.module, "calls a computation that is not in the module");
+  }
+  {  // Parameter number out of range, and used twice.
+    ApiModule m;
+    HloInstruction* p3 = m.entry->AddInstruction(
+        HloInstruction::CreateParameter(3, F32({2}), "p3"));
+    p3->set_source_location(at);
+    expect_located(*m.module, "%p3: parameter number 3 is out of range");
+  }
+  {
+    ApiModule m;
+    m.entry->AddInstruction(HloInstruction::CreateParameter(2, F32({2}), "p2"));
+    HloInstruction* dup = m.entry->AddInstruction(
+        HloInstruction::CreateParameter(1, F32({2}), "p1b"));
+    dup->set_source_location(at);
+    expect_located(*m.module, "parameter number 1 is used twice");
+  }
+  {  // A cycle.
+    ApiModule m;
+    m.add->set_source_location(at);
+    m.p0->set_source_location(at);
+    m.p0->AddControlPredecessor(m.add);
+    expect_located(*m.module, "is part of a cycle");
+  }
+  {  // An instruction name used in two computations.
+    ApiModule m;
+    auto other = std::make_unique<HloComputation>("other");
+    HloInstruction* p = other->AddInstruction(
+        HloInstruction::CreateParameter(0, F32({}), "add"));
+    p->set_source_location(at);
+    other->set_root_instruction(p);
+    m.module->AddComputation(std::move(other));
+    expect_located(*m.module, "instruction name %add is used twice");
+  }
+}
+
+TEST(VerifierLocations, ModuleClonesKeepLocationsPassClonesDoNot) {
+  auto module = ParseHloModule(
+      "ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[4] add(p, p)\n}\n");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::unique_ptr<HloModule> clone = (*module)->Clone();
+  HloInstruction* root = clone->entry_computation()->root_instruction();
+  EXPECT_EQ(root->source_location().ToString(), "3:8");
+  root->set_shape(F32({5}));
+  EXPECT_EQ(Verify(*clone).substr(0, 5), "3:8: ");
+  // An instruction a pass builds (here by cloning) has no location, so its
+  // message stays as it was.
+  HloComputation* entry = clone->entry_computation();
+  HloInstruction* fresh = entry->AddInstruction(root->CloneWithOperands(
+      {entry->parameters()[0], entry->parameters()[0]}, ".1"));
+  EXPECT_FALSE(fresh->source_location().known());
+  root->set_shape(F32({4}));
+  fresh->set_shape(F32({5}));
+  entry->set_root_instruction(fresh);
+  EXPECT_EQ(Verify(*clone).substr(0, 15), "in computation ");
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "base/sha256.h"
-#include "orchestrator/store/job_queue.h"
 #include "orchestrator/pipeline/tool_runner.h"
+#include "orchestrator/store/job_queue.h"
 #include "tests/orchestrator/api/api_test_util.h"
 
 namespace trench::orchestrator::testing {
@@ -122,6 +122,46 @@ TEST_F(ApiEndpointsTest, InvalidHloGivesLineAndColumn) {
       "  ROOT c = f32[2] add(a, \n}";
   ExpectBadReport(R"({"hlo": )" + Q(bad) + "}", 400,
                   "field 'hlo' is not a valid HLO module: 5:");
+}
+
+// Issue 18: HLO the verifier refuses used to get 201 and a bug that never
+// moved; it gets 400 with the verifier's message naming the instruction.
+TEST_F(ApiEndpointsTest, HloThatDoesNotVerifyIsRefused) {
+  const std::string wrong_shape =
+      "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
+      "  ROOT a = f32[5] add(p, p)\n}\n";
+  ExpectBadReport(R"({"text": "it crashes", "hlo": )" + Q(wrong_shape) + "}",
+                  400,
+                  "field 'hlo' does not verify: 4:8: in computation %e: %a: "
+                  "add declared shape f32[5] is not compatible with inferred "
+                  "shape f32[4]");
+  const std::string wrong_arity =
+      "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
+      "  ROOT n = f32[4] negate(p, p)\n}\n";
+  ExpectBadReport(R"({"hlo": )" + Q(wrong_arity) + "}", 400,
+                  "field 'hlo' does not verify: 4:8: in computation %e: %n: "
+                  "negate expects 1 operand(s), has 2");
+  // The same module with a declared shape that verifies is taken.
+  const std::string fixed =
+      "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
+      "  ROOT a = f32[4] add(p, p)\n}\n";
+  EXPECT_EQ(
+      Call("POST", "/api/v1/reports", R"({"hlo": )" + Q(fixed) + "}", kToken)
+          .status,
+      201);
+}
+
+TEST_F(ApiEndpointsTest, UnknownHloAttributesAreRefused) {
+  for (const std::string attr : {"bogus_attr=1", "custom_Kall_target=\"f\""}) {
+    const std::string hlo =
+        "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
+        "  ROOT n = f32[4] negate(p), " +
+        attr + "\n}\n";
+    ExpectBadReport(R"({"hlo": )" + Q(hlo) + "}", 400,
+                    "field 'hlo' is not a valid HLO module: 4:30: unknown "
+                    "attribute '" +
+                        attr.substr(0, attr.find('=')) + "'");
+  }
 }
 
 TEST_F(ApiEndpointsTest, InputsMustMatchTheEntry) {

@@ -147,6 +147,29 @@ TEST_F(CliClientTest, ReportErrors) {
   EXPECT_EQ(r.code, 1);
   ExpectHas(r.err, "trench: field 'hlo' is not a valid HLO module");
   ExpectHas(r.err, "(HTTP 400)");
+  // HLO that parses but does not verify: the verifier's message, with the
+  // instruction's line and column in the module file.
+  r = Run({"report", "-", "--hlo",
+           WriteFile("wrong.hlo",
+                     "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
+                     "  ROOT a = f32[5] add(p, p)\n}\n")},
+          kToken, "the add is wrong");
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err,
+            "trench: field 'hlo' does not verify: 4:8: in computation %e: "
+            "%a: add declared shape f32[5] is not compatible with inferred "
+            "shape f32[4] (HTTP 400)");
+  // An attribute nobody knows.
+  r = Run({"report", "--hlo",
+           WriteFile("attr.hlo",
+                     "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
+                     "  ROOT n = f32[4] negate(p), custom_Kall_target=\"f\"\n"
+                     "}\n")});
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err,
+            "trench: field 'hlo' is not a valid HLO module: 4:30: unknown "
+            "attribute 'custom_Kall_target'; did you mean "
+            "'custom_call_target'? (HTTP 400)");
   // Empty report, bad flags, unreadable files.
   EXPECT_EQ(Run({"report", "-"}, kToken, "").code, 2);
   EXPECT_EQ(Run({"report", "--bogus"}).code, 2);
