@@ -176,12 +176,20 @@ constexpr char kBuildTarget[] = R"sql(
 ALTER TABLE builds ADD COLUMN target TEXT NOT NULL DEFAULT '';
 )sql";
 
+// A job's lost leases (the daemon died while it ran), counted apart from
+// its failures: job_queue.h "Two budgets".
+constexpr char kJobCrashes[] = R"sql(
+ALTER TABLE jobs ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0
+  CHECK (crashes >= 0);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kInitialSchema},
     {2, "lookup indexes and live-job dedup", kIndexes},
     {3, "commit events (commit_landed, build_ready)", kCommitEvents},
     {4, "agent session cost", kSessionCost},
     {5, "the target's description per build", kBuildTarget},
+    {6, "lost leases per job", kJobCrashes},
 };
 
 Status EnsureMetaTable(Db* db) {
