@@ -27,6 +27,26 @@ class JobQueueTest : public testing::StoreTest {
     return r.ok() ? r->id : -1;
   }
   JobState StateOf(int64_t id) { return queue_->Get(id)->state; }
+  // A daemon's life in a child process: it opens the store, takes back its
+  // dead incarnation's leases, leases one job (of `kinds`) and is SIGKILLed
+  // inside it. Returns whether it got that far.
+  bool StartLeaseAndDie(const JobQueueOptions& options,
+                        const std::vector<std::string>& kinds) {
+    return RunChildAndKill(
+               [&](int ack) {
+                 StoreOptions so;
+                 so.clock = &clock_;
+                 auto store = Store::Open(path_, so);
+                 if (!store.ok()) _exit(2);
+                 JobQueue queue(store->get(), options);
+                 if (!queue.RequeueOwner("daemon").ok()) _exit(2);
+                 auto jobs = queue.Lease("daemon", 1, 3'600'000, kinds);
+                 if (!jobs.ok() || jobs->size() != 1) _exit(2);
+                 Ack(ack);
+                 pause();  // Killed inside the step.
+               },
+               1) == 1;
+  }
 
   std::unique_ptr<Store> store_;
   std::unique_ptr<JobQueue> queue_;
@@ -338,21 +358,7 @@ TEST_F(JobQueueTest, KillAnywhereThenExpiryLosesAndDuplicatesNothing) {
 TEST_F(JobQueueTest, TwentyFiveDaemonKillsDoNotParkTheStep) {
   const int64_t id = Enqueue("stress", {.max_attempts = 8});
   for (int kill = 0; kill < 25; ++kill) {
-    int acks = RunChildAndKill(
-        [&](int ack) {
-          StoreOptions options;
-          options.clock = &clock_;
-          auto store = Store::Open(path_, options);
-          if (!store.ok()) _exit(2);
-          JobQueue queue(store->get());
-          if (!queue.RequeueOwner("daemon").ok()) _exit(2);
-          auto jobs = queue.Lease("daemon", 1, 3'600'000);
-          if (!jobs.ok() || jobs->size() != 1) _exit(2);
-          Ack(ack);
-          pause();  // Killed inside the step.
-        },
-        1);
-    ASSERT_EQ(acks, 1) << "kill " << kill;
+    ASSERT_TRUE(StartLeaseAndDie({}, {})) << "kill " << kill;
     ASSERT_EQ(StateOf(id), JobState::kLeased);
   }
   EXPECT_EQ(*queue_->RequeueOwner("daemon"), 1);
@@ -381,21 +387,7 @@ TEST_F(JobQueueTest, ACrashLoopIsParkedAndSaysSo) {
   JobQueue queue(store_.get(), options);
   const int64_t crashy = Enqueue("crashy", {.max_attempts = 8});
   for (int start = 0; start < 3; ++start) {
-    int acks = RunChildAndKill(
-        [&](int ack) {
-          StoreOptions so;
-          so.clock = &clock_;
-          auto store = Store::Open(path_, so);
-          if (!store.ok()) _exit(2);
-          JobQueue q(store->get(), options);
-          if (!q.RequeueOwner("daemon").ok()) _exit(2);
-          auto jobs = q.Lease("daemon", 1, 3'600'000, {"crashy"});
-          if (!jobs.ok() || jobs->size() != 1) _exit(2);
-          Ack(ack);
-          pause();
-        },
-        1);
-    ASSERT_EQ(acks, 1) << "start " << start;
+    ASSERT_TRUE(StartLeaseAndDie(options, {"crashy"})) << "start " << start;
   }
   const int64_t other = Enqueue("fine");
   // The fourth start takes the third lost lease back: a crash loop.
