@@ -63,7 +63,73 @@ StatusOr<EventFeed::Entry> FeedEntry(const JsonDoc& doc) {
   return InvalidArgument(f.Name("kind") + " must be \"bug\" or \"commit\"");
 }
 
+StatusOr<BugJob> BugJobFromJson(const JsonDoc& doc) {
+  ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(doc));
+  BugJob j;
+  ASSIGN_OR_RETURN(j.id, f.Int("id"));
+  ASSIGN_OR_RETURN(j.kind, f.String("kind"));
+  ASSIGN_OR_RETURN(j.state, f.String("state"));
+  ASSIGN_OR_RETURN(int64_t attempts, f.Int("attempts"));
+  ASSIGN_OR_RETURN(int64_t crashes, f.Int("crashes"));
+  ASSIGN_OR_RETURN(int64_t max_attempts, f.Int("max_attempts"));
+  j.attempts = static_cast<int>(attempts);
+  j.crashes = static_cast<int>(crashes);
+  j.max_attempts = static_cast<int>(max_attempts);
+  ASSIGN_OR_RETURN(std::optional<std::string> error,
+                   f.OptionalString("last_error"));
+  j.last_error = error.value_or("");
+  ASSIGN_OR_RETURN(std::optional<std::string> reason,
+                   f.OptionalString("parked_reason"));
+  j.parked_reason = reason.value_or("");
+  ASSIGN_OR_RETURN(j.updated_ms, f.Int("updated_ms"));
+  return j;
+}
+
 }  // namespace
+
+BugJob BugJobOf(const Job& job) {
+  return BugJob{
+      job.id,         job.kind,          std::string(JobStateName(job.state)),
+      job.attempts,   job.crashes,       job.max_attempts,
+      job.last_error, ParkedReason(job), job.updated_ms};
+}
+
+JsonDoc ToJson(const BugJob& r) {
+  JsonDoc j = JsonDoc::object();
+  j["id"] = r.id;
+  j["kind"] = r.kind;
+  j["state"] = r.state;
+  j["attempts"] = r.attempts;
+  j["crashes"] = r.crashes;
+  j["max_attempts"] = r.max_attempts;
+  j["last_error"] = r.last_error;
+  if (!r.parked_reason.empty()) j["parked_reason"] = r.parked_reason;
+  j["updated_ms"] = r.updated_ms;
+  return j;
+}
+
+StatusOr<RetryResult> ParseRetryResult(const JsonDoc& doc) {
+  ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(doc));
+  RetryResult r;
+  ASSIGN_OR_RETURN(r.bug, f.Int("bug"));
+  ASSIGN_OR_RETURN(const JsonDoc* ids, f.OptionalArray("retried"));
+  for (size_t i = 0; ids != nullptr && i < ids->size(); ++i) {
+    if (!(*ids)[i].is_number_integer()) {
+      return InvalidArgument(f.Name("retried[" + std::to_string(i) + "]") +
+                             " must be an integer");
+    }
+    r.retried.push_back((*ids)[i].get<int64_t>());
+  }
+  return r;
+}
+
+JsonDoc ToJson(const RetryResult& r) {
+  JsonDoc j = JsonDoc::object();
+  j["bug"] = r.bug;
+  j["retried"] = JsonDoc::array();
+  for (int64_t id : r.retried) j["retried"].push_back(id);
+  return j;
+}
 
 std::string_view DecisionName(ReviewRequest::Decision d) {
   return d == ReviewRequest::Decision::kApprove ? "approve" : "reject";
@@ -158,6 +224,7 @@ StatusOr<BugPage> ParseBugPage(const JsonDoc& doc) {
   ASSIGN_OR_RETURN(r.bug, BugMember(f));
   ASSIGN_OR_RETURN(r.events, List<Event>(f, "events", &EventFromJson));
   ASSIGN_OR_RETURN(r.patches, List<Patch>(f, "patches", &PatchFromJson));
+  ASSIGN_OR_RETURN(r.jobs, List<BugJob>(f, "jobs", &BugJobFromJson));
   return r;
 }
 
@@ -166,6 +233,7 @@ JsonDoc ToJson(const BugPage& r) {
   j["bug"] = ToJson(r.bug);
   j["events"] = ListJson(r.events);
   j["patches"] = ListJson(r.patches);
+  j["jobs"] = ListJson(r.jobs);
   return j;
 }
 

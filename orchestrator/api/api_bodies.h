@@ -19,6 +19,7 @@
 
 #include "base/json_nlohmann.h"
 #include "base/status.h"
+#include "orchestrator/store/job_queue.h"
 #include "orchestrator/store/records_json.h"
 #include "orchestrator/store/store.h"
 
@@ -50,11 +51,33 @@ struct BugList {
   std::vector<Bug> bugs;
 };
 
-// GET /api/v1/bugs/{id} -> {"bug", "events", "patches"}.
+// One of a bug's jobs (a run of one of its steps): where it is, and why
+// it stopped. A parked or failed one waits for POST .../retry.
+struct BugJob {
+  int64_t id = 0;
+  std::string kind;
+  std::string state;  // JobStateName.
+  int attempts = 0;   // Leases, lost ones included.
+  int crashes = 0;    // Leases lost to a daemon crash (not failures).
+  int max_attempts = 0;
+  std::string last_error;
+  std::string parked_reason;  // ParkedReason: "" unless parked.
+  int64_t updated_ms = 0;
+};
+BugJob BugJobOf(const Job& job);
+
+// GET /api/v1/bugs/{id} -> {"bug", "events", "patches", "jobs"}.
 struct BugPage {
   Bug bug;
   std::vector<Event> events;
   std::vector<Patch> patches;
+  std::vector<BugJob> jobs;  // Newest first.
+};
+
+// POST /api/v1/bugs/{id}/retry -> {"bug": id, "retried": [job id...]}.
+struct RetryResult {
+  int64_t bug = 0;
+  std::vector<int64_t> retried;
 };
 
 // POST .../review -> {"bug"}.
@@ -87,6 +110,7 @@ StatusOr<ReportCreated> ParseReportCreated(const JsonDoc& doc);
 StatusOr<BugList> ParseBugList(const JsonDoc& doc);
 StatusOr<BugPage> ParseBugPage(const JsonDoc& doc);
 StatusOr<ReviewResult> ParseReviewResult(const JsonDoc& doc);
+StatusOr<RetryResult> ParseRetryResult(const JsonDoc& doc);
 StatusOr<EventFeed> ParseEventFeed(const JsonDoc& doc);
 StatusOr<ErrorBody> ParseErrorBody(const JsonDoc& doc);
 
@@ -96,6 +120,8 @@ JsonDoc ToJson(const ReportCreated& r);
 JsonDoc ToJson(const BugList& r);
 JsonDoc ToJson(const BugPage& r);
 JsonDoc ToJson(const ReviewResult& r);
+JsonDoc ToJson(const BugJob& r);
+JsonDoc ToJson(const RetryResult& r);
 JsonDoc ToJson(const EventFeed& r);
 JsonDoc ToJson(const ErrorBody& r);
 

@@ -7,6 +7,7 @@
 
 #include "orchestrator/api/api_bodies.h"
 #include "orchestrator/api/metrics.h"
+#include "orchestrator/pipeline/pipeline.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -14,6 +15,9 @@ namespace {
 constexpr std::string_view kBugsPrefix = "/api/v1/bugs/";
 constexpr std::string_view kPatchesPrefix = "/api/v1/patches/";
 constexpr std::string_view kReviewSuffix = "/review";
+constexpr std::string_view kRetrySuffix = "/retry";
+// The jobs a bug's page lists (newest first).
+constexpr int kBugPageJobs = 50;
 
 ApiResponse MethodNotAllowed(const ApiRequest& request,
                              std::string_view allowed) {
@@ -92,6 +96,16 @@ ApiResponse ApiHandlers::Route(const ApiRequest& request) {
     if (!get) return MethodNotAllowed(request, "GET");
     return GetBug(std::string_view(p).substr(kBugsPrefix.size()));
   }
+  if (p.starts_with(kBugsPrefix) && p.ends_with(kRetrySuffix) &&
+      p.size() > kBugsPrefix.size() + kRetrySuffix.size()) {
+    if (!post) return MethodNotAllowed(request, "POST");
+    if (std::optional<ApiResponse> denied = CheckToken(request)) {
+      return *denied;
+    }
+    return Retry(std::string_view(p).substr(
+        kBugsPrefix.size(),
+        p.size() - kBugsPrefix.size() - kRetrySuffix.size()));
+  }
   const bool is_review =
       p.starts_with(kPatchesPrefix) && p.ends_with(kReviewSuffix) &&
       p.size() > kPatchesPrefix.size() + kReviewSuffix.size();
@@ -163,8 +177,32 @@ ApiResponse ApiHandlers::GetBug(std::string_view id_text) {
   if (!events.ok()) return StatusResponse(events.status());
   StatusOr<std::vector<Patch>> patches = store_->ListPatches(*id);
   if (!patches.ok()) return StatusResponse(patches.status());
-  return JsonResponse(200, ToJson(BugPage{std::move(*bug), std::move(*events),
-                                          std::move(*patches)}));
+  JobQueue queue(store_);
+  StatusOr<std::vector<Job>> jobs = JobsOfBug(queue, *id, kBugPageJobs);
+  if (!jobs.ok()) return StatusResponse(jobs.status());
+  BugPage page{std::move(*bug), std::move(*events), std::move(*patches), {}};
+  for (const Job& job : *jobs) page.jobs.push_back(BugJobOf(job));
+  return JsonResponse(200, ToJson(page));
+}
+
+ApiResponse ApiHandlers::Retry(std::string_view id_text) {
+  std::optional<int64_t> id = ParsePositive(id_text);
+  if (!id) {
+    return ErrorResponse(404, "not_found",
+                         "no bug '" + std::string(id_text) +
+                             "' to retry (bug ids are positive integers)");
+  }
+  StatusOr<Bug> bug = store_->GetBug(*id);
+  if (!bug.ok()) return StatusResponse(bug.status());
+  JobQueue queue(store_);
+  StatusOr<std::vector<int64_t>> retried = RetryBugSteps(queue, *id);
+  if (!retried.ok()) return StatusResponse(retried.status());
+  if (retried->empty()) {
+    return ErrorResponse(409, "conflict",
+                         "bug " + std::to_string(*id) +
+                             " has no parked or failed step to retry");
+  }
+  return JsonResponse(200, ToJson(RetryResult{*id, std::move(*retried)}));
 }
 
 ApiResponse ApiHandlers::Review(std::string_view id_text,

@@ -18,7 +18,12 @@
 //        with "Idempotent-Replayed: true" and nothing written; with a
 //        different report, 409. A bad key is 400.
 //   GET  /api/v1/bugs[?state=&after=&limit=]   -> {"bugs": [...]}
-//   GET  /api/v1/bugs/{id}          -> {"bug", "events", "patches"}
+//   GET  /api/v1/bugs/{id}          -> {"bug", "events", "patches", "jobs"}
+//        jobs: the bug's step runs, newest first (api_bodies.h BugJob):
+//        kind, state, attempts, crashes, last error, parked reason.
+//   POST /api/v1/bugs/{id}/retry    queues again each of the bug's steps
+//        whose newest job is parked or failed -> {"bug", "retried": [job
+//        ids]}; 404 for an unknown bug, 409 when there is none to retry.
 //   POST /api/v1/patches/{id}/review {"decision": "approve"|"reject",
 //        "comment"?}: {id} is the bug whose proposed patch (branch
 //        trench/bug-<id>) is reviewed; moves it proposed -> approved or
@@ -88,6 +93,7 @@ class ApiHandlers {
   ApiResponse ListBugs(const ApiRequest& request);
   ApiResponse GetBug(std::string_view id);
   ApiResponse Review(std::string_view id, const ApiRequest& request);
+  ApiResponse Retry(std::string_view id);
   ApiResponse ListEvents(const ApiRequest& request);
   ApiResponse Metrics();
 

@@ -22,6 +22,9 @@ constexpr Command kCommands[] = {
      CmdShow},
     {"review", "N --approve|--reject [--comment C] [--server URL]",
      "approve or reject the patch proposed for bug N", CmdReview},
+    {"retry", "N [--server URL]",
+     "queue bug N's parked or failed steps again (trench show lists them)",
+     CmdRetry},
     {"events",
      "[--bug N | --commit SHA] [--since ID] [--limit N] [--json] "
      "[--server URL]",

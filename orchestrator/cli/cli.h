@@ -100,6 +100,7 @@ int CmdReport(const Context& ctx);  // cmd_client.cc
 int CmdBugs(const Context& ctx);    // cmd_client.cc
 int CmdShow(const Context& ctx);    // cmd_client.cc
 int CmdReview(const Context& ctx);  // cmd_client.cc
+int CmdRetry(const Context& ctx);   // cmd_client.cc
 int CmdEvents(const Context& ctx);  // cmd_client.cc
 int CmdTriage(const Context& ctx);  // cmd_triage.cc
 int CmdFuzz(const Context& ctx);    // cmd_fuzz.cc

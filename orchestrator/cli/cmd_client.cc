@@ -1,5 +1,6 @@
-// The API client commands: report, bugs, show, review, events. They talk
-// to the daemon's HTTP API (api_handlers.h) through agents/http_client.h.
+// The API client commands: report, bugs, show, review, retry, events. They
+// talk to the daemon's HTTP API (api_handlers.h) through
+// agents/http_client.h.
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -140,6 +141,31 @@ std::string QueryValue(std::string_view s) {
     }
   }
   return out;
+}
+
+// The "## Jobs" section of `trench show`: each run of the bug's steps,
+// newest first; a parked or failed one says why and how to retry it.
+std::string JobsText(const std::vector<orchestrator::BugJob>& jobs,
+                     int64_t bug) {
+  if (jobs.empty()) return "";
+  std::ostringstream o;
+  o << "\n## Jobs\n\n";
+  bool stuck = false;
+  for (const orchestrator::BugJob& j : jobs) {
+    o << "- job " << j.id << " " << j.kind << ": " << j.state << ", "
+      << (j.attempts - j.crashes) << " of " << j.max_attempts
+      << " attempts used";
+    if (j.crashes > 0) o << ", " << j.crashes << " lost to crashes";
+    o << "\n";
+    if (!j.parked_reason.empty()) {
+      o << "  parked: " << EscapeControls(j.parked_reason, false) << "\n";
+    } else if (!j.last_error.empty() && j.state != "done") {
+      o << "  last error: " << EscapeControls(j.last_error, false) << "\n";
+    }
+    stuck |= j.state == "parked" || j.state == "failed";
+  }
+  if (stuck) o << "\nRetry with: trench retry " << bug << "\n";
+  return o.str();
 }
 
 // The message for a reply that is not the record it should be.
@@ -370,7 +396,34 @@ int CmdShow(const Context& ctx) {
   StatusOr<std::string> text = orchestrator::BugReportText(FromJsonDoc(doc));
   if (!text.ok())
     return Fail(ctx, "unexpected reply: " + text.status().message());
-  *ctx.out << EscapeControls(*text);  // Stranger text: never raw.
+  // Stranger text: never raw.
+  *ctx.out << EscapeControls(*text) << JobsText(page->jobs, *id);
+  return kExitOk;
+}
+
+int CmdRetry(const Context& ctx) {
+  std::string id_text, server;
+  std::vector<std::string> extra;
+  FlagParser p = CommandParser("retry");
+  p.Positional("N", &id_text, "the bug id");
+  p.Rest("", &extra, "");
+  ServerFlag(&p, &server);
+  if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
+  if (id_text.empty() || !extra.empty()) {
+    return UsageError(ctx, "retry", "give one bug id");
+  }
+  StatusOr<int64_t> id = BugId(id_text);
+  if (!id.ok()) return UsageError(ctx, "retry", id.status().message());
+  ApiClient api(ctx, server);
+  StatusOr<JsonDoc> r = api.Post(
+      "/api/v1/bugs/" + std::to_string(*id) + "/retry", JsonDoc::object());
+  if (!r.ok()) return ApiFail(ctx, r.status());
+  StatusOr<orchestrator::RetryResult> result =
+      orchestrator::ParseRetryResult(*r);
+  if (!result.ok()) return Fail(ctx, Unexpected(result.status()));
+  for (int64_t job : result->retried) {
+    *ctx.out << "bug " << *id << ": job " << job << " queued again\n";
+  }
   return kExitOk;
 }
 

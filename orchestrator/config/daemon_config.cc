@@ -203,6 +203,7 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
   RETURN_IF_ERROR(
       top.Int("max_concurrent_runs", 1, 1024, &c.max_concurrent_runs));
   RETURN_IF_ERROR(top.Seconds("drain_seconds", &c.drain_seconds));
+  RETURN_IF_ERROR(top.Int("max_crashes", 1, 1'000'000, &c.max_crashes));
   RETURN_IF_ERROR(top.Object("http", [&](Section& h) {
     RETURN_IF_ERROR(h.String("address", &c.http_address));
     RETURN_IF_ERROR(h.Int("port", 0, 65535, &c.http_port));

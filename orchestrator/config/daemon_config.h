@@ -35,6 +35,9 @@
 //     "step_timeout_seconds": 900,      any other tool run
 //     "max_concurrent_runs": 2,         sandboxed runs at once (global cap)
 //     "drain_seconds": 30,              graceful shutdown: wait for steps
+//     "max_crashes": 50,                a job whose runs the daemon lost
+//                                       (killed, crashed) this often is
+//                                       parked as a crash loop
 //     "http": {"address": "127.0.0.1", "port": 7878,
 //              "token_env": "TRENCH_TOKEN", "body_limit": 8388608,
 //              "max_connections": 256},  open at once (http_server.h)
@@ -101,6 +104,7 @@ struct DaemonConfig {
   double step_timeout_seconds = 900;
   int max_concurrent_runs = 2;
   double drain_seconds = 30;
+  int max_crashes = 50;
   std::string http_address = "127.0.0.1";
   int http_port = 7878;  // 0: ephemeral.
   std::string token_env = "TRENCH_TOKEN";

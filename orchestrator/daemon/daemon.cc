@@ -76,6 +76,12 @@ struct Daemon::Impl {
 
   explicit Impl(DaemonConfig c) : config(std::move(c)), paths(config.var_dir) {}
 
+  JobQueueOptions QueueOptions() const {
+    JobQueueOptions o;
+    o.max_crashes = config.max_crashes;
+    return o;
+  }
+
   StepContext LoopContext() {
     StepContext ctx;
     ctx.config = &config;
@@ -110,7 +116,7 @@ struct Daemon::Impl {
     ThreadContext t;
     StoreOptions so;
     ASSIGN_OR_RETURN(t.store, Store::Open(paths.store, so));
-    t.queue = std::make_unique<JobQueue>(t.store.get());
+    t.queue = std::make_unique<JobQueue>(t.store.get(), QueueOptions());
     t.ctx = LoopContext();
     t.ctx.store = t.store.get();
     t.ctx.queue = t.queue.get();
@@ -331,7 +337,8 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
                    RepoWatcher::Create(config.repo, config.branch));
   StoreOptions so;
   ASSIGN_OR_RETURN(impl->store, Store::Open(p.store, so));
-  impl->queue = std::make_unique<JobQueue>(impl->store.get());
+  impl->queue =
+      std::make_unique<JobQueue>(impl->store.get(), impl->QueueOptions());
   // A restart after a crash: the dead incarnation's leases go back.
   ASSIGN_OR_RETURN(int64_t taken, impl->queue->RequeueOwner(kOwner));
   if (taken > 0) spdlog::warn("{} interrupted jobs queued again", taken);

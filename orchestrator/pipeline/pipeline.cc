@@ -106,6 +106,25 @@ StatusOr<std::string> StepContext::Scratch(int64_t job_id,
   return dir;
 }
 
+std::string BugJobKey(int64_t bug, const std::string& kind) {
+  return "bug:" + std::to_string(bug) + ":" + kind;
+}
+
+namespace {
+
+// Whether `bug` has a commit to be reproduced on: its own (a finding's), or
+// a built one (FoundCommitOf).
+StatusOr<bool> HasCommitToRunOn(StepContext& ctx, const Bug& bug) {
+  if (const Json* c = bug.details.Find("commit"); c && c->is_string()) {
+    return true;
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> head,
+                   ctx.store->GetMeta("head.built"));
+  return head.has_value() && !head->empty();
+}
+
+}  // namespace
+
 StatusOr<std::string> QueueNextStep(StepContext& ctx, const Bug& bug) {
   if (const Json* h = bug.details.Find("needs_human");
       h && h->is_bool() && h->bool_value()) {
@@ -113,10 +132,15 @@ StatusOr<std::string> QueueNextStep(StepContext& ctx, const Bug& bug) {
   }
   for (const StepKind& s : Steps()) {
     if (!s.state || *s.state != bug.state) continue;
+    if (bug.state == BugState::kNew) {
+      // Waiting for the first build is not a failure: no job, no attempt.
+      ASSIGN_OR_RETURN(bool ready, HasCommitToRunOn(ctx, bug));
+      if (!ready) return std::string();
+    }
     Json payload = Json::MakeObject();
     payload["bug"] = bug.id;
     JobOptions o = StepJobOptions();
-    o.dedup_key = "bug:" + std::to_string(bug.id) + ":" + s.kind;
+    o.dedup_key = BugJobKey(bug.id, s.kind);
     // A step that failed for good (or used its attempts) on the bug as it
     // still is waits for a human (JobQueue::Unpark), not for a retry loop.
     ASSIGN_OR_RETURN(std::optional<Job> last, ctx.queue->Latest(o.dedup_key));
@@ -130,6 +154,28 @@ StatusOr<std::string> QueueNextStep(StepContext& ctx, const Bug& bug) {
     return s.kind;
   }
   return std::string();
+}
+
+StatusOr<std::vector<Job>> JobsOfBug(JobQueue& queue, int64_t bug, int limit) {
+  return queue.ListByKeyPrefix(BugJobKey(bug, ""), limit);
+}
+
+StatusOr<std::vector<int64_t>> RetryBugSteps(JobQueue& queue, int64_t bug) {
+  std::vector<int64_t> retried;
+  for (const StepKind& s : Steps()) {
+    ASSIGN_OR_RETURN(std::optional<Job> last,
+                     queue.Latest(BugJobKey(bug, s.kind)));
+    if (!last ||
+        std::find(retried.begin(), retried.end(), last->id) != retried.end()) {
+      continue;  // A kind listed twice (one entry per state).
+    }
+    if (last->state != JobState::kParked && last->state != JobState::kFailed) {
+      continue;
+    }
+    RETURN_IF_ERROR(queue.Unpark(last->id));
+    retried.push_back(last->id);
+  }
+  return retried;
 }
 
 Status Reconcile(StepContext& ctx) {

@@ -89,19 +89,29 @@ struct StepKind {
 const std::vector<StepKind>& Steps();
 // The handler of `kind`; nullptr when unknown.
 const StepKind* FindStep(const std::string& kind);
-// The options of every job the daemon queues: attempts enough to survive
-// several daemon crashes in a row (a lease taken back after a crash counts
-// one), yet bounded, so that a job that kills the daemon each time ends
-// parked for a human instead of looping.
+// The options of every job the daemon queues: 8 failures before a job is
+// parked for a human. A lease taken back after a daemon crash is not a
+// failure: crash loops have their own bound (JobQueueOptions::max_crashes).
 JobOptions StepJobOptions();
 // The job kinds `worker` leases.
 std::vector<std::string> KindsOfWorker(const std::string& worker);
 
-// Queues the step that `bug`'s state calls for (dedup key
-// "bug:<id>:<kind>"), if any, unless the bug waits for a human
-// (details.needs_human) or that step's last job failed (or was parked)
-// after the bug last changed. Returns the kind queued, or "".
+// The dedup key of `bug`'s job of step `kind`: "bug:<id>:<kind>".
+std::string BugJobKey(int64_t bug, const std::string& kind);
+// Queues the step that `bug`'s state calls for (dedup key BugJobKey), if
+// any, unless the bug waits for a human (details.needs_human), or that
+// step's last job failed (or was parked) after the bug last changed, or it
+// waits for the first build: a bug found on no particular commit (a
+// report) is reproduced on the newest built one (meta "head.built"), so
+// its reproduce step is queued only once there is one; the reconciler
+// queues it on its first tick after the first build. Returns the kind
+// queued, or "".
 StatusOr<std::string> QueueNextStep(StepContext& ctx, const Bug& bug);
+// `bug`'s jobs (its steps, every attempt), newest first, at most `limit`.
+StatusOr<std::vector<Job>> JobsOfBug(JobQueue& queue, int64_t bug, int limit);
+// Queues again (JobQueue::Unpark) each of `bug`'s steps whose newest job
+// is parked or failed. Returns the ids queued (none: nothing to retry).
+StatusOr<std::vector<int64_t>> RetryBugSteps(JobQueue& queue, int64_t bug);
 // QueueNextStep for every open bug.
 Status Reconcile(StepContext& ctx);
 // A newly landed commit: records its commit_landed event (once per commit,

@@ -340,7 +340,7 @@ StatusOr<Json> RunLocalizeStep(StepContext& ctx, const Job& job) {
   Json payload = Json::MakeObject();
   payload["bug"] = moved.id;
   JobOptions o = StepJobOptions();
-  o.dedup_key = "bug:" + std::to_string(moved.id) + ":stress";
+  o.dedup_key = BugJobKey(moved.id, "stress");
   o.priority = -1;  // After the bug's own pipeline steps.
   RETURN_IF_ERROR(ctx.queue->Enqueue("stress", payload, o).status());
   spdlog::info("localized: bug {} ({})", moved.id, sig.Dump());

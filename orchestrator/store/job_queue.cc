@@ -13,7 +13,9 @@ constexpr std::string_view kJobStateNames[] = {"queued", "leased", "done",
 constexpr char kJobColumns[] =
     "SELECT id, kind, payload, state, priority, dedup_key, lease_owner, "
     "lease_expires_ms, attempts, max_attempts, not_before_ms, result, "
-    "last_error, created_ms, updated_ms FROM jobs ";
+    "last_error, created_ms, updated_ms, crashes FROM jobs ";
+
+constexpr std::string_view kCrashLoop = "crash loop: ";
 
 StatusOr<JobState> ParseJobState(Db* db, const std::string& name, int64_t id) {
   for (size_t i = 0; i < std::size(kJobStateNames); ++i) {
@@ -41,13 +43,34 @@ StatusOr<Job> ReadJob(Db* db, const Statement& st) {
   job.last_error = st.ColumnText(12);
   job.created_ms = st.ColumnInt64(13);
   job.updated_ms = st.ColumnInt64(14);
+  job.crashes = static_cast<int>(st.ColumnInt64(15));
   return job;
+}
+
+// Every row `st` (a kJobColumns query) gives.
+StatusOr<std::vector<Job>> ReadJobs(Db* db, Statement& st) {
+  std::vector<Job> jobs;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return jobs;
+    ASSIGN_OR_RETURN(Job job, ReadJob(db, st));
+    jobs.push_back(std::move(job));
+  }
 }
 
 }  // namespace
 
 std::string_view JobStateName(JobState state) {
   return kJobStateNames[static_cast<size_t>(state)];
+}
+
+int FailuresOf(const Job& job) { return job.attempts - job.crashes; }
+
+std::string ParkedReason(const Job& job) {
+  if (job.state != JobState::kParked) return "";
+  if (job.last_error.starts_with(kCrashLoop)) return job.last_error;
+  return "failed " + std::to_string(FailuresOf(job)) + " of " +
+         std::to_string(job.max_attempts) + " attempts: " + job.last_error;
 }
 
 JobLease LeaseOf(const Job& job) {
@@ -231,11 +254,11 @@ StatusOr<JobState> JobQueue::Fail(const JobLease& lease,
     int64_t not_before = job.not_before_ms;
     if (!retryable) {
       next = JobState::kFailed;
-    } else if (job.attempts >= job.max_attempts) {
+    } else if (FailuresOf(job) >= job.max_attempts) {
       next = JobState::kParked;
     } else {
       next = JobState::kQueued;
-      int shift = std::clamp(job.attempts - 1, 0, 30);
+      int shift = std::clamp(FailuresOf(job) - 1, 0, 30);
       not_before = now + std::min(options_.retry_max_ms,
                                   options_.retry_base_ms << shift);
     }
@@ -272,19 +295,45 @@ Status JobQueue::Release(const JobLease& lease) {
 StatusOr<int64_t> JobQueue::RequeueLeasesInTransaction(
     const std::optional<std::string>& owner) {
   Db* db = store_->db();
-  // With an owner: all of its leases. Without: every expired lease. A job
-  // that used its last attempt is parked: it may be what kills workers.
+  const int64_t now = store_->clock()->NowMillis();
+  const int64_t max_crashes = std::max(1, options_.max_crashes);
+  // With an owner: all of its leases. Without: every expired lease.
+  constexpr char kTaken[] =
+      "state = 'leased' AND ((?1 IS NULL AND lease_expires_ms <= ?2) OR "
+      "lease_owner = ?1)";
+  // The crash loops first, for the log: the queue knows no bugs, but an
+  // operator must see which job keeps killing its workers.
+  ASSIGN_OR_RETURN(Statement loops,
+                   db->Prepare(std::string("SELECT id, kind, crashes + 1 FROM "
+                                           "jobs WHERE ") +
+                               kTaken + " AND crashes + 1 >= ?3"));
+  loops.BindOptionalText(1, owner).BindInt64(2, now).BindInt64(3, max_crashes);
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, loops.Step());
+    if (!row) break;
+    spdlog::error("job queue: job {} {} parked: crash loop ({} leases lost)",
+                  loops.ColumnInt64(0), loops.ColumnText(1),
+                  loops.ColumnInt64(2));
+  }
+  // A lost lease is one more crash, not a failure (the attempt stays
+  // counted: it is the fencing token). A job that made max_crashes is
+  // parked: it may be what kills the workers. SQLite evaluates every
+  // right-hand side on the row as it was.
   ASSIGN_OR_RETURN(
       Statement st,
       db->Prepare(
-          "UPDATE jobs SET state = CASE WHEN attempts >= max_attempts THEN "
-          "'parked' ELSE 'queued' END, last_error = 'lease of ' || "
-          "lease_owner || ' at attempt ' || attempts || CASE WHEN ?1 IS "
-          "NULL THEN ' expired' ELSE ' taken back' END, lease_owner = "
-          "NULL, lease_expires_ms = NULL, updated_ms = ?2 WHERE state = "
-          "'leased' AND ((?1 IS NULL AND lease_expires_ms <= ?2) OR "
-          "lease_owner = ?1)"));
-  st.BindOptionalText(1, owner).BindInt64(2, store_->clock()->NowMillis());
+          std::string("UPDATE jobs SET crashes = crashes + 1, state = CASE "
+                      "WHEN crashes + 1 >= ?3 THEN 'parked' ELSE 'queued' "
+                      "END, last_error = CASE WHEN crashes + 1 >= ?3 THEN "
+                      "'") +
+          std::string(kCrashLoop) +
+          "' || (crashes + 1) || ' leases lost, the last: ' ELSE '' "
+          "END || 'lease of ' || lease_owner || ' at attempt ' || "
+          "attempts || CASE WHEN ?1 IS NULL THEN ' expired' ELSE ' "
+          "taken back' END, lease_owner = NULL, lease_expires_ms = "
+          "NULL, updated_ms = ?2 WHERE " +
+          kTaken));
+  st.BindOptionalText(1, owner).BindInt64(2, now).BindInt64(3, max_crashes);
   RETURN_IF_ERROR(st.Run());
   return db->Changes();
 }
@@ -323,7 +372,8 @@ Status JobQueue::Unpark(int64_t job_id) {
     ASSIGN_OR_RETURN(
         Statement st,
         db->Prepare("UPDATE jobs SET state = 'queued', attempts = 0, "
-                    "not_before_ms = ?2, updated_ms = ?2 WHERE id = ?1"));
+                    "crashes = 0, not_before_ms = ?2, updated_ms = ?2 WHERE "
+                    "id = ?1"));
     return st.BindInt64(1, job_id).BindInt64(2, now).Run().WithContext(
         "unpark job " + std::to_string(job_id));
   });
@@ -350,19 +400,24 @@ StatusOr<std::optional<Job>> JobQueue::Latest(const std::string& dedup_key) {
   return std::optional<Job>(std::move(job));
 }
 
+StatusOr<std::vector<Job>> JobQueue::ListByKeyPrefix(const std::string& prefix,
+                                                     int limit) {
+  Db* db = store_->db();
+  ASSIGN_OR_RETURN(Statement st,
+                   db->Prepare(std::string(kJobColumns) +
+                               "WHERE substr(dedup_key, 1, length(?1)) = ?1 "
+                               "ORDER BY id DESC LIMIT ?2"));
+  st.BindText(1, prefix).BindInt64(2, limit);
+  return ReadJobs(db, st);
+}
+
 StatusOr<std::vector<Job>> JobQueue::List(JobState state, int limit) {
   Db* db = store_->db();
   ASSIGN_OR_RETURN(Statement st,
                    db->Prepare(std::string(kJobColumns) +
                                "WHERE state = ?1 ORDER BY id LIMIT ?2"));
   st.BindText(1, JobStateName(state)).BindInt64(2, limit);
-  std::vector<Job> jobs;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return jobs;
-    ASSIGN_OR_RETURN(Job job, ReadJob(db, st));
-    jobs.push_back(std::move(job));
-  }
+  return ReadJobs(db, st);
 }
 
 StatusOr<int64_t> JobQueue::Count(JobState state) {

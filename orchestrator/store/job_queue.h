@@ -7,16 +7,25 @@
 //   queued -> leased          Lease(): a worker owns it until the lease
 //                             expires; each lease counts one attempt.
 //   leased -> done            Complete(): with a JSON result.
-//   leased -> queued          Fail(retryable) with attempts left (after a
+//   leased -> queued          Fail(retryable) with failures left (after a
 //                             backoff), Release() (graceful shutdown; the
-//                             attempt is not counted), or lease expiry
+//                             attempt is not counted), or a lost lease
 //                             (the worker died: kill -9, lost node).
-//   leased -> parked          Fail(retryable) or lease expiry with no
-//                             attempts left: needs a human (Unpark()).
+//   leased -> parked          Fail(retryable) with no failures left, or a
+//                             lost lease that makes max_crashes lost
+//                             leases (a crash loop): needs a human
+//                             (Unpark()).
 //   leased -> failed          Fail(not retryable): a final answer.
 // Expired leases are taken back by every Lease() call and by
 // RequeueExpired(); a restarted daemon calls RequeueOwner(its name) to
 // take back its previous incarnation's leases at once.
+//
+// Two budgets: a lost lease is the worker's crash, not the job's failure,
+// so it counts in `crashes`, not against max_attempts: failures are
+// attempts - crashes (a daemon killed 25 times in a row must not park the
+// step it was running). Crashes have their own bound (max_crashes, per
+// queue), so that a job that kills its worker each time is still parked,
+// with "crash loop: N leases lost ..." as its last error.
 //
 // Each lease carries a fencing token (the attempt number): a worker whose
 // lease expired and was re-leased cannot complete, fail, extend or release
@@ -60,8 +69,9 @@ struct Job {
   std::string dedup_key;
   std::optional<std::string> lease_owner;
   std::optional<int64_t> lease_expires_ms;
-  int attempts = 0;  // Times leased; the fencing token of the lease.
-  int max_attempts = 0;
+  int attempts = 0;      // Times leased; the fencing token of the lease.
+  int crashes = 0;       // Leases lost (taken back): not failures.
+  int max_attempts = 0;  // Bounds the failures: attempts - crashes.
   int64_t not_before_ms = 0;
   Json result;  // Null until done.
   std::string last_error;
@@ -86,7 +96,16 @@ struct JobQueueOptions {
   // Delay before a failed job's retry: base * 2^(attempts-1), capped.
   int64_t retry_base_ms = 1000;
   int64_t retry_max_ms = 5 * 60 * 1000;
+  // Lost leases (crashes) after which a job is parked as a crash loop:
+  // well above the kills in a row an operator or a bad night deals out.
+  int max_crashes = 50;  // >= 1.
 };
+
+// Failures a job used: attempts that were not lost leases.
+int FailuresOf(const Job& job);
+// Why `job` is parked, for humans ("" when it is not parked): its crash
+// loop, or "failed N of M attempts: <last error>".
+std::string ParkedReason(const Job& job);
 
 class JobQueue {
  public:
@@ -126,13 +145,15 @@ class JobQueue {
   // worker that stops before it started the work. Errors as Heartbeat.
   Status Release(const JobLease& lease);
 
-  // Takes back every lease that expired by now: queued again, or parked
-  // when it used its last attempt. Returns how many were taken back.
+  // Takes back every lease that expired by now: one more crash for each;
+  // queued again, or parked when that makes max_crashes (logged as an
+  // error). Returns how many were taken back.
   StatusOr<int64_t> RequeueExpired();
   // Takes back every lease of `owner` now, expired or not (a restarted
   // daemon voiding its dead incarnation's leases); same rules as above.
   StatusOr<int64_t> RequeueOwner(const std::string& owner);
-  // Queues a parked (or failed) job again with its attempts reset.
+  // Queues a parked (or failed) job again with its attempts and crashes
+  // reset.
   // Errors: kFailedPrecondition when it is neither parked nor failed.
   Status Unpark(int64_t job_id);
 
@@ -140,6 +161,10 @@ class JobQueue {
   StatusOr<Job> Get(int64_t job_id);
   // The newest job with this dedup key (live or not), if any.
   StatusOr<std::optional<Job>> Latest(const std::string& dedup_key);
+  // Jobs whose dedup key starts with `prefix` (e.g. one bug's steps),
+  // newest first, at most `limit`.
+  StatusOr<std::vector<Job>> ListByKeyPrefix(const std::string& prefix,
+                                             int limit);
   // Jobs in `state`, oldest first, at most `limit`.
   StatusOr<std::vector<Job>> List(JobState state, int limit);
   StatusOr<int64_t> Count(JobState state);

@@ -187,6 +187,13 @@ CREATE TABLE idempotency_keys (
 );
 )sql";
 
+// A job's lost leases (the daemon died while it ran), counted apart from
+// its failures: job_queue.h "Two budgets".
+constexpr char kJobCrashes[] = R"sql(
+ALTER TABLE jobs ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0
+  CHECK (crashes >= 0);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kInitialSchema},
     {2, "lookup indexes and live-job dedup", kIndexes},
@@ -194,6 +201,7 @@ constexpr Migration kMigrations[] = {
     {4, "agent session cost", kSessionCost},
     {5, "the target's description per build", kBuildTarget},
     {6, "idempotency keys of reports", kIdempotencyKeys},
+    {7, "lost leases per job", kJobCrashes},
 };
 
 Status EnsureMetaTable(Db* db) {

@@ -77,6 +77,9 @@ TEST(ApiBodiesTest, BugPageRoundTrip) {
   p.created_ms = 5;
   p.updated_ms = 6;
   page.patches = {p};
+  page.jobs = {BugJob{9, "draft", "parked", 5, 2, 3, "timeout",
+                      "failed 3 of 3 attempts: timeout", 8},
+               BugJob{8, "reproduce", "done", 1, 0, 8, "", "", 4}};
   const JsonDoc doc = ToJson(page);
   StatusOr<BugPage> back = ParseBugPage(Doc(DumpJsonDoc(doc)));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
@@ -93,6 +96,9 @@ TEST(ApiBodiesTest, BugPageRoundTrip) {
   ASSERT_EQ(back->patches.size(), 1u);
   EXPECT_EQ(back->patches[0].diff, p.diff);
   EXPECT_TRUE(back->patches[0].verified);
+  ASSERT_EQ(back->jobs.size(), 2u);
+  EXPECT_EQ(back->jobs[0].crashes, 2);
+  EXPECT_EQ(back->jobs[0].parked_reason, "failed 3 of 3 attempts: timeout");
   EXPECT_EQ(DumpJsonDoc(ToJson(*back)), DumpJsonDoc(doc));
 }
 

@@ -25,6 +25,9 @@ std::string Inputs() {
 
 class ApiEndpointsTest : public ApiTest {
  protected:
+  JobState StateOfJob(int64_t id) {
+    return JobQueue(check_.get()).Get(id)->state;
+  }
   // A bug moved along the main line up to `proposed`.
   int64_t ProposedBug() {
     const std::string sha = Sha256Hex("minimized");
@@ -214,6 +217,72 @@ TEST_F(ApiEndpointsTest, GetBugHasItsEvents) {
   EXPECT_EQ(Call("GET", "/api/v1/bugs/999").status, 404);
   EXPECT_EQ(Call("GET", "/api/v1/bugs/abc").status, 404);
   EXPECT_EQ(Call("GET", "/api/v1/bugs/-1").status, 404);
+}
+
+// Issue 18 item 8: a parked or failed step shows on its bug (kind, state,
+// attempts, crashes, last error, parked reason) and a human can queue it
+// again over the API; ids are checked, and a bug with nothing to retry is
+// a 409 that changes nothing.
+TEST_F(ApiEndpointsTest, ParkedStepsShowOnTheBugAndAreRetryable) {
+  auto id = check_->CreateBug({"sig", "t", std::nullopt, Json::MakeObject()},
+                              "test", Json());
+  ASSERT_TRUE(id.ok());
+  const std::string retry = "/api/v1/bugs/" + std::to_string(*id) + "/retry";
+  EXPECT_EQ(Call("POST", retry, "{}", kToken).status, 409);
+  // Its reproduce step lost 2 leases to crashes, then failed for good.
+  JobQueue queue(check_.get(), {.max_crashes = 50});
+  JobOptions o;
+  o.max_attempts = 2;
+  o.dedup_key = "bug:" + std::to_string(*id) + ":reproduce";
+  auto job = queue.Enqueue("reproduce", Json::MakeObject(), o);
+  ASSERT_TRUE(job.ok());
+  for (int crash = 0; crash < 2; ++crash) {
+    ASSERT_EQ(queue.Lease("daemon", 1, 60000)->size(), 1u);
+    ASSERT_EQ(*queue.RequeueOwner("daemon"), 1);
+  }
+  for (int failure = 0; failure < 2; ++failure) {
+    clock_.Advance(10'000'000);
+    auto leased = queue.Lease("daemon", 1, 60000);
+    ASSERT_EQ(leased->size(), 1u);
+    ASSERT_TRUE(
+        queue.Fail(LeaseOf((*leased)[0]), "hlo-diff\x1b]0;x", true).ok());
+  }
+  HttpReply r = Call("GET", "/api/v1/bugs/" + std::to_string(*id));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json body = r.json();
+  const Json* jobs = body.Find("jobs");
+  ASSERT_NE(jobs, nullptr) << r.body;
+  ASSERT_EQ(jobs->size(), 1u);
+  const Json& shown = jobs->array()[0];
+  EXPECT_EQ(shown.Find("id")->int64_value(), job->id);
+  EXPECT_EQ(shown.Find("kind")->string_value(), "reproduce");
+  EXPECT_EQ(shown.Find("state")->string_value(), "parked");
+  EXPECT_EQ(shown.Find("attempts")->int64_value(), 4);
+  EXPECT_EQ(shown.Find("crashes")->int64_value(), 2);
+  EXPECT_EQ(shown.Find("max_attempts")->int64_value(), 2);
+  EXPECT_EQ(shown.Find("last_error")->string_value(), "hlo-diff\x1b]0;x");
+  EXPECT_EQ(shown.Find("parked_reason")->string_value(),
+            "failed 2 of 2 attempts: hlo-diff\x1b]0;x");
+  // Writes need the token; ids are checked.
+  EXPECT_EQ(Call("POST", retry, "{}").status, 401);
+  EXPECT_EQ(Call("GET", retry).status, 405);
+  EXPECT_EQ(Call("POST", "/api/v1/bugs/999/retry", "{}", kToken).status, 404);
+  EXPECT_EQ(Call("POST", "/api/v1/bugs/x/retry", "{}", kToken).status, 404);
+  EXPECT_EQ(Call("POST", "/api/v1/bugs/-1/retry", "{}", kToken).status, 404);
+  EXPECT_EQ(Call("POST", "/api/v1/bugs//retry", "{}", kToken).status, 404);
+  EXPECT_EQ(StateOfJob(job->id), JobState::kParked);
+  r = Call("POST", retry, "{}", kToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json().Find("bug")->int64_value(), *id);
+  ASSERT_EQ(r.json().Find("retried")->size(), 1u);
+  EXPECT_EQ(r.json().Find("retried")->array()[0].int64_value(), job->id);
+  EXPECT_EQ(StateOfJob(job->id), JobState::kQueued);
+  // Queued again: nothing left to retry.
+  r = Call("POST", retry, "{}", kToken);
+  EXPECT_EQ(r.status, 409);
+  EXPECT_NE(r.error_message().find("no parked or failed step"),
+            std::string::npos)
+      << r.body;
 }
 
 TEST_F(ApiEndpointsTest, ReviewApprovesAProposedPatch) {

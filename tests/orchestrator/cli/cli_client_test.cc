@@ -11,6 +11,7 @@
 
 #include "base/sha256.h"
 #include "orchestrator/cli/cli.h"
+#include "orchestrator/store/job_queue.h"
 #include "tests/orchestrator/api/api_test_util.h"
 #include "tests/orchestrator/cli/cli_test_util.h"
 
@@ -295,6 +296,57 @@ TEST_F(CliClientTest, StrangerTextIsEscapedOnTheTerminal) {
   r = Run({"events"});
   ASSERT_EQ(r.code, 0) << r.err;
   ExpectNoControls(r.out);
+}
+
+// Issue 18 item 8 from the CLI: `trench show` lists a bug's jobs, says
+// why a parked one stopped (its crashes apart from its failures, control
+// characters escaped) and how to retry; `trench retry` queues it again.
+TEST_F(CliClientTest, ShowListsParkedJobsAndRetryQueuesThemAgain) {
+  const int64_t id = ProposedBug();
+  const std::string n = std::to_string(id);
+  CliRun r = Run({"retry", n});
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "no parked or failed step to retry (HTTP 409)");
+  JobQueue queue(check_.get(), {.max_crashes = 2});
+  JobOptions o;
+  o.dedup_key = "bug:" + n + ":draft";
+  auto job = queue.Enqueue("draft", Json::MakeObject(), o);
+  ASSERT_TRUE(job.ok());
+  for (int crash = 0; crash < 2; ++crash) {
+    ASSERT_EQ(queue.Lease("daemon", 1, 60000)->size(), 1u);
+    ASSERT_EQ(*queue.RequeueOwner("daemon"), 1);
+  }
+  r = Run({"show", n});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectHas(r.out, "## Jobs\n\n- job " + std::to_string(job->id) +
+                       " draft: parked, 0 of 3 attempts used, 2 lost to "
+                       "crashes\n  parked: crash loop: 2 leases lost");
+  ExpectHas(r.out, "Retry with: trench retry " + n);
+  r = Run({"retry", n}, "");
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "(HTTP 401)");
+  EXPECT_EQ(Run({"retry", "x"}).code, 2);
+  EXPECT_EQ(Run({"retry"}).code, 2);
+  r = Run({"retry", "999"});
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "(HTTP 404)");
+  r = Run({"retry", n});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "bug " + n + ": job " + std::to_string(job->id) +
+                       " queued again\n");
+  EXPECT_EQ(queue.Get(job->id)->state, JobState::kQueued);
+  r = Run({"show", n});
+  ExpectHas(r.out, "draft: queued, 0 of 3 attempts used\n");
+  EXPECT_EQ(r.out.find("Retry with"), std::string::npos) << r.out;
+  // A step's error quoting a report cannot drive the terminal.
+  auto leased = queue.Lease("daemon", 1, 60000);
+  ASSERT_EQ(leased->size(), 1u);
+  ASSERT_TRUE(
+      queue.Fail(LeaseOf((*leased)[0]), "bad\x1b]0;pwned\x07\nline", false)
+          .ok());
+  r = Run({"show", n});
+  ExpectHas(r.out, "last error: bad\\x1b]0;pwned\\x07\\x0aline\n");
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
 }
 
 TEST_F(CliClientTest, UnknownAndBadIds) {

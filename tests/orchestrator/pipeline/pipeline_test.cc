@@ -62,6 +62,7 @@ class PipelineTest : public StoreTest {
 };
 
 TEST_F(PipelineTest, QueuesTheStepOfTheStateOnce) {
+  ASSERT_TRUE(store_->SetMeta("head.built", "c0").ok());
   const int64_t id = AddBug("a");
   Bug bug = *store_->GetBug(id);
   EXPECT_EQ(*QueueNextStep(ctx_, bug), "reproduce");
@@ -75,6 +76,7 @@ TEST_F(PipelineTest, QueuesTheStepOfTheStateOnce) {
 }
 
 TEST_F(PipelineTest, ReconcileQueuesEveryOpenBugsStep) {
+  ASSERT_TRUE(store_->SetMeta("head.built", "c0").ok());
   const int64_t a = AddBug("a");
   const int64_t b = AddBug("b");
   ASSERT_TRUE(store_
@@ -136,6 +138,7 @@ namespace trench::orchestrator {
 namespace {
 
 TEST_F(PipelineTest, AFailedStepIsNotRetriedUntilTheBugChanges) {
+  ASSERT_TRUE(store_->SetMeta("head.built", "c0").ok());
   const int64_t id = AddBug("a");
   ASSERT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "reproduce");
   StatusOr<std::vector<Job>> leased = queue_->Lease("w", 1, 60000);
@@ -147,6 +150,56 @@ TEST_F(PipelineTest, AFailedStepIsNotRetriedUntilTheBugChanges) {
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ASSERT_TRUE(store_->SetBugDetails(id, Json::MakeObject()).ok());
   EXPECT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "reproduce");
+}
+
+// Issue 18 item 9: a report filed before any commit was built used to have
+// its reproduce job fail (no commit to run on) until it was parked, and
+// the bug sat in `new` for good. It waits for the first build instead: no
+// job, no attempt used, however often the reconciler runs; the first
+// build's reconcile queues it. A finding carries its own commit and goes
+// at once.
+TEST_F(PipelineTest, AReportBeforeTheFirstBuildWaitsForIt) {
+  const int64_t report = AddBug("report");
+  for (int tick = 0; tick < 20; ++tick) ASSERT_TRUE(Reconcile(ctx_).ok());
+  EXPECT_TRUE(JobsOfBug(*queue_, report, 10)->empty());
+  EXPECT_EQ(*queue_->Count(JobState::kParked), 0);
+  orchestrator::NewBug finding;
+  finding.signature = "finding";
+  finding.details["commit"] = "c1";
+  const int64_t found = *store_->CreateBug(finding, "test", Json::MakeObject());
+  EXPECT_EQ(*QueueNextStep(ctx_, *store_->GetBug(found)), "reproduce");
+  // The first build lands (the build step moves head.built).
+  ASSERT_TRUE(store_->SetMeta("head.built", "c1").ok());
+  ASSERT_TRUE(Reconcile(ctx_).ok());
+  auto jobs = JobsOfBug(*queue_, report, 10);
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].kind, "reproduce");
+  EXPECT_EQ((*jobs)[0].state, JobState::kQueued);
+  EXPECT_EQ((*jobs)[0].attempts, 0);
+}
+
+// A parked or failed step of a bug is retryable by a human: its newest job
+// is queued again with a fresh budget; nothing else is touched.
+TEST_F(PipelineTest, RetryQueuesTheBugsParkedOrFailedStepsAgain) {
+  ASSERT_TRUE(store_->SetMeta("head.built", "c0").ok());
+  const int64_t id = AddBug("a");
+  const int64_t other = AddBug("b");
+  EXPECT_TRUE(RetryBugSteps(*queue_, id)->empty());  // Nothing to retry.
+  ASSERT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "reproduce");
+  ASSERT_EQ(*QueueNextStep(ctx_, *store_->GetBug(other)), "reproduce");
+  EXPECT_TRUE(RetryBugSteps(*queue_, id)->empty());  // Queued: running.
+  auto leased = queue_->Lease("w", 2, 60000);
+  ASSERT_EQ(leased->size(), 2u);
+  for (const Job& job : *leased) {
+    ASSERT_TRUE(queue_->Fail(LeaseOf(job), "no", false).ok());
+  }
+  auto retried = RetryBugSteps(*queue_, id);
+  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
+  ASSERT_EQ(retried->size(), 1u);
+  Job job = *queue_->Get(retried->front());
+  EXPECT_EQ(job.state, JobState::kQueued);
+  EXPECT_EQ(job.dedup_key, BugJobKey(id, "reproduce"));
+  EXPECT_EQ(JobsOfBug(*queue_, other, 10)->front().state, JobState::kFailed);
 }
 
 TEST_F(PipelineTest, ContinuousFuzzingQueuesARoundOfTheBuiltHeadWhenIdle) {

@@ -27,6 +27,26 @@ class JobQueueTest : public testing::StoreTest {
     return r.ok() ? r->id : -1;
   }
   JobState StateOf(int64_t id) { return queue_->Get(id)->state; }
+  // A daemon's life in a child process: it opens the store, takes back its
+  // dead incarnation's leases, leases one job (of `kinds`) and is SIGKILLed
+  // inside it. Returns whether it got that far.
+  bool StartLeaseAndDie(const JobQueueOptions& options,
+                        const std::vector<std::string>& kinds) {
+    return RunChildAndKill(
+               [&](int ack) {
+                 StoreOptions so;
+                 so.clock = &clock_;
+                 auto store = Store::Open(path_, so);
+                 if (!store.ok()) _exit(2);
+                 JobQueue queue(store->get(), options);
+                 if (!queue.RequeueOwner("daemon").ok()) _exit(2);
+                 auto jobs = queue.Lease("daemon", 1, 3'600'000, kinds);
+                 if (!jobs.ok() || jobs->size() != 1) _exit(2);
+                 Ack(ack);
+                 pause();  // Killed inside the step.
+               },
+               1) == 1;
+  }
 
   std::unique_ptr<Store> store_;
   std::unique_ptr<JobQueue> queue_;
@@ -144,14 +164,25 @@ TEST_F(JobQueueTest, ExpiredLeaseIsReleasedAndTheOldHolderFenced) {
   EXPECT_EQ(queue_->Get(id)->result.Dump(), R"("fresh")");
 }
 
-TEST_F(JobQueueTest, ExpiryOfTheLastAttemptParks) {
+// A lost lease is a crash, not a failure: the job is queued again with its
+// failure budget whole, and the old attempt stays counted as the fence.
+TEST_F(JobQueueTest, ExpiryIsACrashNotAFailure) {
   int64_t id = Enqueue("crashy", {.max_attempts = 1});
   ASSERT_EQ(queue_->Lease("w", 1, 10)->size(), 1u);
   clock_.Advance(10);
   EXPECT_EQ(*queue_->RequeueExpired(), 1);
   auto job = queue_->Get(id);
-  EXPECT_EQ(job->state, JobState::kParked);
+  EXPECT_EQ(job->state, JobState::kQueued);
   EXPECT_EQ(job->last_error, "lease of w at attempt 1 expired");
+  EXPECT_EQ(job->crashes, 1);
+  EXPECT_EQ(FailuresOf(*job), 0);
+  auto again = queue_->Lease("w", 1, 10);
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_EQ((*again)[0].attempts, 2);
+  // Its one real failure parks it, and says so.
+  EXPECT_EQ(*queue_->Fail(LeaseOf((*again)[0]), "boom", true),
+            JobState::kParked);
+  EXPECT_EQ(ParkedReason(*queue_->Get(id)), "failed 1 of 1 attempts: boom");
 }
 
 TEST_F(JobQueueTest, ReleaseGivesTheAttemptBack) {
@@ -318,6 +349,78 @@ TEST_F(JobQueueTest, KillAnywhereThenExpiryLosesAndDuplicatesNothing) {
   EXPECT_EQ(done + rerun, kJobs);
   EXPECT_EQ(*queue_->Count(JobState::kDone), kJobs);
   EXPECT_EQ(*queue_->Count(JobState::kLeased), 0);
+}
+
+// Issue 18 item 8, played: the daemon SIGKILLed 25 times in a row while it
+// runs a step (each restart takes the dead incarnation's lease back, then
+// leases the step again) must not park the step: kills are not failures.
+// The step keeps its whole failure budget afterwards.
+TEST_F(JobQueueTest, TwentyFiveDaemonKillsDoNotParkTheStep) {
+  const int64_t id = Enqueue("stress", {.max_attempts = 8});
+  for (int kill = 0; kill < 25; ++kill) {
+    ASSERT_TRUE(StartLeaseAndDie({}, {})) << "kill " << kill;
+    ASSERT_EQ(StateOf(id), JobState::kLeased);
+  }
+  EXPECT_EQ(*queue_->RequeueOwner("daemon"), 1);
+  Job job = *queue_->Get(id);
+  EXPECT_EQ(job.state, JobState::kQueued);
+  EXPECT_EQ(job.attempts, 25);
+  EXPECT_EQ(job.crashes, 25);
+  EXPECT_EQ(FailuresOf(job), 0);
+  // Seven real failures are retried; the eighth parks it.
+  for (int failure = 1; failure <= 8; ++failure) {
+    clock_.Advance(10'000'000);
+    auto jobs = queue_->Lease("daemon", 1, 1000);
+    ASSERT_EQ(jobs->size(), 1u) << "failure " << failure;
+    EXPECT_EQ(*queue_->Fail(LeaseOf((*jobs)[0]), "step failed", true),
+              failure < 8 ? JobState::kQueued : JobState::kParked);
+  }
+  EXPECT_EQ(ParkedReason(*queue_->Get(id)),
+            "failed 8 of 8 attempts: step failed");
+}
+
+// A job that kills its daemon each time is still bounded: after
+// max_crashes lost leases it is parked as a crash loop, with a reason that
+// says so, while the other jobs run on; a human's Unpark starts it afresh.
+TEST_F(JobQueueTest, ACrashLoopIsParkedAndSaysSo) {
+  const JobQueueOptions options{.max_crashes = 3};
+  JobQueue queue(store_.get(), options);
+  const int64_t crashy = Enqueue("crashy", {.max_attempts = 8});
+  for (int start = 0; start < 3; ++start) {
+    ASSERT_TRUE(StartLeaseAndDie(options, {"crashy"})) << "start " << start;
+  }
+  const int64_t other = Enqueue("fine");
+  // The fourth start takes the third lost lease back: a crash loop.
+  EXPECT_EQ(*queue.RequeueOwner("daemon"), 1);
+  Job job = *queue.Get(crashy);
+  EXPECT_EQ(job.state, JobState::kParked);
+  EXPECT_EQ(job.crashes, 3);
+  EXPECT_EQ(job.last_error,
+            "crash loop: 3 leases lost, the last: lease of daemon at attempt "
+            "3 taken back");
+  EXPECT_EQ(ParkedReason(job), job.last_error);
+  auto next = queue.Lease("daemon", 5, 1000);
+  ASSERT_EQ(next->size(), 1u);
+  EXPECT_EQ((*next)[0].id, other);
+  ASSERT_TRUE(queue.Unpark(crashy).ok());
+  job = *queue.Get(crashy);
+  EXPECT_EQ(job.state, JobState::kQueued);
+  EXPECT_EQ(job.attempts, 0);
+  EXPECT_EQ(job.crashes, 0);
+}
+
+TEST_F(JobQueueTest, ListsTheJobsOfAKeyPrefixNewestFirst) {
+  const int64_t a = Enqueue("reproduce", {.dedup_key = "bug:1:reproduce"});
+  Enqueue("reproduce", {.dedup_key = "bug:12:reproduce"});
+  const int64_t b = Enqueue("draft", {.dedup_key = "bug:1:draft"});
+  Enqueue("build");
+  auto jobs = queue_->ListByKeyPrefix("bug:1:", 10);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].id, b);
+  EXPECT_EQ((*jobs)[1].id, a);
+  EXPECT_EQ(queue_->ListByKeyPrefix("bug:1:", 1)->size(), 1u);
+  EXPECT_TRUE(queue_->ListByKeyPrefix("bug:3:", 10)->empty());
 }
 
 }  // namespace
