@@ -14,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "sandbox/mountinfo.h"
+
 namespace trench::sandbox {
 namespace {
 
@@ -131,20 +133,13 @@ struct Mounts {
 
 Mounts FindMounts() {
   Mounts m;
-  std::istringstream lines(ReadAll("/proc/self/mountinfo"));
-  std::string line;
-  while (std::getline(lines, line)) {
-    size_t sep = line.find(" - ");
-    if (sep == std::string::npos) continue;
-    std::istringstream left(line.substr(0, sep)), right(line.substr(sep + 3));
-    std::string id, parent, dev, root, point, fstype, source, options;
-    left >> id >> parent >> dev >> root >> point;
-    right >> fstype >> source >> options;
-    if (fstype == "cgroup2" && m.v2.empty()) m.v2 = point;
-    if (fstype != "cgroup") continue;
-    if (HasWord(options, "memory", ',') && m.v1_memory.empty())
-      m.v1_memory = point;
-    if (HasWord(options, "pids", ',') && m.v1_pids.empty()) m.v1_pids = point;
+  for (const internal::MountEntry& e : internal::ReadMountInfo()) {
+    if (e.fstype == "cgroup2" && m.v2.empty()) m.v2 = e.point;
+    if (e.fstype != "cgroup") continue;
+    if (HasWord(e.options, "memory", ',') && m.v1_memory.empty())
+      m.v1_memory = e.point;
+    if (HasWord(e.options, "pids", ',') && m.v1_pids.empty())
+      m.v1_pids = e.point;
   }
   return m;
 }

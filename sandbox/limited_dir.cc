@@ -6,13 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <vector>
+
+#include "sandbox/mountinfo.h"
 
 namespace trench::sandbox {
 namespace {
@@ -23,34 +22,11 @@ std::string ErrnoText(int err) {
   return std::string(strerror(err)) + " (errno " + std::to_string(err) + ")";
 }
 
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string Unescape(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() &&
-        std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 3), nullptr, 8));
-      i += 3;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 // The mount points of every tmpfs, in mount order.
 std::vector<std::string> TmpfsMounts() {
   std::vector<std::string> points;
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t sep = line.find(" - ");
-    if (sep == std::string::npos) continue;
-    std::istringstream left(line.substr(0, sep)), right(line.substr(sep + 3));
-    std::string id, parent, dev, root, point, fstype;
-    left >> id >> parent >> dev >> root >> point;
-    right >> fstype;
-    if (fstype == "tmpfs") points.push_back(Unescape(point));
+  for (const internal::MountEntry& m : internal::ReadMountInfo()) {
+    if (m.fstype == "tmpfs") points.push_back(m.point);
   }
   return points;
 }
