@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <future>
+#include <map>
+#include <utility>
 
 namespace trench::orchestrator {
 
@@ -83,6 +85,25 @@ ToolRunner::ToolRunner(boost::asio::io_context& ioc, ToolRunnerOptions options)
       max_concurrent_(std::max(1, options_.max_concurrent)),
       uid_used_(std::max(0, options_.uid_count), false) {}
 
+namespace {
+
+// Runs in flight on the same work dir (the builds share var/builder) share
+// one uid of the range: each run chowns its work dir to its uid, so
+// distinct uids would take each other's files (and git's owner check
+// would refuse the mirror). Keyed by runner; guarded by the runner's mu_.
+struct SharedDir {
+  int index;  // Into the runner's uid range.
+  int runs;
+};
+std::map<std::pair<const void*, std::string>, SharedDir>& SharedDirs() {
+  static auto* dirs =
+      new std::map<std::pair<const void*, std::string>, SharedDir>();
+  return *dirs;
+}
+std::mutex shared_dirs_mu;
+
+}  // namespace
+
 int ToolRunner::FreeUid() const {
   for (size_t i = 0; i < uid_used_.size(); ++i) {
     if (!uid_used_[i]) return static_cast<int>(i);
@@ -92,20 +113,32 @@ int ToolRunner::FreeUid() const {
 
 StatusOr<sandbox::Result> ToolRunner::Run(const sandbox::Options& given) {
   sandbox::Options options = given;
-  int uid_index = -1;
+  const auto dir_key =
+      std::make_pair(static_cast<const void*>(this), given.work_dir);
+  auto shared = [&] {
+    std::lock_guard<std::mutex> l(shared_dirs_mu);
+    return SharedDirs().count(dir_key) > 0;
+  };
+  bool uses_uid = false;
   {
     std::unique_lock<std::mutex> lock(mu_);
     slot_free_.wait(lock, [&] {
       return killed_ || (running_ < max_concurrent_ &&
-                         (uid_used_.empty() || FreeUid() >= 0));
+                         (uid_used_.empty() || FreeUid() >= 0 || shared()));
     });
     if (killed_) return FailedPrecondition("shutting down: run refused");
     ++running_;
     ++total_runs_;
     if (!uid_used_.empty()) {
-      uid_index = FreeUid();
-      uid_used_[uid_index] = true;
-      options.uid = options.gid = options_.uid_first + uid_index;
+      std::lock_guard<std::mutex> l(shared_dirs_mu);
+      auto [it, added] = SharedDirs().try_emplace(dir_key, SharedDir{-1, 0});
+      if (added) {
+        it->second.index = FreeUid();
+        uid_used_[it->second.index] = true;
+      }
+      ++it->second.runs;
+      uses_uid = true;
+      options.uid = options.gid = options_.uid_first + it->second.index;
     }
   }
   options.masked_paths.insert(options.masked_paths.end(),
@@ -140,7 +173,14 @@ StatusOr<sandbox::Result> ToolRunner::Run(const sandbox::Options& given) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     --running_;
-    if (uid_index >= 0) uid_used_[uid_index] = false;
+    if (uses_uid) {
+      std::lock_guard<std::mutex> l(shared_dirs_mu);
+      auto it = SharedDirs().find(dir_key);
+      if (--it->second.runs == 0) {
+        uid_used_[it->second.index] = false;
+        SharedDirs().erase(it);
+      }
+    }
   }
   slot_free_.notify_all();
   return r;

@@ -494,3 +494,50 @@ TEST(DescribeScratchTest, NamesTheBoundsOrWarnsWhy) {
 
 }  // namespace
 }  // namespace trench::orchestrator
+
+namespace trench::orchestrator {
+namespace {
+
+// Concurrent runs on one work dir (the builds' var/builder) share a uid:
+// each run chowns its work dir, so distinct uids would take each other's
+// files away (seen: git refused the mirror as another uid's).
+TEST(ToolRunnerUidTest, RunsSharingAWorkDirShareTheirUid) {
+  if (!sbx::DetectCapabilities().can_set_uid)
+    GTEST_SKIP() << "not root: no uid switch";
+  ToolRunnerOptions ro;
+  ro.max_concurrent = 2;
+  ro.uid_first = 270000 + static_cast<uid_t>(getpid() % 1000) * 4;
+  ro.uid_count = 2;
+  Loop loop;
+  ToolRunner runner(loop.ioc(), ro);
+  const std::string shared = sbx::testing::MakeTempDir("shared-uid");
+  std::vector<StatusOr<sbx::Result>> results(2, Internal("not run"));
+  std::vector<std::thread> runs;
+  for (int i = 0; i < 2; ++i) {
+    runs.emplace_back([&, i] {
+      sbx::Options o = HostileOptions({});
+      sbx::testing::RemoveTree(o.work_dir);
+      o.work_dir = shared;
+      // Both in flight at once: each waits for the other's mark.
+      o.argv = {"/bin/sh",
+                "-c",
+                "id -u > uid.$1; i=0; while [ ! -e uid.$2 ] && "
+                "[ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done; cat uid.$1",
+                "sh",
+                std::to_string(i),
+                std::to_string(1 - i)};
+      results[i] = runner.Run(o);
+    });
+  }
+  for (std::thread& t : runs) t.join();
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(r->ok()) << r->Summary() << r->stderr_data;
+  }
+  EXPECT_EQ(results[0]->stdout_data, std::to_string(ro.uid_first) + "\n");
+  EXPECT_EQ(results[1]->stdout_data, results[0]->stdout_data);
+  sbx::testing::RemoveTree(shared);
+}
+
+}  // namespace
+}  // namespace trench::orchestrator
