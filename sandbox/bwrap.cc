@@ -26,10 +26,17 @@ std::vector<std::string> BwrapArgv(const BwrapSpec& s) {
             "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
             "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size",
             std::to_string(s.tmp_size_bytes), "--tmpfs", "/tmp"});
+  for (const std::string& m : s.masked_paths) {
+    a.insert(a.end(), {"--tmpfs", m});
+  }
   for (const std::string& p : s.read_only_paths) {
     a.insert(a.end(), {"--ro-bind", p, p});
   }
-  a.insert(a.end(), {"--bind", s.work_dir, s.work_dir, "--chdir", s.work_dir});
+  a.insert(a.end(), {"--bind", s.work_dir, s.work_dir});
+  for (const std::string& m : s.masked_paths) {
+    a.insert(a.end(), {"--remount-ro", m});
+  }
+  a.insert(a.end(), {"--chdir", s.work_dir});
   if (s.seccomp_fd >= 0) {
     a.insert(a.end(), {"--seccomp", std::to_string(s.seccomp_fd)});
   }

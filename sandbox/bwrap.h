@@ -7,8 +7,9 @@
 //   bwrap [--unshare-user [--uid U --gid G]] --unshare-pid --unshare-net
 //         --unshare-ipc --unshare-uts --die-with-parent --new-session
 //         --ro-bind / / --dev /dev --proc /proc --perms 1777 --size N
-//         --tmpfs /tmp [--ro-bind P P]... --bind WORK WORK --chdir WORK
-//         [--seccomp FD] -- PROGRAM ARGS...
+//         --tmpfs /tmp [--tmpfs M]... [--ro-bind P P]... --bind WORK WORK
+//         [--remount-ro M]... --chdir WORK [--seccomp FD] -- PROGRAM ARGS...
+// (M: the masked paths, P: the read-only paths.)
 // As root the target is already the run's uid: bwrap runs unprivileged and
 // maps that uid to itself in a user namespace. Not root, --uid/--gid map
 // the run's ids to ours. A setuid bwrap gets neither --unshare-user nor
@@ -54,6 +55,7 @@ struct BwrapSpec {
   gid_t gid = 65534;
   std::string work_dir;                      // Canonical.
   std::vector<std::string> read_only_paths;  // Canonical.
+  std::vector<std::string> masked_paths;     // Canonical.
   uint64_t tmp_size_bytes = 64 << 20;
   int seccomp_fd = -1;            // -1: no filter.
   std::string program;            // Absolute path.

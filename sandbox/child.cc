@@ -146,12 +146,40 @@ void SetUpMounts(const ChildPlan& p) {
   // A /proc that shows only this PID namespace. Best effort: where proc
   // cannot be mounted the host's stays, read-only.
   mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+  size_t num_masked = p.num_masked_paths < kMaxMaskedPaths ? p.num_masked_paths
+                                                           : kMaxMaskedPaths;
+  for (size_t i = 0; i < num_masked; ++i) {
+    struct stat st;
+    if (stat(p.masked_paths[i], &st) != 0) MakeDirs(p.masked_paths[i]);
+    if (mount("tmpfs", p.masked_paths[i], "tmpfs",
+              MS_NOSUID | MS_NODEV | MS_NOEXEC, p.mask_options) != 0)
+      Fail(fd, kMask);
+  }
   for (size_t i = 0; i < num_ro; ++i) {
     if (MoveInto(ro[i], p.read_only_paths[i]) != 0) Fail(fd, kBind);
     close(ro[i]);
   }
   if (MoveInto(work, p.work_dir) != 0) Fail(fd, kBind);
   close(work);
+  // The masks' mount points are made; nothing more is written there.
+  for (size_t i = 0; i < num_masked; ++i) {
+    if (SetAttr(AT_FDCWD, p.masked_paths[i], 0,
+                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                    MOUNT_ATTR_NOEXEC) != 0)
+      Fail(fd, kMask);
+  }
+}
+
+// Moves the init into the run's cgroups (cgroup.h): "0" is the writer.
+void JoinCgroups(const ChildPlan& p) {
+  for (size_t i = 0; i < p.num_cgroup_fds && i < kMaxCgroupFds; ++i) {
+    ssize_t n;
+    do {
+      n = write(p.cgroup_fds[i], "0", 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1) Fail(p.report_fd, kCgroup);
+    close(p.cgroup_fds[i]);
+  }
 }
 
 void SetRlimits(const ChildPlan& p, int fd) {
@@ -268,6 +296,7 @@ void KillNamespace() {
 
 [[noreturn]] void InitMain(const ChildPlan& p) {
   const int fd = p.report_fd;
+  JoinCgroups(p);
   CloseOtherFds(p);
   ResetSignals();
   prctl(PR_SET_PDEATHSIG, SIGKILL);

@@ -21,11 +21,13 @@ namespace trench::sandbox::internal {
 // Steps of the set-up, in order. A failure reports the step and errno.
 #define TRENCH_SANDBOX_STAGES(X)                   \
   X(kClone, "clone")                               \
+  X(kCgroup, "join the run's cgroup")              \
   X(kIdMap, "write the user namespace id maps")    \
   X(kMountPrivate, "make mounts private")          \
   X(kOpenTree, "clone a mount (open_tree)")        \
   X(kReadOnly, "make / read-only (mount_setattr)") \
   X(kTmpfs, "mount a private /tmp")                \
+  X(kMask, "mount a tmpfs over a masked path")     \
   X(kBind, "mount a path into the sandbox")        \
   X(kPipe, "pipe")                                 \
   X(kFork, "fork")                                 \
@@ -62,6 +64,8 @@ struct RlimitSetting {
 };
 
 constexpr size_t kMaxReadOnlyPaths = 64;
+constexpr size_t kMaxMaskedPaths = 16;
+constexpr size_t kMaxCgroupFds = 2;
 
 struct ChildPlan {
   const char* path = nullptr;  // Absolute path of the program.
@@ -70,6 +74,16 @@ struct ChildPlan {
   const char* work_dir = nullptr;  // Absolute, canonical.
   const char* const* read_only_paths = nullptr;
   size_t num_read_only_paths = 0;  // At most kMaxReadOnlyPaths.
+  // With namespaces: each covered by an empty read-only tmpfs (mounted
+  // with `mask_options`) before work_dir and the read-only paths under it
+  // are bound back in.
+  const char* const* masked_paths = nullptr;
+  size_t num_masked_paths = 0;  // At most kMaxMaskedPaths.
+  const char* mask_options = nullptr;
+  // The init writes "0" to each (the run's cgroup.procs files, cgroup.h)
+  // before anything else, so that all of the run is in its groups.
+  const int* cgroup_fds = nullptr;
+  size_t num_cgroup_fds = 0;  // At most kMaxCgroupFds.
   bool namespaces = false;
   // With namespaces, also a user namespace (we are not root): the init
   // writes these three files of /proc/self first (all prepared by the

@@ -23,8 +23,9 @@ unsigned ClassifyLimits(const Result& r, const Limits& limits) {
   if (r.signal == SIGXFSZ) hit |= kLimitFileSize;
   if (r.signal == SIGSYS) hit |= kLimitSeccomp;
   bool abnormal = !r.exited || r.exit_code != 0;
-  if (abnormal && !r.timed_out && limits.address_space_bytes > 0 &&
-      r.max_rss_bytes >= limits.address_space_bytes / 2)
+  if (r.oom_killed ||
+      (abnormal && !r.timed_out && limits.address_space_bytes > 0 &&
+       r.max_rss_bytes >= limits.address_space_bytes / 2))
     hit |= kLimitMemory;
   if (r.stdout_truncated > 0 || r.stderr_truncated > 0) hit |= kLimitOutput;
   return hit;
@@ -38,6 +39,12 @@ std::string Result::Summary() const {
   snprintf(buf, sizeof buf, " in %.2fs (cpu %.2fs, max rss %.1f MiB)",
            wall_seconds, cpu_seconds, max_rss_bytes / 1048576.0);
   s += buf;
+  if (memory_peak_bytes > 0) {
+    snprintf(buf, sizeof buf, "; run's memory peak %.1f MiB",
+             memory_peak_bytes / 1048576.0);
+    s += buf;
+  }
+  if (oom_killed) s += "; OOM kill at the memory bound";
   static const struct {
     unsigned bit;
     const char* name;
@@ -46,7 +53,10 @@ std::string Result::Summary() const {
                 {kLimitOutput, "output"},      {kLimitSeccomp, "seccomp"}};
   std::string hit;
   for (const auto& n : kNames) {
-    if (limits_hit & n.bit) hit += std::string(hit.empty() ? "" : ",") + n.name;
+    if (!(limits_hit & n.bit)) continue;
+    // Certain with the cgroup's OOM kill, a guess otherwise.
+    const char* name = n.bit == kLimitMemory && oom_killed ? "memory" : n.name;
+    hit += std::string(hit.empty() ? "" : ",") + name;
   }
   if (!hit.empty()) s += "; limits hit: " + hit;
   if (stdout_truncated > 0)

@@ -24,6 +24,7 @@
 
 #include "sandbox/bwrap.h"
 #include "sandbox/capabilities.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/child.h"
 
 namespace trench::sandbox {
@@ -93,7 +94,8 @@ void AddLimit(int resource, uint64_t value, uint64_t extra,
 class Running : public Process, public std::enable_shared_from_this<Running> {
  public:
   Running(asio::io_context& ioc, pid_t pid, int pidfd, int out, int err,
-          int report, const Options& o, Isolation tier, DoneHandler done)
+          int report, const Options& o, Isolation tier,
+          std::unique_ptr<RunCgroup> cgroup, DoneHandler done)
       : pid_(pid),
         pidfd_(ioc, pidfd),
         timer_(ioc),
@@ -105,6 +107,7 @@ class Running : public Process, public std::enable_shared_from_this<Running> {
         limits_(o.limits),
         tier_(tier),
         namespaced_(tier == Isolation::kBuiltin),
+        cgroup_(std::move(cgroup)),
         done_(std::move(done)) {}
   // Dropped unfinished (its io_context went away): the run must not
   // outlive us. The kill is immediate when our init is the PID namespace's
@@ -258,6 +261,7 @@ class Running : public Process, public std::enable_shared_from_this<Running> {
   Limits limits_;
   Isolation tier_;
   bool namespaced_;  // Our init is PID 1 of the run's PID namespace.
+  std::unique_ptr<RunCgroup> cgroup_;  // Null without cgroups.
   DoneHandler done_;
   std::chrono::steady_clock::time_point start_ =
       std::chrono::steady_clock::now();
@@ -273,6 +277,13 @@ StatusOr<Result> Running::Collect() {
   int status = 0;
   rusage ru{};
   while (wait4(pid_, &status, __WALL, &ru) < 0 && errno == EINTR) {
+  }
+  if (cgroup_) {
+    // Read, then removed (killing whatever a kNone or kBwrap run left).
+    const CgroupUsage usage = cgroup_->Usage();
+    r.memory_peak_bytes = usage.memory_peak_bytes;
+    r.oom_killed = usage.oom_killed;
+    cgroup_.reset();
   }
   internal::Report report;
   fcntl(report_fd_, F_SETFL, O_NONBLOCK);
@@ -328,6 +339,8 @@ struct Prepared {
   std::vector<std::string> strings, bwrap_argv;
   std::vector<char*> argv, envp;
   std::vector<const char*> read_only;
+  std::vector<std::string> masked_strings;
+  std::vector<const char*> masked;
   std::vector<internal::RlimitSetting> rlimits;
   std::vector<sock_filter> filter;
   sock_fprog prog{};
@@ -344,6 +357,7 @@ Status PrepareBwrap(const Options& o, const Capabilities& caps, Prepared* p) {
   spec.gid = o.gid;
   spec.work_dir = p->work_dir;
   spec.read_only_paths = p->strings;
+  spec.masked_paths = p->masked_strings;
   spec.tmp_size_bytes = o.tmp_size_bytes;
   if (!p->filter.empty()) {
     ASSIGN_OR_RETURN(p->seccomp_fd, internal::FilterPipe(p->filter));
@@ -356,6 +370,37 @@ Status PrepareBwrap(const Options& o, const Capabilities& caps, Prepared* p) {
   for (std::string& s : p->bwrap_argv) p->argv.push_back(s.data());
   p->argv.push_back(nullptr);
   p->path = caps.bwrap_path;
+  return Status::Ok();
+}
+
+bool Contains(const std::string& dir, const std::string& path) {
+  return path == dir || path.rfind(dir + "/", 0) == 0;
+}
+
+// Canonical masked paths; none inside the work dir or a read-only path
+// (whose bind, mounted after the masks, would uncover it).
+Status PrepareMasks(const Options& o, Prepared* p) {
+  if (o.masked_paths.size() > internal::kMaxMaskedPaths)
+    return InvalidArgument("sandbox: more than " +
+                           std::to_string(internal::kMaxMaskedPaths) +
+                           " masked_paths");
+  for (const auto& path : o.masked_paths) {
+    std::error_code ec;
+    std::string mask = fs::canonical(path, ec).string();
+    if (ec || !fs::is_directory(mask) || mask == "/")
+      return InvalidArgument("sandbox: masked path '" + path +
+                             "' is not a directory (other than /)");
+    if (Contains(p->work_dir, mask))
+      return InvalidArgument("sandbox: masked path '" + path +
+                             "' lies in the work dir");
+    for (const std::string& ro : p->strings) {
+      if (Contains(ro, mask))
+        return InvalidArgument("sandbox: masked path '" + path +
+                               "' lies in read-only path '" + ro + "'");
+    }
+    p->masked_strings.push_back(mask);
+  }
+  for (const auto& s : p->masked_strings) p->masked.push_back(s.c_str());
   return Status::Ok();
 }
 
@@ -383,6 +428,7 @@ StatusOr<std::unique_ptr<Prepared>> Prepare(const Options& o,
     if (ec) return InvalidArgument("sandbox: no such path '" + path + "'");
   }
   for (const auto& s : p->strings) p->read_only.push_back(s.c_str());
+  RETURN_IF_ERROR(PrepareMasks(o, p.get()));
   p->tmpfs_options = "size=" + std::to_string(o.tmp_size_bytes) + ",mode=1777";
   const Limits& l = o.limits;
   if (l.address_space_bytes)
@@ -428,6 +474,11 @@ internal::ChildPlan MakePlan(const Options& options, const Capabilities& caps,
   plan.num_read_only_paths = prep.read_only.size();
   plan.namespaces = tier == Isolation::kBuiltin;
   plan.tmpfs_options = prep.tmpfs_options.c_str();
+  if (plan.namespaces) {
+    plan.masked_paths = prep.masked.data();
+    plan.num_masked_paths = prep.masked.size();
+    plan.mask_options = "size=64k,nr_inodes=1024,mode=0755";
+  }
   plan.set_uid = caps.can_set_uid;
   plan.uid = options.uid;
   plan.gid = options.gid;
@@ -452,6 +503,12 @@ StatusOr<std::shared_ptr<Process>> SpawnWith(asio::io_context& ioc,
                    Prepare(options, caps, tier));
   if (caps.can_set_uid && options.chown_work_dir)
     RETURN_IF_ERROR(ChownTree(prep->work_dir, options.uid, options.gid));
+  std::unique_ptr<RunCgroup> cgroup;
+  if (DetectCgroups().mode != CgroupMode::kNone) {
+    ASSIGN_OR_RETURN(
+        cgroup, RunCgroup::Create(DetectCgroups(), options.limits.memory_bytes,
+                                  options.limits.total_processes));
+  }
   int out[2] = {-1, -1}, err[2] = {-1, -1}, rep[2] = {-1, -1};
   Status s = MakePipe(out);
   if (s.ok()) s = MakePipe(err);
@@ -470,6 +527,10 @@ StatusOr<std::shared_ptr<Process>> SpawnWith(asio::io_context& ioc,
   plan.stdout_fd = out[1];
   plan.stderr_fd = err[1];
   plan.report_fd = rep[1];
+  if (cgroup) {
+    plan.cgroup_fds = cgroup->procs_fds().data();
+    plan.num_cgroup_fds = cgroup->procs_fds().size();
+  }
   pid_t pid = internal::StartInit(plan);
   CloseAll({out[1], err[1], rep[1], null_fd});
   if (pid < 0) {
@@ -487,7 +548,8 @@ StatusOr<std::shared_ptr<Process>> SpawnWith(asio::io_context& ioc,
                    "': " + ErrnoText(e));
   }
   auto run = std::make_shared<Running>(ioc, pid, pidfd, out[0], err[0], rep[0],
-                                       options, tier, std::move(done));
+                                       options, tier, std::move(cgroup),
+                                       std::move(done));
   run->Start();
   return std::shared_ptr<Process>(run);
 }

@@ -17,6 +17,11 @@
 //    no_new_privs; as root the work directory is chowned to it first;
 //  - rlimits (address space, CPU, file size, open files, processes, no core
 //    dumps), a wall-clock timeout, and an optional seccomp filter;
+//  - where the machine has them (cgroup.h), cgroups of its own: a bound on
+//    the memory of the whole tree (swap 0) and on its processes, and the
+//    run's memory peak as the kernel counts it;
+//  - masked_paths hidden under empty read-only tmpfs mounts, except the
+//    work directory and read-only paths below them (namespaced tiers);
 //  - stdout/stderr drained continuously: the first N bytes are kept, the
 //    rest counted, so a flood never blocks the child.
 //
@@ -52,6 +57,13 @@ struct Limits {
   // Without a uid switch (not root) the caller's own processes and threads
   // count too: keep it well above them.
   uint64_t processes = 256;
+  // The whole run, where cgroups exist (cgroup.h; else ignored): memory of
+  // every process together, page cache and the private /tmp included
+  // (memory.max, swap 0: the kernel's OOM killer ends a process of the run
+  // past it), and processes and threads (pids.max: fork fails with EAGAIN
+  // past it, whatever the uid).
+  uint64_t memory_bytes = 0;
+  uint64_t total_processes = 0;
   uint64_t stdout_bytes = 1 << 20;  // Kept; the rest is counted.
   uint64_t stderr_bytes = 1 << 20;
 };
@@ -68,6 +80,13 @@ struct Options {
   // Extra paths made visible read-only at the same place, needed when they
   // live under /tmp (hidden by the private /tmp). At most 64.
   std::vector<std::string> read_only_paths;
+  // Existing directories hidden from the run (kBuiltin and kBwrap: each is
+  // an empty read-only tmpfs inside the sandbox), with work_dir and the
+  // read_only_paths below them bound back in at their places. Neither the
+  // work dir nor a read-only path may contain a masked path. kNone cannot
+  // mask (no mount namespace): there, only permissions guard them. At
+  // most 16.
+  std::vector<std::string> masked_paths;
   Limits limits;
   // As root: switched to. Not root: the id inside the user namespace,
   // mapped to ours (or unchanged when there are no namespaces).
@@ -82,7 +101,8 @@ struct Options {
   SeccompMode seccomp = SeccompMode::kErrno;
 };
 
-// Limits the run ran into, as far as the exit tells. kMemory is a guess: an
+// Limits the run ran into, as far as the exit tells. kMemory is certain
+// when the run's cgroup saw an OOM kill, and otherwise a guess: an
 // abnormal exit with a peak RSS of at least half the address-space limit
 // (allocation failures are not visible from outside).
 enum LimitHit : unsigned {
@@ -101,8 +121,13 @@ struct Result {
   bool timed_out = false;
   unsigned limits_hit = 0;  // LimitHit bits.
   double wall_seconds = 0;
-  double cpu_seconds = 0;  // User + system, of every process of the run.
-  uint64_t max_rss_bytes = 0;
+  double cpu_seconds = 0;      // User + system, of every process of the run.
+  uint64_t max_rss_bytes = 0;  // Of the largest single process (rusage).
+  // With a cgroup (cgroup.h): the peak of the whole run's memory, page
+  // cache and /tmp included (0 without), and whether the kernel's OOM
+  // killer ended a process of the run at Limits::memory_bytes.
+  uint64_t memory_peak_bytes = 0;
+  bool oom_killed = false;
   std::string stdout_data, stderr_data;                 // The first N bytes.
   uint64_t stdout_truncated = 0, stderr_truncated = 0;  // Bytes dropped.
   bool namespaced = false;  // Ran with namespaces (kBuiltin or kBwrap).

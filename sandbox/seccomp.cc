@@ -84,6 +84,7 @@ enum Label : int {
   kKill,
   kNoSys,
   kSocket,
+  kUnixDeny,
   kNumLabels
 };
 
@@ -138,11 +139,13 @@ std::vector<sock_filter> BuildSeccompFilter(SeccompMode mode) {
   p.Jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, kNone, kSocket);
   p.Stmt(BPF_LD | BPF_W | BPF_ABS, kArg0);
   p.Jump(BPF_JMP | BPF_JSET | BPF_K, kNamespaceFlags, kDeny, kAllow);
-  // socket(domain, ...): only AF_UNIX.
+  // socket(domain, ...): never. AF_UNIX fails with EPERM in every mode (a
+  // libc probing nscd or syslog must not be killed for it); socketpair()
+  // stays, its sockets have no name to connect to.
   p.Bind(kSocket);
   p.Jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, kNone, kAllow);
   p.Stmt(BPF_LD | BPF_W | BPF_ABS, kArg0);
-  p.Jump(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, kAllow, kDeny);
+  p.Jump(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, kUnixDeny, kDeny);
   p.Bind(kAllow);
   p.Stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
   p.Bind(kDeny);
@@ -151,6 +154,8 @@ std::vector<sock_filter> BuildSeccompFilter(SeccompMode mode) {
                               : SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
   p.Bind(kKill);
   p.Stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+  p.Bind(kUnixDeny);
+  p.Stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
   p.Bind(kNoSys);
   p.Stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
   return p.Finish();

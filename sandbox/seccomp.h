@@ -1,7 +1,9 @@
 // A hand-written seccomp-BPF filter for sandboxed programs.
 //
 // The filter denies the system calls an untrusted compiler or tool never
-// needs and that could reach past the sandbox: sockets other than AF_UNIX,
+// needs and that could reach past the sandbox: socket() of every family
+// (AF_UNIX too: a path-based connect reaches the host's /dev/log, journal
+// or D-Bus; it fails with EPERM even in kill mode, socketpair() stays),
 // ptrace, mounts and namespace changes, kernel modules, kexec, reboot, bpf,
 // perf, keyrings, io_uring, cross-process memory access, and so on. Everything
 // else is allowed. Foreign system call ABIs (x32, or an architecture other than

@@ -215,8 +215,30 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
     RETURN_IF_ERROR(s.Bool("namespaces", &c.sandbox_namespaces));
     RETURN_IF_ERROR(s.Int("uid", 1, 0x7fffffff, &c.sandbox_uid));
     RETURN_IF_ERROR(s.Int("gid", 1, 0x7fffffff, &c.sandbox_gid));
+    RETURN_IF_ERROR(s.Object("uid_range", [&](Section& r) {
+      RETURN_IF_ERROR(r.Int("first", 1, 0x7fffffff, &c.sandbox_uid_first));
+      return r.Int("count", 0, 65536, &c.sandbox_uid_count);
+    }));
+    RETURN_IF_ERROR(
+        s.Int("run_memory_bytes", 0, INT64_MAX, &c.sandbox_run_memory_bytes));
+    RETURN_IF_ERROR(
+        s.Int("run_processes", 0, 1 << 22, &c.sandbox_run_processes));
+    RETURN_IF_ERROR(
+        s.Int("scratch_bytes", 1 << 20, INT64_MAX, &c.sandbox_scratch_bytes));
+    RETURN_IF_ERROR(
+        s.Int("scratch_inodes", 64, 1 << 30, &c.sandbox_scratch_inodes));
     return s.Int("memory_bytes", 0, INT64_MAX, &c.sandbox_memory_bytes);
   }));
+  if (c.sandbox_uid_count > 0 &&
+      c.sandbox_uid_count < static_cast<uint32_t>(c.max_concurrent_runs))
+    return InvalidArgument(file_name + ": sandbox.uid_range.count: expected " +
+                           "at least max_concurrent_runs (" +
+                           std::to_string(c.max_concurrent_runs) +
+                           ") uids, got " +
+                           std::to_string(c.sandbox_uid_count));
+  if (uint64_t{c.sandbox_uid_first} + c.sandbox_uid_count > 0x7fffffffu)
+    return InvalidArgument(file_name +
+                           ": sandbox.uid_range: first + count passes 2^31");
   RETURN_IF_ERROR(top.Object("log", [&](Section& l) {
     RETURN_IF_ERROR(l.OneOf("format", {"human", "json"}, &c.log_format));
     return l.OneOf("level", {"trace", "debug", "info", "warn", "error"},

@@ -42,7 +42,19 @@
 //              "token_env": "TRENCH_TOKEN", "body_limit": 8388608,
 //              "max_connections": 256},  open at once (http_server.h)
 //     "sandbox": {"namespaces": true, "uid": 65534, "gid": 65534,
-//                 "memory_bytes": 4294967296},
+//                 "memory_bytes": 4294967296,   RLIMIT_AS per process
+//                 "uid_range": {"first": 200000, "count": 64},
+//                                   as root, each concurrent run gets a uid
+//                                   (= gid) of its own from here; count 0:
+//                                   every run uses uid/gid. count >=
+//                                   max_concurrent_runs
+//                 "run_memory_bytes": 8589934592,  a run's processes
+//                                   together (cgroup memory.max; 0: none)
+//                 "run_processes": 4096,     a run's processes and threads
+//                                   (cgroup pids.max; 0: none)
+//                 "scratch_bytes": 1073741824, "scratch_inodes": 100000},
+//                                   each tool run's work dir, a tmpfs of
+//                                   this size (as root)
 //     "log": {"format": "human" | "json", "level": "info"},
 //     "swarm": {"<role>": {"count": 1, "brain": "builtin" | "openai" |
 //                          "anthropic"}},   roles: stress_test_author,
@@ -113,6 +125,11 @@ struct DaemonConfig {
   bool sandbox_namespaces = true;
   uint32_t sandbox_uid = 65534, sandbox_gid = 65534;
   uint64_t sandbox_memory_bytes = 4ull << 30;
+  uint32_t sandbox_uid_first = 200000, sandbox_uid_count = 64;
+  uint64_t sandbox_run_memory_bytes = 8ull << 30;
+  uint64_t sandbox_run_processes = 4096;
+  uint64_t sandbox_scratch_bytes = 1ull << 30;
+  uint64_t sandbox_scratch_inodes = 100000;
   std::string log_format = "human";
   std::string log_level = "info";
   std::map<std::string, RoleConfig> swarm;  // Every role present.

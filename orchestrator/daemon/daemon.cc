@@ -25,6 +25,8 @@
 #include "orchestrator/daemon/repo_watcher.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/pipeline.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/limited_dir.h"
 #include "triage/case/target_flags.h"
 
 namespace trench::orchestrator {
@@ -155,6 +157,9 @@ struct Daemon::Impl {
           step
               ? step->handler(ctx, job)
               : StatusOr<Json>(InvalidArgument("unknown job kind " + job.kind));
+      if (Status s = ReleaseScratches(paths, job.id); !s.ok()) {
+        spdlog::warn("{}: job {}: {}", name, job.id, s.message());
+      }
       Status done;
       if (result.ok()) {
         done = q.Complete(LeaseOf(job), *result);
@@ -269,6 +274,7 @@ Daemon::~Daemon() {
   guard.reset();
   impl_->ioc.stop();
   loop.join();
+  sandbox::SweepLimitedDirs(impl_->paths.work);  // Scratch mounts left.
   if (impl_->lock_fd >= 0) ::close(impl_->lock_fd);
 }
 
@@ -291,8 +297,15 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
     if (ec) return IoError("cannot create " + dir + ": " + ec.message());
     ::chmod(dir.c_str(), 0755);  // The sandbox's uid reads cases, builds.
   }
+  // Probed now, not at the first run, so that the log says from the start
+  // how runs are isolated (and warns when they are not).
+  const sandbox::Capabilities& caps = sandbox::DetectCapabilities();
+  const StateDirPolicy var_policy = StateDirPolicyFor(
+      config.sandbox_namespaces ? caps.tier() : sandbox::Isolation::kNone);
+  ::chmod(p.var.c_str(), var_policy.var_mode);
+  ::chmod(p.work.c_str(), 0711);  // Runs reach their dirs, never list them.
   impl->lock_fd = ::open((p.var + "/daemon.lock").c_str(),
-                         O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+                         O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (impl->lock_fd < 0 || ::flock(impl->lock_fd, LOCK_EX | LOCK_NB) != 0) {
     if (impl->lock_fd >= 0) ::close(impl->lock_fd);
     return FailedPrecondition("another trench daemon runs on " + p.var);
@@ -337,6 +350,10 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
                    RepoWatcher::Create(config.repo, config.branch));
   StoreOptions so;
   ASSIGN_OR_RETURN(impl->store, Store::Open(p.store, so));
+  // SQLite gives -wal and -shm the database file's mode.
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    ::chmod((p.store + suffix).c_str(), 0600);
+  }
   impl->queue =
       std::make_unique<JobQueue>(impl->store.get(), impl->QueueOptions());
   // A restart after a crash: the dead incarnation's leases go back.
@@ -363,17 +380,31 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
                    HttpServer::Start(impl->ioc, ho, [api](const ApiRequest& r) {
                      return api->Handle(r);
                    }));
-  // Probed now, not at the first run, so that the log says from the start
-  // how runs are isolated (and warns when they are not).
-  const SandboxReport sandbox_report =
-      DescribeSandbox(sandbox::DetectCapabilities(), config.sandbox_namespaces);
-  if (sandbox_report.warning) {
-    spdlog::warn("{}", sandbox_report.text);
-  } else {
-    spdlog::info("{}", sandbox_report.text);
+  const sandbox::CgroupSupport& cgroups = sandbox::DetectCgroups();
+  for (const SandboxReport& r :
+       {DescribeSandbox(caps, config.sandbox_namespaces),
+        SandboxReport{cgroups.mode == sandbox::CgroupMode::kNone,
+                      cgroups.Describe()},
+        DescribeScratch(
+            sandbox::LimitedDirError(), config.sandbox_scratch_bytes,
+            config.sandbox_scratch_inodes, sandbox::SweepLimitedDirs(p.work)),
+        var_policy.report}) {
+    if (r.warning) {
+      spdlog::warn("{}", r.text);
+    } else {
+      spdlog::info("{}", r.text);
+    }
   }
-  impl->runner =
-      std::make_unique<ToolRunner>(impl->ioc, config.max_concurrent_runs);
+  ToolRunnerOptions ro;
+  ro.max_concurrent = config.max_concurrent_runs;
+  if (caps.can_set_uid) {
+    ro.uid_first = config.sandbox_uid_first;
+    ro.uid_count = static_cast<int>(config.sandbox_uid_count);
+  }
+  if (var_policy.mask) ro.masked_paths = {p.var};
+  ro.memory_bytes = config.sandbox_run_memory_bytes;
+  ro.processes = config.sandbox_run_processes;
+  impl->runner = std::make_unique<ToolRunner>(impl->ioc, std::move(ro));
   impl->api->SetToolRunner(impl->runner.get());  // Its counters in /metrics.
   impl->drain_timer = std::make_unique<asio::steady_timer>(impl->ioc);
   impl->signals =

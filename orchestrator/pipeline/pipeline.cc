@@ -5,6 +5,8 @@
 #include <charconv>
 #include <filesystem>
 
+#include "sandbox/limited_dir.h"
+
 namespace trench::orchestrator {
 namespace fs = std::filesystem;
 
@@ -98,12 +100,29 @@ StatusOr<std::string> StepContext::Scratch(int64_t job_id,
                                            const std::string& tag) const {
   const std::string dir =
       paths->work + "/" + std::to_string(job_id) + "-" + tag;
+  // A re-run after a crash starts afresh.
+  RETURN_IF_ERROR(sandbox::UnmountLimitedDir(dir));
   std::error_code ec;
-  fs::remove_all(dir, ec);  // A re-run after a crash starts afresh.
-  fs::create_directories(dir, ec);
-  if (ec) return IoError("cannot create " + dir + ": " + ec.message());
-  ::chmod(dir.c_str(), 0755);
+  fs::remove_all(dir, ec);
+  RETURN_IF_ERROR(sandbox::MountLimitedDir(dir, config->sandbox_scratch_bytes,
+                                           config->sandbox_scratch_inodes)
+                      .status());
+  // Search only: runs reach their own dirs below it, not the listing.
+  ::chmod(dir.c_str(), 0711);
   return dir;
+}
+
+Status ReleaseScratches(const DaemonPaths& paths, int64_t job_id) {
+  const std::string prefix = std::to_string(job_id) + "-";
+  std::error_code ec;
+  for (fs::directory_iterator it(paths.work, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    RETURN_IF_ERROR(sandbox::UnmountLimitedDir(it->path().string()));
+    ::rmdir(it->path().c_str());  // Only when empty: a plain dir stays.
+  }
+  return Status::Ok();
 }
 
 std::string BugJobKey(int64_t bug, const std::string& kind) {

@@ -68,9 +68,17 @@ struct StepContext {
                                     const std::string& work_dir,
                                     double timeout) const;
   std::string Tool(const std::string& name) const;
-  // A fresh scratch directory for this job: var/work/<job id>-<tag>.
+  // A fresh scratch directory for this job: var/work/<job id>-<tag>,
+  // mode 0711. As root it is a tmpfs of config sandbox.scratch_bytes and
+  // scratch_inodes (sandbox/limited_dir.h), which bounds what the job's
+  // tool runs write there; ReleaseScratches() unmounts it.
   StatusOr<std::string> Scratch(int64_t job_id, const std::string& tag) const;
 };
+
+// The end of job `job_id`: unmounts its scratch tmpfs mounts (their
+// contents go; plain scratch directories stay as they are). Errors:
+// IoError from umount.
+Status ReleaseScratches(const DaemonPaths& paths, int64_t job_id);
 
 // A step's handler: the job's result JSON, or an error (retryable unless
 // the code is kInvalidArgument / kFailedPrecondition / kNotFound).

@@ -26,8 +26,13 @@ const char kSource[] = R"C(
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void flood(int fd, char c, long n) {
@@ -119,6 +124,161 @@ int main(int argc, char** argv) {
   if (!strcmp(m, "bigfile")) {
     int fd = open("big.bin", O_CREAT | O_WRONLY | O_TRUNC, 0644);
     for (;;) flood(fd, 'x', 1 << 20);
+  }
+  if (!strcmp(m, "procs")) {
+    /* Holds N processes, then says so in ./held and pauses. */
+    long n = atol(argv[2]), made = 0;
+    for (; made < n; ++made) {
+      pid_t pid = fork();
+      if (pid < 0) break;
+      if (pid == 0) for (;;) pause();
+    }
+    FILE* f = fopen("held.tmp", "w");
+    if (!f) return 2;
+    fprintf(f, "%ld\n", made);
+    fclose(f);
+    rename("held.tmp", "held");
+    printf("held %ld\n", made);
+    fflush(stdout);
+    for (;;) pause();
+  }
+  if (!strcmp(m, "forkwork")) {
+    /* A small build: N processes at once, each running /bin/true. */
+    long n = atol(argv[2]);
+    pid_t kids[256];
+    if (n > 256) n = 256;
+    for (long i = 0; i < n; ++i) {
+      kids[i] = fork();
+      if (kids[i] < 0) { printf("fork: %s\n", strerrorname_np(errno)); return 1; }
+      if (kids[i] == 0) {
+        struct timespec t = {0, 50000000};
+        nanosleep(&t, 0);
+        execl("/bin/true", "true", (char*)0);
+        _exit(127);
+      }
+    }
+    for (long i = 0; i < n; ++i) {
+      int st;
+      if (waitpid(kids[i], &st, 0) != kids[i] || !WIFEXITED(st) ||
+          WEXITSTATUS(st) != 0) { printf("child %ld failed\n", i); return 1; }
+    }
+    printf("ok %ld\n", n);
+    return 0;
+  }
+  if (!strcmp(m, "memkids")) {
+    /* N children each touch M MiB and hold it; reports how many got there
+       and how many were killed, within ~10 s. */
+    int n = atoi(argv[2]);
+    long mib = atol(argv[3]);
+    int ready[2];
+    if (pipe(ready) != 0) return 2;
+    pid_t kids[64];
+    for (int i = 0; i < n && i < 64; ++i) {
+      kids[i] = fork();
+      if (kids[i] < 0) return 3;
+      if (kids[i] == 0) {
+        char* p = malloc(mib << 20);
+        if (!p) _exit(4);
+        memset(p, 1, mib << 20);
+        if (write(ready[1], "x", 1) != 1) _exit(5);
+        for (;;) pause();
+      }
+    }
+    close(ready[1]);
+    fcntl(ready[0], F_SETFL, O_NONBLOCK);
+    int touched = 0, dead = 0, killed = 0;
+    for (int round = 0; round < 1000 && touched + dead < n; ++round) {
+      char c;
+      while (read(ready[0], &c, 1) == 1) ++touched;
+      int st;
+      pid_t pid;
+      while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        ++dead;
+        if (WIFSIGNALED(st)) ++killed;
+      }
+      struct timespec t = {0, 10000000};
+      nanosleep(&t, 0);
+    }
+    printf("touched %d killed %d\n", touched, killed);
+    fflush(stdout);
+    for (int i = 0; i < n; ++i) kill(kids[i], SIGKILL);
+    return 0;
+  }
+  if (!strcmp(m, "unix")) {
+    /* connect() to the unix socket at PATH, then a socketpair round trip. */
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (s < 0) {
+      printf("socket: %s\n", strerrorname_np(errno));
+    } else {
+      struct sockaddr_un a;
+      memset(&a, 0, sizeof a);
+      a.sun_family = AF_UNIX;
+      strncpy(a.sun_path, argv[2], sizeof a.sun_path - 1);
+      if (connect(s, (struct sockaddr*)&a, sizeof a) < 0)
+        printf("connect: %s\n", strerrorname_np(errno));
+      else
+        printf("connected\n");
+    }
+    int pair[2];
+    char c = 0;
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0) {
+      printf("socketpair: %s\n", strerrorname_np(errno));
+    } else if (write(pair[0], "p", 1) == 1 && read(pair[1], &c, 1) == 1 &&
+               c == 'p') {
+      printf("socketpair: ok\n");
+    } else {
+      printf("socketpair: broken\n");
+    }
+    return 0;
+  }
+  if (!strcmp(m, "read")) {
+    for (int i = 2; i < argc; ++i) {
+      int fd = open(argv[i], O_RDONLY);
+      printf("%s: %s\n", argv[i], fd >= 0 ? "ok" : strerrorname_np(errno));
+      if (fd >= 0) close(fd);
+    }
+    return 0;
+  }
+  if (!strcmp(m, "list")) {
+    DIR* d = opendir(argv[2]);
+    if (!d) { printf("list: %s\n", strerrorname_np(errno)); return 0; }
+    struct dirent* e;
+    while ((e = readdir(d)) != 0) {
+      if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+        printf("entry %s\n", e->d_name);
+    }
+    closedir(d);
+    return 0;
+  }
+  if (!strcmp(m, "fill")) {
+    /* Writes ./fill.bin 1 MiB at a time until a write fails. */
+    int fd = open("fill.bin", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    if (fd < 0) { printf("open: %s\n", strerrorname_np(errno)); return 0; }
+    static char buf[1 << 20];
+    memset(buf, 'f', sizeof buf);
+    long mib = 0;
+    for (;;) {
+      ssize_t n = write(fd, buf, sizeof buf);
+      if (n < (ssize_t)sizeof buf) {
+        printf("fill: %s after %ld MiB\n", n < 0 ? strerrorname_np(errno)
+                                                 : "short write", mib);
+        return 0;
+      }
+      ++mib;
+    }
+  }
+  if (!strcmp(m, "files")) {
+    /* Creates empty files until one fails. */
+    for (long i = 0;; ++i) {
+      char name[32];
+      snprintf(name, sizeof name, "f%ld", i);
+      int fd = open(name, O_CREAT | O_WRONLY, 0644);
+      if (fd < 0) {
+        printf("files: %s after %ld\n", strerrorname_np(errno), i);
+        return 0;
+      }
+      close(fd);
+    }
   }
   if (!strcmp(m, "ptrace")) {
     long r = ptrace(PTRACE_TRACEME, 0, 0, 0);

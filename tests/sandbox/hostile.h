@@ -31,6 +31,21 @@ namespace trench::sandbox::testing {
 //                     interleaved in 8 KiB chunks, exits 0
 //   bigfile           writes ./big.bin until the file-size limit stops it
 //   ptrace            calls ptrace(PTRACE_TRACEME); prints "ptrace: ERRNO"
+//   procs N           forks N pausing children (fewer if fork fails),
+//                     writes the count to ./held, prints "held N", pauses
+//   forkwork N        N children at once, each execs /bin/true; prints
+//                     "ok N" or "fork: ERRNO" (exit 1)
+//   memkids N M       N children each touch M MiB and hold it; prints
+//                     "touched T killed K" (K: children killed by a signal)
+//   unix PATH         socket(AF_UNIX) + connect to PATH, prints "socket:
+//                     ERRNO", "connect: ERRNO" or "connected"; then a
+//                     socketpair round trip: "socketpair: ok"
+//   read PATH...      opens each PATH for reading: "PATH: ok" or ERRNO
+//   list DIR          prints "entry NAME" per entry, or "list: ERRNO"
+//   fill              writes ./fill.bin until a write fails: "fill: ERRNO
+//                     after N MiB"
+//   files             creates empty files until one fails: "files: ERRNO
+//                     after N"
 // Aborts the test process when the compiler fails (tests cannot run).
 const std::string& HostileBinary();
 std::string HostileDir();

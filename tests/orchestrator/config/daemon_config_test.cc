@@ -62,6 +62,41 @@ TEST(DaemonConfigTest, ErrorsNameTheFieldOrThePosition) {
             "t.json: budgets.bug_cost_usd: expected an amount >= 0, got -1");
 }
 
+TEST(DaemonConfigTest, SandboxUidRangeCoversTheConcurrentRuns) {
+  StatusOr<DaemonConfig> d =
+      ParseDaemonConfig(R"({"var_dir": "v", "repo": "r"})", "t.json", "/");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_GE(d->sandbox_uid_count,
+            static_cast<uint32_t>(d->max_concurrent_runs));
+  EXPECT_GT(d->sandbox_uid_first, 0u);
+  StatusOr<DaemonConfig> c = ParseDaemonConfig(
+      R"({"var_dir": "v", "repo": "r", "max_concurrent_runs": 8,
+          "sandbox": {"uid_range": {"first": 300000, "count": 4}}})",
+      "t.json", "/");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "t.json: sandbox.uid_range.count: expected at least "
+            "max_concurrent_runs (8) uids, got 4");
+  c = ParseDaemonConfig(
+      R"({"var_dir": "v", "repo": "r",
+          "sandbox": {"uid_range": {"first": 0, "count": 4}}})",
+      "t.json", "/");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message().rfind("t.json: sandbox.uid_range.first: ", 0),
+            0u);
+  c = ParseDaemonConfig(
+      R"({"var_dir": "v", "repo": "r", "sandbox": {"uid_range": {"count": 0},
+          "run_memory_bytes": 1073741824, "run_processes": 512,
+          "scratch_bytes": 16777216, "scratch_inodes": 1000}})",
+      "t.json", "/");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->sandbox_uid_count, 0u);  // Single-uid mode.
+  EXPECT_EQ(c->sandbox_run_memory_bytes, 1ull << 30);
+  EXPECT_EQ(c->sandbox_run_processes, 512u);
+  EXPECT_EQ(c->sandbox_scratch_bytes, 16u << 20);
+  EXPECT_EQ(c->sandbox_scratch_inodes, 1000u);
+}
+
 TEST(DaemonConfigTest, CostBudgetPerBug) {
   StatusOr<DaemonConfig> c =
       ParseDaemonConfig(R"({"var_dir": "v", "repo": "r"})", "t.json", "/");

@@ -20,6 +20,7 @@
 #include "git/git_repo.h"
 #include "orchestrator/pipeline/pipeline.h"
 #include "orchestrator/pipeline/tool_runner.h"
+#include "sandbox/limited_dir.h"
 #include "tests/orchestrator/store/store_test_util.h"
 
 namespace trench::orchestrator::testing {
@@ -57,6 +58,12 @@ class StepTest : public StoreTest {
     ctx_.queue = queue_.get();
     ctx_.runner = &runner_;
     ctx_.tools_dir = TRENCH_BINARY_DIR;
+  }
+
+  void TearDown() override {
+    // Scratch() mounted tmpfs dirs there (as root).
+    if (paths_) sandbox::SweepLimitedDirs(paths_->work);
+    StoreTest::TearDown();
   }
 
   // Commits `files` on main after the last commit and records a build of

@@ -14,13 +14,17 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "orchestrator/pipeline/pipeline.h"
 #include "sandbox/capabilities.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/limited_dir.h"
 #include "tests/sandbox/hostile.h"
 
 namespace trench::orchestrator {
@@ -321,6 +325,218 @@ TEST(DescribeSandboxTest, FallbackIsAWarningNamingWhatIsLost) {
   EXPECT_FALSE(r.warning) << r.text;
   EXPECT_EQ(r.text.rfind("sandbox: runs use bwrap at /usr/bin/bwrap", 0), 0u)
       << r.text;
+}
+
+}  // namespace
+}  // namespace trench::orchestrator
+
+namespace trench::orchestrator {
+namespace {
+
+// Issue 18, item 1: every run used uid 65534, so one run holding ~1,000
+// processes made a neighbour's fork fail with EAGAIN (RLIMIT_NPROC counts
+// per uid). Both runs here ask for that same uid; the runner hands each a
+// uid of its own from its range, and the neighbour's small build forks.
+TEST(ToolRunnerUidTest, ConcurrentRunsGetUidsOfTheirOwn) {
+  if (!sbx::DetectCapabilities().can_set_uid)
+    GTEST_SKIP() << "not root: no uid switch";
+  ToolRunnerOptions ro;
+  ro.max_concurrent = 2;
+  ro.uid_first = 250000 + static_cast<uid_t>(getpid() % 1000) * 4;
+  ro.uid_count = 2;
+  Loop loop;
+  ToolRunner runner(loop.ioc(), ro);
+  sbx::Options holder = HostileOptions({"procs", "1000"});
+  sbx::Options build = HostileOptions({"forkwork", "50"});
+  for (sbx::Options* o : {&holder, &build}) {
+    o->uid = o->gid = 65534;     // What the daemon's steps ask for.
+    o->limits.processes = 1024;  // Sandboxed()'s RLIMIT_NPROC.
+    o->limits.wall_seconds = 60;
+  }
+  StatusOr<sbx::Result> held = Internal("not run");
+  std::thread holding([&] { held = runner.Run(holder); });
+  long count = -1;
+  ASSERT_TRUE(PollUntil([&] {
+    std::ifstream(holder.work_dir + "/held") >> count;
+    return count >= 0;
+  }));
+  StatusOr<sbx::Result> built = runner.Run(build);
+  runner.KillAll();  // Ends the holder.
+  holding.join();
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  std::printf("holder held %ld; build: %s %s", count, built->Summary().c_str(),
+              built->stdout_data.c_str());
+  EXPECT_EQ(count, 1000);
+  EXPECT_TRUE(built->ok()) << built->Summary() << " " << built->stdout_data;
+  EXPECT_EQ(built->stdout_data, "ok 50\n");
+  EXPECT_EQ(runner.running(), 0);
+  sbx::testing::RemoveTree(holder.work_dir);
+  sbx::testing::RemoveTree(build.work_dir);
+}
+
+// Uids go back to the range when runs end, and a run reports the one it
+// had; the runner's masked paths and cgroup bounds reach every run.
+TEST(ToolRunnerUidTest, UidsAreReturnedAndTheRunnersAdditionsApply) {
+  if (!sbx::DetectCapabilities().can_set_uid)
+    GTEST_SKIP() << "not root: no uid switch";
+  const std::string var = sbx::testing::MakeTempDir("runner-var");
+  chmod(var.c_str(), 0711);
+  std::ofstream(var + "/store.db") << "secret";
+  chmod((var + "/store.db").c_str(), 0600);
+  ToolRunnerOptions ro;
+  ro.max_concurrent = 1;
+  ro.uid_first = 260000 + static_cast<uid_t>(getpid() % 1000) * 4;
+  ro.uid_count = 3;
+  ro.masked_paths = {var};
+  ro.memory_bytes = 64 << 20;
+  Loop loop;
+  ToolRunner runner(loop.ioc(), ro);
+  for (int i = 0; i < 3; ++i) {
+    sbx::Options o = HostileOptions({"hello"});
+    o.read_only_paths.push_back(var);  // Refused: it contains a mask.
+    StatusOr<sbx::Result> refused = runner.Run(o);
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+    o.read_only_paths.pop_back();
+    StatusOr<sbx::Result> r = runner.Run(o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(
+        r->stdout_data.rfind("uid=" + std::to_string(ro.uid_first) + " ", 0),
+        0u)
+        << r->stdout_data;
+    sbx::testing::RemoveTree(o.work_dir);
+  }
+  if (sbx::DetectCgroups().mode != sbx::CgroupMode::kNone) {
+    sbx::Options o = HostileOptions({"memkids", "2", "48"});
+    o.limits.address_space_bytes = 1ull << 30;
+    StatusOr<sbx::Result> r = runner.Run(o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(r->oom_killed) << r->Summary();
+    sbx::testing::RemoveTree(o.work_dir);
+  }
+  sbx::testing::RemoveTree(var);
+}
+
+// Issue 18, item 3: a tool run's scratch dir is a tmpfs of the configured
+// size and file count, and the job's end unmounts it.
+TEST(ScratchTest, ToolRunsFillOnlyTheirBoundedScratch) {
+  if (!sbx::LimitedDirError().empty()) GTEST_SKIP() << sbx::LimitedDirError();
+  const std::string dir = sbx::testing::MakeTempDir("scratch");
+  chmod(dir.c_str(), 0755);
+  DaemonConfig config;
+  config.sandbox_scratch_bytes = 8 << 20;
+  config.sandbox_scratch_inodes = 300;
+  DaemonPaths paths(dir + "/var");
+  std::filesystem::create_directories(paths.work);
+  Loop loop;
+  ToolRunner runner(loop.ioc(), 2);
+  StepContext ctx;
+  ctx.config = &config;
+  ctx.paths = &paths;
+  ctx.runner = &runner;
+  for (const char* mode : {"fill", "files"}) {
+    StatusOr<std::string> scratch = ctx.Scratch(7, mode);
+    ASSERT_TRUE(scratch.ok()) << scratch.status().ToString();
+    sbx::Options o = HostileOptions({mode});
+    sbx::testing::RemoveTree(o.work_dir);
+    o.work_dir = *scratch;
+    StatusOr<sbx::Result> r = runner.Run(o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    long n = -1;
+    char err[32] = "";
+    std::sscanf(r->stdout_data.c_str(),
+                mode == std::string("fill") ? "fill: %31s after %ld"
+                                            : "files: %31s after %ld",
+                err, &n);
+    EXPECT_EQ(std::string(err), "ENOSPC") << r->stdout_data;
+    EXPECT_LE(n, mode == std::string("fill") ? 8 : 300) << r->stdout_data;
+  }
+  ASSERT_TRUE(ReleaseScratches(paths, 7).ok());
+  EXPECT_FALSE(std::filesystem::exists(paths.work + "/7-fill"));
+  EXPECT_FALSE(std::filesystem::exists(paths.work + "/7-files"));
+  std::ofstream(paths.work + "/after") << "the host still writes";
+  EXPECT_TRUE(std::filesystem::exists(paths.work + "/after"));
+  sbx::testing::RemoveTree(dir);
+}
+
+TEST(StateDirPolicyTest, MasksWhereANamespaceExistsAndWarnsElsewhere) {
+  StateDirPolicy b = StateDirPolicyFor(sbx::Isolation::kBuiltin);
+  EXPECT_EQ(b.var_mode, 0700u);
+  EXPECT_TRUE(b.mask);
+  EXPECT_FALSE(b.report.warning);
+  StateDirPolicy w = StateDirPolicyFor(sbx::Isolation::kBwrap);
+  EXPECT_EQ(w.var_mode, 0711u);
+  EXPECT_TRUE(w.mask);
+  StateDirPolicy n = StateDirPolicyFor(sbx::Isolation::kNone);
+  EXPECT_EQ(n.var_mode, 0711u);
+  EXPECT_FALSE(n.mask);
+  EXPECT_TRUE(n.report.warning);
+  EXPECT_NE(n.report.text.find("not masked"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trench::orchestrator
+
+namespace trench::orchestrator {
+namespace {
+
+TEST(DescribeScratchTest, NamesTheBoundsOrWarnsWhy) {
+  SandboxReport ok = DescribeScratch("", 1 << 20, 100, 2);
+  EXPECT_FALSE(ok.warning);
+  EXPECT_EQ(ok.text,
+            "scratch: tool runs' work dirs are tmpfs mounts of 1048576 bytes "
+            "and 100 files (2 stale ones unmounted)");
+  SandboxReport no =
+      DescribeScratch("mount tmpfs: Operation not permitted", 1 << 20, 100, 0);
+  EXPECT_TRUE(no.warning);
+  EXPECT_NE(no.text.find("NOT bounded"), std::string::npos);
+  EXPECT_NE(no.text.find("Operation not permitted"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trench::orchestrator
+
+namespace trench::orchestrator {
+namespace {
+
+// Concurrent runs on one work dir (the builds' var/builder) share a uid:
+// each run chowns its work dir, so distinct uids would take each other's
+// files away (seen: git refused the mirror as another uid's).
+TEST(ToolRunnerUidTest, RunsSharingAWorkDirShareTheirUid) {
+  if (!sbx::DetectCapabilities().can_set_uid)
+    GTEST_SKIP() << "not root: no uid switch";
+  ToolRunnerOptions ro;
+  ro.max_concurrent = 2;
+  ro.uid_first = 270000 + static_cast<uid_t>(getpid() % 1000) * 4;
+  ro.uid_count = 2;
+  Loop loop;
+  ToolRunner runner(loop.ioc(), ro);
+  const std::string shared = sbx::testing::MakeTempDir("shared-uid");
+  std::vector<StatusOr<sbx::Result>> results(2, Internal("not run"));
+  std::vector<std::thread> runs;
+  for (int i = 0; i < 2; ++i) {
+    runs.emplace_back([&, i] {
+      sbx::Options o = HostileOptions({});
+      sbx::testing::RemoveTree(o.work_dir);
+      o.work_dir = shared;
+      // Both in flight at once: each waits for the other's mark.
+      o.argv = {"/bin/sh",
+                "-c",
+                "id -u > uid.$1; i=0; while [ ! -e uid.$2 ] && "
+                "[ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done; cat uid.$1",
+                "sh",
+                std::to_string(i),
+                std::to_string(1 - i)};
+      results[i] = runner.Run(o);
+    });
+  }
+  for (std::thread& t : runs) t.join();
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(r->ok()) << r->Summary() << r->stderr_data;
+  }
+  EXPECT_EQ(results[0]->stdout_data, std::to_string(ro.uid_first) + "\n");
+  EXPECT_EQ(results[1]->stdout_data, results[0]->stdout_data);
+  sbx::testing::RemoveTree(shared);
 }
 
 }  // namespace
