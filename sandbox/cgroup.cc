@@ -133,7 +133,7 @@ struct Mounts {
 
 Mounts FindMounts() {
   Mounts m;
-  for (const internal::MountEntry& e : internal::ReadMountInfo()) {
+  for (const MountEntry& e : ReadMountInfo()) {
     if (e.fstype == "cgroup2" && m.v2.empty()) m.v2 = e.point;
     if (e.fstype != "cgroup") continue;
     if (HasWord(e.options, "memory", ',') && m.v1_memory.empty())

@@ -25,7 +25,7 @@ std::string ErrnoText(int err) {
 // The mount points of every tmpfs, in mount order.
 std::vector<std::string> TmpfsMounts() {
   std::vector<std::string> points;
-  for (const internal::MountEntry& m : internal::ReadMountInfo()) {
+  for (const MountEntry& m : ReadMountInfo()) {
     if (m.fstype == "tmpfs") points.push_back(m.point);
   }
   return points;

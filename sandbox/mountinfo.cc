@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace trench::sandbox::internal {
+namespace trench::sandbox {
 namespace {
 
 // mountinfo escapes space, tab, newline and backslash as \ooo.
@@ -37,9 +37,10 @@ std::vector<MountEntry> ReadMountInfo() {
     left >> id >> parent >> dev >> root >> point;
     right >> m.fstype >> source >> m.options;
     m.point = Unescape(point);
+    m.source = Unescape(source);
     mounts.push_back(std::move(m));
   }
   return mounts;
 }
 
-}  // namespace trench::sandbox::internal
+}  // namespace trench::sandbox

@@ -12,9 +12,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "base/subprocess.h"
+#include "sandbox/mountinfo.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -30,38 +30,12 @@ std::string ReadLine(const std::string& path) {
   return line;
 }
 
-// /proc/self/mountinfo's octal escapes (\040 for a space, ...) undone.
-std::string Unescape(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      const std::string oct = s.substr(i + 1, 3);
-      if (oct.find_first_not_of("01234567") == std::string::npos) {
-        out += static_cast<char>(std::stoi(oct, nullptr, 8));
-        i += 3;
-        continue;
-      }
-    }
-    out += s[i];
-  }
-  return out;
-}
-
 // The device mounted at `mount_point` ("" when nothing is).
 std::string MountedSource(const std::string& mount_point) {
-  std::ifstream in("/proc/self/mountinfo");
   std::string source;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream f(line);
-    std::string id, parent, dev, root, point;
-    f >> id >> parent >> dev >> root >> point;
-    if (Unescape(point) != mount_point) continue;
-    const size_t dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream tail(line.substr(dash + 3));
-    std::string type, src;
-    tail >> type >> src;
-    source = Unescape(src);  // The last mount there is the visible one.
+  for (const sandbox::MountEntry& m : sandbox::ReadMountInfo()) {
+    // The last mount there is the visible one.
+    if (m.point == mount_point) source = m.source;
   }
   return source;
 }
