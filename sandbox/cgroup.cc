@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -171,6 +172,29 @@ Status SetUpV2(const std::string& mount, std::string* parent) {
   return Write(*parent + "/cgroup.subtree_control", "+memory +pids");
 }
 
+// Whether a process can join `group` as every run's init does (cgroup v2's
+// rules on moving processes, a delegation that stops short): a forked
+// child writes "0" to each procs fd and exits, and the group is removed
+// with the probe. Errors: FailedPrecondition naming the errno.
+Status ProbeJoin(const RunCgroup& group) {
+  const pid_t pid = fork();
+  if (pid < 0) return IoError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    for (int fd : group.procs_fds()) {
+      if (write(fd, "0", 1) != 1) _exit(errno == 0 ? 1 : errno);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::Ok();
+  const int err = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+  return FailedPrecondition(
+      std::string("a process cannot join a run's group: ") +
+      (err > 1 ? std::strerror(err) : "the probe child failed"));
+}
+
 CgroupSupport Detect() {
   CgroupSupport s;
   const Mounts m = FindMounts();
@@ -219,9 +243,10 @@ CgroupSupport Detect() {
   // A probe group with both bounds, as every run gets.
   StatusOr<std::unique_ptr<RunCgroup>> probe =
       RunCgroup::Create(s, 64 << 20, 64);
-  if (!probe.ok()) {
+  Status joined = probe.ok() ? ProbeJoin(**probe) : Status(probe.status());
+  if (!joined.ok()) {
     CgroupSupport none;
-    none.error = probe.status().message();
+    none.error = joined.message();
     return none;
   }
   return s;
