@@ -11,6 +11,7 @@ TRENCH_PACKAGES=(
   libspdlog-dev libcurl4-openssl-dev
   python3-numpy                     # benchmarks and npy interop tests
   bubblewrap                        # sandbox tier where namespaces fail
+  e2fsprogs                         # mkfs.ext4: the builds' size-limited volume
 )
 
 trench_install_deps() {
