@@ -1,6 +1,8 @@
 // The agents' claims as records (claims.h).
 #include "agents/claims.h"
 
+#include "base/sha256.h"
+
 namespace trench::agents {
 namespace {
 
@@ -155,13 +157,7 @@ StatusOr<StressAuthorClaim::Round> ParseAuthorRound(const JsonFields& f) {
 
 }  // namespace
 
-bool IsCaseId(std::string_view s) {
-  if (s.size() != 64) return false;
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
+bool IsCaseId(std::string_view s) { return IsLowerHex(s, 64); }
 
 JsonDoc ToJson(const CaseSize& s) {
   JsonDoc j = JsonDoc::object();

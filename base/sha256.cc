@@ -120,4 +120,12 @@ std::string Sha256Hex(std::string_view bytes) {
   return h.HexDigest();
 }
 
+bool IsLowerHex(std::string_view s, size_t digits) {
+  if (s.size() != digits) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
 }  // namespace trench

@@ -34,4 +34,8 @@ class Sha256 {
 // Lowercase hex SHA-256 of `bytes`.
 std::string Sha256Hex(std::string_view bytes);
 
+// Whether `s` is exactly `digits` lowercase hex digits (a Sha256Hex is 64,
+// a git sha 40): the one check of ids that name content.
+bool IsLowerHex(std::string_view s, size_t digits);
+
 }  // namespace trench

@@ -137,14 +137,6 @@ StatusOr<std::string> HashFd(int fd, const std::string& what) {
   }
 }
 
-bool IsHexSha(const std::string& s, size_t n) {
-  if (s.size() != n) return false;
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
 // A result record, strictly: BuildResult's members only, each of its type.
 StatusOr<BuildResult> ParseResult(const Json& j, const std::string& what) {
   auto bad = [&](const std::string& m) {
@@ -162,7 +154,7 @@ StatusOr<BuildResult> ParseResult(const Json& j, const std::string& what) {
     if (name == "sha256") {
       if (!v.is_object()) return bad("sha256: expected an object");
       for (const auto& [bin, hex] : v.object()) {
-        if (!hex.is_string() || !IsHexSha(hex.string_value(), 64)) {
+        if (!hex.is_string() || !IsLowerHex(hex.string_value(), 64)) {
           return bad("sha256." + bin + ": expected 64 hex digits");
         }
         r.sha256[bin] = hex.string_value();
@@ -197,7 +189,7 @@ StatusOr<BuildResult> ParseResult(const Json& j, const std::string& what) {
   }
   if (!has_built) return bad("no \"built\"");
   if (r.infra) return bad("an infrastructure failure is not cached");
-  if (!IsHexSha(r.commit, 40)) return bad("commit: expected a 40-digit sha");
+  if (!IsLowerHex(r.commit, 40)) return bad("commit: expected a 40-digit sha");
   return r;
 }
 

@@ -1,6 +1,5 @@
 // Store: bugs, their lifecycle events, cases and target runs.
-#include <algorithm>
-
+#include "base/sha256.h"
 #include "orchestrator/store/store.h"
 
 namespace trench::orchestrator {
@@ -42,12 +41,6 @@ StatusOr<Bug> ReadBug(Db* db, const Statement& st) {
 
 StatusOr<std::vector<Bug>> ReadBugs(Db* db, Statement& st) {
   return ReadRows<Bug>(st, [&] { return ReadBug(db, st); });
-}
-
-bool IsSha256Hex(const std::string& s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
 }
 
 StatusOr<bool> CaseExists(Db* db, const std::string& sha256) {
@@ -366,7 +359,7 @@ StatusOr<std::map<BugState, int64_t>> Store::CountBugsByState() {
 
 StatusOr<bool> Store::PutCase(const std::string& sha256,
                               const std::string& path, const Json& origin) {
-  if (!IsSha256Hex(sha256)) {
+  if (!IsLowerHex(sha256, 64)) {
     return InvalidArgument("case address '" + sha256 +
                            "' is not 64 lowercase hex digits");
   }
