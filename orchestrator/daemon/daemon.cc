@@ -23,6 +23,7 @@
 #include "orchestrator/api/api_handlers.h"
 #include "orchestrator/api/http_server.h"
 #include "orchestrator/daemon/repo_watcher.h"
+#include "orchestrator/daemon/service_notify.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/pipeline.h"
 #include "sandbox/cgroup.h"
@@ -235,6 +236,7 @@ struct Daemon::Impl {
                  config.drain_seconds);
     if (http) http->Stop();
     wake.notify_all();
+    Notify("STOPPING=1\nSTATUS=draining running steps");
     drain_timer->expires_after(std::chrono::milliseconds(
         static_cast<int64_t>(config.drain_seconds * 1000)));
     drain_timer->async_wait([this](const boost::system::error_code& ec) {
@@ -243,6 +245,14 @@ struct Daemon::Impl {
       runner->KillAll();
     });
     WaitForWorkers();
+  }
+
+  // Tells systemd (Type=notify) how the service stands; a failure is
+  // logged, never fatal.
+  static void Notify(std::string_view state) {
+    if (Status s = NotifyService(state); !s.ok()) {
+      spdlog::warn("service notification: {}", s.message());
+    }
   }
 
   void WaitForWorkers() {
@@ -445,6 +455,12 @@ Status Daemon::Run() {
   d.workers.emplace_back([&d] {
     d.PollerLoop();
     --d.live_workers;
+  });
+  // Ready once the loop runs: the API (bound in Create) is being served
+  // and the workers lease jobs.
+  asio::post(d.ioc, [&d] {
+    Impl::Notify("READY=1\nSTATUS=serving the API on " + d.config.http_address +
+                 ":" + std::to_string(d.http->port()));
   });
   d.ioc.run();
   for (std::thread& t : d.workers) t.join();
