@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
@@ -121,6 +122,17 @@ class Writer {
   std::string out_;
 };
 
+// Runs `sql` (no parameters) and calls `f` with each row.
+Status ForEachRow(Store* store, const char* sql,
+                  const std::function<void(Statement&)>& f) {
+  ASSIGN_OR_RETURN(Statement st, store->db()->Prepare(sql));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return Status::Ok();
+    f(st);
+  }
+}
+
 Status WriteBugs(const Sources& s, Writer* w) {
   ASSIGN_OR_RETURN(auto counts, s.store->CountBugsByState());
   for (BugState b : AllBugStates()) w->Sample(counts[b], BugStateName(b));
@@ -133,15 +145,12 @@ Status WriteJobs(const Sources& s, Writer* w) {
   std::set<std::string> kinds;
   for (const StepKind& step : Steps()) kinds.insert(step.kind);
   std::map<std::pair<std::string, std::string>, int64_t> counts;
-  ASSIGN_OR_RETURN(Statement st,
-                   s.store->db()->Prepare("SELECT kind, state, count(*) FROM "
-                                          "jobs GROUP BY kind, state"));
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    kinds.insert(st.ColumnText(0));
-    counts[{st.ColumnText(0), st.ColumnText(1)}] = st.ColumnInt64(2);
-  }
+  RETURN_IF_ERROR(ForEachRow(
+      s.store, "SELECT kind, state, count(*) FROM jobs GROUP BY kind, state",
+      [&](Statement& st) {
+        kinds.insert(st.ColumnText(0));
+        counts[{st.ColumnText(0), st.ColumnText(1)}] = st.ColumnInt64(2);
+      }));
   for (const std::string& kind : kinds) {
     for (JobState j : kJobStates) {
       const std::string state(JobStateName(j));
@@ -243,22 +252,19 @@ Status WriteBugStages(const Sources& s, Writer* w) {
   for (const char* stage : {"reproduced", "localized", "proposed"}) {
     stages.emplace(stage, Histogram(StageBounds()));
   }
-  ASSIGN_OR_RETURN(
-      Statement st,
-      s.store->db()->Prepare(
-          "SELECT e.stage, e.first_ms - b.created_ms FROM bugs b JOIN "
-          "(SELECT bug_id, CASE to_state WHEN 'flaky' THEN 'reproduced' "
-          "ELSE to_state END AS stage, min(at_ms) AS first_ms FROM events "
-          "WHERE bug_id IS NOT NULL AND to_state IN ('reproduced', 'flaky', "
-          "'localized', 'proposed') GROUP BY bug_id, stage) e "
-          "ON e.bug_id = b.id"));
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    auto it = stages.find(st.ColumnText(0));
-    if (it == stages.end()) continue;
-    it->second.Observe(std::max<int64_t>(st.ColumnInt64(1), 0) / 1000.0);
-  }
+  RETURN_IF_ERROR(ForEachRow(
+      s.store,
+      "SELECT e.stage, e.first_ms - b.created_ms FROM bugs b JOIN "
+      "(SELECT bug_id, CASE to_state WHEN 'flaky' THEN 'reproduced' "
+      "ELSE to_state END AS stage, min(at_ms) AS first_ms FROM events "
+      "WHERE bug_id IS NOT NULL AND to_state IN ('reproduced', 'flaky', "
+      "'localized', 'proposed') GROUP BY bug_id, stage) e "
+      "ON e.bug_id = b.id",
+      [&](Statement& st) {
+        auto it = stages.find(st.ColumnText(0));
+        if (it == stages.end()) return;
+        it->second.Observe(std::max<int64_t>(st.ColumnInt64(1), 0) / 1000.0);
+      }));
   for (const auto& [stage, h] : stages) w->Histogram({{"stage", stage}}, h);
   return Status::Ok();
 }
@@ -268,19 +274,16 @@ Status WriteBugStages(const Sources& s, Writer* w) {
 // such bug's creation.
 Status WriteCommitFirstFinding(const Sources& s, Writer* w) {
   Histogram h(StageBounds());
-  ASSIGN_OR_RETURN(
-      Statement st,
-      s.store->db()->Prepare(
-          "SELECT f.first_ms - min(c.at_ms) FROM events c JOIN "
-          "(SELECT json_extract(details, '$.commit') AS sha, "
-          "min(created_ms) AS first_ms FROM bugs WHERE json_valid(details) "
-          "GROUP BY sha) f ON f.sha = c.commit_sha "
-          "WHERE c.name = 'commit_landed' GROUP BY c.commit_sha"));
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    h.Observe(std::max<int64_t>(st.ColumnInt64(0), 0) / 1000.0);
-  }
+  RETURN_IF_ERROR(ForEachRow(
+      s.store,
+      "SELECT f.first_ms - min(c.at_ms) FROM events c JOIN "
+      "(SELECT json_extract(details, '$.commit') AS sha, "
+      "min(created_ms) AS first_ms FROM bugs WHERE json_valid(details) "
+      "GROUP BY sha) f ON f.sha = c.commit_sha "
+      "WHERE c.name = 'commit_landed' GROUP BY c.commit_sha",
+      [&](Statement& st) {
+        h.Observe(std::max<int64_t>(st.ColumnInt64(0), 0) / 1000.0);
+      }));
   w->Histogram({}, h);
   return Status::Ok();
 }
@@ -288,18 +291,12 @@ Status WriteCommitFirstFinding(const Sources& s, Writer* w) {
 // The build jobs' results (BuildResult JSON): a result taken from the
 // cache is a hit, any other a miss whose build took "seconds".
 Status ForEachBuild(Store* store, const std::function<void(bool, double)>& f) {
-  ASSIGN_OR_RETURN(
-      Statement st,
-      store->db()->Prepare(
-          "SELECT coalesce(json_extract(result, '$.cached'), 0), "
-          "coalesce(json_extract(result, '$.seconds'), 0) FROM jobs "
-          "WHERE kind = 'build' AND state = 'done' AND json_valid(result)"));
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    f(st.ColumnInt64(0) != 0, st.ColumnDouble(1));
-  }
-  return Status::Ok();
+  return ForEachRow(
+      store,
+      "SELECT coalesce(json_extract(result, '$.cached'), 0), "
+      "coalesce(json_extract(result, '$.seconds'), 0) FROM jobs "
+      "WHERE kind = 'build' AND state = 'done' AND json_valid(result)",
+      [&](Statement& st) { f(st.ColumnInt64(0) != 0, st.ColumnDouble(1)); });
 }
 
 Status WriteBuildDurations(const Sources& s, Writer* w) {
