@@ -133,11 +133,15 @@ def metrics(port):
         return r.read().decode()
 
 
+def jobs_in(text, state):
+    """The jobs in `state`, summed over the kinds (trench_jobs{kind,state})."""
+    return sum(float(l.split()[-1]) for l in text.splitlines()
+               if l.startswith("trench_jobs{")
+               and f'state="{state}"' in l.split("}")[0])
+
+
 def leased_jobs(port):
-    for line in metrics(port).splitlines():
-        if line.startswith('trench_jobs{state="leased"}'):
-            return float(line.split()[-1])
-    return 0.0
+    return jobs_in(metrics(port), "leased")
 
 
 def main():
@@ -181,11 +185,8 @@ def main():
         # campaign ends, so that the idle phase is idle.
         while True:
             m = metrics(port)
-            if 'trench_jobs{state="done"}' in m:
-                done = [float(l.split()[-1]) for l in m.splitlines()
-                        if l.startswith('trench_jobs{state="done"}')][0]
-                if done >= 3 and leased_jobs(port) == 0:
-                    break
+            if jobs_in(m, "done") >= 3 and jobs_in(m, "leased") == 0:
+                break
             time.sleep(1)
         results = {}
         results["idle"] = load(port, token, args.clients, args.requests,

@@ -3,6 +3,7 @@
 #include "orchestrator/api/api_handlers.h"
 
 #include <charconv>
+#include <chrono>
 #include <optional>
 
 #include "orchestrator/api/api_bodies.h"
@@ -65,8 +66,17 @@ StatusOr<int> QueryLimit(const ApiRequest& request, const ApiOptions& options) {
 }  // namespace
 
 ApiResponse ApiHandlers::Handle(const ApiRequest& request) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return Route(request);
+  const auto start = std::chrono::steady_clock::now();
+  ApiResponse response;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    response = Route(request);
+  }
+  http_metrics_.Record(
+      request.path, request.method, response.status,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
+  return response;
 }
 
 void ApiHandlers::SetToolRunner(const ToolRunner* runner) {
@@ -279,7 +289,7 @@ ApiResponse ApiHandlers::ListEvents(const ApiRequest& request) {
 }
 
 ApiResponse ApiHandlers::Metrics() {
-  StatusOr<std::string> text = RenderMetrics(store_, runner_);
+  StatusOr<std::string> text = RenderMetrics(store_, runner_, &http_metrics_);
   if (!text.ok()) return StatusResponse(text.status());
   ApiResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";

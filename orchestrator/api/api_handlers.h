@@ -52,6 +52,7 @@
 #include <string>
 
 #include "orchestrator/api/api_request.h"
+#include "orchestrator/api/http_metrics.h"
 #include "orchestrator/store/records_json.h"
 #include "orchestrator/store/store.h"
 
@@ -78,7 +79,8 @@ class ApiHandlers {
       : store_(store), options_(std::move(options)) {}
 
   // Answers one request. Thread-safe: calls are serialised (the store is
-  // one connection). Never fails: errors are error responses.
+  // one connection). Never fails: errors are error responses. Each one is
+  // counted in the HTTP metrics (by route pattern, method and status).
   ApiResponse Handle(const ApiRequest& request);
   // The runner whose counters /metrics reports (null, the default: they
   // read 0). Not owned; must outlive the handlers or be unset first.
@@ -101,6 +103,7 @@ class ApiHandlers {
   Store* store_;                        // Used under mu_.
   const ToolRunner* runner_ = nullptr;  // GUARDED_BY(mu_)
   ApiOptions options_;
+  HttpMetrics http_metrics_;  // Thread-safe itself.
 };
 
 }  // namespace trench::orchestrator

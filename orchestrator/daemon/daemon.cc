@@ -20,8 +20,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/log_context.h"
 #include "orchestrator/api/api_handlers.h"
 #include "orchestrator/api/http_server.h"
+#include "orchestrator/daemon/job_run.h"
+#include "orchestrator/daemon/logging.h"
 #include "orchestrator/daemon/repo_watcher.h"
 #include "orchestrator/daemon/service_notify.h"
 #include "orchestrator/pipeline/commit_tools.h"
@@ -40,12 +43,6 @@ namespace {
 // back its dead incarnation's leases by it (one daemon per var dir: the
 // lock file makes sure).
 constexpr const char* kOwner = "daemon";
-
-bool Retryable(const Status& s) {
-  return s.code() != StatusCode::kInvalidArgument &&
-         s.code() != StatusCode::kFailedPrecondition &&
-         s.code() != StatusCode::kNotFound;
-}
 
 }  // namespace
 
@@ -152,30 +149,11 @@ struct Daemon::Impl {
       }
       const Job& job = jobs->front();
       const StepKind* step = FindStep(job.kind);
-      spdlog::info("{}: job {} {} {}", name, job.id, job.kind,
-                   job.payload.Dump());
-      StatusOr<Json> result =
-          step
-              ? step->handler(ctx, job)
-              : StatusOr<Json>(InvalidArgument("unknown job kind " + job.kind));
-      if (Status s = ReleaseScratches(paths, job.id); !s.ok()) {
-        spdlog::warn("{}: job {}: {}", name, job.id, s.message());
-      }
-      Status done;
-      if (result.ok()) {
-        done = q.Complete(LeaseOf(job), *result);
-      } else if (stopping) {
-        // Interrupted by the shutdown: give it back for the next start.
-        spdlog::info("{}: job {} parked for the next start ({})", name, job.id,
-                     result.status().message());
-        done = q.Release(LeaseOf(job));
-      } else {
-        spdlog::warn("{}: job {} {} failed: {}", name, job.id, job.kind,
-                     result.status().message());
-        done = q.Fail(LeaseOf(job), result.status().message(),
-                      Retryable(result.status()))
-                   .status();
-      }
+      const StepHandler unknown = [](StepContext&, const Job& j) {
+        return StatusOr<Json>(InvalidArgument("unknown job kind " + j.kind));
+      };
+      Status done = RunLeasedJob(ctx, q, job, step ? step->handler : unknown,
+                                 name, stopping);
       if (!done.ok()) {
         spdlog::error("{}: job {}: {}", name, job.id, done.message());
       }
@@ -209,6 +187,9 @@ struct Daemon::Impl {
       spdlog::warn("repo watcher: {}", landed.status().message());
     } else {
       for (const std::string& sha : *landed) {
+        Json f = Json::MakeObject();
+        f["commit"] = sha;
+        LogScope scope(f);
         spdlog::info("commit_landed: {}", sha.substr(0, 12));
         Status s = QueueCommit(ctx, sha);
         if (!s.ok()) spdlog::error("queueing {}: {}", sha, s.message());
@@ -225,7 +206,10 @@ struct Daemon::Impl {
       spdlog::error("continuous fuzzing: {}", q.status().message());
     }
     if (StatusOr<int64_t> n = ctx.queue->RequeueExpired(); n.ok() && *n > 0) {
-      spdlog::warn("{} expired leases taken back", *n);
+      Json f = Json::MakeObject();
+      f["jobs"] = *n;
+      LogWithFields(spdlog::level::warn,
+                    "crash recovery: expired leases taken back", f);
     }
   }
 
@@ -368,7 +352,12 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
       std::make_unique<JobQueue>(impl->store.get(), impl->QueueOptions());
   // A restart after a crash: the dead incarnation's leases go back.
   ASSIGN_OR_RETURN(int64_t taken, impl->queue->RequeueOwner(kOwner));
-  if (taken > 0) spdlog::warn("{} interrupted jobs queued again", taken);
+  if (taken > 0) {
+    Json f = Json::MakeObject();
+    f["jobs"] = taken;
+    LogWithFields(spdlog::level::warn,
+                  "crash recovery: the previous run's jobs queued again", f);
+  }
 
   ApiOptions ao;
   if (const char* token = std::getenv(config.token_env.c_str())) {

@@ -11,6 +11,10 @@
 #include <chrono>
 #include <ctime>
 #include <memory>
+#include <utility>
+
+#include "base/display_text.h"
+#include "base/log_context.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -18,11 +22,18 @@ namespace {
 // Identical lines within this window after the first are counted, not
 // printed (logging.h).
 constexpr std::chrono::seconds kRepeatWindow{10};
-// Separates the message from its fields' JSON in a log payload.
+// Separates the message from its fields' JSON in a log payload. The
+// context sink always appends one (and JSON text never holds a raw
+// 0x1f), so the last one is always the sink's own, whatever the message
+// says.
 constexpr char kFieldsMark = '\x1f';
 
 constexpr const char* kLevelNames[] = {"trace", "debug",    "info", "warn",
                                        "error", "critical", "off"};
+
+// The fields LogWithFields passes to the context sink, on its own thread
+// (the logger is synchronous: sinks run on the logging thread).
+thread_local const Json* pending_fields = nullptr;
 
 // "2026-11-30T15:50:00.123Z".
 std::string Timestamp(std::chrono::system_clock::time_point t) {
@@ -53,19 +64,32 @@ void SplitPayload(std::string_view payload, std::string_view* msg,
   *fields = std::move(*parsed);
 }
 
+// A field name as printed: the line's own names are renamed (field.msg),
+// and characters other than [A-Za-z0-9_.-] become '_' so that a key
+// cannot break the key=value form.
 std::string FieldName(const std::string& key) {
-  return key == "ts" || key == "level" || key == "msg" ? "field." + key : key;
+  if (key == "ts" || key == "level" || key == "msg") return "field." + key;
+  std::string out = key.empty() ? "_" : key;
+  for (char& c : out) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    if (!ok) c = '_';
+  }
+  return out;
 }
 
-// A field value in human form: strings bare unless they need quotes.
+// A field value in human form: strings bare when they hold only
+// printable ASCII without space, quote, backslash or '=', JSON text
+// (quoted, escaped) otherwise; so no value spans lines or fakes a field.
 std::string HumanValue(const Json& v) {
   if (v.is_string()) {
     const std::string& s = v.string_value();
-    if (!s.empty() && s.find_first_of(" \"=\t\n") == std::string::npos) {
-      return s;
-    }
+    const bool bare = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+      return c > ' ' && c < 0x7f && c != '"' && c != '\\' && c != '=';
+    });
+    if (bare) return s;
   }
-  return v.Dump();
+  return EscapeControls(v.Dump(), /*keep_newlines=*/false);
 }
 
 class LineFormatter : public spdlog::formatter {
@@ -105,7 +129,9 @@ class LineFormatter : public spdlog::formatter {
     std::string lvl = kLevelNames[m.level];
     lvl.resize(std::max<size_t>(lvl.size(), 5), ' ');
     std::string line = Timestamp(m.time) + " " + lvl + " ";
-    line += msg;
+    // The message may quote a stranger's text (an error, a title): its
+    // controls are shown escaped, so it stays one line.
+    line += EscapeControls(msg, /*keep_newlines=*/false);
     if (fields.is_object()) {
       for (const auto& [k, v] : fields.object()) {
         line += " " + FieldName(k) + "=" + HumanValue(v);
@@ -115,6 +141,34 @@ class LineFormatter : public spdlog::formatter {
   }
 
   bool json_;
+};
+
+// First sink of the logger, on the logging thread: appends the thread's
+// context fields (base/log_context.h) and the line's own (LogWithFields,
+// which win on a name clash) to the payload, then passes the line on.
+// The repeat filter behind it thus compares fields too.
+class ContextSink : public spdlog::sinks::sink {
+ public:
+  explicit ContextSink(spdlog::sink_ptr next) : next_(std::move(next)) {}
+
+  void log(const spdlog::details::log_msg& m) override {
+    Json fields = CurrentLogFields();
+    if (pending_fields != nullptr) {
+      for (const auto& [k, v] : pending_fields->object()) fields[k] = v;
+    }
+    std::string payload(m.payload.data(), m.payload.size());
+    payload += kFieldsMark;
+    payload += fields.Dump();
+    spdlog::details::log_msg out = m;
+    out.payload = spdlog::string_view_t(payload.data(), payload.size());
+    next_->log(out);
+  }
+  void flush() override { next_->flush(); }
+  void set_pattern(const std::string&) override {}
+  void set_formatter(std::unique_ptr<spdlog::formatter>) override {}
+
+ private:
+  spdlog::sink_ptr next_;
 };
 
 }  // namespace
@@ -152,7 +206,8 @@ Status SetUpLogging(std::string_view format, std::string_view level,
   auto dedup =
       std::make_shared<spdlog::sinks::dup_filter_sink_mt>(kRepeatWindow);
   dedup->add_sink(std::move(sink));
-  auto logger = std::make_shared<spdlog::logger>("trench", std::move(dedup));
+  auto logger = std::make_shared<spdlog::logger>(
+      "trench", std::make_shared<ContextSink>(std::move(dedup)));
   logger->set_level(lvl);
   logger->flush_on(spdlog::level::trace);
   spdlog::set_default_logger(std::move(logger));
@@ -167,10 +222,10 @@ void LogWithFields(spdlog::level::level_enum level, std::string_view msg,
     wrapped["fields"] = std::move(f);
     f = std::move(wrapped);
   }
-  std::string payload(msg);
-  payload += kFieldsMark;
-  payload += f.Dump();
-  spdlog::default_logger_raw()->log(level, "{}", payload);
+  const Json* before = pending_fields;
+  pending_fields = &f;
+  spdlog::default_logger_raw()->log(level, "{}", msg);
+  pending_fields = before;
 }
 
 }  // namespace trench::orchestrator

@@ -4,6 +4,7 @@
 
 #include "agents/brain.h"
 #include "agents/llm_brain.h"
+#include "base/log_context.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -126,6 +127,12 @@ StatusOr<Json> RunAgent(StepContext& ctx, const std::string& role,
   auto it = ctx.config->swarm.find(role);
   const std::string brain_name =
       it == ctx.config->swarm.end() ? "builtin" : it->second.brain;
+  // Every line of the session (the brain's and its tools' too) names it.
+  Json log_fields = Json::MakeObject();
+  log_fields["role"] = role;
+  log_fields["backend"] = brain_name;
+  if (bug_id) log_fields["bug"] = *bug_id;
+  LogScope log_scope(log_fields);
   ASSIGN_OR_RETURN(int64_t session,
                    ctx.store->StartAgentSession(bug_id, role, brain_name));
   RETURN_IF_ERROR(

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/json_nlohmann.h"
+#include "base/log_context.h"
 #include "git/git_repo.h"
 #include "git/mirror.h"
 #include "git/patch_apply.h"
@@ -52,6 +53,16 @@ StatusOr<Json> RunBuildStep(StepContext& ctx, const Job& job) {
                       ->RecordCommitEvent(sha, CommitEventKind::kBuildReady,
                                           ctx.worker, evidence)
                       .status());
+  // The build's own fields on its lines (the job's scope has the commit).
+  Json build_fields = Json::MakeObject();
+  build_fields["commit"] = sha;
+  const Json* seconds = b.Find("seconds");
+  build_fields["duration_ms"] = static_cast<int64_t>(
+      seconds && seconds->is_number() ? seconds->number_value() * 1000 : 0);
+  const Json* cached = b.Find("cached");
+  build_fields["cache_hit"] =
+      cached && cached->is_bool() && cached->bool_value();
+  LogScope build_scope(build_fields);
   if (!ok) {
     spdlog::warn("build_ready: {} does not build", sha.substr(0, 12));
     return b;

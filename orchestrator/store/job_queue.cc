@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "base/log_context.h"
+
 namespace trench::orchestrator {
 namespace {
 
@@ -184,6 +186,10 @@ StatusOr<std::vector<Job>> JobQueue::Lease(
 
 Status JobQueue::FailCorruptJobInTransaction(int64_t id, const Status& error,
                                              int64_t now) {
+  Json fields = Json::MakeObject();
+  fields["job"] = id;
+  fields["error"] = error.message();
+  LogScope scope(fields);
   spdlog::error("job queue: failing job {}: {}", id, error.message());
   ASSIGN_OR_RETURN(
       Statement st,
@@ -311,6 +317,11 @@ StatusOr<int64_t> JobQueue::RequeueLeasesInTransaction(
   while (true) {
     ASSIGN_OR_RETURN(bool row, loops.Step());
     if (!row) break;
+    Json fields = Json::MakeObject();
+    fields["job"] = loops.ColumnInt64(0);
+    fields["step"] = loops.ColumnText(1);
+    fields["crashes"] = loops.ColumnInt64(2);
+    LogScope scope(fields);
     spdlog::error("job queue: job {} {} parked: crash loop ({} leases lost)",
                   loops.ColumnInt64(0), loops.ColumnText(1),
                   loops.ColumnInt64(2));

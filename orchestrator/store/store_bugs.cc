@@ -1,4 +1,7 @@
 // Store: bugs, their lifecycle events, cases and target runs.
+#include <spdlog/spdlog.h>
+
+#include "base/log_context.h"
 #include "base/sha256.h"
 #include "orchestrator/store/store.h"
 
@@ -268,10 +271,12 @@ StatusOr<Bug> Store::TransitionBug(int64_t id, BugState to,
                                    const Json& evidence,
                                    const TransitionFields& given) {
   TransitionFields fields = given;
+  BugState from = to;
   RETURN_IF_ERROR(InTransaction(db(), [&]() -> Status {
     // Read inside the write transaction: no other connection can move the
     // bug between the check and the write.
     ASSIGN_OR_RETURN(Bug bug, GetBug(id));
+    from = bug.state;
     RETURN_IF_ERROR(CheckTransition(bug.state, to)
                         .WithContext("bug " + std::to_string(id)));
     RETURN_IF_ERROR(CheckTransitionFields(this, bug, to, &fields));
@@ -314,6 +319,13 @@ StatusOr<Bug> Store::TransitionBug(int64_t id, BugState to,
     RETURN_IF_ERROR(st.Run());
     return InsertEvent(db(), id, bug.state, to, actor, evidence, now);
   }));
+  Json f = Json::MakeObject();
+  f["bug"] = id;
+  f["from"] = BugStateName(from);
+  f["to"] = BugStateName(to);
+  f["actor"] = actor;
+  LogScope scope(f);
+  spdlog::info("bug {}: {} -> {}", id, BugStateName(from), BugStateName(to));
   return GetBug(id);
 }
 
