@@ -1,5 +1,6 @@
 // Store: bugs, their lifecycle events, cases and target runs.
 #include "base/sha256.h"
+#include "orchestrator/store/event_bell.h"
 #include "orchestrator/store/store.h"
 
 namespace trench::orchestrator {
@@ -172,6 +173,7 @@ StatusOr<int64_t> Store::CreateBug(const NewBug& bug, const std::string& actor,
     ASSIGN_OR_RETURN(id, InsertBug(bug, actor, evidence, clock_->NowMillis()));
     return Status::Ok();
   }));
+  RingEventBell();
   return id;
 }
 
@@ -212,6 +214,7 @@ StatusOr<CreatedBug> Store::CreateBugOnce(const NewBug& bug,
         .BindInt64(4, now)
         .Run();
   }));
+  if (!out.replayed) RingEventBell();
   return out;
 }
 
@@ -314,6 +317,7 @@ StatusOr<Bug> Store::TransitionBug(int64_t id, BugState to,
     RETURN_IF_ERROR(st.Run());
     return InsertEvent(db(), id, bug.state, to, actor, evidence, now);
   }));
+  RingEventBell();
   return GetBug(id);
 }
 
