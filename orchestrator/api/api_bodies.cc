@@ -82,16 +82,63 @@ StatusOr<BugJob> BugJobFromJson(const JsonDoc& doc) {
                    f.OptionalString("parked_reason"));
   j.parked_reason = reason.value_or("");
   ASSIGN_OR_RETURN(j.updated_ms, f.Int("updated_ms"));
+  ASSIGN_OR_RETURN(j.bug, f.OptionalInt("bug"));
+  ASSIGN_OR_RETURN(std::optional<int64_t> created, f.OptionalInt("created_ms"));
+  j.created_ms = created.value_or(0);
   return j;
 }
 
 }  // namespace
 
 BugJob BugJobOf(const Job& job) {
-  return BugJob{
-      job.id,         job.kind,          std::string(JobStateName(job.state)),
-      job.attempts,   job.crashes,       job.max_attempts,
-      job.last_error, ParkedReason(job), job.updated_ms};
+  BugJob j;
+  j.id = job.id;
+  j.kind = job.kind;
+  j.state = std::string(JobStateShownName(job.state));
+  j.attempts = job.attempts;
+  j.crashes = job.crashes;
+  j.max_attempts = job.max_attempts;
+  j.last_error = job.last_error;
+  j.parked_reason = ParkedReason(job);
+  j.updated_ms = job.updated_ms;
+  if (const Json* bug = job.payload.Find("bug");
+      bug != nullptr && bug->GetInt64().ok()) {
+    j.bug = *bug->GetInt64();
+  }
+  j.created_ms = job.created_ms;
+  return j;
+}
+
+StatusOr<BugJob> ParseJob(const JsonDoc& doc) { return BugJobFromJson(doc); }
+
+StatusOr<JobList> ParseJobList(const JsonDoc& doc) {
+  ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(doc));
+  RETURN_IF_ERROR(f.Required("jobs").status());
+  JobList r;
+  ASSIGN_OR_RETURN(r.jobs, List<BugJob>(f, "jobs", &BugJobFromJson));
+  ASSIGN_OR_RETURN(std::optional<int64_t> next, f.OptionalInt("next"));
+  r.next = next.value_or(0);
+  return r;
+}
+
+JsonDoc ToJson(const JobList& r) {
+  JsonDoc j = JsonDoc::object();
+  j["jobs"] = ListJson(r.jobs);
+  if (r.next > 0) j["next"] = r.next;
+  return j;
+}
+
+StatusOr<JobRetried> ParseJobRetried(const JsonDoc& doc) {
+  ASSIGN_OR_RETURN(JsonFields f, JsonFields::Of(doc));
+  ASSIGN_OR_RETURN(const JsonDoc* job, f.Required("job"));
+  ASSIGN_OR_RETURN(BugJob j, BugJobFromJson(*job));
+  return JobRetried{std::move(j)};
+}
+
+JsonDoc ToJson(const JobRetried& r) {
+  JsonDoc j = JsonDoc::object();
+  j["job"] = ToJson(r.job);
+  return j;
 }
 
 JsonDoc ToJson(const BugJob& r) {
@@ -105,6 +152,8 @@ JsonDoc ToJson(const BugJob& r) {
   j["last_error"] = r.last_error;
   if (!r.parked_reason.empty()) j["parked_reason"] = r.parked_reason;
   j["updated_ms"] = r.updated_ms;
+  if (r.bug) j["bug"] = *r.bug;
+  if (r.created_ms > 0) j["created_ms"] = r.created_ms;
   return j;
 }
 
@@ -209,12 +258,15 @@ StatusOr<BugList> ParseBugList(const JsonDoc& doc) {
   RETURN_IF_ERROR(f.Required("bugs").status());
   BugList r;
   ASSIGN_OR_RETURN(r.bugs, List<Bug>(f, "bugs", &BugFromJson));
+  ASSIGN_OR_RETURN(std::optional<int64_t> next, f.OptionalInt("next"));
+  r.next = next.value_or(0);
   return r;
 }
 
 JsonDoc ToJson(const BugList& r) {
   JsonDoc j = JsonDoc::object();
   j["bugs"] = ListJson(r.bugs);
+  if (r.next > 0) j["next"] = r.next;
   return j;
 }
 

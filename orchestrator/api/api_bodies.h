@@ -46,25 +46,43 @@ struct ReportCreated {
   std::optional<std::string> case_sha256;
 };
 
-// GET /api/v1/bugs -> {"bugs": [bug...]}.
+// GET /api/v1/bugs -> {"bugs": [bug...], "next"?}.
 struct BugList {
   std::vector<Bug> bugs;
+  // When the page is full: the after= of the next page (the last id
+  // listed); absent (0) when there is no more.
+  int64_t next = 0;
 };
 
-// One of a bug's jobs (a run of one of its steps): where it is, and why
-// it stopped. A parked or failed one waits for POST .../retry.
+// One job (a run of one of a bug's steps, or any other job of the queue):
+// where it is, and why it stopped. A parked or failed one waits for POST
+// /api/v1/jobs/{id}/retry (or the bug's retry).
 struct BugJob {
   int64_t id = 0;
   std::string kind;
-  std::string state;  // JobStateName.
+  std::string state;  // JobStateShownName: "running" for a leased job.
   int attempts = 0;   // Leases, lost ones included.
   int crashes = 0;    // Leases lost to a daemon crash (not failures).
   int max_attempts = 0;
-  std::string last_error;
+  std::string last_error;     // In full.
   std::string parked_reason;  // ParkedReason: "" unless parked.
   int64_t updated_ms = 0;
+  std::optional<int64_t> bug;  // The payload's "bug", when it names one.
+  int64_t created_ms = 0;
 };
 BugJob BugJobOf(const Job& job);
+
+// GET /api/v1/jobs -> {"jobs": [job...], "next"?}: newest first; next is
+// the before= of the next page (the last id listed) when the page is full.
+struct JobList {
+  std::vector<BugJob> jobs;
+  int64_t next = 0;  // 0: no more.
+};
+
+// POST /api/v1/jobs/{id}/retry -> {"job"}: the job, queued again.
+struct JobRetried {
+  BugJob job;
+};
 
 // GET /api/v1/bugs/{id} -> {"bug", "events", "patches", "jobs"}.
 struct BugPage {
@@ -112,6 +130,9 @@ StatusOr<BugPage> ParseBugPage(const JsonDoc& doc);
 StatusOr<ReviewResult> ParseReviewResult(const JsonDoc& doc);
 StatusOr<RetryResult> ParseRetryResult(const JsonDoc& doc);
 StatusOr<EventFeed> ParseEventFeed(const JsonDoc& doc);
+StatusOr<BugJob> ParseJob(const JsonDoc& doc);
+StatusOr<JobList> ParseJobList(const JsonDoc& doc);
+StatusOr<JobRetried> ParseJobRetried(const JsonDoc& doc);
 StatusOr<ErrorBody> ParseErrorBody(const JsonDoc& doc);
 
 JsonDoc ToJson(const ReportRequest& r);
@@ -123,6 +144,8 @@ JsonDoc ToJson(const ReviewResult& r);
 JsonDoc ToJson(const BugJob& r);
 JsonDoc ToJson(const RetryResult& r);
 JsonDoc ToJson(const EventFeed& r);
+JsonDoc ToJson(const JobList& r);
+JsonDoc ToJson(const JobRetried& r);
 JsonDoc ToJson(const ErrorBody& r);
 
 // "approve", "reject".

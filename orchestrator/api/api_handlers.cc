@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "orchestrator/api/api_bodies.h"
+#include "orchestrator/api/api_query.h"
 #include "orchestrator/api/metrics.h"
 #include "orchestrator/pipeline/pipeline.h"
 
@@ -19,49 +20,6 @@ constexpr std::string_view kReviewSuffix = "/review";
 constexpr std::string_view kRetrySuffix = "/retry";
 // The jobs a bug's page lists (newest first).
 constexpr int kBugPageJobs = 50;
-
-ApiResponse MethodNotAllowed(const ApiRequest& request,
-                             std::string_view allowed) {
-  ApiResponse r =
-      ErrorResponse(405, "method_not_allowed",
-                    request.method + " is not allowed on " + request.path +
-                        " (allowed: " + std::string(allowed) + ")");
-  r.headers.emplace_back("Allow", std::string(allowed));
-  return r;
-}
-
-// A positive decimal integer, or nullopt.
-std::optional<int64_t> ParsePositive(std::string_view s) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v <= 0) {
-    return std::nullopt;
-  }
-  return v;
-}
-
-// Query parameter `key` as an integer >= min_value, or `fallback` when
-// absent. Errors name the parameter.
-StatusOr<int64_t> QueryInt(const ApiRequest& request, const std::string& key,
-                           int64_t fallback, int64_t min_value) {
-  auto it = request.query.find(key);
-  if (it == request.query.end()) return fallback;
-  int64_t v = 0;
-  const std::string& s = it->second;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < min_value) {
-    return InvalidArgument("query parameter '" + key +
-                           "' must be an integer >= " +
-                           std::to_string(min_value) + ", got '" + s + "'");
-  }
-  return v;
-}
-
-StatusOr<int> QueryLimit(const ApiRequest& request, const ApiOptions& options) {
-  ASSIGN_OR_RETURN(int64_t limit,
-                   QueryInt(request, "limit", options.default_limit, 1));
-  return static_cast<int>(std::min<int64_t>(limit, options.max_limit));
-}
 
 }  // namespace
 
@@ -101,6 +59,7 @@ ApiResponse ApiHandlers::Route(const ApiRequest& request) {
   if (p == "/api/v1/events") {
     return get ? ListEvents(request) : MethodNotAllowed(request, "GET");
   }
+  if (std::optional<ApiResponse> jobs = RouteJobs(request)) return *jobs;
   if (p.starts_with(kBugsPrefix) && p.size() > kBugsPrefix.size() &&
       p.find('/', kBugsPrefix.size()) == std::string::npos) {
     if (!get) return MethodNotAllowed(request, "GET");
@@ -161,7 +120,9 @@ ApiResponse ApiHandlers::ListBugs(const ApiRequest& request) {
   std::optional<BugState> state;
   if (auto it = request.query.find("state"); it != request.query.end()) {
     StatusOr<BugState> s = ParseBugState(it->second);
-    if (!s.ok()) return StatusResponse(s.status());
+    if (!s.ok()) {
+      return StatusResponse(s.status().WithContext("query parameter 'state'"));
+    }
     state = *s;
   }
   StatusOr<int64_t> after = QueryInt(request, "after", 0, 0);
@@ -170,7 +131,11 @@ ApiResponse ApiHandlers::ListBugs(const ApiRequest& request) {
   if (!limit.ok()) return StatusResponse(limit.status());
   StatusOr<std::vector<Bug>> bugs = store_->ListBugs(state, *after, *limit);
   if (!bugs.ok()) return StatusResponse(bugs.status());
-  return JsonResponse(200, ToJson(BugList{std::move(*bugs)}));
+  BugList list{std::move(*bugs)};
+  if (static_cast<int>(list.bugs.size()) == *limit) {
+    list.next = list.bugs.back().id;
+  }
+  return JsonResponse(200, ToJson(list));
 }
 
 ApiResponse ApiHandlers::GetBug(std::string_view id_text) {
@@ -235,57 +200,6 @@ ApiResponse ApiHandlers::Review(std::string_view id_text,
   StatusOr<Bug> bug = store_->TransitionBug(*id, to, "api:review", evidence);
   if (!bug.ok()) return StatusResponse(bug.status());
   return JsonResponse(200, ToJson(ReviewResult{std::move(*bug)}));
-}
-
-ApiResponse ApiHandlers::ListEvents(const ApiRequest& request) {
-  StatusOr<int64_t> since = QueryInt(request, "since", 0, 0);
-  if (!since.ok()) return StatusResponse(since.status());
-  StatusOr<int> limit = QueryLimit(request, options_);
-  if (!limit.ok()) return StatusResponse(limit.status());
-  std::optional<int64_t> bug;
-  if (request.query.count("bug")) {
-    StatusOr<int64_t> b = QueryInt(request, "bug", 0, 1);
-    if (!b.ok()) return StatusResponse(b.status());
-    bug = *b;
-  }
-  std::optional<std::string> commit;
-  if (auto it = request.query.find("commit"); it != request.query.end()) {
-    if (bug) {
-      return ErrorResponse(400, "bad_request",
-                           "give 'bug' or 'commit', not both");
-    }
-    commit = it->second;
-  }
-  // Both kinds share one id sequence: the first `limit` of their merge
-  // are among the first `limit` of each.
-  std::vector<Event> events;
-  std::vector<CommitEvent> commits;
-  if (!commit) {
-    StatusOr<std::vector<Event>> e = store_->ListEvents(bug, *since, *limit);
-    if (!e.ok()) return StatusResponse(e.status());
-    events = std::move(*e);
-  }
-  if (!bug) {
-    StatusOr<std::vector<CommitEvent>> c =
-        store_->ListCommitEvents(commit, *since, *limit);
-    if (!c.ok()) return StatusResponse(c.status());
-    commits = std::move(*c);
-  }
-  EventFeed feed;
-  feed.next = *since;
-  size_t b = 0, c = 0;
-  while (static_cast<int>(feed.events.size()) < *limit &&
-         (b < events.size() || c < commits.size())) {
-    if (c == commits.size() ||
-        (b < events.size() && events[b].id < commits[c].id)) {
-      feed.next = events[b].id;
-      feed.events.push_back(std::move(events[b++]));
-    } else {
-      feed.next = commits[c].id;
-      feed.events.push_back(std::move(commits[c++]));
-    }
-  }
-  return JsonResponse(200, ToJson(feed));
 }
 
 ApiResponse ApiHandlers::Metrics() {

@@ -17,7 +17,11 @@
 //        idempotency_retention_seconds answers the first bug's 201 again,
 //        with "Idempotent-Replayed: true" and nothing written; with a
 //        different report, 409. A bad key is 400.
-//   GET  /api/v1/bugs[?state=&after=&limit=]   -> {"bugs": [...]}
+//   GET  /api/v1/bugs[?state=&after=&limit=]   -> {"bugs": [...], "next"?}
+//        In id order, after= the cursor; "next" (the last id listed) is
+//        the after= of the next page, given when the page is full. A
+//        state that is not a lifecycle state is 400 listing the valid
+//        ones.
 //   GET  /api/v1/bugs/{id}          -> {"bug", "events", "patches", "jobs"}
 //        jobs: the bug's step runs, newest first (api_bodies.h BugJob):
 //        kind, state, attempts, crashes, last error, parked reason.
@@ -28,12 +32,34 @@
 //        "comment"?}: {id} is the bug whose proposed patch (branch
 //        trench/bug-<id>) is reviewed; moves it proposed -> approved or
 //        rejected -> {"bug": ...}.
-//   GET  /api/v1/events[?since=&limit=&bug=|commit=] -> {"events", "next"}
+//   GET  /api/v1/events[?since=&limit=&bug=|commit=&wait=] -> {"events",
+//        "next"}
 //        One feed in id order: the bugs' state changes ({"kind": "bug",
 //        "bug_id", "from", "to", ...}) and the commits' events ({"kind":
 //        "commit", "event": "commit_landed"|"build_ready", "commit", ...});
 //        bug= lists only that bug's, commit= only that commit's. "next" is
 //        the last id listed (the since= of the next page).
+//        wait=SECONDS (0 to max_wait_seconds; more is clamped): a long
+//        poll. With no event after since= yet, the answer waits until one
+//        is written (woken by the store's event bell, event_bell.h; polled
+//        every second as a fallback) or the wait is over (then "events" is
+//        empty and "next" is since). No thread or store connection is held
+//        per waiter; at most max_waiters wait at once, more get 503 with
+//        "Retry-After: 1".
+//   GET  /api/v1/jobs[?state=&kind=&bug=&limit=&before=] -> {"jobs",
+//        "next"?}
+//        The job queue, newest first: state is one of queued, running (a
+//        worker holds its lease), done, failed, parked; kind a job kind;
+//        bug= only that bug's step jobs; before= ids below it (the "next"
+//        of the previous page, given when a page is full). Each job as in
+//        a bug's page, with "bug" when its payload names one.
+//   GET  /api/v1/jobs/{id}          -> the job
+//   POST /api/v1/jobs/{id}/retry    queues a failed or parked job again
+//        (attempts and crashes reset) -> {"job"}; 404 for an unknown job,
+//        409 when it is queued, running or done. Honours Idempotency-Key
+//        as reports do: the same key for the same job within the
+//        retention answers 200 again with "Idempotent-Replayed: true" and
+//        changes nothing; for another job, 409.
 //   GET  /metrics                   Prometheus text (metrics.h)
 //   GET  /healthz                   -> {"status": "ok"}
 //
@@ -67,16 +93,25 @@ struct ApiOptions {
   std::string cases_dir;
   int default_limit = 100;  // List size when ?limit= is absent.
   int max_limit = 1000;     // Larger ?limit= values are clamped.
-  // How long POST /api/v1/reports remembers an Idempotency-Key: a retry
-  // with the same key and report within it gets the first bug back.
+  // How long POST /api/v1/reports (and .../retry of a job) remembers an
+  // Idempotency-Key: a retry with the same key and request within it gets
+  // the first answer back.
   int64_t idempotency_retention_seconds = 24 * 3600;
+  // GET /api/v1/events?wait=: the longest wait, and how many clients may
+  // wait at once.
+  int max_wait_seconds = 60;
+  int max_waiters = 32;
 };
+
+// The long polls of GET /api/v1/events?wait= (api_events.cc).
+struct EventWaiters;
 
 class ApiHandlers {
  public:
   // `store` is not owned and must outlive the handlers.
-  ApiHandlers(Store* store, ApiOptions options)
-      : store_(store), options_(std::move(options)) {}
+  ApiHandlers(Store* store, ApiOptions options);
+  // Waiting long polls answer empty from then on.
+  ~ApiHandlers();
 
   // Answers one request. Thread-safe: calls are serialised (the store is
   // one connection). Never fails: errors are error responses. Each one is
@@ -97,13 +132,24 @@ class ApiHandlers {
   ApiResponse Review(std::string_view id, const ApiRequest& request);
   ApiResponse Retry(std::string_view id);
   ApiResponse ListEvents(const ApiRequest& request);
+  // The events now (ListEvents without wait=); `any` tells whether the
+  // feed has one.
+  ApiResponse EventsNow(const ApiRequest& request, bool* any);
+  // The /api/v1/jobs routes (api_jobs.cc), or nullopt for another path.
+  std::optional<ApiResponse> RouteJobs(const ApiRequest& request);
+  ApiResponse ListJobs(const ApiRequest& request);
+  ApiResponse GetJob(std::string_view id);
+  ApiResponse RetryJob(std::string_view id, const ApiRequest& request);
   ApiResponse Metrics();
+
+  friend class EventsPending;
 
   std::mutex mu_;
   Store* store_;                        // Used under mu_.
   const ToolRunner* runner_ = nullptr;  // GUARDED_BY(mu_)
   ApiOptions options_;
   HttpMetrics http_metrics_;  // Thread-safe itself.
+  std::shared_ptr<EventWaiters> waiters_;
 };
 
 }  // namespace trench::orchestrator

@@ -12,12 +12,12 @@
 #include "compiler/ir/verifier.h"
 #include "orchestrator/api/api_bodies.h"
 #include "orchestrator/api/api_handlers.h"
+#include "orchestrator/api/api_query.h"
 
 namespace trench::orchestrator {
 namespace {
 
 constexpr size_t kMaxTitle = 120;
-constexpr size_t kMaxIdempotencyKey = 255;
 
 // A report as checked: text and hlo "" when absent.
 struct Report {
@@ -116,18 +116,8 @@ Status WriteModuleFile(const std::string& dir, const std::string& hlo) {
 StatusOr<IdempotencyKey> KeyOf(const ApiRequest& request, const Report& r,
                                int64_t retention_seconds) {
   IdempotencyKey key;
-  auto it = request.headers.find("idempotency-key");
-  if (it == request.headers.end()) return key;
-  const std::string& k = it->second;
-  bool printable = !k.empty() && k.size() <= kMaxIdempotencyKey;
-  for (char c : k) printable &= c > ' ' && c < 0x7f;
-  if (!printable) {
-    return InvalidArgument(
-        "header Idempotency-Key must be 1 to " +
-        std::to_string(kMaxIdempotencyKey) +
-        " printable ASCII characters without spaces (e.g. a UUID)");
-  }
-  key.key = k;
+  ASSIGN_OR_RETURN(key.key, IdempotencyKeyOf(request));
+  if (key.key.empty()) return key;
   key.request_sha256 = Sha256Hex(r.text + '\0' + r.title + '\0' + r.hlo + '\0' +
                                  r.inputs.Dump());
   key.retention_ms = retention_seconds * 1000;

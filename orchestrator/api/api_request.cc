@@ -109,3 +109,17 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
 }
 
 }  // namespace trench::orchestrator
+
+namespace trench::orchestrator {
+
+void PendingResponse::SetWaker(std::function<void()> waker) {
+  std::lock_guard<std::mutex> lock(mu_);
+  waker_ = std::move(waker);
+}
+
+void PendingResponse::Wake() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (waker_) waker_();
+}
+
+}  // namespace trench::orchestrator

@@ -3,8 +3,12 @@
 // into Beast messages; the handlers (api_handlers.h) see only these.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,11 +29,43 @@ struct ApiRequest {
   std::string body;
 };
 
+struct ApiResponse;
+
+// An answer that is not ready yet: a long poll (GET /api/v1/events?wait=).
+// The server keeps the connection without a thread or a store connection
+// per waiter: it calls Poll() again on a handler thread (where Handle
+// runs) when Wake() is called (the handler wires it to what it waits for),
+// every poll interval as a fallback, and with `final` true at the deadline
+// or when the server stops.
+class PendingResponse {
+ public:
+  explicit PendingResponse(std::chrono::steady_clock::time_point deadline)
+      : deadline_(deadline) {}
+  virtual ~PendingResponse() = default;
+
+  // The answer when ready, else nullopt. With `final`, never nullopt.
+  virtual std::optional<ApiResponse> Poll(bool final) = 0;
+
+  std::chrono::steady_clock::time_point deadline() const { return deadline_; }
+  // The server's: what Wake() runs (it posts a Poll to a handler thread).
+  void SetWaker(std::function<void()> waker);
+  // Asks the server to Poll again soon; a no-op before SetWaker or after
+  // the answer. Thread-safe, quick, never blocks on a poll.
+  void Wake();
+
+ private:
+  const std::chrono::steady_clock::time_point deadline_;
+  std::mutex mu_;
+  std::function<void()> waker_;  // GUARDED_BY(mu_)
+};
+
 struct ApiResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // Extra ones.
+  // When set, the rest is ignored: the answer comes from `pending`.
+  std::shared_ptr<PendingResponse> pending;
 };
 
 // Splits a request target ("/a%20b?x=1&y") into a decoded path and query

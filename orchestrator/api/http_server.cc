@@ -55,6 +55,8 @@ class Connections {
   }
   // The connection idle longest (waiting for its next request), or null.
   std::shared_ptr<Session> LongestIdle();
+  // Every open connection.
+  std::vector<std::shared_ptr<Session>> All();
 
   // Connections being refused with 503 right now.
   std::atomic<int> refusing{0};
@@ -69,6 +71,7 @@ struct Shared {
   HttpServerOptions options;
   HttpHandler handler;
   Connections connections;
+  std::atomic<bool> stopping{false};  // Long polls answer at once.
 };
 
 int64_t NowNanos() {
@@ -180,7 +183,69 @@ class Session : public std::enable_shared_from_this<Session> {
                                  std::string("handler failed: ") + e.what());
       }
     }
+    if (response.pending) {
+      return StartPending(std::move(response.pending), version, keep_alive);
+    }
     Send(std::move(response), version, keep_alive);
+  }
+
+  // A long poll (PendingResponse): polled when woken, every poll interval,
+  // and finally at its deadline or when the server stops. No read is
+  // pending meanwhile, and the connection counts as busy (never evicted).
+  void StartPending(std::shared_ptr<PendingResponse> pending, unsigned version,
+                    bool keep_alive) {
+    pending_ = std::move(pending);
+    pending_version_ = version;
+    pending_keep_alive_ = keep_alive;
+    std::weak_ptr<Session> weak = shared_from_this();
+    pending_->SetWaker([weak] {
+      if (std::shared_ptr<Session> s = weak.lock()) s->WakePending();
+    });
+    ArmPendingTimer();
+    PollPending();  // What happened before the waker was set.
+  }
+
+ public:
+  // Polls the long poll (if any) on the connection's strand. Thread-safe.
+  void WakePending() {
+    asio::post(stream_.get_executor(),
+               [self = shared_from_this()] { self->PollPending(); });
+  }
+
+ private:
+  void ArmPendingTimer() {
+    const auto when =
+        std::min(pending_->deadline(), std::chrono::steady_clock::now() +
+                                           shared_->options.poll_interval);
+    pending_timer_.expires_at(when);
+    pending_timer_.async_wait(
+        [self = shared_from_this()](beast::error_code ec) {
+          if (ec || self->pending_ == nullptr) return;
+          self->PollPending();
+          if (self->pending_ != nullptr) self->ArmPendingTimer();
+        });
+  }
+
+  void PollPending() {
+    if (pending_ == nullptr) return;
+    const bool final = shared_->stopping.load() ||
+                       std::chrono::steady_clock::now() >= pending_->deadline();
+    std::optional<ApiResponse> response;
+    try {
+      response = pending_->Poll(final);
+    } catch (const std::exception& e) {
+      response = ErrorResponse(500, "internal",
+                               std::string("handler failed: ") + e.what());
+    }
+    if (!response && final) {
+      response = ErrorResponse(500, "internal", "a long poll gave no answer");
+    }
+    if (!response) return;
+    pending_->SetWaker(nullptr);
+    pending_.reset();
+    pending_timer_.cancel();
+    response->pending.reset();
+    Send(std::move(*response), pending_version_, pending_keep_alive_);
   }
 
   void SendError(int status, std::string_view code, const std::string& msg) {
@@ -251,7 +316,24 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<void> res_;  // The response being written.
   std::string drain_;
   size_t drained_ = 0;
+  std::shared_ptr<PendingResponse> pending_;  // The long poll, if any.
+  unsigned pending_version_ = 11;
+  bool pending_keep_alive_ = false;
+  asio::steady_timer pending_timer_{stream_.get_executor()};
 };
+
+std::vector<std::shared_ptr<Session>> Connections::All() {
+  std::vector<std::weak_ptr<Session>> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, weak] : open_) all.push_back(weak);
+  }
+  std::vector<std::shared_ptr<Session>> out;
+  for (const std::weak_ptr<Session>& weak : all) {
+    if (std::shared_ptr<Session> s = weak.lock()) out.push_back(std::move(s));
+  }
+  return out;
+}
 
 std::shared_ptr<Session> Connections::LongestIdle() {
   std::vector<std::weak_ptr<Session>> all;
@@ -438,6 +520,11 @@ void HttpServer::Stop() {
     impl->acceptor.close(ec);
     impl->backoff_timer.cancel();
   });
+  // Long polls answer now (what they have) instead of at their deadline.
+  impl_->shared->stopping = true;
+  for (const std::shared_ptr<Session>& s : impl_->shared->connections.All()) {
+    s->WakePending();
+  }
 }
 
 }  // namespace trench::orchestrator

@@ -10,6 +10,11 @@
 // responses are JSON ({"error": {"code", "message"}}) and close the
 // connection. A handler exception (none are expected) becomes a 500.
 //
+// Long polls: a response with `pending` set (api_request.h) keeps the
+// connection without a thread: it is polled on a handler thread when
+// woken, every poll_interval, and finally at its deadline; Stop() makes
+// each answer at once.
+//
 // Per server: a cap on open connections (idle ones make room, else 503;
 // see HttpServerOptions), and an accept loop that backs off when accept
 // fails (out of file descriptors) instead of spinning.
@@ -50,6 +55,10 @@ struct HttpServerOptions {
   // this long, doubling up to accept_backoff_max; a success resets it.
   std::chrono::milliseconds accept_backoff_min{50};
   std::chrono::milliseconds accept_backoff_max{1'000};
+  // A long poll (ApiResponse::pending) is polled at least this often, as
+  // well as when it is woken: the fallback for wakes that cannot come
+  // (another process's writes).
+  std::chrono::milliseconds poll_interval{1'000};
 };
 
 using HttpHandler = std::function<ApiResponse(const ApiRequest&)>;
@@ -68,8 +77,9 @@ class HttpServer {
   // The bound port (the real one when options.port was 0).
   uint16_t port() const { return port_; }
   // Stops accepting new connections; open connections finish their
-  // current request and close when the client is done or the io_context
-  // stops. Safe to call more than once, from any thread.
+  // current request (long polls answer at once) and close when the client
+  // is done or the io_context stops. Safe to call more than once, from any
+  // thread.
   void Stop();
 
  private:

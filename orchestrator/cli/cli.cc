@@ -14,8 +14,10 @@ constexpr Command kCommands[] = {
      "report a bug: free text from FILE or stdin, HLO attached or inline; "
      "prints the new bug id",
      CmdReport},
-    {"bugs", "[--state S] [--json] [--server URL]",
-     "list bugs (all, or those in state S)", CmdBugs},
+    {"bugs", "[--state S] [--limit N [--page CURSOR]] [--json] [--server URL]",
+     "list bugs (all, or those in state S; --help lists the states), or "
+     "one page of them",
+     CmdBugs},
     {"show", "N [--json] [--server URL]",
      "the full triage report of bug N (repro, minimized case, localization, "
      "culprit, patch, history)",
@@ -26,9 +28,17 @@ constexpr Command kCommands[] = {
      "queue bug N's parked or failed steps again (trench show lists them)",
      CmdRetry},
     {"events",
-     "[--bug N | --commit SHA] [--since ID] [--limit N] [--json] "
-     "[--server URL]",
-     "the events: bugs' state changes and commits landed / built", CmdEvents},
+     "[--bug N | --commit SHA] [--since ID] [--limit N] [--follow [--wait S] "
+     "[--count N]] [--json] [--server URL]",
+     "the events: bugs' state changes and commits landed / built; --follow "
+     "prints new ones as they come, until interrupted",
+     CmdEvents},
+    {"jobs",
+     "[--state queued|running|done|failed|parked] [--kind K] [--bug N] "
+     "[--limit N] [--before ID] [--json] [--server URL] | jobs retry N",
+     "the daemon's job queue, newest first, with each failed or parked "
+     "job's last error; retry N queues failed or parked job N again",
+     CmdJobs},
     {"triage",
      "CASE_DIR [--out DIR] [--levels L] [--max-tests N] [--no-reduce] "
      "[--bin-dir D | --hlo-run P | --hloc P --tpusim P] [--target M] "

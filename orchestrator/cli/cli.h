@@ -4,7 +4,8 @@
 //
 //   trench serve --config F            the daemon (cmd_serve.cc)
 //   trench report [FILE|-] ...         API client commands (cmd_client.cc)
-//   trench bugs | show N | review N | events
+//   trench bugs | show N | review N | events | retry N
+//   trench jobs [--state S] | jobs retry N   the job queue (cmd_jobs.cc)
 //   trench triage CASE_DIR ...         one-shot, no daemon (cmd_triage.cc)
 //   trench fuzz --budget 60s ...       one-shot campaign (cmd_fuzz.cc)
 //   trench demo [--bug X|--random|--all] the service end to end (cmd_demo.cc)
@@ -45,6 +46,9 @@ struct Context {
   std::map<std::string, std::string> env;
   // argv[0] of the process (to find the tools next to `trench`).
   std::string self;
+  // True when `err` is a terminal: long commands then show a status line
+  // on it (progress.h); main() sets it from isatty(2).
+  bool err_is_terminal = false;
 
   // env[name], or nullopt when unset or empty.
   std::optional<std::string> Env(const std::string& name) const;
@@ -102,6 +106,7 @@ int CmdShow(const Context& ctx);    // cmd_client.cc
 int CmdReview(const Context& ctx);  // cmd_client.cc
 int CmdRetry(const Context& ctx);   // cmd_client.cc
 int CmdEvents(const Context& ctx);  // cmd_client.cc
+int CmdJobs(const Context& ctx);    // cmd_jobs.cc
 int CmdTriage(const Context& ctx);  // cmd_triage.cc
 int CmdFuzz(const Context& ctx);    // cmd_fuzz.cc
 int CmdDemo(const Context& ctx);    // cmd_demo.cc

@@ -1,4 +1,5 @@
-// The API client commands: report, bugs, show, review, retry, events. They
+// The API client commands: report, bugs, show, review, retry, events (jobs
+// are in cmd_jobs.cc). They
 // talk to the daemon's HTTP API (api_handlers.h) through
 // agents/http_client.h.
 #include <cctype>
@@ -8,106 +9,21 @@
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <thread>
+#include <variant>
 
-#include "agents/http_client.h"
 #include "base/display_text.h"
 #include "base/json_nlohmann.h"
 #include "orchestrator/api/api_bodies.h"
+#include "orchestrator/cli/api_client.h"
 #include "orchestrator/cli/cli.h"
 #include "orchestrator/pipeline/triage_report.h"
+#include "orchestrator/store/lifecycle.h"
 
 namespace trench::cli {
 namespace {
 
-constexpr char kDefaultServer[] = "http://127.0.0.1:7878";
 constexpr int kPageSize = 1000;
-
-// The daemon at --server URL, $TRENCH_SERVER or the default.
-class ApiClient {
- public:
-  // `server`: --server's value ("" when not given).
-  ApiClient(const Context& ctx, const std::string& server)
-      : server_(!server.empty()
-                    ? server
-                    : ctx.Env("TRENCH_SERVER").value_or(kDefaultServer)),
-        token_(ctx.Env("TRENCH_TOKEN").value_or("")) {
-    while (server_.size() > 1 && server_.back() == '/') server_.pop_back();
-  }
-
-  // GET `path`: the response's JSON object. Errors carry the message to
-  // print (see Call).
-  StatusOr<JsonDoc> Get(const std::string& path) {
-    return Call("GET", path, "");
-  }
-  StatusOr<JsonDoc> Post(const std::string& path, const JsonDoc& body) {
-    return Call("POST", path, DumpJsonDoc(body));
-  }
-
- private:
-  // Errors: "no daemon at URL (curl's message)" when nothing answers;
-  // "<error.message> (HTTP 409)" for API errors; "unexpected reply ..."
-  // for a reply that is not a JSON object.
-  StatusOr<JsonDoc> Call(const std::string& method, const std::string& path,
-                         const std::string& body) {
-    agents::HttpRequest req;
-    req.method = method;
-    req.url = server_ + path;
-    req.body = body;
-    req.timeout_seconds = 120;
-    req.connect_timeout_seconds = 10;
-    if (!body.empty())
-      req.headers.emplace_back("Content-Type", "application/json");
-    if (method != "GET" && !token_.empty()) {
-      req.headers.emplace_back("Authorization", "Bearer " + token_);
-    }
-    StatusOr<agents::HttpResponse> resp = agents::HttpFetch(req);
-    if (!resp.ok()) {
-      if (resp.status().code() == StatusCode::kIoError) {
-        return IoError("no daemon at " + server_ + " (" +
-                       resp.status().message() + ")");
-      }
-      return resp.status();
-    }
-    StatusOr<JsonDoc> json = ParseJsonDoc(resp->body);
-    if (resp->status < 200 || resp->status >= 300) {
-      std::string msg;
-      if (json.ok()) {
-        StatusOr<orchestrator::ErrorBody> e =
-            orchestrator::ParseErrorBody(*json);
-        if (e.ok()) msg = e->message;
-      }
-      if (msg.empty()) {
-        msg =
-            "unexpected reply: " +
-            resp->body.substr(0, std::min<size_t>(resp->body.find('\n'), 200));
-      }
-      if (resp->status == 401 && token_.empty()) {
-        msg += "; set TRENCH_TOKEN to the daemon's API token";
-      }
-      return Status(resp->status == 404 ? StatusCode::kNotFound
-                                        : StatusCode::kFailedPrecondition,
-                    msg + " (HTTP " + std::to_string(resp->status) + ")");
-    }
-    if (!json.ok() || !json->is_object()) {
-      return Internal("unexpected reply from " + req.url + " (HTTP " +
-                      std::to_string(resp->status) + "): not a JSON object" +
-                      (json.ok() ? "" : ": " + json.status().message()));
-    }
-    return std::move(*json);
-  }
-
-  std::string server_;
-  std::string token_;
-};
-
-std::optional<int64_t> PositiveId(const std::string& s) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v <= 0) {
-    return std::nullopt;
-  }
-  return v;
-}
 
 StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -116,31 +32,6 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   s << in.rdbuf();
   if (in.bad()) return IoError("cannot read " + path);
   return s.str();
-}
-
-// A record's time (ms since the epoch) as "YYYY-MM-DD HH:MM" UTC.
-std::string Time(int64_t ms) {
-  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M", &tm);
-  return buf;
-}
-
-// `s` percent-encoded for a query value.
-std::string QueryValue(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof(buf), "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
 }
 
 // The "## Jobs" section of `trench show`: each run of the bug's steps,
@@ -164,29 +55,15 @@ std::string JobsText(const std::vector<orchestrator::BugJob>& jobs,
     }
     stuck |= j.state == "parked" || j.state == "failed";
   }
-  if (stuck) o << "\nRetry with: trench retry " << bug << "\n";
+  if (stuck) {
+    o << "\nRetry with: trench retry " << bug
+      << " (every stuck step), or trench jobs retry JOB\n";
+  }
   return o.str();
-}
-
-// The message for a reply that is not the record it should be.
-std::string Unexpected(const Status& s) {
-  return "unexpected reply: " + s.message();
 }
 
 using orchestrator::Bug;
 using orchestrator::BugStateName;
-
-// Prints an API error (or another failure) and returns kExitFailure.
-int ApiFail(const Context& ctx, const Status& s) {
-  return Fail(ctx, EscapeControls(s.message()));
-}
-
-// Declares --server URL on `p`.
-void ServerFlag(FlagParser* p, std::string* server) {
-  p->String("server", "URL", server,
-            "the daemon (default: $TRENCH_SERVER, else\n" +
-                std::string(kDefaultServer) + ")");
-}
 
 // A bug id argument: a positive integer.
 StatusOr<int64_t> BugId(const std::string& text) {
@@ -323,18 +200,47 @@ int CmdReport(const Context& ctx) {
 }
 
 int CmdBugs(const Context& ctx) {
-  std::string state, server;
+  std::string state, server, page_cursor;
+  int limit = 0;
   bool json = false;
   FlagParser p = CommandParser("bugs");
   p.AllowNoArguments();  // Lists every bug.
-  p.String("state", "S", &state, "only the bugs in state S");
+  const std::string state_help =
+      "only the bugs in state S, one of:\n" + orchestrator::BugStateNames();
+  p.String("state", "S", &state, state_help);
+  p.Number("limit", "N", &limit,
+           "one page of at most N bugs (default: every bug); a full page\n"
+           "says the --page of the next one");
+  p.String("page", "CURSOR", &page_cursor,
+           "the page after CURSOR (the bug id a previous page gave as\n"
+           "next)");
   p.Bool("json", &json, "the bugs as JSON");
   ServerFlag(&p, &server);
   if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
+  if (p.Given("state")) {
+    StatusOr<orchestrator::BugState> s = orchestrator::ParseBugState(state);
+    if (!s.ok()) return UsageError(ctx, "bugs", s.status().message());
+  }
+  if (p.Given("limit") && limit < 1) {
+    return UsageError(ctx, "bugs", "--limit must be at least 1");
+  }
+  int64_t after = 0;
+  if (p.Given("page")) {
+    std::optional<int64_t> cursor = PositiveId(page_cursor);
+    if (!cursor) {
+      return UsageError(ctx, "bugs",
+                        "--page must be a cursor (a bug id) from a previous "
+                        "page, got '" +
+                            page_cursor + "'");
+    }
+    after = *cursor;
+  }
+  const bool one_page = p.Given("limit");
+  const int page_size = one_page ? limit : kPageSize;
   ApiClient api(ctx, server);
   orchestrator::BugList all;
-  for (int64_t after = 0;;) {
-    std::string path = "/api/v1/bugs?limit=" + std::to_string(kPageSize) +
+  while (true) {
+    std::string path = "/api/v1/bugs?limit=" + std::to_string(page_size) +
                        "&after=" + std::to_string(after);
     if (p.Given("state")) path += "&state=" + QueryValue(state);
     StatusOr<JsonDoc> reply = api.Get(path);
@@ -342,8 +248,9 @@ int CmdBugs(const Context& ctx) {
     StatusOr<orchestrator::BugList> page = orchestrator::ParseBugList(*reply);
     if (!page.ok()) return Fail(ctx, Unexpected(page.status()));
     for (Bug& b : page->bugs) all.bugs.push_back(std::move(b));
-    if (page->bugs.size() < static_cast<size_t>(kPageSize)) break;
-    after = all.bugs.back().id;
+    all.next = page->next;
+    if (one_page || page->next == 0 || page->bugs.empty()) break;
+    after = page->next;
   }
   if (json) {
     *ctx.out << DumpJsonDocPretty(ToJson(all)) << "\n";
@@ -351,19 +258,25 @@ int CmdBugs(const Context& ctx) {
   }
   if (all.bugs.empty()) {
     *ctx.out << "no bugs\n";
-    return kExitOk;
+  } else {
+    std::ostringstream o;
+    o << std::left << std::setw(6) << "ID" << std::setw(17) << "STATE"
+      << std::setw(18) << "UPDATED" << std::setw(14) << "CULPRIT"
+      << "TITLE\n";
+    for (const Bug& b : all.bugs) {
+      o << std::setw(6) << b.id << std::setw(17) << BugStateName(b.state)
+        << std::setw(18) << Time(b.updated_ms) << std::setw(14)
+        << b.culprit_commit.value_or("").substr(0, 12)
+        << EscapeControls(b.title, false) << "\n";
+    }
+    *ctx.out << o.str();
   }
-  std::ostringstream o;
-  o << std::left << std::setw(6) << "ID" << std::setw(17) << "STATE"
-    << std::setw(18) << "UPDATED" << std::setw(14) << "CULPRIT"
-    << "TITLE\n";
-  for (const Bug& b : all.bugs) {
-    o << std::setw(6) << b.id << std::setw(17) << BugStateName(b.state)
-      << std::setw(18) << Time(b.updated_ms) << std::setw(14)
-      << b.culprit_commit.value_or("").substr(0, 12)
-      << EscapeControls(b.title, false) << "\n";
+  if (one_page && all.next > 0) {
+    *ctx.err << "trench: more bugs: trench bugs --limit " << limit << " --page "
+             << all.next
+             << (p.Given("state") ? " --state " + state : std::string())
+             << "\n";
   }
-  *ctx.out << o.str();
   return kExitOk;
 }
 
@@ -464,9 +377,79 @@ int CmdReview(const Context& ctx) {
   return kExitOk;
 }
 
+namespace {
+
+// One event as `trench events` prints it.
+std::string EventLine(const orchestrator::EventFeed::Entry& entry) {
+  std::ostringstream o;
+  if (const auto* c = std::get_if<orchestrator::CommitEvent>(&entry)) {
+    o << "#" << c->id << "  " << Time(c->at_ms) << "  "
+      << "commit " << EscapeControls(c->commit_sha.substr(0, 12), false) << ": "
+      << orchestrator::CommitEventName(c->kind) << "  by "
+      << EscapeControls(c->actor, false) << "\n";
+    return o.str();
+  }
+  const auto& e = std::get<orchestrator::Event>(entry);
+  o << "#" << e.id << "  " << Time(e.at_ms) << "  "
+    << "bug " << e.bug_id << ": "
+    << (e.from ? BugStateName(*e.from) : "(created)") << " -> "
+    << BugStateName(e.to) << "  by " << EscapeControls(e.actor, false) << "\n";
+  return o.str();
+}
+
+// --follow: long polls (GET /api/v1/events?wait=) from `since` on,
+// printing each event as it comes, until interrupted (or `count` events
+// when > 0). A daemon that is away or busy is tried again.
+int FollowEvents(const Context& ctx, ApiClient& api, const std::string& query,
+                 int64_t since, int wait, int64_t count, bool json) {
+  int64_t printed = 0;
+  bool warned = false;
+  while (count == 0 || printed < count) {
+    const std::string path = "/api/v1/events?since=" + std::to_string(since) +
+                             "&wait=" + std::to_string(wait) + query;
+    StatusOr<JsonDoc> r = api.Get(path, wait + 30);
+    if (!r.ok()) {
+      const StatusCode code = r.status().code();
+      if (code != StatusCode::kIoError &&
+          code != StatusCode::kResourceExhausted &&
+          code != StatusCode::kDeadlineExceeded) {
+        return ApiFail(ctx, r.status());
+      }
+      if (!warned) {
+        *ctx.err << "trench: " << EscapeControls(r.status().message())
+                 << "; trying again\n"
+                 << std::flush;
+        warned = true;
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      continue;
+    }
+    warned = false;
+    StatusOr<orchestrator::EventFeed> feed = orchestrator::ParseEventFeed(*r);
+    if (!feed.ok()) return Fail(ctx, Unexpected(feed.status()));
+    for (const orchestrator::EventFeed::Entry& entry : feed->events) {
+      if (json) {
+        *ctx.out << DumpJsonDoc(std::visit(
+                        [](const auto& x) { return ToJson(x); }, entry))
+                 << "\n";
+      } else {
+        *ctx.out << EventLine(entry);
+      }
+      ctx.out->flush();
+      if (count > 0 && ++printed >= count) break;
+    }
+    since = std::max(since, feed->next);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 int CmdEvents(const Context& ctx) {
   std::string bug, commit, since = "0", limit = "100", server;
-  bool json = false;
+  bool json = false, follow = false;
+  int wait = 30;
+  int64_t count = 0;
   FlagParser p = CommandParser("events");
   p.AllowNoArguments();  // The latest events.
   // The daemon checks the numbers (HTTP 400 names the bad one).
@@ -474,15 +457,40 @@ int CmdEvents(const Context& ctx) {
   p.String("commit", "SHA", &commit, "only this commit's events");
   p.String("since", "ID", &since, "events after event ID (default 0)");
   p.String("limit", "N", &limit, "at most N events (default 100)");
-  p.Bool("json", &json, "the events as JSON");
+  p.Bool("follow", &follow,
+         "keep printing new events as they are written, until\n"
+         "interrupted (long polls of the API)");
+  p.Number("wait", "S", &wait,
+           "with --follow: how long one poll waits (1 to 60, default 30)");
+  p.Number("count", "N", &count,
+           "with --follow: stop after N events (default: never)");
+  p.Bool("json", &json,
+         "the events as JSON (with --follow: one object per line)");
   ServerFlag(&p, &server);
   if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
-  std::string path = "/api/v1/events?since=" + QueryValue(since) +
-                     "&limit=" + QueryValue(limit);
-  if (p.Given("bug")) path += "&bug=" + QueryValue(bug);
-  if (p.Given("commit")) path += "&commit=" + QueryValue(commit);
+  if (!follow && (p.Given("wait") || p.Given("count"))) {
+    return UsageError(ctx, "events", "--wait and --count need --follow");
+  }
+  if (wait < 1 || wait > 60) {
+    return UsageError(ctx, "events", "--wait must be 1 to 60 seconds");
+  }
+  if (count < 0) return UsageError(ctx, "events", "--count must be >= 0");
+  std::string query = "&limit=" + QueryValue(limit);
+  if (p.Given("bug")) query += "&bug=" + QueryValue(bug);
+  if (p.Given("commit")) query += "&commit=" + QueryValue(commit);
   ApiClient api(ctx, server);
-  StatusOr<JsonDoc> r = api.Get(path);
+  if (follow) {
+    std::optional<int64_t> from =
+        since == "0" ? std::optional<int64_t>(0) : PositiveId(since);
+    if (!from) {
+      return UsageError(
+          ctx, "events",
+          "--since must be an event id (>= 0), got '" + since + "'");
+    }
+    return FollowEvents(ctx, api, query, *from, wait, count, json);
+  }
+  StatusOr<JsonDoc> r =
+      api.Get("/api/v1/events?since=" + QueryValue(since) + query);
   if (!r.ok()) return ApiFail(ctx, r.status());
   StatusOr<orchestrator::EventFeed> feed = orchestrator::ParseEventFeed(*r);
   if (!feed.ok()) return Fail(ctx, Unexpected(feed.status()));
@@ -491,19 +499,7 @@ int CmdEvents(const Context& ctx) {
     return kExitOk;
   }
   for (const orchestrator::EventFeed::Entry& entry : feed->events) {
-    if (const auto* c = std::get_if<orchestrator::CommitEvent>(&entry)) {
-      *ctx.out << "#" << c->id << "  " << Time(c->at_ms) << "  "
-               << "commit " << c->commit_sha.substr(0, 12) << ": "
-               << orchestrator::CommitEventName(c->kind) << "  by "
-               << EscapeControls(c->actor, false) << "\n";
-      continue;
-    }
-    const auto& e = std::get<orchestrator::Event>(entry);
-    *ctx.out << "#" << e.id << "  " << Time(e.at_ms) << "  "
-             << "bug " << e.bug_id << ": "
-             << (e.from ? BugStateName(*e.from) : "(created)") << " -> "
-             << BugStateName(e.to) << "  by " << EscapeControls(e.actor, false)
-             << "\n";
+    *ctx.out << EventLine(entry);
   }
   return kExitOk;
 }

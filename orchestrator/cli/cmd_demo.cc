@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
+#include <streambuf>
 
 #include "orchestrator/cli/cli.h"
+#include "orchestrator/cli/progress.h"
 #include "orchestrator/daemon/logging.h"
 #include "orchestrator/demo/demo.h"
 #include "triage/case/target_flags.h"
@@ -47,6 +50,37 @@ void PrintOne(const Context& ctx, const orchestrator::DemoResult& r) {
       << "  trench show " << r.bug_id << "   trench review " << r.bug_id
       << " --approve|--reject --comment '...'\n";
 }
+
+// An ostream buffer that hands each complete line to progress.Print, so
+// that the demo's own lines and the status line share a terminal.
+class LinesThroughProgress : public std::streambuf {
+ public:
+  LinesThroughProgress(Progress* progress, std::ostream* out)
+      : progress_(progress), out_(out) {}
+  ~LinesThroughProgress() override { sync(); }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (c == traits_type::eof()) return traits_type::not_eof(c);
+    line_ += static_cast<char>(c);
+    if (c == '\n') sync();
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    for (std::streamsize i = 0; i < n; ++i) overflow(s[i]);
+    return n;
+  }
+  int sync() override {
+    if (!line_.empty()) progress_->Print(*out_, line_);
+    line_.clear();
+    return 0;
+  }
+
+ private:
+  Progress* progress_;
+  std::ostream* out_;
+  std::string line_;
+};
 
 }  // namespace
 
@@ -105,11 +139,37 @@ int CmdDemo(const Context& ctx) {
     bugs = {*one};
   }
   std::vector<orchestrator::DemoResult> results;
-  for (const std::string& bug : bugs) {
+  // On a terminal: "demo: zoo bug 07 (1 of 3), 42 s" under the demo's
+  // lines; else quiet.
+  Progress progress(ctx.err, ctx.err_is_terminal);
+  for (size_t i = 0; i < bugs.size(); ++i) {
+    const std::string& bug = bugs[i];
     o.bug = bug;
     o.dir = bugs.size() == 1 ? dir : dir + "/" + bug;
     *ctx.out << "== trench demo: zoo bug " << bug << " in " << o.dir << "\n";
-    StatusOr<orchestrator::DemoResult> r = orchestrator::RunDemo(o, *ctx.out);
+    StatusOr<orchestrator::DemoResult> r = [&] {
+      if (!progress.enabled()) return orchestrator::RunDemo(o, *ctx.out);
+      LinesThroughProgress lines(&progress, ctx.out);
+      std::ostream demo_out(&lines);
+      const auto start = std::chrono::steady_clock::now();
+      const std::string what =
+          "demo: zoo bug " + bug +
+          (bugs.size() > 1 ? " (" + std::to_string(i + 1) + " of " +
+                                 std::to_string(bugs.size()) + ")"
+                           : std::string());
+      ProgressTicker ticker(&progress, [&] {
+        return what + ", " +
+               std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count()) +
+               " s";
+      });
+      StatusOr<orchestrator::DemoResult> result =
+          orchestrator::RunDemo(o, demo_out);
+      demo_out.flush();
+      return result;
+    }();
+    progress.Finish();
     if (!r.ok()) return Fail(ctx, bug + ": " + r.status().message());
     if (bugs.size() == 1) {
       PrintOne(ctx, *r);

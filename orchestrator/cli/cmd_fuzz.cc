@@ -3,13 +3,13 @@
 // readable summary (or the campaign's summary JSON with --json) and where
 // the findings' cases are, for `trench triage` or `trench report`.
 #include <signal.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <iomanip>
 #include <sstream>
 
 #include "orchestrator/cli/cli.h"
+#include "orchestrator/cli/progress.h"
 #include "triage/case/target_flags.h"
 #include "triage/fuzz/fuzz_flags.h"
 
@@ -88,11 +88,13 @@ int CmdFuzz(const Context& ctx) {
       "exit: 0 done, 1 campaign error or (--fail-on-finding) "
       "findings, 2 usage");
   if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
-  const bool progress = f.progress == 1 || (f.progress == -1 && isatty(2));
+  // --progress / --no-progress override the terminal test.
+  Progress progress(
+      ctx.err, f.progress == 1 || (f.progress == -1 && ctx.err_is_terminal));
   fuzz::ProgressFn report;
-  if (progress) {
-    report = [&ctx](const fuzz::CampaignSummary& s) {
-      *ctx.err << "\r" << fuzz::ProgressLine(s) << "\x1b[K" << std::flush;
+  if (progress.enabled()) {
+    report = [&progress](const fuzz::CampaignSummary& s) {
+      progress.Update("fuzz: " + fuzz::ProgressLine(s));
     };
   }
   StatusOr<fuzz::CampaignSummary> summary = [&] {
@@ -100,7 +102,7 @@ int CmdFuzz(const Context& ctx) {
     f.campaign.cancel = &g_cancel;
     return fuzz::RunCampaign(f.campaign, report);
   }();
-  if (progress) *ctx.err << "\n";
+  progress.Finish();
   if (!summary.ok()) return Fail(ctx, "fuzz: " + summary.status().message());
   if (json) {
     *ctx.out << summary->ToJson().DumpPretty() << "\n";

@@ -11,13 +11,17 @@
 // report.md.
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "base/json.h"
 #include "orchestrator/cli/cli.h"
+#include "orchestrator/cli/progress.h"
 #include "orchestrator/pipeline/triage_report.h"
 #include "triage/case/case_bundle.h"
 #include "triage/case/target_flags.h"
@@ -132,8 +136,26 @@ int CmdTriage(const Context& ctx) {
   triage["out"] = dir.string();
   Json& notes = triage["notes"] = Json::MakeArray();
 
+  // On a terminal: "triage: reducing (wrong_result), 12 s"; else quiet.
+  Progress progress(ctx.err, ctx.err_is_terminal);
+  std::mutex phase_mu;
+  std::string phase;  // GUARDED_BY(phase_mu)
+  auto set_phase = [&](std::string p) {
+    std::lock_guard<std::mutex> lock(phase_mu);
+    phase = std::move(p);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  set_phase("verdict of " + case_dir);
+  std::optional<ProgressTicker> ticker;
+  ticker.emplace(&progress, [&] {
+    const auto s = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+    std::lock_guard<std::mutex> lock(phase_mu);
+    return "triage: " + phase + ", " + std::to_string(s) + " s";
+  });
+
   // 1. The verdict (a case that cannot be read is judged invalid_input).
-  *ctx.err << "trench: verdict of " << case_dir << "\n";
   std::unique_ptr<HloModule> module;
   StatusOr<hlo_diff::Case> c = hlo_diff::ReadCase(case_dir, &module);
   StatusOr<hlo_diff::Verdict> verdict =
@@ -154,7 +176,7 @@ int CmdTriage(const Context& ctx) {
     if (no_reduce) {
       notes.push_back("reduction skipped (--no-reduce)");
     } else {
-      *ctx.err << "trench: reducing (" << verdict->status_name() << ")\n";
+      set_phase("reducing (" + std::string(verdict->status_name()) + ")");
       StatusOr<Json> summary = ReduceStep(
           *c, case_dir, dir, target_flags.Spec(hlo_diff::TargetMode::kServe),
           max_tests);
@@ -175,7 +197,7 @@ int CmdTriage(const Context& ctx) {
       }
     }
     // 3. Localization (of the minimized case when there is one).
-    *ctx.err << "trench: localizing " << localize_dir << "\n";
+    set_phase("localizing " + localize_dir);
     StatusOr<hlo_bisect::Localization> loc = hlo_bisect::LocalizeOnTarget(
         *c, std::move(module),
         target_flags.Spec(hlo_diff::TargetMode::kHlocTpusim), "", levels);
@@ -187,6 +209,8 @@ int CmdTriage(const Context& ctx) {
       notes.push_back("hlo-bisect failed: " + loc.status().message());
     }
   }
+  ticker.reset();
+  progress.Finish();
   const std::string report = orchestrator::TriageRunText(triage);
   Status w = WriteText(dir / "triage.json", triage.DumpPretty() + "\n");
   if (w.ok()) w = WriteText(dir / "report.md", report);

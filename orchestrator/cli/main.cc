@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "orchestrator/cli/cli.h"
+#include "orchestrator/cli/progress.h"
 
 int main(int argc, char** argv) {
   trench::cli::Context ctx;
@@ -10,6 +11,7 @@ int main(int argc, char** argv) {
   ctx.out = &std::cout;
   ctx.err = &std::cerr;
   ctx.self = argc > 0 ? argv[0] : "trench";
+  ctx.err_is_terminal = trench::cli::IsTerminal(2);
   for (const char* name : {"TRENCH_SERVER", "TRENCH_TOKEN"}) {
     if (const char* v = std::getenv(name)) ctx.env[name] = v;
   }

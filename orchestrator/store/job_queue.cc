@@ -66,6 +66,28 @@ std::string_view JobStateName(JobState state) {
   return kJobStateNames[static_cast<size_t>(state)];
 }
 
+std::string_view JobStateShownName(JobState state) {
+  return state == JobState::kLeased ? "running" : JobStateName(state);
+}
+
+std::string JobStateShownNames() {
+  std::string out;
+  for (size_t i = 0; i < std::size(kJobStateNames); ++i) {
+    if (i > 0) out += ", ";
+    out += JobStateShownName(static_cast<JobState>(i));
+  }
+  return out;
+}
+
+StatusOr<JobState> ParseJobStateShownName(std::string_view name) {
+  for (size_t i = 0; i < std::size(kJobStateNames); ++i) {
+    const JobState state = static_cast<JobState>(i);
+    if (JobStateShownName(state) == name) return state;
+  }
+  return InvalidArgument("unknown job state '" + std::string(name) +
+                         "' (valid: " + JobStateShownNames() + ")");
+}
+
 int FailuresOf(const Job& job) { return job.attempts - job.crashes; }
 
 std::string ParkedReason(const Job& job) {
@@ -369,13 +391,53 @@ StatusOr<int64_t> JobQueue::RequeueOwner(const std::string& owner) {
 }
 
 Status JobQueue::Unpark(int64_t job_id) {
+  return InTransaction(store_->db(),
+                       [&]() -> Status { return UnparkInTransaction(job_id); });
+}
+
+StatusOr<bool> JobQueue::UnparkOnce(int64_t job_id, const std::string& key,
+                                    int64_t retention_ms) {
   Db* db = store_->db();
-  return InTransaction(db, [&]() -> Status {
+  bool replayed = false;
+  RETURN_IF_ERROR(InTransaction(db, [&]() -> Status {
+    const int64_t now = store_->clock()->NowMillis();
+    ASSIGN_OR_RETURN(Statement expire,
+                     db->Prepare("DELETE FROM job_retry_keys WHERE "
+                                 "created_ms <= ?1"));
+    RETURN_IF_ERROR(expire.BindInt64(1, now - retention_ms).Run());
+    ASSIGN_OR_RETURN(Statement seen,
+                     db->Prepare("SELECT job_id FROM job_retry_keys WHERE "
+                                 "key = ?1"));
+    ASSIGN_OR_RETURN(bool row, seen.BindText(1, key).Step());
+    if (row) {
+      const int64_t used_for = seen.ColumnInt64(0);
+      if (used_for != job_id) {
+        return FailedPrecondition(
+            "Idempotency-Key '" + key + "' was already used for job " +
+            std::to_string(used_for) + "; use a new key for a new retry");
+      }
+      replayed = true;
+      return Status::Ok();
+    }
+    RETURN_IF_ERROR(UnparkInTransaction(job_id));
+    ASSIGN_OR_RETURN(Statement put,
+                     db->Prepare("INSERT INTO job_retry_keys (key, job_id, "
+                                 "created_ms) VALUES (?1, ?2, ?3)"));
+    return put.BindText(1, key).BindInt64(2, job_id).BindInt64(3, now).Run();
+  }));
+  return replayed;
+}
+
+Status JobQueue::UnparkInTransaction(int64_t job_id) {
+  Db* db = store_->db();
+  {
     ASSIGN_OR_RETURN(Job job, Get(job_id));
     if (job.state != JobState::kParked && job.state != JobState::kFailed) {
-      return FailedPrecondition("job " + std::to_string(job_id) + " is " +
-                                std::string(JobStateName(job.state)) +
-                                ", not parked or failed");
+      return FailedPrecondition(
+          "job " + std::to_string(job_id) + " is " +
+          std::string(JobStateShownName(job.state)) +
+          ", not parked or failed: only a parked or failed job can be "
+          "queued again");
     }
     const int64_t now = store_->clock()->NowMillis();
     // The unique index on live dedup keys refuses this when a live job
@@ -387,7 +449,7 @@ Status JobQueue::Unpark(int64_t job_id) {
                     "id = ?1"));
     return st.BindInt64(1, job_id).BindInt64(2, now).Run().WithContext(
         "unpark job " + std::to_string(job_id));
-  });
+  }
 }
 
 StatusOr<Job> JobQueue::Get(int64_t job_id) {
@@ -419,6 +481,30 @@ StatusOr<std::vector<Job>> JobQueue::ListByKeyPrefix(const std::string& prefix,
                                "WHERE substr(dedup_key, 1, length(?1)) = ?1 "
                                "ORDER BY id DESC LIMIT ?2"));
   st.BindText(1, prefix).BindInt64(2, limit);
+  return ReadJobs(db, st);
+}
+
+StatusOr<std::vector<Job>> JobQueue::Find(const JobFilter& filter) {
+  if (filter.limit < 1) return InvalidArgument("job list limit must be >= 1");
+  if (filter.before_id < 0) {
+    return InvalidArgument("job list before id must be >= 0");
+  }
+  Db* db = store_->db();
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db->Prepare(std::string(kJobColumns) +
+                  "WHERE (?1 IS NULL OR state = ?1) AND (?2 = '' OR kind = "
+                  "?2) AND (?3 = '' OR substr(dedup_key, 1, length(?3)) = "
+                  "?3) AND (?4 = 0 OR id < ?4) ORDER BY id DESC LIMIT ?5"));
+  if (filter.state) {
+    st.BindText(1, JobStateName(*filter.state));
+  } else {
+    st.BindNull(1);
+  }
+  st.BindText(2, filter.kind)
+      .BindText(3, filter.key_prefix)
+      .BindInt64(4, filter.before_id)
+      .BindInt64(5, filter.limit);
   return ReadJobs(db, st);
 }
 

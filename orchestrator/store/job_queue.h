@@ -49,7 +49,17 @@
 namespace trench::orchestrator {
 
 enum class JobState { kQueued, kLeased, kDone, kFailed, kParked };
+// The stored name: "queued", "leased", "done", "failed", "parked".
 std::string_view JobStateName(JobState state);
+// The name operators see (API, CLI): the stored one, except "running" for
+// leased (a worker is on it).
+std::string_view JobStateShownName(JobState state);
+// "queued, running, done, failed, parked": the shown names, for help and
+// error texts.
+std::string JobStateShownNames();
+// Parses a shown name. Errors: kInvalidArgument "unknown job state 'x'
+// (valid: queued, running, done, failed, parked)".
+StatusOr<JobState> ParseJobStateShownName(std::string_view name);
 
 struct JobOptions {
   // At most one live (queued or leased) job has this key; enqueueing
@@ -90,6 +100,15 @@ JobLease LeaseOf(const Job& job);
 struct EnqueueResult {
   int64_t id = 0;
   bool created = false;  // False: an existing live job had the dedup key.
+};
+
+// Which jobs JobQueue::Find lists; every field set narrows it.
+struct JobFilter {
+  std::optional<JobState> state;
+  std::string kind;        // "": any.
+  std::string key_prefix;  // Dedup keys starting with it; "": any.
+  int64_t before_id = 0;   // Only ids below it (a page); 0: no bound.
+  int limit = 100;         // >= 1.
 };
 
 struct JobQueueOptions {
@@ -156,6 +175,14 @@ class JobQueue {
   // reset.
   // Errors: kFailedPrecondition when it is neither parked nor failed.
   Status Unpark(int64_t job_id);
+  // Unpark under a client's idempotency key (POST /api/v1/jobs/{id}/retry),
+  // the key recorded in the same transaction: a key already used for this
+  // job within `retention_ms` returns true (replayed) and changes nothing;
+  // else the job is unparked and false returned. Errors: as Unpark;
+  // kFailedPrecondition "Idempotency-Key '<key>' was already used for job
+  // N" for a key used for another job.
+  StatusOr<bool> UnparkOnce(int64_t job_id, const std::string& key,
+                            int64_t retention_ms);
 
   // kNotFound for an unknown id; kIoError for malformed stored JSON.
   StatusOr<Job> Get(int64_t job_id);
@@ -165,6 +192,10 @@ class JobQueue {
   // newest first, at most `limit`.
   StatusOr<std::vector<Job>> ListByKeyPrefix(const std::string& prefix,
                                              int limit);
+  // The jobs `filter` selects, newest (highest id) first, at most
+  // filter.limit. Errors: kInvalidArgument for limit < 1 or a negative
+  // before_id.
+  StatusOr<std::vector<Job>> Find(const JobFilter& filter);
   // Jobs in `state`, oldest first, at most `limit`.
   StatusOr<std::vector<Job>> List(JobState state, int limit);
   StatusOr<int64_t> Count(JobState state);
@@ -174,6 +205,8 @@ class JobQueue {
   // parse as failed, with `error` as its last error.
   Status FailCorruptJobInTransaction(int64_t id, const Status& error,
                                      int64_t now);
+  // REQUIRES: inside a transaction. Unpark's work.
+  Status UnparkInTransaction(int64_t job_id);
   // REQUIRES: inside a transaction. Loads the job and checks the lease.
   StatusOr<Job> CheckLeaseInTransaction(const JobLease& lease);
   // REQUIRES: inside a transaction. Takes back the leases of `owner`, or

@@ -51,7 +51,17 @@ StatusOr<BugState> ParseBugState(std::string_view name) {
   for (const StateInfo& info : kStates) {
     if (info.name == name) return info.state;
   }
-  return InvalidArgument("unknown bug state '" + std::string(name) + "'");
+  return InvalidArgument("unknown bug state '" + std::string(name) +
+                         "' (valid: " + BugStateNames() + ")");
+}
+
+std::string BugStateNames() {
+  std::string out;
+  for (const StateInfo& info : kStates) {
+    if (!out.empty()) out += ", ";
+    out += info.name;
+  }
+  return out;
 }
 
 bool IsOpen(BugState state) { return Info(state).open; }

@@ -22,8 +22,11 @@ std::span<const BugState> AllBugStates();
 // The stored and printed name ("culprit_found").
 std::string_view BugStateName(BugState state);
 std::string_view BugStateDescription(BugState state);
-// InvalidArgument("unknown bug state 'x'") for a name not in the registry.
+// InvalidArgument("unknown bug state 'x' (valid: new, reproduced, ...)")
+// for a name not in the registry.
 StatusOr<BugState> ParseBugState(std::string_view name);
+// Every state's name, in registry order: "new, reproduced, ...".
+std::string BugStateNames();
 // True when the bug still needs work or a decision (see lifecycle.def).
 bool IsOpen(BugState state);
 

@@ -194,6 +194,17 @@ ALTER TABLE jobs ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0
   CHECK (crashes >= 0);
 )sql";
 
+// Idempotency-Key uses of POST /api/v1/jobs/{id}/retry: the key and the
+// job it queued again (job_queue.h UnparkOnce). Apart from the reports'
+// keys: a key is per endpoint.
+constexpr char kJobRetryKeys[] = R"sql(
+CREATE TABLE job_retry_keys (
+  key TEXT PRIMARY KEY,
+  job_id INTEGER NOT NULL REFERENCES jobs(id),
+  created_ms INTEGER NOT NULL
+);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kInitialSchema},
     {2, "lookup indexes and live-job dedup", kIndexes},
@@ -202,6 +213,7 @@ constexpr Migration kMigrations[] = {
     {5, "the target's description per build", kBuildTarget},
     {6, "idempotency keys of reports", kIdempotencyKeys},
     {7, "lost leases per job", kJobCrashes},
+    {8, "idempotency keys of job retries", kJobRetryKeys},
 };
 
 Status EnsureMetaTable(Db* db) {

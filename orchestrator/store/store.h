@@ -5,6 +5,8 @@
 // Every write is one transaction: after a crash (kill -9) at any moment,
 // each write is either fully there or not at all. A bug's state and the
 // event row recording the move are written together (TransitionBug).
+// Each write that adds an event row rings the event bell (event_bell.h)
+// once it is committed, for the API's long polls.
 //
 // Errors: kNotFound for unknown ids; kInvalidArgument for bad arguments
 // (e.g. a flaky rate outside [0, 1]); kFailedPrecondition for illegal

@@ -3,6 +3,7 @@
 
 #include "base/log_context.h"
 #include "base/sha256.h"
+#include "orchestrator/store/event_bell.h"
 #include "orchestrator/store/store.h"
 
 namespace trench::orchestrator {
@@ -175,6 +176,7 @@ StatusOr<int64_t> Store::CreateBug(const NewBug& bug, const std::string& actor,
     ASSIGN_OR_RETURN(id, InsertBug(bug, actor, evidence, clock_->NowMillis()));
     return Status::Ok();
   }));
+  RingEventBell();
   return id;
 }
 
@@ -215,6 +217,7 @@ StatusOr<CreatedBug> Store::CreateBugOnce(const NewBug& bug,
         .BindInt64(4, now)
         .Run();
   }));
+  if (!out.replayed) RingEventBell();
   return out;
 }
 
@@ -326,6 +329,7 @@ StatusOr<Bug> Store::TransitionBug(int64_t id, BugState to,
   f["actor"] = actor;
   LogScope scope(f);
   spdlog::info("bug {}: {} -> {}", id, BugStateName(from), BugStateName(to));
+  RingEventBell();
   return GetBug(id);
 }
 

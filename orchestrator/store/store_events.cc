@@ -1,5 +1,6 @@
 // Store: the events of commits (commit_landed, build_ready). They live in
 // the events table next to the bugs' state changes (migration 3).
+#include "orchestrator/store/event_bell.h"
 #include "orchestrator/store/store.h"
 
 namespace trench::orchestrator {
@@ -46,7 +47,9 @@ StatusOr<bool> Store::RecordCommitEvent(const std::string& commit_sha,
                       .Run()
                       .WithContext(std::string(CommitEventName(kind)) + " of " +
                                    commit_sha));
-  return db()->Changes() == 1;
+  const bool written = db()->Changes() == 1;
+  if (written) RingEventBell();
+  return written;
 }
 
 StatusOr<std::vector<CommitEvent>> Store::ListCommitEvents(

@@ -6,8 +6,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <chrono>
 #include <fstream>
+#include <future>
 #include <sstream>
+#include <thread>
 
 #include "base/sha256.h"
 #include "orchestrator/cli/cli.h"
@@ -216,8 +219,12 @@ TEST_F(CliClientTest, BugsTable) {
   ASSERT_TRUE(j.ok()) << r.out;
   EXPECT_EQ(j->Find("bugs")->size(), 3u);
   r = Run({"bugs", "--state", "bogus"});
-  EXPECT_EQ(r.code, 1);
-  ExpectHas(r.err, "trench: unknown bug state 'bogus' (HTTP 400)");
+  EXPECT_EQ(r.code, 2);
+  ExpectHas(r.err,
+            "trench: unknown bug state 'bogus' (valid: new, reproduced, "
+            "not_reproducible, flaky, minimized, localized, culprit_found, "
+            "patch_drafted, patch_verified, proposed, approved, rejected, "
+            "fixed, closed, duplicate)");
 }
 
 TEST_F(CliClientTest, ShowPrintsTheTriageReport) {
@@ -462,6 +469,144 @@ TEST(CliNoDaemonTest, ConnectionRefusedIsNamed) {
   EXPECT_NE(err.str().find("trench: no daemon at " + url + " ("),
             std::string::npos)
       << err.str();
+}
+
+}  // namespace
+}  // namespace trench::orchestrator::testing
+
+namespace trench::orchestrator::testing {
+namespace {
+
+// Issue 19 item 10: `trench jobs` lists the queue with each stuck job's
+// whole last error (escaped); `trench jobs retry N` queues one again and
+// refuses a live one.
+TEST_F(CliClientTest, JobsListsTheQueueAndRetriesOneJob) {
+  JobQueue queue(check_.get());
+  JobOptions o;
+  o.dedup_key = "bug:7:localize";
+  Json payload = Json::MakeObject();
+  payload["bug"] = 7;
+  const int64_t failed = queue.Enqueue("localize", payload, o)->id;
+  const int64_t running = queue.Enqueue("scan", Json::MakeObject())->id;
+  auto leased = queue.Lease("daemon", 1, 60000, {"localize"});
+  ASSERT_EQ(leased->size(), 1u);
+  const std::string error =
+      "hlo-bisect: " + std::string(200, 'y') + " \x1b]0;owned\x07 end";
+  ASSERT_TRUE(queue.Fail(LeaseOf((*leased)[0]), error, false).ok());
+  ASSERT_EQ(queue.Lease("daemon", 1, 60000, {"scan"})->size(), 1u);
+
+  CliRun r = Run({"jobs"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectHas(r.out, "ID     STATE    KIND");
+  ExpectHas(r.out, std::to_string(running) +
+                       std::string(7 - std::to_string(running).size(), ' ') +
+                       "running  scan");
+  ExpectHas(r.out, "failed   localize      7");
+  // The whole error, escaped.
+  ExpectHas(r.out, "last error: hlo-bisect: " + std::string(200, 'y') +
+                       " \\x1b]0;owned\\x07 end\n");
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+  r = Run({"jobs", "--state", "failed"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("scan"), std::string::npos) << r.out;
+  r = Run({"jobs", "--bug", "7", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  StatusOr<Json> j = ParseJson(r.out);
+  ASSERT_TRUE(j.ok()) << r.out;
+  ASSERT_EQ(j->Find("jobs")->size(), 1u);
+  EXPECT_EQ(j->Find("jobs")->array()[0].Find("last_error")->string_value(),
+            error);
+  r = Run({"jobs", "--limit", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectHas(r.err, "more jobs: add --before " + std::to_string(running));
+
+  // Bad arguments are usage errors that say what is valid.
+  r = Run({"jobs", "--state", "leased"});
+  EXPECT_EQ(r.code, 2);
+  ExpectHas(r.err,
+            "unknown job state 'leased' (valid: queued, running, done, "
+            "failed, parked)");
+  r = Run({"jobs", "--help"});
+  ExpectHas(r.out, "queued, running, done, failed, parked");
+  EXPECT_EQ(Run({"jobs", "--bug", "x"}).code, 2);
+  EXPECT_EQ(Run({"jobs", "retry"}).code, 2);
+  EXPECT_EQ(Run({"jobs", "retry", "0"}).code, 2);
+  EXPECT_EQ(Run({"jobs", "cancel", "1"}).code, 2);
+
+  r = Run({"jobs", "retry", std::to_string(running)});
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "is running, not parked or failed");
+  r = Run({"jobs", "retry", std::to_string(failed)}, "");
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "(HTTP 401)");
+  r = Run({"jobs", "retry", std::to_string(failed)});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "job " + std::to_string(failed) + " (localize): queued again\n");
+  EXPECT_EQ(queue.Get(failed)->state, JobState::kQueued);
+  r = Run({"jobs", "retry", "999"});
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "(HTTP 404)");
+}
+
+// Issue 19 item 11: `trench bugs` pages and lists the valid states.
+TEST_F(CliClientTest, BugsPagesAndListsTheStates) {
+  std::vector<int64_t> ids;
+  for (const char* t : {"one", "two", "three"}) {
+    ids.push_back(*check_->CreateBug(
+        {std::string("sig-") + t, t, std::nullopt, Json::MakeObject()}, "test",
+        Json()));
+  }
+  CliRun r = Run({"bugs", "--limit", "2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectHas(r.out, "one");
+  ExpectHas(r.out, "two");
+  EXPECT_EQ(r.out.find("three"), std::string::npos) << r.out;
+  ExpectHas(r.err, "more bugs: trench bugs --limit 2 --page " +
+                       std::to_string(ids[1]));
+  r = Run({"bugs", "--limit", "2", "--page", std::to_string(ids[1])});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectHas(r.out, "three");
+  EXPECT_EQ(r.out.find("one"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("more bugs"), std::string::npos) << r.err;
+  r = Run({"bugs", "--limit", "2", "--json"});
+  StatusOr<Json> j = ParseJson(r.out);
+  ASSERT_TRUE(j.ok()) << r.out;
+  EXPECT_EQ(j->Find("next")->int64_value(), ids[1]);
+  EXPECT_EQ(Run({"bugs", "--page", "x"}).code, 2);
+  EXPECT_EQ(Run({"bugs", "--limit", "0"}).code, 2);
+  r = Run({"bugs", "--help"});
+  ExpectHas(r.out, "new, reproduced, not_reproducible");
+  ExpectHas(r.out, "duplicate");
+}
+
+// Issue 19 item 11: `trench events --follow` prints an event written while
+// it waits (long poll), then stops after --count.
+TEST_F(CliClientTest, EventsFollowPrintsNewEvents) {
+  const int64_t bug = *check_->CreateBug(
+      {"sig", "t", std::nullopt, Json::MakeObject()}, "test", Json());
+  CliRun r = Run({"events", "--json"});
+  const int64_t since = ParseJson(r.out)->Find("next")->int64_value();
+  std::promise<CliRun> done;
+  std::thread follower([&] {
+    done.set_value(Run({"events", "--follow", "--since", std::to_string(since),
+                        "--count", "1", "--wait", "30"}));
+  });
+  std::future<CliRun> result = done.get_future();
+  // The follower is answered by this write (or sees it at once when the
+  // write came first).
+  ASSERT_TRUE(check_
+                  ->TransitionBug(bug, BugState::kReproduced, "test",
+                                  Json::MakeObject())
+                  .ok());
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(60)),
+            std::future_status::ready);
+  follower.join();
+  r = result.get();
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectHas(r.out, "bug " + std::to_string(bug) + ": new -> reproduced");
+  EXPECT_EQ(Run({"events", "--count", "1"}).code, 2);  // Needs --follow.
+  EXPECT_EQ(Run({"events", "--follow", "--wait", "0"}).code, 2);
 }
 
 }  // namespace

@@ -23,7 +23,11 @@ TEST(LifecycleRegistryTest, NamesRoundTripAndAreUnique) {
   }
   EXPECT_EQ(names.size(), 15u);
   auto bad = ParseBugState("zombie");
-  EXPECT_EQ(bad.status().message(), "unknown bug state 'zombie'");
+  EXPECT_EQ(bad.status().message(),
+            "unknown bug state 'zombie' (valid: new, reproduced, "
+            "not_reproducible, flaky, minimized, localized, culprit_found, "
+            "patch_drafted, patch_verified, proposed, approved, rejected, "
+            "fixed, closed, duplicate)");
 }
 
 TEST(LifecycleRegistryTest, DesignMainLineIsLegal) {
