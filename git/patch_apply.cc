@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "git/git_util.h"
+#include "git/patch_normalize.h"
 #include "git/unified_diff.h"
 
 namespace trench::agents {
@@ -94,31 +95,102 @@ StatusOr<std::string> BlobAt(git_repository* repo, git_tree* tree,
                      git_blob_rawsize(blob));
 }
 
-// libgit2 applies a hunk only at its stated line. Like git apply, move each
-// hunk to the nearest place where its context matches exactly (no fuzz).
-// The text is returned as is when it is not ours to move (it does not
-// parse here, holds a binary change, or a file is missing: libgit2 then
-// says why); FailedPrecondition when a hunk's context is nowhere.
-StatusOr<std::string> MoveHunksOntoBase(git_repository* repo, git_tree* tree,
-                                        const std::string& base_sha,
-                                        const std::string& text) {
-  StatusOr<UnifiedDiff> diff = ParseUnifiedDiff(text);
-  if (!diff.ok()) return text;
-  for (FileDiff& f : diff->files) {
-    if (f.binary) return text;
-    if (f.is_new || f.hunks.empty()) continue;
-    StatusOr<std::string> content = BlobAt(repo, tree, f.old_path, base_sha);
-    if (!content.ok()) return text;
-    std::vector<int> dropped;
-    f = RelocateHunks(f, SplitLines(*content), &dropped);
-    if (!dropped.empty()) {
-      return FailedPrecondition("patch does not apply to " + base_sha + ": " +
-                                f.old_path + " (the context of hunk " +
-                                std::to_string(dropped[0] + 1) +
-                                " is not in the file)");
-    }
+// The mode of `path` in `tree` (0 when it is not there).
+git_filemode_t ModeAt(git_tree* tree, const std::string& path) {
+  git_tree_entry* entry = nullptr;
+  if (git_tree_entry_bypath(&entry, tree, path.c_str()) != 0) {
+    return GIT_FILEMODE_UNREADABLE;
   }
-  return RenderUnifiedDiff(*diff);
+  TreeEntry owned(entry);
+  return git_tree_entry_filemode(entry);
+}
+
+// Why hunk `k` of `f` does not fit `lines` at its stated place: the first
+// pre-image line that differs there.
+std::string Mismatch(const FileDiff& f, int k,
+                     const std::vector<std::string>& lines) {
+  const Hunk& h = f.hunks[k];
+  std::string where = "hunk " + std::to_string(k + 1) + " (";
+  if (h.line > 0) where += "patch line " + std::to_string(h.line) + ", ";
+  where += "'@@ -" + std::to_string(h.old_start) + "," +
+           std::to_string(h.old_count) + " +" + std::to_string(h.new_start) +
+           "," + std::to_string(h.new_count) + " @@')";
+  // Git numbering: with a count of 0 the start is the line before.
+  int64_t at = h.old_count == 0 ? h.old_start : h.old_start - 1;
+  for (const DiffLine& l : h.lines) {
+    if (l.kind == '+') continue;
+    const int64_t n = static_cast<int64_t>(lines.size());
+    if (at < 0 || at >= n) {
+      return where + " matches nowhere in the file: it expects " +
+             ShownInMessage(l.text) + " at line " + std::to_string(at + 1) +
+             ", the file has " + std::to_string(n) + " lines";
+    }
+    if (lines[at] != l.text) {
+      return where + " matches nowhere in the file: at line " +
+             std::to_string(at + 1) + " the file has " +
+             ShownInMessage(lines[at]) + " where the hunk expects " +
+             ShownInMessage(l.text) +
+             " (context and '-' lines must be copied exactly)";
+    }
+    ++at;
+  }
+  return where + " overlaps the hunk before it";
+}
+
+// Checks each file of `diff` against `tree` and, like git apply, moves
+// each hunk to the nearest place where its context matches exactly (no
+// fuzz; libgit2 applies a hunk only at its stated line). Fills in the
+// modes of deleted files. FailedPrecondition "patch does not apply to
+// <sha>: <file>: <why>" when a file to change is missing, is not a
+// regular file, a new file exists, or a hunk's context is nowhere.
+Status FitToBase(git_repository* repo, git_tree* tree,
+                 const std::string& base_sha, UnifiedDiff* diff) {
+  for (FileDiff& f : diff->files) {
+    const std::string fail =
+        "patch does not apply to " + base_sha + ": " + f.path() + ": ";
+    if (f.is_new) {
+      if (ModeAt(tree, f.new_path) != GIT_FILEMODE_UNREADABLE) {
+        return FailedPrecondition(fail +
+                                  "the patch creates the file, but it exists");
+      }
+      continue;
+    }
+    const git_filemode_t mode = ModeAt(tree, f.old_path);
+    if (mode == GIT_FILEMODE_UNREADABLE) {
+      return FailedPrecondition(
+          fail + "no such file (a new file needs '--- /dev/null')");
+    }
+    if (mode != GIT_FILEMODE_BLOB && mode != GIT_FILEMODE_BLOB_EXECUTABLE) {
+      return FailedPrecondition(fail + "not a regular file");
+    }
+    if (f.is_deleted) {
+      f.old_mode = mode == GIT_FILEMODE_BLOB ? "100644" : "100755";
+    }
+    if (f.hunks.empty()) continue;
+    ASSIGN_OR_RETURN(const std::string content,
+                     BlobAt(repo, tree, f.old_path, base_sha));
+    const std::vector<std::string> lines = SplitLines(content);
+    std::vector<int> dropped;
+    FileDiff moved = RelocateHunks(f, lines, &dropped);
+    if (!dropped.empty()) {
+      return FailedPrecondition(fail + Mismatch(f, dropped[0], lines));
+    }
+    f = std::move(moved);
+  }
+  return Status::Ok();
+}
+
+// The text libgit2 gets: git's format, hunks fitted to the base. A binary
+// change keeps the original text (its data is not kept when parsed here).
+StatusOr<std::string> TextToApply(git_repository* repo, git_tree* tree,
+                                  const std::string& base_sha,
+                                  const std::string& diff_text) {
+  ASSIGN_OR_RETURN(UnifiedDiff diff, ParsePatchText(diff_text));
+  for (const FileDiff& f : diff.files) {
+    if (f.binary) return diff_text;
+  }
+  RETURN_IF_ERROR(FitToBase(repo, tree, base_sha, &diff));
+  return RenderUnifiedDiff(diff);
 }
 
 }  // namespace
@@ -163,28 +235,19 @@ StatusOr<std::string> ApplyPatchOnto(hlo_bisect::GitRepo& repo,
                                      const std::string& protected_ref) {
   git_repository* r = repo.raw();
   if (!ref.empty()) RETURN_IF_ERROR(CheckWritableRef(r, ref, protected_ref));
-  if (diff_text.empty()) return InvalidArgument("the patch is empty");
+  ASSIGN_OR_RETURN(Commit base, LookupCommit(r, base_rev));
+  const std::string base_sha = OidHex(git_commit_id(base.get()));
+  ASSIGN_OR_RETURN(Tree base_tree, TreeOf(base.get()));
+  ASSIGN_OR_RETURN(const std::string text,
+                   TextToApply(r, base_tree.get(), base_sha, diff_text));
   git_diff* parsed = nullptr;
-  if (git_diff_from_buffer(&parsed, diff_text.data(), diff_text.size()) < 0) {
+  if (git_diff_from_buffer(&parsed, text.data(), text.size()) < 0) {
     return InvalidArgument("the patch does not parse" +
                            hlo_bisect::git::LastErrorText());
   }
   Diff diff(parsed);
   if (git_diff_num_deltas(diff.get()) == 0) {
     return InvalidArgument("the patch holds no file change");
-  }
-  ASSIGN_OR_RETURN(Commit base, LookupCommit(r, base_rev));
-  const std::string base_sha = OidHex(git_commit_id(base.get()));
-  ASSIGN_OR_RETURN(Tree base_tree, TreeOf(base.get()));
-  ASSIGN_OR_RETURN(const std::string moved,
-                   MoveHunksOntoBase(r, base_tree.get(), base_sha, diff_text));
-  if (moved != diff_text) {
-    git_diff* reparsed = nullptr;
-    if (git_diff_from_buffer(&reparsed, moved.data(), moved.size()) < 0) {
-      return Internal("the moved patch does not parse" +
-                      hlo_bisect::git::LastErrorText());
-    }
-    diff.reset(reparsed);
   }
 
   std::string failing_path;

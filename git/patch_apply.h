@@ -27,20 +27,30 @@ StatusOr<std::string> DiffOfCommit(const hlo_bisect::GitRepo& repo,
                                    const std::string& rev,
                                    const std::string& path_filter = "");
 
-// Applies `diff_text` (a git unified diff whose paths are relative to the
-// repository root) to the tree of `base_rev` and commits the result with
-// parent `base_rev` and `message`, authored by the repository's user or
-// "trench <trench@localhost>". Like git apply, a hunk whose context is not
-// at its stated line is applied at the nearest line where it matches
-// exactly (no fuzz). When `ref` is non-empty (a full name like
-// "refs/heads/trench/bug-7") it is created or moved to the new commit.
-// Returns the new commit's sha.
+// Applies `diff_text` (a unified diff whose paths are relative to the
+// repository root: git's format or a plain one, as git/patch_normalize.h
+// accepts; it is untrusted) to the tree of `base_rev` and commits the
+// result with parent `base_rev` and `message`, authored by the
+// repository's user or "trench <trench@localhost>". Like git apply, a hunk
+// whose context is not at its stated line is applied at the nearest line
+// where it matches exactly (no fuzz). When `ref` is non-empty (a full name
+// like "refs/heads/trench/bug-7") it is created or moved to the new
+// commit. Returns the new commit's sha.
 // Errors:
-//   InvalidArgument     the diff does not parse, or holds no change; `ref`
+//   InvalidArgument     the diff is empty, does not parse ("line N[:C]:
+//                       ..." from ParsePatchText, naming what was expected
+//                       and what was found), names an unsafe path or a
+//                       symlink/submodule mode, or holds no change; `ref`
 //                       is "HEAD", the branch HEAD points to,
 //                       `protected_ref`, or not a valid "refs/..." name;
-//   FailedPrecondition  "patch does not apply to <sha>: <file>" (<file> is
-//                       the file whose hunk failed);
+//   FailedPrecondition  "patch does not apply to <sha>: <file>: <why>"
+//                       (<why>: the file is missing, exists although the
+//                       patch creates it, is not a regular file, or "hunk
+//                       K (patch line L, '@@ ...') matches nowhere in the
+//                       file: at line M the file has '...' where the hunk
+//                       expects '...'"); libgit2's own refusal as
+//                       "patch does not apply to <sha>: <file> (libgit2:
+//                       ...)";
 //   NotFound            `base_rev` does not exist.
 StatusOr<std::string> ApplyPatchOnto(hlo_bisect::GitRepo& repo,
                                      const std::string& base_rev,

@@ -13,7 +13,17 @@
 // section" whose bodies must hold exactly the counted lines (' ', '-', '+',
 // an empty line as empty context, "\ No newline at end of file"). Lines
 // between files that fit none of these are ignored (text an author put
-// between hunks); inside a hunk body nothing is ignored.
+// between hunks, a markdown fence); inside a hunk body nothing is ignored.
+//
+// File names on ---/+++ lines: a tab and what follows (diff -u's
+// timestamp) is dropped, and in a plain diff (no "diff --git" line) also
+// trailing blanks and a trailing " YYYY-MM-DD hh:mm:ss[.frac][ +zone]";
+// "a/" and "b/" are stripped only as a pair (old "a/..." or
+// /dev/null, new "b/..." or /dev/null), so `git diff --no-prefix` paths
+// stay whole. A file without a "diff --git" line (plain diff): "/dev/null"
+// on the old side makes it a new file (mode 100644), on the new side a
+// deletion (mode 100644), and when the two names differ the "+++" one is
+// the file patched (as patch(1) does; no rename).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +48,7 @@ struct Hunk {
   int64_t new_start = 0, new_count = 0;
   std::string section;  // Text after the closing "@@" (may be empty).
   std::vector<DiffLine> lines;
+  int64_t line = 0;  // 1-based line of its "@@" in the parsed text (0: made).
 };
 
 struct FileDiff {
@@ -52,6 +63,7 @@ struct FileDiff {
   std::string index_old, index_new, index_mode;  // From the "index" line.
   bool binary = false;  // A binary change (kept, but has no hunks).
   std::vector<Hunk> hunks;
+  int64_t line = 0;  // 1-based line of its first header line (0: made).
 
   // The path the change is about: new_path, or old_path for a deletion.
   const std::string& path() const {
@@ -67,10 +79,18 @@ struct UnifiedDiff {
   int ChangedLines() const;
 };
 
-// Parses `text`. Errors (kInvalidArgument, "line N: ..." with 1-based
-// lines): a malformed "@@" header, a hunk outside of a file, "---" without
-// "+++", a hunk body that is shorter or longer than its header says, a
-// body line with an unknown prefix, no file diff at all.
+// Parses `text`. Errors (kInvalidArgument, "line N: ..." or "line N:C: ..."
+// with 1-based lines and columns; offending text is quoted C-style and cut
+// at 60 characters):
+//   a malformed "@@" header ("line 4:5: malformed hunk header '...'
+//   (expected '@@ -a,b +c,d @@'): <what> expected, got '...'");
+//   in a plain diff, a "+++" line not followed by a hunk header ("line 3: a
+//   hunk header '@@ -a,b +c,d @@' expected after '+++ b/x.cc', got '...'");
+//   a hunk outside of a file, "---" without "+++" (and the reverse), a
+//   "---"/"+++" line that names no file;
+//   a hunk body shorter or longer than its header counts (naming the hunk,
+//   its file and its header's line), a body line with an unknown prefix;
+//   no file diff at all.
 StatusOr<UnifiedDiff> ParseUnifiedDiff(std::string_view text);
 
 // Git-style text: "diff --git" line, headers, ---/+++ (omitted for a file
@@ -110,6 +130,11 @@ FileDiff RelocateHunks(const FileDiff& file,
 // overlap. "\ No newline" markers are ignored.
 StatusOr<std::vector<std::string>> ApplyHunks(
     const FileDiff& file, const std::vector<std::string>& lines);
+
+// `s` for an error message: in single quotes, C-style escapes for
+// quotes, backslashes and control characters, cut at 60 characters
+// ("...'" then).
+std::string ShownInMessage(std::string_view s);
 
 // Splits text into lines without their '\n' (a final line without '\n'
 // counts as a line; "" gives no lines).

@@ -3,13 +3,17 @@
 // replies and commit diffs reach this parser). A diff that parses must
 // render to text that parses back to the same rendering; reverting twice
 // is stable; its hunks, moved onto a file made of their own pre-images,
-// apply there, and the revert of that undoes them.
+// apply there, and the revert of that undoes them. The same bytes as a
+// drafted patch (git/patch_normalize.h): what ParsePatchText accepts has
+// only safe paths, and its git-format rendering is accepted again and
+// renders the same (normalising is idempotent).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
+#include "git/patch_normalize.h"
 #include "git/unified_diff.h"
 
 namespace {
@@ -42,8 +46,27 @@ void CheckFile(const FileDiff& f) {
 
 }  // namespace
 
+void CheckPatchText(std::string_view text) {
+  auto patch = trench::agents::ParsePatchText(text);
+  if (!patch.ok()) return;
+  for (const FileDiff& f : patch->files) {
+    Check(f.old_path.empty() ||
+              trench::agents::UnsafePathReason(f.old_path).empty(),
+          "an unsafe old path was accepted");
+    Check(f.new_path.empty() ||
+              trench::agents::UnsafePathReason(f.new_path).empty(),
+          "an unsafe new path was accepted");
+  }
+  const std::string git = trench::agents::RenderUnifiedDiff(*patch);
+  auto again = trench::agents::ParsePatchText(git);
+  Check(again.ok(), "the normalised patch is refused");
+  Check(trench::agents::RenderUnifiedDiff(*again) == git,
+        "normalising is not idempotent");
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  CheckPatchText(text);
   auto parsed = trench::agents::ParseUnifiedDiff(text);
   if (!parsed.ok()) return 0;
   const std::string rendered = trench::agents::RenderUnifiedDiff(*parsed);

@@ -149,6 +149,80 @@ TEST_F(GitPatchTest, RefusesProtectedRefsAndBadInput) {
             StatusCode::kNotFound);
 }
 
+// The forms the patch drafter writes: plain unified diffs apply like git's.
+TEST_F(GitPatchTest, PlainUnifiedDiffsApply) {
+  const std::string plain =
+      "--- a/a.txt\n+++ b/a.txt\n@@ -1,4 +1,4 @@\n one\n-two\n+2\n three\n"
+      " four\n";
+  StatusOr<std::string> sha = ApplyPatchOnto(*repo_, base_, plain, "m", "");
+  ASSERT_TRUE(sha.ok()) << sha.status().ToString();
+  EXPECT_EQ(*ReadFileAt(*repo_, *sha, "a.txt"), "one\n2\nthree\nfour\n");
+
+  // diff -u with timestamps, no prefixes, in a markdown fence, CRLF.
+  const std::string diff_u =
+      "The fix:\r\n```diff\r\n"
+      "--- dir/b.txt\t2026-12-04 10:00:00.000000000 +0000\r\n"
+      "+++ dir/b.txt\t2026-12-04 10:05:00.000000000 +0000\r\n"
+      "@@ -1 +1,2 @@\r\n bee\r\n+wasp\r\n```\r\n";
+  sha = ApplyPatchOnto(*repo_, base_, diff_u, "m", "");
+  ASSERT_TRUE(sha.ok()) << sha.status().ToString();
+  EXPECT_EQ(*ReadFileAt(*repo_, *sha, "dir/b.txt"), "bee\nwasp\n");
+}
+
+TEST_F(GitPatchTest, PlainDiffCreatesAndDeletesFilesThroughDevNull) {
+  const std::string text =
+      "--- /dev/null\n+++ b/src/new.cc\n@@ -0,0 +1,2 @@\n+int x;\n+int y;\n"
+      "\\ No newline at end of file\n"
+      "--- a/dir/b.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bee\n";
+  StatusOr<std::string> sha =
+      ApplyPatchOnto(*repo_, base_, text, "m", "refs/heads/trench/new");
+  ASSERT_TRUE(sha.ok()) << sha.status().ToString();
+  EXPECT_EQ(*ReadFileAt(*repo_, *sha, "src/new.cc"), "int x;\nint y;");
+  EXPECT_EQ(ReadFileAt(*repo_, *sha, "dir/b.txt").status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(*ReadFileAt(*repo_, *sha, "a.txt"), "one\ntwo\nthree\nfour\n");
+}
+
+TEST_F(GitPatchTest, PatchErrorsSayWhatWasExpected) {
+  auto error = [&](const std::string& text) {
+    StatusOr<std::string> r =
+        ApplyPatchOnto(*repo_, base_, text, "m", "refs/heads/trench/x");
+    EXPECT_FALSE(r.ok()) << text;
+    EXPECT_EQ(repo_->Resolve("refs/heads/trench/x").status().code(),
+              StatusCode::kNotFound);
+    return r.ok() ? "" : r.status().message();
+  };
+  EXPECT_EQ(error("--- a/a.txt\n+++ b/a.txt\n-two\n+2\n"),
+            "line 3: a hunk header '@@ -a,b +c,d @@' expected after '+++ "
+            "b/a.txt', got '-two'");
+  EXPECT_EQ(error("--- a/a.txt\n+++ b/a.txt\n@@ -2,2 +2,2 @@\n-two\n+2\n"),
+            "line 3: hunk 1 of 'a.txt' (line 3: '@@ -2,2 +2,2 @@') ends early "
+            "at the end of the patch: 1 old and 1 new lines missing (its "
+            "header counts 2 old and 2 new lines)");
+  EXPECT_EQ(error("--- a/../outside.txt\n+++ b/../outside.txt\n@@ -1 +1 @@\n"
+                  "-x\n+y\n"),
+            "line 1: unsafe path '../outside.txt': a '..' component leaves "
+            "the repository");
+  EXPECT_EQ(error("--- /dev/null\n+++ b/.git/hooks/post-checkout\n"
+                  "@@ -0,0 +1 @@\n+rm -rf /\n"),
+            "line 1: unsafe path '.git/hooks/post-checkout': the "
+            "repository's own .git directory");
+  // The context does not match: the file, the hunk and the line.
+  EXPECT_EQ(error("--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-TWO\n+2\n"
+                  " three\n"),
+            "patch does not apply to " + base_ +
+                ": a.txt: hunk 1 (patch line 3, '@@ -1,3 +1,3 @@') matches "
+                "nowhere in the file: at line 2 the file has 'two' where the "
+                "hunk expects 'TWO' (context and '-' lines must be copied "
+                "exactly)");
+  EXPECT_EQ(error("--- a/nope.txt\n+++ b/nope.txt\n@@ -1 +1 @@\n-a\n+b\n"),
+            "patch does not apply to " + base_ +
+                ": nope.txt: no such file (a new file needs '--- /dev/null')");
+  EXPECT_EQ(error("--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+a\n"),
+            "patch does not apply to " + base_ +
+                ": a.txt: the patch creates the file, but it exists");
+}
+
 TEST_F(GitPatchTest, ReadFileAt) {
   EXPECT_EQ(*ReadFileAt(*repo_, base_, "dir/b.txt"), "bee\n");
   EXPECT_EQ(ReadFileAt(*repo_, base_, "dir/c.txt").status().code(),

@@ -219,9 +219,13 @@ TEST(UnifiedDiffTest, PlainDiffUAndEmptyContextLines) {
 TEST(UnifiedDiffTest, MalformedTextNamesTheLine) {
   const std::string head = "diff --git a/f b/f\n--- a/f\n+++ b/f\n";
   EXPECT_EQ(Err(head + "@@ -1,x +1 @@\n-a\n"),
-            "line 4: malformed hunk header (expected '@@ -a,b +c,d @@')");
+            "line 4:7: malformed hunk header '@@ -1,x +1 @@' (expected "
+            "'@@ -a,b +c,d @@'): the old line count (a number up to 10^9) "
+            "after ',' expected, got 'x +1 @@'");
   EXPECT_EQ(Err(head + "@@ -1,2 +1,2 @@\n a\n"),
-            "line 4: hunk ends early: 1 old and 1 new lines missing");
+            "line 4: hunk 1 of 'f' (line 4: '@@ -1,2 +1,2 @@') ends early at "
+            "the end of the patch: 1 old and 1 new lines missing (its header "
+            "counts 2 old and 2 new lines)");
   EXPECT_NE(Err(head + "@@ -1,2 +1,2 @@\n a\n*b\n").find("line 6:"),
             std::string::npos);
   EXPECT_NE(Err(head + "@@ -1 +1,2 @@\n-a\n-b\n+c\n").find("line 6: more '-'"),

@@ -29,10 +29,13 @@ StatusOr<TargetStatus> ParseTargetStatus(std::string_view name);
 
 struct TargetResult {
   TargetStatus status = TargetStatus::kOk;
-  std::string stage;        // "compile" or "run": where it stopped or ended.
-  int exit_code = -1;       // -1 when a signal or our timeout ended it.
-  int signal = 0;           // The terminating signal, if any.
-  std::string message;      // The tool's error message or stderr's last line.
+  std::string stage;   // "compile" or "run": where it stopped or ended.
+  int exit_code = -1;  // -1 when a signal or our timeout ended it.
+  int signal = 0;      // The terminating signal, if any.
+  // The tool's error message, or the crash site in stderr (the failing
+  // check and the top frames, crash_site.h CrashSiteLine), or stderr's
+  // last line; after a signal "killed by SIGX: " before it.
+  std::string message;
   std::string last_pass;    // Last "enter" line of the pass trace ("" none).
   std::string stderr_text;  // Bounded.
   // {"compile": hloc's report, "run": tpusim's report.json} (hloc+tpusim)

@@ -13,6 +13,7 @@
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_instruction.h"
 #include "compiler/ir/npy.h"
+#include "triage/case/crash_site.h"
 
 namespace trench::hlo_diff {
 namespace {
@@ -129,7 +130,10 @@ void Classify(const ProcessResult& p, bool compile_step, TargetResult* r) {
   r->exit_code = p.timed_out || p.signal ? -1 : p.exit_code;
   r->signal = p.timed_out ? 0 : p.signal;
   r->stderr_text = p.err;
-  r->message = p.err_last_line;
+  // The crash site (the failing check, the top frames) when stderr has
+  // one, else its last line.
+  const std::string line = CrashSiteLine(p.err, p.err_last_line);
+  r->message = line;
   const TargetStatus crash =
       compile_step ? TargetStatus::kCompileCrash : TargetStatus::kRunCrash;
   if (p.timed_out) {
@@ -137,8 +141,8 @@ void Classify(const ProcessResult& p, bool compile_step, TargetResult* r) {
     r->message = "killed after the wall-clock limit";
   } else if (p.signal != 0) {
     r->status = crash;
-    r->message = "killed by " + SignalName(p.signal) +
-                 (p.err_last_line.empty() ? "" : ": " + p.err_last_line);
+    r->message =
+        "killed by " + SignalName(p.signal) + (line.empty() ? "" : ": " + line);
   } else if (p.exit_code == kExitOk) {
     r->status = TargetStatus::kOk;
   } else if (p.exit_code == kExitCompileError) {
@@ -157,7 +161,7 @@ void Classify(const ProcessResult& p, bool compile_step, TargetResult* r) {
   } else {
     r->status = crash;
     r->message = "undocumented exit code " + std::to_string(p.exit_code) +
-                 (p.err_last_line.empty() ? "" : ": " + p.err_last_line);
+                 (line.empty() ? "" : ": " + line);
   }
 }
 

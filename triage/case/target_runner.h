@@ -32,6 +32,8 @@
 //   bad_input      exit 1 or 2 (the target rejected the module, inputs or
 //                  flags).
 // In serve mode a dead worker is a crash of the step the pass trace shows.
+// A crash's message is the crash site its stderr shows (crash_site.h: the
+// failing check and the top backtrace frames), else stderr's last line.
 #pragma once
 
 #include <memory>

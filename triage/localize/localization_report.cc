@@ -57,12 +57,15 @@ RefinedSignatureRecord RefinedSignatureOf(const Localization& l) {
   s.dtype = OrNone(dtype);
   // The hash covers what tells bugs apart (the header says why).
   Json key = Json::MakeObject();
+  const bool crash = hlo_diff::IsCrashStatus(l.full.status);
   key["class"] = hlo_diff::IsValueFailureStatus(l.full.status) ? "value"
-                 : hlo_diff::IsCrashStatus(l.full.status)      ? "crash"
+                 : crash                                       ? "crash"
                                                                : l.full.status;
   key["pass"] = OrNull(s.pass);
   key["site"] = OrNull(s.site);
   key["opcode"] = s.site ? Json() : OrNull(s.opcode);
+  // Value failures keep their hashes: the key grows for crashes only.
+  if (crash) key["crash"] = l.full.verdict.signature.message;
   s.sig = hlo_diff::WithSignatureHash(std::move(key))["sig"].string_value();
   return s;
 }

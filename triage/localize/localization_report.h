@@ -30,7 +30,12 @@ namespace trench::hlo_bisect {
 // else the coarse signature's, else null.
 // "sig" (what findings are deduplicated by) is hlo_diff::WithSignatureHash
 // of {class (value for mismatch/nan_mismatch, crash for the crash statuses),
-// pass, site, opcode}, the opcode only when no rewrite site is named: a
+// pass, site, opcode, and for the crash class "crash": the crash site, the
+// coarse signature's normalized message (the failing check and the top
+// frames, triage/case/crash_site.h) -- two crashes in one pass, at one
+// site, on one opcode are two bugs when different checks fail, and one
+// when only names and values in the message differ}, the opcode only when
+// no rewrite site is named: a
 // rewrite rule that misfires is one bug whichever op sits next to the
 // damage (the op near a clobbered buffer, the sibling of a wrong
 // multi-output fusion), and a back-end bug is told apart by its emitter's

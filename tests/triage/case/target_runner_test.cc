@@ -160,6 +160,79 @@ TEST(VerdictTest, CompilerAbortIsCompileCrashWithNormalizedSignature) {
   EXPECT_EQ(Str(sig, "sig"), Str((*v2)["signature"], "sig"));
 }
 
+// An hloc that enters dot-decomposer, prints `report` (a check message and
+// a backtrace, as a crash handler or a sanitizer would) and aborts.
+TargetSpec CrashingCompiler(const TempDir& tmp, const std::string& report) {
+  TargetSpec s = RealTarget(TargetMode::kHlocTpusim);
+  s.hloc = WriteScript(tmp / "hloc",
+                       "echo 'enter dot-decomposer 4' >> \"$TRENCH_PASS_TRACE\""
+                       "\ncat >&2 <<'EOF'\n" +
+                           report + "EOF\nkill -ABRT $$\n");
+  return s;
+}
+
+// A crash report as glibc's backtrace_symbols_fd prints it after a check.
+std::string CheckWithBacktrace(const std::string& check, const char* fn,
+                               const char* addr) {
+  return "hloc: compiler/passes/dot_decomposer.cc:97: " + check +
+         "\n*** SIGABRT received, stack trace:\n"
+         "/lib/x86_64-linux-gnu/libc.so.6(+0x42520) [0x7f" +
+         addr +
+         "]\n"
+         "/lib/x86_64-linux-gnu/libc.so.6(abort+0xd3) [0x7f" +
+         addr + "]\n" + "/build/hloc(" + fn + "+0x1a3) [0x55" + addr +
+         "]\n"
+         "/build/hloc(_ZN6trench6passes13DotDecomposer3RunEPNS_9HloModuleE+"
+         "0x9c) [0x55" +
+         addr +
+         "]\n"
+         "/build/hloc(_ZN6trench11PassManager3RunEPNS_9HloModuleE+0x3f1) "
+         "[0x55" +
+         addr +
+         "]\n"
+         "/build/hloc(main+0x42) [0x55" +
+         addr + "]\n";
+}
+
+TEST(VerdictTest, CrashSiteKeepsTwoChecksOfOnePassApart) {
+  // Two bugs in dot-decomposer: different checks fail in different
+  // functions. The backtrace's last line is the same for both.
+  constexpr char kCanonical[] =
+      "_ZN6trench6passes12_GLOBAL__N_112CanonicalDotEPNS_14HloInstructionE";
+  constexpr char kSplit[] =
+      "_ZN6trench6passes12_GLOBAL__N_110SplitBatchEPNS_14HloInstructionE";
+  TempDir t1, t2, t3;
+  TargetRunner a(CrashingCompiler(
+      t1, CheckWithBacktrace("Check failed: k > 0 (k=0) for %dot.3", kCanonical,
+                             "1a2b3c")));
+  TargetRunner same(CrashingCompiler(
+      t2, CheckWithBacktrace("Check failed: k > 0 (k=12) for %dot.41",
+                             kCanonical, "99ffee")));
+  TargetRunner other(CrashingCompiler(
+      t3, CheckWithBacktrace(
+              "Check failed: batch_dims.size() == 1 (2 vs 1) for %dot.3",
+              kSplit, "1a2b3c")));
+  StatusOr<Json> va = ComputeVerdictJson(AddCase(), a, t1 / "work");
+  StatusOr<Json> vs = ComputeVerdictJson(AddCase(), same, t2 / "work");
+  StatusOr<Json> vo = ComputeVerdictJson(AddCase(), other, t3 / "work");
+  ASSERT_TRUE(va.ok() && vs.ok() && vo.ok());
+  const Json& sa = (*va)["signature"];
+  EXPECT_EQ(Str(sa, "status"), "compile_crash") << va->DumpPretty();
+  EXPECT_EQ(Str(sa, "pass"), "dot-decomposer");
+  EXPECT_EQ(Str(sa, "message"),
+            "killed by SIGABRT: hloc: <path> Check failed: k > N (k=N) for "
+            "%<name> [frames: "
+            "trench::passes::(anonymous namespace)::CanonicalDot; "
+            "trench::passes::DotDecomposer::Run; trench::PassManager::Run]")
+      << va->DumpPretty();
+  EXPECT_EQ(Str(sa, "sig"), Str((*vs)["signature"], "sig")) << vs->DumpPretty();
+  EXPECT_NE(Str(sa, "sig"), Str((*vo)["signature"], "sig")) << vo->DumpPretty();
+  // The verdict's message names the check too.
+  EXPECT_NE(Str(*vo, "message").find("batch_dims.size() == 1"),
+            std::string::npos)
+      << vo->DumpPretty();
+}
+
 TEST(VerdictTest, HangingCompilerTimesOut) {
   TempDir tmp;
   TargetSpec s = RealTarget(TargetMode::kHlocTpusim);

@@ -77,6 +77,58 @@ TEST(RefinedSignatureTest, PassCulpritsUseTheRewrittenOpcode) {
   EXPECT_NE(RefinedSignature(l)["sig"].string_value(), sig);
 }
 
+TEST(RefinedSignatureTest, CrashSitesKeepCrashesOfOnePassApart) {
+  // Two crash bugs in dot-decomposer on a dot, at no named rewrite site:
+  // different checks fail. The coarse signature's message is the crash
+  // site (triage/case/crash_site.h, normalized).
+  auto crash = [](const std::string& message) {
+    Localization l;
+    l.full.status = "compile_crash";
+    l.full.verdict.status = hlo_diff::VerdictStatus::kCompileCrash;
+    hlo_diff::Signature& c = l.full.verdict.signature;
+    c.status = hlo_diff::VerdictStatus::kCompileCrash;
+    c.stage = "compile";
+    c.pass = "dot-decomposer";
+    c.message = hlo_diff::NormalizeMessage(message);
+    c.sig = hlo_diff::SignatureHash(c);
+    l.findings.pass = "dot-decomposer";
+    l.findings.opcode = "dot";
+    return l;
+  };
+  const Localization a = crash(
+      "killed by SIGABRT: Check failed: k > 0 (k=0) for %dot.3 [frames: "
+      "trench::CanonicalDot; trench::DotDecomposer::Run]");
+  const Localization same = crash(
+      "killed by SIGABRT: Check failed: k > 0 (k=17) for %dot.41 [frames: "
+      "trench::CanonicalDot; trench::DotDecomposer::Run]");
+  const Localization other = crash(
+      "killed by SIGABRT: Check failed: batch_dims.size() == 1 for %dot.3 "
+      "[frames: trench::SplitBatch; trench::DotDecomposer::Run]");
+  const Localization fpe = crash("killed by SIGFPE");
+  const std::string sig = RefinedSignature(a)["sig"].string_value();
+  EXPECT_EQ(RefinedSignature(same)["sig"].string_value(), sig);
+  EXPECT_NE(RefinedSignature(other)["sig"].string_value(), sig);
+  EXPECT_NE(RefinedSignature(fpe)["sig"].string_value(), sig);
+  EXPECT_NE(RefinedSignature(fpe)["sig"].string_value(),
+            RefinedSignature(other)["sig"].string_value());
+  // The coarse signatures differ too.
+  EXPECT_EQ(a.full.verdict.signature.sig, same.full.verdict.signature.sig);
+  EXPECT_NE(a.full.verdict.signature.sig, other.full.verdict.signature.sig);
+}
+
+TEST(RefinedSignatureTest, ValueFailureHashesDoNotChange) {
+  // The hash of a value failure covers {class, pass, site, opcode} only, as
+  // before crash sites: stored findings keep deduplicating.
+  Localization l = Sample();
+  Json key = Json::MakeObject();
+  key["class"] = "value";
+  key["pass"] = "algsimp";
+  key["site"] = "transpose-of-transpose";
+  key["opcode"] = Json();
+  EXPECT_EQ(RefinedSignature(l)["sig"].string_value(),
+            hlo_diff::WithSignatureHash(key)["sig"].string_value());
+}
+
 TEST(RefinedSignatureTest, BackEndCulpritsUseTheDivergingOpcode) {
   Localization l = Sample();
   l.findings.pass = "codegen";
