@@ -1,11 +1,16 @@
 // Prometheus text rendering of the store's counts and the tool runner's.
 #include "orchestrator/api/metrics.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <string_view>
+#include <utility>
+#include <vector>
 
-#include "orchestrator/store/job_queue.h"
+#include "orchestrator/pipeline/fallback_reason.h"
 #include "orchestrator/pipeline/tool_runner.h"
+#include "orchestrator/store/job_queue.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -35,6 +40,27 @@ class Writer {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.6g", value);
     Line(buf, {});
+  }
+  // One sample with labels (values escaped as the text format wants).
+  void Labelled(
+      const std::vector<std::pair<std::string_view, std::string>>& labels,
+      const std::string& value) {
+    out_ += name_ + "{";
+    for (size_t i = 0; i < labels.size(); ++i) {
+      out_ += (i ? "," : "") + std::string(labels[i].first) + "=\"";
+      for (char c : labels[i].second) {
+        if (c == '\\' || c == '"') {
+          out_ += '\\';
+          out_ += c;
+        } else if (c == '\n') {
+          out_ += "\\n";
+        } else {
+          out_ += c;
+        }
+      }
+      out_ += "\"";
+    }
+    out_ += "} " + value + "\n";
   }
   std::string Take() { return std::move(out_); }
 
@@ -79,10 +105,101 @@ Status WriteToolRunsRunning(const Sources& s, Writer* w) {
   return Status::Ok();
 }
 
+// Counts as integers, amounts with their decimals.
+std::string Number(double value) {
+  if (value == std::floor(value) && std::fabs(value) < 9e15) {
+    return std::to_string(static_cast<int64_t>(value));
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", value);
+  return buf;
+}
+
+// The rows of `sql`: label columns first (as many as `labels`), then the
+// value; one sample each.
+Status WriteRows(const Sources& s, Writer* w, const char* sql,
+                 std::vector<std::string_view> labels) {
+  ASSIGN_OR_RETURN(Statement st, s.store->db()->Prepare(sql));
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return Status::Ok();
+    std::vector<std::pair<std::string_view, std::string>> l;
+    for (size_t i = 0; i < labels.size(); ++i) {
+      l.emplace_back(labels[i], st.ColumnText(static_cast<int>(i)));
+    }
+    w->Labelled(l, Number(st.ColumnDouble(static_cast<int>(labels.size()))));
+  }
+}
+
+// The fallback classes where the backend failed, as an SQL list.
+std::string BackendErrorClasses() {
+  std::string list;
+  for (FallbackReason r : AllFallbackReasons()) {
+    if (!IsBackendError(r)) continue;
+    list += std::string(list.empty() ? "" : ", ") + "'" +
+            std::string(FallbackReasonName(r)) + "'";
+  }
+  return "(" + list + ")";
+}
+
+Status WriteAgentSessions(const Sources& s, Writer* w) {
+  return WriteRows(
+      s, w,
+      "SELECT role, backend, CASE WHEN fallback_reason != '' OR status LIKE "
+      "'fell back%' THEN 'fell_back' WHEN status = 'done' THEN 'done' WHEN "
+      "status LIKE 'error%' THEN 'error' WHEN ended_ms IS NULL THEN "
+      "'running' ELSE 'other' END AS st, count(*) FROM agent_sessions "
+      "GROUP BY role, backend, st ORDER BY role, backend, st",
+      {"role", "backend", "status"});
+}
+
+Status WriteAgentFallbacks(const Sources& s, Writer* w) {
+  return WriteRows(s, w,
+                   "SELECT role, backend, fallback_reason, count(*) FROM "
+                   "agent_sessions WHERE fallback_reason != '' GROUP BY role, "
+                   "backend, fallback_reason ORDER BY 1, 2, 3",
+                   {"role", "backend", "reason"});
+}
+
+Status WriteLlmRequests(const Sources& s, Writer* w) {
+  const std::string sql =
+      "SELECT s.role, s.backend, (SELECT count(*) FROM agent_messages m "
+      "JOIN agent_sessions t ON m.session_id = t.id WHERE t.role = s.role "
+      "AND t.backend = s.backend AND m.role = 'assistant') + "
+      "sum(s.fallback_reason IN " +
+      BackendErrorClasses() +
+      ") FROM agent_sessions s WHERE s.backend != 'builtin' GROUP BY "
+      "s.role, s.backend ORDER BY 1, 2";
+  return WriteRows(s, w, sql.c_str(), {"role", "backend"});
+}
+
+Status WriteLlmErrors(const Sources& s, Writer* w) {
+  const std::string sql =
+      "SELECT role, backend, fallback_reason, count(*) FROM agent_sessions "
+      "WHERE fallback_reason IN " +
+      BackendErrorClasses() +
+      " GROUP BY role, backend, fallback_reason ORDER BY 1, 2, 3";
+  return WriteRows(s, w, sql.c_str(), {"role", "backend", "reason"});
+}
+
 Status WriteAgentTokens(const Sources& s, Writer* w) {
-  ASSIGN_OR_RETURN(int64_t n, s.store->TotalAgentTokens());
-  w->Sample(n);
-  return Status::Ok();
+  return WriteRows(
+      s, w,
+      "SELECT s.role, s.backend, d.direction, sum(CASE d.direction WHEN "
+      "'input' THEN m.input_tokens ELSE m.output_tokens END) FROM "
+      "agent_messages m JOIN agent_sessions s ON m.session_id = s.id CROSS "
+      "JOIN (SELECT 'input' AS direction UNION ALL SELECT 'output') d "
+      "GROUP BY s.role, s.backend, d.direction "
+      "ORDER BY 1, 2, 3",
+      {"role", "backend", "direction"});
+}
+
+Status WriteAgentCost(const Sources& s, Writer* w) {
+  return WriteRows(s, w,
+                   "SELECT role, backend, sum(cost_usd) FROM agent_sessions "
+                   "WHERE backend != 'builtin' GROUP BY role, backend "
+                   "ORDER BY 1, 2",
+                   {"role", "backend"});
 }
 
 // The fuzz rate: two counters summed over the finished fuzz jobs' results

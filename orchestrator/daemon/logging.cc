@@ -18,8 +18,6 @@ namespace {
 // Identical lines within this window after the first are counted, not
 // printed (logging.h).
 constexpr std::chrono::seconds kRepeatWindow{10};
-// Separates the message from its fields' JSON in a log payload.
-constexpr char kFieldsMark = '\x1f';
 
 constexpr const char* kLevelNames[] = {"trace", "debug",    "info", "warn",
                                        "error", "critical", "off"};
@@ -45,7 +43,7 @@ void SplitPayload(std::string_view payload, std::string_view* msg,
                   Json* fields) {
   *msg = payload;
   *fields = Json();
-  const size_t mark = payload.rfind(kFieldsMark);
+  const size_t mark = payload.rfind(kLogFieldsMark);
   if (mark == std::string_view::npos) return;
   StatusOr<Json> parsed = ParseJson(payload.substr(mark + 1));
   if (!parsed.ok() || !parsed->is_object()) return;
@@ -157,20 +155,6 @@ Status SetUpLogging(std::string_view format, std::string_view level,
   logger->flush_on(spdlog::level::trace);
   spdlog::set_default_logger(std::move(logger));
   return Status::Ok();
-}
-
-void LogWithFields(spdlog::level::level_enum level, std::string_view msg,
-                   const Json& fields) {
-  Json f = fields;
-  if (!f.is_object()) {
-    Json wrapped = Json::MakeObject();
-    wrapped["fields"] = std::move(f);
-    f = std::move(wrapped);
-  }
-  std::string payload(msg);
-  payload += kFieldsMark;
-  payload += f.Dump();
-  spdlog::default_logger_raw()->log(level, "{}", payload);
 }
 
 }  // namespace trench::orchestrator

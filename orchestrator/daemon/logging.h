@@ -5,9 +5,10 @@
 //   human  "2026-11-30T15:50:00.123Z info  build ready commit=1a2b3c4d"
 //   json   one object per line: {"ts": "2026-11-30T15:50:00.123Z",
 //          "level": "info", "msg": "build ready", "commit": "1a2b3c4d"}
-// LogWithFields adds fields (members of a JSON object) to one message:
-// JSON members in json format, key=value pairs (strings unquoted when they
-// hold no space or quote) in human format. Fields named ts, level or msg
+// LogWithFields (orchestrator/pipeline/log_fields.h, so that the pipeline
+// can log with fields too) adds fields (members of a JSON object) to one
+// message: JSON members in json format, key=value pairs (strings unquoted when
+// they hold no space or quote) in human format. Fields named ts, level or msg
 // are renamed field.ts, field.level, field.msg so they cannot overwrite
 // the line's own.
 //
@@ -25,6 +26,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
+#include "orchestrator/pipeline/log_fields.h"
 
 namespace trench::orchestrator {
 
@@ -41,10 +43,5 @@ StatusOr<spdlog::level::level_enum> ParseLogLevel(std::string_view name);
 // or \"json\", got \"xml\"") or level; the previous logger then stays.
 Status SetUpLogging(std::string_view format, std::string_view level,
                     std::ostream* out = nullptr);
-
-// Logs `msg` with `fields` (a JSON object; any other value is logged as
-// the single field "fields") on the default logger.
-void LogWithFields(spdlog::level::level_enum level, std::string_view msg,
-                   const Json& fields);
 
 }  // namespace trench::orchestrator

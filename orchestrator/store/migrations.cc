@@ -194,6 +194,14 @@ ALTER TABLE jobs ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0
   CHECK (crashes >= 0);
 )sql";
 
+// Why an agent session fell back to the built-in brain: a class of
+// orchestrator/pipeline/fallback_reasons.def ('' when it did not), for
+// the metrics by role, backend and reason.
+constexpr char kSessionFallbackReason[] = R"sql(
+ALTER TABLE agent_sessions ADD COLUMN fallback_reason TEXT NOT NULL
+  DEFAULT '';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kInitialSchema},
     {2, "lookup indexes and live-job dedup", kIndexes},
@@ -202,6 +210,7 @@ constexpr Migration kMigrations[] = {
     {5, "the target's description per build", kBuildTarget},
     {6, "idempotency keys of reports", kIdempotencyKeys},
     {7, "lost leases per job", kJobCrashes},
+    {8, "agent session fallback reason", kSessionFallbackReason},
 };
 
 Status EnsureMetaTable(Db* db) {

@@ -42,9 +42,11 @@ class AgentSessionsTest : public testing::StoreTest {
     queue_ = std::make_unique<JobQueue>(store_.get());
     config_.prompts_dir = std::string(TRENCH_SOURCE_DIR) + "/prompts";
     config_.swarm["reproducer"].brain = "openai";
-    config_.llm = J(R"({"openai": {"model": "test-model", "max_retries": 0,
-                        "input_usd_per_mtok": 2, "output_usd_per_mtok": 10}})");
-    config_.llm["openai"]["base_url"] = server_.base_url();
+    config_.llm["openai"] = {.base_url = server_.base_url(),
+                             .model = "test-model",
+                             .max_retries = 0,
+                             .input_usd_per_mtok = 2,
+                             .output_usd_per_mtok = 10};
     ctx_.config = &config_;
     ctx_.store = store_.get();
     ctx_.queue = queue_.get();
@@ -176,7 +178,7 @@ TEST_F(AgentSessionsTest, AFailingBackendFallsBackToTheBuiltinBrain) {
 }
 
 TEST_F(AgentSessionsTest, ABrokenLlmSetUpIsRecordedAsAFallback) {
-  config_.llm["openai"]["api_key_env"] = "TRENCH_TEST_NO_SUCH_VARIABLE";
+  config_.llm["openai"].api_key_env = "TRENCH_TEST_NO_SUCH_VARIABLE";
   FakeToolBox tools("reproducer");
   StatusOr<Json> claim = RunAgent(ctx_, "reproducer", bug_, task_, tools);
   ASSERT_TRUE(claim.ok()) << claim.status().ToString();
