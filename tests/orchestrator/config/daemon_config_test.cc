@@ -10,7 +10,8 @@ TEST(DaemonConfigTest, DefaultsAndRelativePaths) {
       R"({"var_dir": "var", "repo": "/srv/compiler",
           "fuzz": {"budget_seconds": 30, "jobs": 2, "continuous": false},
           "regression": ["zoo", "/abs/cases"],
-          "swarm": {"reproducer": {"count": 2, "brain": "openai"}}})",
+          "swarm": {"reproducer": {"count": 2, "brain": "openai"}},
+          "llm": {"openai": {"base_url": "http://h/v1", "model": "m"}}})",
       "trench.json", "/etc/trench");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->var_dir, "/etc/trench/var");
