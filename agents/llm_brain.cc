@@ -1,7 +1,6 @@
 #include "agents/llm_brain.h"
 
-#include <fstream>
-#include <sstream>
+#include "agents/prompts.h"
 
 namespace trench::agents {
 namespace {
@@ -16,15 +15,6 @@ struct UntrustedField {
 constexpr UntrustedField kUntrustedFields[] = {
     {"report_text", "The bug report's text, as its submitter wrote it"},
 };
-
-StatusOr<std::string> ReadPromptFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read the prompt file " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return IoError("cannot read the prompt file " + path);
-  return text.str();
-}
 
 // Replaces the {{name}} placeholders of `text` from `vars`.
 StatusOr<std::string> Substitute(
@@ -166,8 +156,8 @@ StatusOr<RenderedPrompt> RenderPrompt(const std::string& prompts_dir,
                                       const std::vector<ToolSpec>& tools,
                                       const Budgets& budgets) {
   if (!task.is_object()) return InvalidArgument("task: expected an object");
-  const std::string path = prompts_dir + "/" + role + ".md";
-  ASSIGN_OR_RETURN(std::string text, ReadPromptFile(path));
+  std::string path;
+  ASSIGN_OR_RETURN(std::string text, LoadPrompt(prompts_dir, role, &path));
   const size_t split = text.find(kSplit);
   if (split == std::string::npos) {
     return InvalidArgument(path + ": no line \"" + std::string(kSplit) +

@@ -1,9 +1,10 @@
 // The LLM brain of a role (brain.h): "openai" / "anthropic" through an
-// LlmClient. It renders the role's prompt (prompts/<role>.md, read at each
-// run), runs the tool-calling runtime (runtime.h) with the role's tools,
-// and turns the `finish` arguments into the role's claim. When a budget
-// runs out, a loop is detected or the backend fails, it falls back to the
-// built-in brain on the same task and tools, and the claim says so:
+// LlmClient. It renders the role's prompt (prompts.h LoadPrompt: built
+// in, or <prompts_dir>/<role>.md read at each run), runs the tool-calling
+// runtime (runtime.h) with the role's tools, and turns the `finish` arguments
+// into the role's claim. When a budget runs out, a loop is detected or the
+// backend fails, it falls back to the built-in brain on the same task and
+// tools, and the claim says so:
 //   claim["fallback"] = {"from": "<backend>", "reason": "<stop>: <detail>"}.
 //
 // Prompt files: markdown. The line "<!-- user message -->" splits the file:
@@ -27,7 +28,7 @@ namespace trench::agents {
 
 struct LlmBrainOptions {
   std::string role;         // One of RoleNames().
-  std::string prompts_dir;  // Holds <role>.md.
+  std::string prompts_dir;  // Holds <role>.md; "": the built-in prompts.
   Budgets budgets;
   // Makes the transcript sink of one session (null, or returning null:
   // no transcript).
@@ -47,8 +48,8 @@ struct RenderedPrompt {
   std::vector<UntrustedText> data;
 };
 
-// Reads prompts_dir/<role>.md and renders it for `task` and `tools`.
-// Errors: kNotFound / kIoError when the file is missing or unreadable;
+// Loads the role's template (prompts.h LoadPrompt(prompts_dir, role)) and
+// renders it for `task` and `tools`. Errors: LoadPrompt's;
 // kInvalidArgument for a file without the split line, an unknown
 // placeholder, {{task}} above the split, or a task that is not an object
 // (or whose report_text is not a string).

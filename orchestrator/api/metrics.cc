@@ -8,10 +8,12 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "orchestrator/api/build_info.h"
+#include "orchestrator/pipeline/fallback_reason.h"
 #include "orchestrator/pipeline/pipeline.h"
 #include "orchestrator/pipeline/tool_runner.h"
 #include "orchestrator/store/job_queue.h"
@@ -86,6 +88,9 @@ class Writer {
   void Sample(double value) { Line("", {}, Number(value)); }
   void Sample(const Labels& labels, int64_t value) {
     Line("", labels, std::to_string(value));
+  }
+  void Sample(const Labels& labels, double value) {
+    Line("", labels, Number(value));
   }
   // A histogram's _bucket (cumulative, le ascending, +Inf last), _sum and
   // _count samples.
@@ -178,10 +183,89 @@ Status WriteToolRunsRunning(const Sources& s, Writer* w) {
   return Status::Ok();
 }
 
+
+// The rows of `sql`: label columns first (as many as `labels`), then the
+// value; one sample each.
+Status WriteRows(const Sources& s, Writer* w, const char* sql,
+                 std::vector<std::string_view> labels) {
+  return ForEachRow(s.store, sql, [&](Statement& st) {
+    Labels l;
+    for (size_t i = 0; i < labels.size(); ++i) {
+      l.emplace_back(labels[i], st.ColumnText(static_cast<int>(i)));
+    }
+    w->Sample(l, st.ColumnDouble(static_cast<int>(labels.size())));
+  });
+}
+
+// The fallback classes where the backend failed, as an SQL list.
+std::string BackendErrorClasses() {
+  std::string list;
+  for (FallbackReason r : AllFallbackReasons()) {
+    if (!IsBackendError(r)) continue;
+    list += std::string(list.empty() ? "" : ", ") + "'" +
+            std::string(FallbackReasonName(r)) + "'";
+  }
+  return "(" + list + ")";
+}
+
+Status WriteAgentSessions(const Sources& s, Writer* w) {
+  return WriteRows(
+      s, w,
+      "SELECT role, backend, CASE WHEN fallback_reason != '' OR status LIKE "
+      "'fell back%' THEN 'fell_back' WHEN status = 'done' THEN 'done' WHEN "
+      "status LIKE 'error%' THEN 'error' WHEN ended_ms IS NULL THEN "
+      "'running' ELSE 'other' END AS st, count(*) FROM agent_sessions "
+      "GROUP BY role, backend, st ORDER BY role, backend, st",
+      {"role", "backend", "status"});
+}
+
+Status WriteAgentFallbacks(const Sources& s, Writer* w) {
+  return WriteRows(s, w,
+                   "SELECT role, backend, fallback_reason, count(*) FROM "
+                   "agent_sessions WHERE fallback_reason != '' GROUP BY role, "
+                   "backend, fallback_reason ORDER BY 1, 2, 3",
+                   {"role", "backend", "reason"});
+}
+
+Status WriteLlmRequests(const Sources& s, Writer* w) {
+  const std::string sql =
+      "SELECT s.role, s.backend, (SELECT count(*) FROM agent_messages m "
+      "JOIN agent_sessions t ON m.session_id = t.id WHERE t.role = s.role "
+      "AND t.backend = s.backend AND m.role = 'assistant') + "
+      "sum(s.fallback_reason IN " +
+      BackendErrorClasses() +
+      ") FROM agent_sessions s WHERE s.backend != 'builtin' GROUP BY "
+      "s.role, s.backend ORDER BY 1, 2";
+  return WriteRows(s, w, sql.c_str(), {"role", "backend"});
+}
+
+Status WriteLlmErrors(const Sources& s, Writer* w) {
+  const std::string sql =
+      "SELECT role, backend, fallback_reason, count(*) FROM agent_sessions "
+      "WHERE fallback_reason IN " +
+      BackendErrorClasses() +
+      " GROUP BY role, backend, fallback_reason ORDER BY 1, 2, 3";
+  return WriteRows(s, w, sql.c_str(), {"role", "backend", "reason"});
+}
+
 Status WriteAgentTokens(const Sources& s, Writer* w) {
-  ASSIGN_OR_RETURN(int64_t n, s.store->TotalAgentTokens());
-  w->Sample(n);
-  return Status::Ok();
+  return WriteRows(
+      s, w,
+      "SELECT s.role, s.backend, d.direction, sum(CASE d.direction WHEN "
+      "'input' THEN m.input_tokens ELSE m.output_tokens END) FROM "
+      "agent_messages m JOIN agent_sessions s ON m.session_id = s.id CROSS "
+      "JOIN (SELECT 'input' AS direction UNION ALL SELECT 'output') d "
+      "GROUP BY s.role, s.backend, d.direction "
+      "ORDER BY 1, 2, 3",
+      {"role", "backend", "direction"});
+}
+
+Status WriteAgentCost(const Sources& s, Writer* w) {
+  return WriteRows(s, w,
+                   "SELECT role, backend, sum(cost_usd) FROM agent_sessions "
+                   "WHERE backend != 'builtin' GROUP BY role, backend "
+                   "ORDER BY 1, 2",
+                   {"role", "backend"});
 }
 
 // The fuzz rate: two counters summed over the finished fuzz jobs' results

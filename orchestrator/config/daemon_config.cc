@@ -17,6 +17,11 @@ const std::vector<std::string>& SwarmRoles() {
   return roles;
 }
 
+const std::vector<std::string>& LlmBackends() {
+  static const std::vector<std::string> backends = {"anthropic", "openai"};
+  return backends;
+}
+
 namespace {
 
 // Reads the members of one JSON object, each through its own reader, and
@@ -149,12 +154,58 @@ class Section {
 };
 
 Status ReadSwarm(Section& swarm, DaemonConfig* c) {
+  std::set<std::string> brains = {"builtin"};
+  for (const std::string& b : LlmBackends()) brains.insert(b);
   for (const std::string& role : SwarmRoles()) {
     RETURN_IF_ERROR(swarm.Object(role, [&](Section& r) {
       RoleConfig& rc = c->swarm[role];
       RETURN_IF_ERROR(r.Int("count", 0, 64, &rc.count));
-      return r.OneOf("brain", {"builtin", "openai", "anthropic"}, &rc.brain);
+      return r.OneOf("brain", brains, &rc.brain);
     }));
+  }
+  return Status::Ok();
+}
+
+// llm.<backend>: LlmBackendConfig (daemon_config.h).
+Status ReadLlmBackend(Section& s, LlmBackendConfig* b) {
+  RETURN_IF_ERROR(s.String("base_url", &b->base_url));
+  if (b->base_url.rfind("http://", 0) != 0 &&
+      b->base_url.rfind("https://", 0) != 0) {
+    return s.Error("base_url", "required: an http:// or https:// URL, got \"" +
+                                   b->base_url + "\"");
+  }
+  RETURN_IF_ERROR(s.String("model", &b->model));
+  if (b->model.empty()) return s.Error("model", "required (the model name)");
+  RETURN_IF_ERROR(s.String("api_key_env", &b->api_key_env));
+  RETURN_IF_ERROR(s.Bool("stream", &b->stream));
+  RETURN_IF_ERROR(s.Seconds("timeout_seconds", &b->timeout_seconds));
+  if (!(b->timeout_seconds > 0)) {
+    return s.Error("timeout_seconds", "expected a number of seconds > 0");
+  }
+  RETURN_IF_ERROR(s.Int("max_retries", 0, 100, &b->max_retries));
+  RETURN_IF_ERROR(
+      s.Seconds("max_retry_after_seconds", &b->max_retry_after_seconds));
+  RETURN_IF_ERROR(s.Amount("input_usd_per_mtok", &b->input_usd_per_mtok));
+  return s.Amount("output_usd_per_mtok", &b->output_usd_per_mtok);
+}
+
+Status ReadLlm(Section& llm, DaemonConfig* c) {
+  for (const std::string& backend : LlmBackends()) {
+    RETURN_IF_ERROR(llm.Object(backend, [&](Section& s) {
+      return ReadLlmBackend(s, &c->llm[backend]);
+    }));
+  }
+  return Status::Ok();
+}
+
+// Every role's brain is built in or has its llm section.
+Status CheckBrains(const DaemonConfig& c, const std::string& file) {
+  for (const auto& [role, rc] : c.swarm) {
+    if (rc.brain != "builtin" && !c.llm.count(rc.brain)) {
+      return InvalidArgument(file + ": swarm." + role + ".brain: \"" +
+                             rc.brain + "\" has no llm." + rc.brain +
+                             " section (base_url, model, api_key_env)");
+    }
   }
   return Status::Ok();
 }
@@ -246,10 +297,8 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
   }));
   RETURN_IF_ERROR(
       top.Object("swarm", [&](Section& s) { return ReadSwarm(s, &c); }));
-  if (const Json* llm = top.Get("llm")) {
-    if (!llm->is_object()) return top.Error("llm", "expected an object");
-    c.llm = *llm;
-  }
+  RETURN_IF_ERROR(
+      top.Object("llm", [&](Section& l) { return ReadLlm(l, &c); }));
   RETURN_IF_ERROR(top.Object("budgets", [&](Section& b) {
     RETURN_IF_ERROR(b.Int("turns", 1, 10000, &c.budget_turns));
     RETURN_IF_ERROR(b.Int("tokens", 1, INT64_MAX, &c.budget_tokens));
@@ -258,6 +307,7 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
     return b.Seconds("wall_seconds", &c.budget_wall_seconds);
   }));
   RETURN_IF_ERROR(top.Check());
+  RETURN_IF_ERROR(CheckBrains(c, file_name));
   if (c.repo.empty())
     return top.Error("repo", "required (the target repository)");
   if (c.var_dir.empty())

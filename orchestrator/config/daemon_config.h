@@ -60,17 +60,24 @@
 //                          "anthropic"}},   roles: stress_test_author,
 //                                           reproducer, minimizer,
 //                                           patch_drafter
-//     "llm": {"openai": {"base_url", "model", "api_key_env", "stream",
-//                        "input_usd_per_mtok": 0, "output_usd_per_mtok": 0},
-//             "anthropic": {...}},     prices: USD per million tokens
-//                                      (absent: 0, free)
+//     "llm": {"openai": {...}, "anthropic": {...}},   LlmBackendConfig:
+//                                      the backends the swarm's brains name
 //     "budgets": {"turns": 20, "tokens": 200000, "wall_seconds": 600,
 //                 "bug_tokens": 1000000,    per session; per bug
 //                 "bug_cost_usd": 0},       per bug, at the llm prices
 //                                           (0: no cost budget)
-//     "prompts_dir": "prompts"          the roles' prompt templates
+//     "prompts_dir": ""                 the roles' prompt templates
+//                                       ("": those built into trench;
+//                                       a directory: <role>.md there
+//                                       replaces them, and must exist for
+//                                       every role with an LLM brain)
 //   }
 // Relative paths are taken relative to the config file's directory.
+// Every section is checked when the file is parsed: unknown fields, wrong
+// types and values out of range are refused with the field's name
+// ("trench.json: llm.openai.strem: unknown field (a typo?)"), and a
+// swarm role whose brain names a backend without an llm section too, so
+// the daemon refuses to start rather than fall back at the first session.
 #pragma once
 
 #include <cstdint>
@@ -87,6 +94,38 @@ namespace trench::orchestrator {
 struct RoleConfig {
   int count = 1;
   std::string brain = "builtin";
+};
+
+// One LLM backend: llm.<backend>, backend "openai" or "anthropic"
+// (agents/llm_client.h).
+//   {"base_url": "http://127.0.0.1:8080/v1",  required; http(s), ending at
+//                                   the API version (".../v1")
+//    "model": "local",              required
+//    "api_key_env": "OPENAI_API_KEY",   the variable holding the key ("":
+//                                   no key). A role whose brain uses the
+//                                   backend while the variable is unset
+//                                   stops the daemon at start-up.
+//    "stream": false,               openai: SSE streaming
+//    "timeout_seconds": 120,        each HTTP request, > 0
+//    "max_retries": 4,              further tries after a 408, 409, 429,
+//                                   5xx or transport failure (0: none);
+//                                   quota errors and other 4xx are never
+//                                   retried
+//    "max_retry_after_seconds": 60, caps every wait between tries: the
+//                                   exponential backoff (1 s, 2 s, 4 s..)
+//                                   and a server's Retry-After
+//    "input_usd_per_mtok": 0,       prices: USD per million tokens
+//    "output_usd_per_mtok": 0}      (absent: 0, free)
+struct LlmBackendConfig {
+  std::string base_url;
+  std::string model;
+  std::string api_key_env;
+  bool stream = false;
+  double timeout_seconds = 120;
+  int max_retries = 4;
+  double max_retry_after_seconds = 60;
+  double input_usd_per_mtok = 0;
+  double output_usd_per_mtok = 0;
 };
 
 struct DaemonConfig {
@@ -132,22 +171,27 @@ struct DaemonConfig {
   uint64_t sandbox_scratch_inodes = 100000;
   std::string log_format = "human";
   std::string log_level = "info";
-  std::map<std::string, RoleConfig> swarm;  // Every role present.
-  Json llm = Json::MakeObject();            // Per backend (agents/).
+  std::map<std::string, RoleConfig> swarm;      // Every role present.
+  std::map<std::string, LlmBackendConfig> llm;  // By backend name.
   int budget_turns = 20;
   int64_t budget_tokens = 200000;
   double budget_wall_seconds = 600;
   int64_t budget_bug_tokens = 1000000;
   double budget_bug_cost_usd = 0;  // 0: none.
-  std::string prompts_dir;         // "": <tools_dir>/../prompts
+  std::string prompts_dir;         // "": the built-in prompts.
 };
 
 // The roles of DESIGN.md "Agents", in pipeline order.
 const std::vector<std::string>& SwarmRoles();
+// The brains a role can have: "builtin" and the LLM backends.
+const std::vector<std::string>& LlmBackends();  // "anthropic", "openai".
 
 // Parses config text. `base_dir` resolves relative paths. Errors:
 // kInvalidArgument naming the file, line:column for JSON syntax, or the
-// field ("trench.json: fuzz.jobs: expected an integer >= 1, got \"two\"").
+// field ("trench.json: fuzz.jobs: expected an integer >= 1, got \"two\""),
+// for an unknown field, and for a swarm role whose brain has no llm
+// section ("trench.json: swarm.reproducer.brain: \"openai\" has no
+// llm.openai section").
 StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
                                          const std::string& file_name,
                                          const std::string& base_dir);

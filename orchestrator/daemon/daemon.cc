@@ -27,6 +27,7 @@
 #include "orchestrator/daemon/logging.h"
 #include "orchestrator/daemon/repo_watcher.h"
 #include "orchestrator/daemon/service_notify.h"
+#include "orchestrator/pipeline/agent_setup.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/pipeline.h"
 #include "sandbox/cgroup.h"
@@ -329,17 +330,8 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
                                 ": no such file or directory");
     }
   }
-  if (impl->config.prompts_dir.empty()) {
-    // The checkout's prompts/ next to its build directory.
-    for (const std::string& base :
-         {hlo_diff::ExecutableDir(), impl->tools_dir}) {
-      const std::string dir = base + "/../prompts";
-      if (fs::exists(dir + "/patch_drafter.md", ec)) {
-        impl->config.prompts_dir = fs::path(dir).lexically_normal().string();
-        break;
-      }
-    }
-  }
+  // Every role with an LLM brain: its API key and its prompt, now.
+  RETURN_IF_ERROR(CheckAgentSetUp(config));
   ASSIGN_OR_RETURN(impl->watcher,
                    RepoWatcher::Create(config.repo, config.branch));
   StoreOptions so;

@@ -5,6 +5,8 @@
 #include "agents/brain.h"
 #include "agents/llm_brain.h"
 #include "base/log_context.h"
+#include "orchestrator/pipeline/agent_setup.h"
+#include "orchestrator/pipeline/fallback_reason.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -41,49 +43,6 @@ AgentSpend SpendOfTask(Store* store, const Json& task) {
   if (!bug || !bug->is_integer()) return AgentSpend{};
   StatusOr<AgentSpend> spend = store->AgentSpendOfBug(bug->int64_value());
   return spend.ok() ? *spend : AgentSpend{};
-}
-
-struct LlmSettings {
-  agents::LlmConfig client;
-  agents::Prices prices;
-};
-
-// config.llm.<backend> -> the client's settings and the backend's prices.
-StatusOr<LlmSettings> LlmSettingsOf(const DaemonConfig& config,
-                                    const std::string& backend) {
-  const Json* section = config.llm.Find(backend);
-  if (!section || !section->is_object()) {
-    return InvalidArgument("config: llm." + backend +
-                           " is missing (base_url, model, api_key_env)");
-  }
-  LlmSettings s;
-  agents::LlmConfig& c = s.client;
-  c.backend = backend;
-  for (const auto& [key, value] : section->object()) {
-    if (key == "base_url" && value.is_string()) {
-      c.base_url = value.string_value();
-    } else if (key == "model" && value.is_string()) {
-      c.model = value.string_value();
-    } else if (key == "api_key_env" && value.is_string()) {
-      c.api_key_env = value.string_value();
-    } else if (key == "stream" && value.is_bool()) {
-      c.stream = value.bool_value();
-    } else if (key == "timeout_seconds" && value.is_number()) {
-      c.timeout_seconds = value.number_value();
-    } else if (key == "max_retries" && value.is_integer()) {
-      c.max_retries = static_cast<int>(value.int64_value());
-    } else if (key == "input_usd_per_mtok" && value.is_number() &&
-               value.number_value() >= 0) {
-      s.prices.input_usd_per_mtok = value.number_value();
-    } else if (key == "output_usd_per_mtok" && value.is_number() &&
-               value.number_value() >= 0) {
-      s.prices.output_usd_per_mtok = value.number_value();
-    } else {
-      return InvalidArgument("config: llm." + backend + "." + key +
-                             ": unknown field or wrong type");
-    }
-  }
-  return s;
 }
 
 StatusOr<std::unique_ptr<agents::Brain>> MakeBrain(StepContext& ctx,
@@ -143,8 +102,6 @@ StatusOr<Json> RunAgent(StepContext& ctx, const std::string& role,
   if (!brain.ok()) {
     set_up_failure = brain.status().message();
     // A broken LLM set-up (no key, bad config) must not stop the pipeline.
-    spdlog::warn("agent {} ({}): {}; using the built-in brain", role,
-                 brain_name, brain.status().message());
     RETURN_IF_ERROR(ctx.store
                         ->AddAgentMessage(session, "fallback",
                                           brain.status().message(), 0, 0)
@@ -163,14 +120,36 @@ StatusOr<Json> RunAgent(StepContext& ctx, const std::string& role,
           .status());
   const Json* fallback = claim->Find("fallback");
   std::string status = "done";
+  std::optional<FallbackReason> reason;
+  std::string why;
   if (fallback) {
     status = "fell back to builtin: " + fallback->Dump();
+    const Json* r = fallback->Find("reason");
+    why = r && r->is_string() ? r->string_value() : fallback->Dump();
+    reason = ClassifyFallback(why);
   } else if (!set_up_failure.empty()) {
     status = "fell back to builtin: " + set_up_failure;
+    why = set_up_failure;
+    reason = FallbackReason::kSetUp;
   }
-  RETURN_IF_ERROR(ctx.store->EndAgentSession(session, status));
-  spdlog::info("agent {} ({}) for {}: done", role, brain_name,
-               bug_id ? "bug " + std::to_string(*bug_id) : "no bug");
+  const std::string reason_name =
+      reason ? std::string(FallbackReasonName(*reason)) : "";
+  RETURN_IF_ERROR(ctx.store->EndAgentSession(session, status, reason_name));
+  Json fields = Json::MakeObject();
+  fields["role"] = role;
+  fields["backend"] = brain_name;
+  fields["bug"] = bug_id ? Json(*bug_id) : Json();
+  fields["session"] = session;
+  if (reason) {
+    // An LLM brain that did not run is never an "info ... done".
+    fields["reason"] = reason_name;
+    fields["detail"] = why;
+    LogScope line(fields);
+    spdlog::warn("agent fell back to the built-in brain");
+  } else {
+    LogScope line(fields);
+    spdlog::info("agent done");
+  }
   return claim;
 }
 

@@ -20,7 +20,10 @@ namespace trench::orchestrator {
 // (backend: the configured brain; messages: the task, the LLM transcript
 // with each turn's tokens, "fallback" for a failed set-up, the claim; cost:
 // the tokens at llm.<backend>'s prices; status: "done", "fell back to
-// builtin: <why>" or "error: <why>"). The budgets are the config's, the
+// builtin: <why>" or "error: <why>"; fallback_reason: the class of <why>,
+// fallback_reason.h). A fallback is logged as a warning with the fields
+// role, backend, reason (the class), detail (<why>), bug and session;
+// other sessions as "agent done" at info. The budgets are the config's, the
 // per-bug ones counting the bug's earlier sessions. `bug_id` is absent for
 // work on no bug (a landed commit's fuzz campaign). Returns the brain's
 // claim. Errors: the brain's.

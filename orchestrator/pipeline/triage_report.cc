@@ -277,6 +277,21 @@ std::string PatchText(const Json* patch) {
   return s;
 }
 
+// The agents' claims in an event's evidence that fell back to the
+// built-in brain: the whole reason, never cut (the evidence line is).
+std::string FallbackLines(const Json* evidence) {
+  if (evidence == nullptr || !evidence->is_object()) return "";
+  std::string s;
+  for (const auto& [k, v] : evidence->object()) {
+    const Json* fb = Obj(&v, "fallback");
+    if (fb == nullptr) continue;
+    s += "    " + k + ": the " + Str(fb, "from") +
+         " brain fell back to the built-in one: " +
+         OneLine(Str(fb, "reason"), std::string::npos) + "\n";
+  }
+  return s;
+}
+
 std::string HistoryText(const Json* events) {
   if (events == nullptr || events->size() == 0) return "";
   std::string s;
@@ -287,6 +302,7 @@ std::string HistoryText(const Json* events) {
     const std::string ev = MembersLine(Obj(&e, "evidence"), 160);
     if (!ev.empty()) s += "  [" + ev + "]";
     s += "\n";
+    s += FallbackLines(Obj(&e, "evidence"));
   }
   return s;
 }

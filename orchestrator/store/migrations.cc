@@ -205,6 +205,14 @@ CREATE TABLE job_retry_keys (
 );
 )sql";
 
+// Why an agent session fell back to the built-in brain: a class of
+// orchestrator/pipeline/fallback_reasons.def ('' when it did not), for
+// the metrics by role, backend and reason.
+constexpr char kSessionFallbackReason[] = R"sql(
+ALTER TABLE agent_sessions ADD COLUMN fallback_reason TEXT NOT NULL
+  DEFAULT '';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kInitialSchema},
     {2, "lookup indexes and live-job dedup", kIndexes},
@@ -214,6 +222,7 @@ constexpr Migration kMigrations[] = {
     {6, "idempotency keys of reports", kIdempotencyKeys},
     {7, "lost leases per job", kJobCrashes},
     {8, "idempotency keys of job retries", kJobRetryKeys},
+    {9, "agent session fallback reason", kSessionFallbackReason},
 };
 
 Status EnsureMetaTable(Db* db) {

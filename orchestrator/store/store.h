@@ -169,7 +169,8 @@ struct AgentSession {
   std::string role;     // The swarm role.
   std::string backend;  // The configured brain: builtin, openai, anthropic.
   std::string status;   // running, done, "fell back to builtin: ...", ...
-  double cost_usd = 0;  // Its tokens at the backend's prices.
+  std::string fallback_reason;  // Its class ("timeout"), or "".
+  double cost_usd = 0;          // Its tokens at the backend's prices.
   int64_t input_tokens = 0, output_tokens = 0;  // Over its messages.
   int64_t started_ms = 0;
   std::optional<int64_t> ended_ms;
@@ -306,7 +307,11 @@ class Store {
   StatusOr<int64_t> StartAgentSession(std::optional<int64_t> bug_id,
                                       const std::string& role,
                                       const std::string& backend);
-  Status EndAgentSession(int64_t session_id, const std::string& status);
+  // Records the session's end: `status`, and the class of why it fell back
+  // to the built-in brain ("" when it did not; pipeline/
+  // fallback_reasons.def). kNotFound for an unknown session.
+  Status EndAgentSession(int64_t session_id, const std::string& status,
+                         const std::string& fallback_reason = "");
   // Appends a message to the session and adds `cost_usd` (>= 0) to its
   // cost, in one transaction. Errors: kFailedPrecondition for an unknown
   // session; kInvalidArgument for a negative cost.

@@ -159,13 +159,16 @@ StatusOr<int64_t> Store::StartAgentSession(std::optional<int64_t> bug_id,
   return db()->LastInsertRowId();
 }
 
-Status Store::EndAgentSession(int64_t session_id, const std::string& status) {
-  ASSIGN_OR_RETURN(Statement st,
-                   db()->Prepare("UPDATE agent_sessions SET status = ?2, "
-                                 "ended_ms = ?3 WHERE id = ?1"));
+Status Store::EndAgentSession(int64_t session_id, const std::string& status,
+                              const std::string& fallback_reason) {
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db()->Prepare("UPDATE agent_sessions SET status = ?2, "
+                    "ended_ms = ?3, fallback_reason = ?4 WHERE id = ?1"));
   RETURN_IF_ERROR(st.BindInt64(1, session_id)
                       .BindText(2, status)
                       .BindInt64(3, clock_->NowMillis())
+                      .BindText(4, fallback_reason)
                       .Run());
   if (db()->Changes() == 0) {
     return NotFound("no agent session " + std::to_string(session_id));
@@ -214,7 +217,8 @@ StatusOr<std::vector<AgentSession>> Store::ListAgentSessions(
       db()->Prepare(
           "SELECT s.id, s.bug_id, s.role, s.backend, s.status, s.cost_usd, "
           "s.started_ms, s.ended_ms, coalesce(sum(m.input_tokens), 0), "
-          "coalesce(sum(m.output_tokens), 0) FROM agent_sessions s LEFT JOIN "
+          "coalesce(sum(m.output_tokens), 0), s.fallback_reason FROM "
+          "agent_sessions s LEFT JOIN "
           "agent_messages m ON m.session_id = s.id WHERE ?1 IS NULL OR "
           "s.bug_id = ?1 GROUP BY s.id ORDER BY s.id"));
   st.BindOptionalInt64(1, bug_id);
@@ -230,6 +234,7 @@ StatusOr<std::vector<AgentSession>> Store::ListAgentSessions(
     a.ended_ms = st.ColumnOptionalInt64(7);
     a.input_tokens = st.ColumnInt64(8);
     a.output_tokens = st.ColumnInt64(9);
+    a.fallback_reason = st.ColumnText(10);
     return a;
   });
 }

@@ -10,7 +10,8 @@ TEST(DaemonConfigTest, DefaultsAndRelativePaths) {
       R"({"var_dir": "var", "repo": "/srv/compiler",
           "fuzz": {"budget_seconds": 30, "jobs": 2, "continuous": false},
           "regression": ["zoo", "/abs/cases"],
-          "swarm": {"reproducer": {"count": 2, "brain": "openai"}}})",
+          "swarm": {"reproducer": {"count": 2, "brain": "openai"}},
+          "llm": {"openai": {"base_url": "http://h/v1", "model": "m"}}})",
       "trench.json", "/etc/trench");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->var_dir, "/etc/trench/var");
@@ -139,6 +140,79 @@ TEST(DaemonConfigTest, Builder) {
                    R"({"var_dir": "v", "repo": "r", "builder": {"inodes": 9}})",
                    "t.json", "/")
                    .ok());
+}
+
+// Every section refuses unknown fields and wrong types, naming the field.
+TEST(DaemonConfigTest, EverySectionRefusesTyposAndWrongTypes) {
+  const std::string head = R"({"var_dir": "v", "repo": "r", )";
+  const std::string llm =
+      R"("llm": {"openai": {"base_url": "http://h/v1", "model": "m")";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"("polll_seconds": 1})", "t.json: polll_seconds: unknown field"},
+      {R"("fuzz": {"jobz": 1}})", "t.json: fuzz.jobz: unknown field"},
+      {R"("builder": {"clean": 1}})", "t.json: builder.clean: expected true"},
+      {R"("builder": {"disks": 1}})", "t.json: builder.disks: unknown field"},
+      {R"("http": {"prot": 1}})", "t.json: http.prot: unknown field"},
+      {R"("http": {"port": "80"}})", "t.json: http.port: expected an integer"},
+      {R"("sandbox": {"uids": 1}})", "t.json: sandbox.uids: unknown field"},
+      {R"("sandbox": {"uid_range": {"frist": 1}}})",
+       "t.json: sandbox.uid_range.frist: unknown field"},
+      {R"("log": {"levle": "info"}})", "t.json: log.levle: unknown field"},
+      {R"("swarm": {"reproducer": {"brian": "openai"}}})",
+       "t.json: swarm.reproducer.brian: unknown field"},
+      {R"("swarm": {"oracle": {}}})", "t.json: swarm.oracle: unknown field"},
+      {R"("budgets": {"turn": 3}})", "t.json: budgets.turn: unknown field"},
+      {R"("llm": {"openia": {}}})", "t.json: llm.openia: unknown field"},
+      {R"("llm": []})", "t.json: llm: expected an object"},
+      {llm + R"(, "strem": true}}})",
+       "t.json: llm.openai.strem: unknown field"},
+      {llm + R"(, "stream": "yes"}}})",
+       "t.json: llm.openai.stream: expected true or false"},
+      {llm + R"(, "max_retries": 1.5}}})",
+       "t.json: llm.openai.max_retries: expected an integer"},
+      {llm + R"(, "timeout_seconds": 0}}})",
+       "t.json: llm.openai.timeout_seconds: expected a number of seconds > 0"},
+      {llm + R"(, "input_usd_per_mtok": -1}}})",
+       "t.json: llm.openai.input_usd_per_mtok: expected an amount >= 0"},
+      {R"("llm": {"openai": {"model": "m"}}})",
+       "t.json: llm.openai.base_url: required"},
+      {R"("llm": {"openai": {"base_url": "http://h/v1"}}})",
+       "t.json: llm.openai.model: required"},
+      {R"("swarm": {"minimizer": {"brain": "anthropic"}}})",
+       "t.json: swarm.minimizer.brain: \"anthropic\" has no llm.anthropic "
+       "section"},
+  };
+  for (const auto& [tail, want] : cases) {
+    StatusOr<DaemonConfig> c = ParseDaemonConfig(head + tail, "t.json", "/");
+    ASSERT_FALSE(c.ok()) << tail;
+    EXPECT_EQ(c.status().message().substr(0, want.size()), want)
+        << c.status().message();
+  }
+}
+
+TEST(DaemonConfigTest, LlmSectionsAreTyped) {
+  StatusOr<DaemonConfig> c = ParseDaemonConfig(
+      R"({"var_dir": "v", "repo": "r",
+          "swarm": {"reproducer": {"brain": "openai"}},
+          "llm": {"openai": {"base_url": "http://h:1/v1", "model": "m",
+                             "api_key_env": "K", "stream": true,
+                             "timeout_seconds": 30, "max_retries": 2,
+                             "max_retry_after_seconds": 5,
+                             "input_usd_per_mtok": 1,
+                             "output_usd_per_mtok": 2}}})",
+      "t.json", "/");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const LlmBackendConfig& b = c->llm.at("openai");
+  EXPECT_EQ(b.base_url, "http://h:1/v1");
+  EXPECT_EQ(b.model, "m");
+  EXPECT_EQ(b.api_key_env, "K");
+  EXPECT_TRUE(b.stream);
+  EXPECT_EQ(b.timeout_seconds, 30);
+  EXPECT_EQ(b.max_retries, 2);
+  EXPECT_EQ(b.max_retry_after_seconds, 5);
+  EXPECT_EQ(b.input_usd_per_mtok, 1);
+  EXPECT_EQ(b.output_usd_per_mtok, 2);
+  EXPECT_FALSE(c->llm.count("anthropic"));
 }
 
 }  // namespace

@@ -7,6 +7,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "orchestrator/api/metrics.h"
+#include "orchestrator/daemon/logging.h"
+#include "orchestrator/pipeline/agent_setup.h"
+#include "orchestrator/pipeline/fallback_reason.h"
 #include "tests/agents/fake_agents.h"
 #include "tests/agents/scripted_llm_server.h"
 #include "tests/orchestrator/store/store_test_util.h"
@@ -42,9 +51,11 @@ class AgentSessionsTest : public testing::StoreTest {
     queue_ = std::make_unique<JobQueue>(store_.get());
     config_.prompts_dir = std::string(TRENCH_SOURCE_DIR) + "/prompts";
     config_.swarm["reproducer"].brain = "openai";
-    config_.llm = J(R"({"openai": {"model": "test-model", "max_retries": 0,
-                        "input_usd_per_mtok": 2, "output_usd_per_mtok": 10}})");
-    config_.llm["openai"]["base_url"] = server_.base_url();
+    config_.llm["openai"] = {.base_url = server_.base_url(),
+                             .model = "test-model",
+                             .max_retries = 0,
+                             .input_usd_per_mtok = 2,
+                             .output_usd_per_mtok = 10};
     ctx_.config = &config_;
     ctx_.store = store_.get();
     ctx_.queue = queue_.get();
@@ -176,7 +187,7 @@ TEST_F(AgentSessionsTest, AFailingBackendFallsBackToTheBuiltinBrain) {
 }
 
 TEST_F(AgentSessionsTest, ABrokenLlmSetUpIsRecordedAsAFallback) {
-  config_.llm["openai"]["api_key_env"] = "TRENCH_TEST_NO_SUCH_VARIABLE";
+  config_.llm["openai"].api_key_env = "TRENCH_TEST_NO_SUCH_VARIABLE";
   FakeToolBox tools("reproducer");
   StatusOr<Json> claim = RunAgent(ctx_, "reproducer", bug_, task_, tools);
   ASSERT_TRUE(claim.ok()) << claim.status().ToString();
@@ -191,6 +202,118 @@ TEST_F(AgentSessionsTest, ABrokenLlmSetUpIsRecordedAsAFallback) {
   EXPECT_NE(messages[1].content.find("TRENCH_TEST_NO_SUCH_VARIABLE"),
             std::string::npos)
       << messages[1].content;
+}
+
+// A 404, a 5xx and a broken set-up each fall back: a warning naming role,
+// backend and reason, the class on the session, and labelled series on
+// /metrics (read from the store).
+TEST_F(AgentSessionsTest, FallbacksAreWarnedStoredAndCounted) {
+  std::ostringstream log;
+  ASSERT_TRUE(SetUpLogging("json", "info", &log).ok());
+  server_.Enqueue(ScriptedReply::WithJson(
+      404, J(R"({"error": {"message": "no such route"}})")));
+  FakeToolBox tools("reproducer");
+  ASSERT_TRUE(RunAgent(ctx_, "reproducer", bug_, task_, tools).ok());
+  server_.Enqueue(ScriptedReply::WithJson(
+      503, J(R"({"error": {"message": "overloaded"}})")));
+  ASSERT_TRUE(RunAgent(ctx_, "reproducer", bug_, task_, tools).ok());
+  config_.llm["openai"].api_key_env = "TRENCH_TEST_NO_SUCH_VARIABLE";
+  ASSERT_TRUE(RunAgent(ctx_, "reproducer", bug_, task_, tools).ok());
+  ASSERT_TRUE(SetUpLogging("human", "warn").ok());
+
+  StatusOr<std::vector<AgentSession>> s = store_->ListAgentSessions(bug_);
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->size(), 3u);
+  EXPECT_EQ((*s)[0].fallback_reason, "not_found") << (*s)[0].status;
+  EXPECT_EQ((*s)[1].fallback_reason, "server_error") << (*s)[1].status;
+  EXPECT_EQ((*s)[2].fallback_reason, "set_up") << (*s)[2].status;
+
+  std::vector<Json> warnings;
+  std::istringstream lines(log.str());
+  for (std::string line; std::getline(lines, line);) {
+    StatusOr<Json> j = ParseJson(line);
+    ASSERT_TRUE(j.ok()) << line;
+    EXPECT_NE(j->Find("msg")->string_value(), "agent done") << line;
+    if (*j->Find("level") == Json("warn")) warnings.push_back(*j);
+  }
+  ASSERT_EQ(warnings.size(), 3u) << log.str();
+  const char* reasons[] = {"not_found", "server_error", "set_up"};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(*warnings[i].Find("role"), Json("reproducer"));
+    EXPECT_EQ(*warnings[i].Find("backend"), Json("openai"));
+    EXPECT_EQ(*warnings[i].Find("reason"), Json(reasons[i]));
+    EXPECT_EQ(*warnings[i].Find("bug"), Json(bug_));
+  }
+
+  StatusOr<std::string> metrics = RenderMetrics(store_.get(), nullptr);
+  ASSERT_TRUE(metrics.ok()) << metrics.status().ToString();
+  for (const char* line : {
+           "trench_agent_fallbacks_total{role=\"reproducer\",backend="
+           "\"openai\",reason=\"not_found\"} 1\n",
+           "trench_agent_fallbacks_total{role=\"reproducer\",backend="
+           "\"openai\",reason=\"server_error\"} 1\n",
+           "trench_agent_fallbacks_total{role=\"reproducer\",backend="
+           "\"openai\",reason=\"set_up\"} 1\n",
+           "trench_agent_sessions_total{role=\"reproducer\",backend="
+           "\"openai\",status=\"fell_back\"} 3\n",
+           "trench_llm_errors_total{role=\"reproducer\",backend=\"openai\","
+           "reason=\"not_found\"} 1\n",
+           "trench_llm_requests_total{role=\"reproducer\",backend="
+           "\"openai\"} 2\n",
+           "trench_agent_cost_usd_total{role=\"reproducer\",backend="
+           "\"openai\"} 0\n",
+       }) {
+    EXPECT_NE(metrics->find(line), std::string::npos) << line << *metrics;
+  }
+}
+
+TEST(FallbackReasonTest, ClassesFromStopAndStatusCode) {
+  auto name = [](std::string_view r) {
+    return std::string(FallbackReasonName(ClassifyFallback(r)));
+  };
+  EXPECT_EQ(name("budget: tokens"), "budget");
+  EXPECT_EQ(name("loop: read_case repeated"), "loop");
+  EXPECT_EQ(name("backend_error: DEADLINE_EXCEEDED: openai: timed out"),
+            "timeout");
+  EXPECT_EQ(name("backend_error: RESOURCE_EXHAUSTED: openai: HTTP 429 "
+                 "(quota exhausted): x"),
+            "quota");
+  EXPECT_EQ(name("backend_error: RESOURCE_EXHAUSTED: openai: HTTP 429 "
+                 "after 5 attempts: slow down"),
+            "rate_limit");
+  EXPECT_EQ(name("backend_error: IO_ERROR: openai: connection refused"),
+            "transport");
+  EXPECT_EQ(name("backend_error: INVALID_ARGUMENT: openai: HTTP 401: no"),
+            "http_4xx");
+  EXPECT_EQ(name("backend_error: INVALID_ARGUMENT: openai reply is not JSON"),
+            "malformed_reply");
+  EXPECT_EQ(name("something new"), "other");
+}
+
+// The start-up check: a prompts_dir without a role's file, or an unset
+// key variable, names the role and the file / variable.
+TEST_F(AgentSessionsTest, StartUpCheckNamesTheRoleAndTheFileOrVariable) {
+  EXPECT_TRUE(CheckAgentSetUp(config_).ok());
+  config_.prompts_dir = "";  // The built-in prompts.
+  EXPECT_TRUE(CheckAgentSetUp(config_).ok());
+  const std::string dir = ::testing::TempDir() + "/h2_prompts_override";
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir + "/patch_drafter.md") << "x\n<!-- user message -->\n"; }
+  config_.prompts_dir = dir;
+  Status s = CheckAgentSetUp(config_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("swarm.reproducer"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find(dir + "/reproducer.md"), std::string::npos)
+      << s.message();
+  config_.prompts_dir = "";
+  config_.llm["openai"].api_key_env = "TRENCH_TEST_NO_SUCH_VARIABLE";
+  s = CheckAgentSetUp(config_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("swarm.reproducer"), std::string::npos);
+  EXPECT_NE(s.message().find("TRENCH_TEST_NO_SUCH_VARIABLE"),
+            std::string::npos);
 }
 
 }  // namespace

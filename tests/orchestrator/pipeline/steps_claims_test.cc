@@ -45,8 +45,9 @@ class StepClaimsTest : public testing::StepTest {
     for (const char* role : {"reproducer", "minimizer"}) {
       config_.swarm[role].brain = "openai";
     }
-    config_.llm = J(R"({"openai": {"model": "test-model", "max_retries": 0}})");
-    config_.llm["openai"]["base_url"] = server_.base_url();
+    config_.llm["openai"] = {.base_url = server_.base_url(),
+                             .model = "test-model",
+                             .max_retries = 0};
     config_.reproduce_runs = 1;
     config_.reduce_seconds = 5;
     // A well-formed case planted outside the store, where "../planted"

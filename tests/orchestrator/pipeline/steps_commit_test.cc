@@ -39,8 +39,9 @@ class FuzzStepTest : public testing::StepTest {
     config_.fuzz_budget_seconds = 2;
     config_.fuzz_jobs = 1;
     config_.swarm["stress_test_author"].brain = "openai";
-    config_.llm = J(R"({"openai": {"model": "test-model", "max_retries": 0}})");
-    config_.llm["openai"]["base_url"] = server_.base_url();
+    config_.llm["openai"] = {.base_url = server_.base_url(),
+                             .model = "test-model",
+                             .max_retries = 0};
     ctx_.worker = "stress_test_author#0";
   }
 

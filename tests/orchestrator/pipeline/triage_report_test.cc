@@ -223,6 +223,24 @@ TEST(TriageReportTest, ANewBugSaysNotYet) {
   ExpectHas(*text, "> it is wrong");
 }
 
+// trench show prints the whole reason of a fallback, however long.
+TEST(TriageReportTest, AFallbackReasonIsShownWhole) {
+  Json j = FullBug();
+  const std::string reason =
+      "backend_error: INVALID_ARGUMENT: openai: HTTP 404: " +
+      std::string(200, 'x') + " the end";
+  Json claim = Json::MakeObject();
+  claim["case"] = Json();
+  claim["fallback"]["from"] = "openai";
+  claim["fallback"]["reason"] = reason;
+  j["events"].mutable_array()[1]["evidence"]["reproducer"] = claim;
+  StatusOr<std::string> text = BugReportText(j);
+  ASSERT_TRUE(text.ok());
+  ExpectHas(*text,
+            "reproducer: the openai brain fell back to the built-in one: " +
+                reason + "\n");
+}
+
 TEST(TriageReportTest, StepDataFromEventEvidence) {
   Json j = FullBug();
   j["bug"]["details"] = Json::MakeObject();  // Nothing in details.
