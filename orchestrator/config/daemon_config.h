@@ -64,6 +64,13 @@
 //                        "input_usd_per_mtok": 0, "output_usd_per_mtok": 0},
 //             "anthropic": {...}},     prices: USD per million tokens
 //                                      (absent: 0, free)
+//                                      base_url: up to and including
+//                                      the API version; the client POSTs
+//                                      to base_url + "/chat/completions"
+//                                      (openai: "http://127.0.0.1:8080/v1")
+//                                      or + "/messages" (anthropic:
+//                                      "https://api.anthropic.com/v1";
+//                                      refused without the version)
 //     "budgets": {"turns": 20, "tokens": 200000, "wall_seconds": 600,
 //                 "bug_tokens": 1000000,    per session; per bug
 //                 "bug_cost_usd": 0},       per bug, at the llm prices
