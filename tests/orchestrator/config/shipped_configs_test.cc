@@ -49,8 +49,7 @@ TEST(ShippedConfigsTest, EveryShippedConfigLoadsAndItsBackendsAreAccepted) {
     if (e.path().extension() != ".json") continue;
     ++files;
     StatusOr<DaemonConfig> config = LoadDaemonConfig(e.path().string());
-    ASSERT_TRUE(config.ok())
-        << e.path() << ": " << config.status().ToString();
+    ASSERT_TRUE(config.ok()) << e.path() << ": " << config.status().ToString();
     for (const auto& [backend, url] : ChatUrls(*config)) {
       const Json& section = *config->llm.Find(backend);
       agents::LlmConfig c;
@@ -61,11 +60,10 @@ TEST(ShippedConfigsTest, EveryShippedConfigLoadsAndItsBackendsAreAccepted) {
       // No API key needed to check the URL.
       StatusOr<std::unique_ptr<agents::LlmClient>> client =
           agents::MakeLlmClient(c);
-      EXPECT_TRUE(client.ok())
-          << e.path() << ": llm." << backend << ": "
-          << client.status().ToString();
-      EXPECT_TRUE(url.ends_with("/v1/" + std::string(agents::ChatPath(
-                                             backend))))
+      EXPECT_TRUE(client.ok()) << e.path() << ": llm." << backend << ": "
+                               << client.status().ToString();
+      EXPECT_TRUE(
+          url.ends_with("/v1/" + std::string(agents::ChatPath(backend))))
           << e.path() << ": " << url;
     }
   }
