@@ -47,6 +47,7 @@ struct Transfer {
   const HttpRequest* request;
   HttpResponse* response;
   bool aborted_by_reader = false;
+  bool cancelled = false;
   bool redirect = false;  // The current response is a 3xx: body dropped.
 };
 
@@ -68,6 +69,17 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
     t->response->body.append(data, len);
   }
   return len;
+}
+
+// curl's progress callback: called at least once a second during the
+// transfer, also while nothing arrives. Non-zero aborts it.
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<Transfer*>(user);
+  if (t->request->cancel != nullptr && t->request->cancel->load()) {
+    t->cancelled = true;
+    return 1;  // CURLE_ABORTED_BY_CALLBACK.
+  }
+  return 0;
 }
 
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
@@ -171,6 +183,11 @@ StatusOr<HttpResponse> FetchOnce(const HttpRequest& request,
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &transfer);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &OnHeader);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &transfer);
+  if (request.cancel != nullptr) {
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, &OnProgress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &transfer);
+  }
   // Redirects are followed by HttpFetch, which knows the credentials.
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -199,8 +216,12 @@ StatusOr<HttpResponse> FetchOnce(const HttpRequest& request,
   SlistPtr header_list(raw_headers, &curl_slist_free_all);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, header_list.get());
 
-  const CURLcode rc = curl_easy_perform(h);
   const std::string what = request.method + " " + request.url;
+  if (request.cancel != nullptr && request.cancel->load()) {
+    return Cancelled(what + ": cancelled");
+  }
+  const CURLcode rc = curl_easy_perform(h);
+  if (transfer.cancelled) return Cancelled(what + ": cancelled");
   if (rc == CURLE_OPERATION_TIMEDOUT) {
     return Status(
         StatusCode::kDeadlineExceeded,

@@ -14,12 +14,18 @@
 //                      http://127.0.0.1:80 to http://localhost:81: ...");
 //                      the headers carry credentials, so they go nowhere
 //                      but the URL's own origin. Not transient.
+//   kCancelled         `cancel` became true during the transfer ("POST
+//                      <url>: cancelled"); the connection is dropped
+//                      within about a second (curl's progress callback
+//                      polls the flag at least once a second, also while
+//                      the server sends nothing).
 // Any HTTP status (2xx, 4xx, 5xx) is a response, not an error. Redirects
 // within the origin are followed (at most 5; 303, and 301/302 of a POST,
 // become a GET), with the same headers; a redirect's body is never passed
 // to on_body.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -43,6 +49,9 @@ struct HttpRequest {
   // of being collected in HttpResponse::body. Returning false aborts the
   // transfer (the call then fails with kIoError "aborted by the reader").
   std::function<bool(std::string_view chunk)> on_body;
+  // When set and true (now or during the transfer), the request stops with
+  // kCancelled. Not owned; must outlive the call.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct HttpResponse {

@@ -168,7 +168,7 @@ std::unique_ptr<LlmClient> NewAnthropicClient(LlmConfig config,
                                               std::string api_key) {
   HttpLlmBackend backend;
   backend.name = "anthropic";
-  backend.path = "messages";
+  backend.path = std::string(ChatPath(backend.name));
   backend.headers.emplace_back("anthropic-version",
                                std::string(kAnthropicVersion));
   if (!api_key.empty()) backend.headers.emplace_back("x-api-key", api_key);

@@ -211,6 +211,7 @@ StatusOr<Json> LlmBrain::Run(const Json& task, ToolBox& tools) {
   if (options_.bug_cost_spent_usd) {
     setup.bug_cost_spent_usd = options_.bug_cost_spent_usd(task);
   }
+  setup.cancel = options_.cancel;
   std::unique_ptr<TranscriptSink> sink;
   if (options_.transcripts) sink = options_.transcripts(task);
   RecordingToolBox box(tools);
@@ -220,6 +221,9 @@ StatusOr<Json> LlmBrain::Run(const Json& task, ToolBox& tools) {
   const SessionOutcome& o = last_.outcome;
   if (o.stop == StopReason::kFinished && o.claim.is_object()) {
     return ClaimOf(options_.role, o.claim, box, client_->backend());
+  }
+  if (o.stop == StopReason::kInterrupted) {
+    return Cancelled("interrupted: " + o.detail);
   }
   last_.fell_back = true;
   last_.reason = std::string(StopReasonName(o.stop)) + ": " + o.detail;

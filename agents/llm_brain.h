@@ -6,6 +6,8 @@
 // backend fails, it falls back to the built-in brain on the same task and
 // tools, and the claim says so:
 //   claim["fallback"] = {"from": "<backend>", "reason": "<stop>: <detail>"}.
+// A session stopped by LlmBrainOptions::cancel (shutdown) does not fall
+// back: Run returns kCancelled, so that the work is redone after restart.
 //
 // Prompt files: markdown. The line "<!-- user message -->" splits the file:
 // the part above is the system prompt, the part below the first user
@@ -16,6 +18,7 @@
 // (runtime.h QuoteUntrusted), never put into the system prompt.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -39,6 +42,9 @@ struct LlmBrainOptions {
   // The same for the per-bug cost budget, in currency units (null: 0).
   std::function<double(const Json& task)> bug_cost_spent_usd;
   Clock clock;  // Null: steady_clock.
+  // When set and true, the session and its in-flight request stop
+  // (SessionSetup::cancel). Not owned; must outlive the brain.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // The parts of a rendered prompt.
@@ -65,7 +71,8 @@ class LlmBrain : public Brain {
            std::unique_ptr<Brain> fallback);
 
   // Errors: RenderPrompt's; a broken tool set-up (kInternal) from the
-  // session; the fallback brain's errors.
+  // session; kCancelled "interrupted: <detail>" when options.cancel stopped
+  // the session (no fallback); the fallback brain's errors.
   StatusOr<Json> Run(const Json& task, ToolBox& tools) override;
 
   // What the last Run did.

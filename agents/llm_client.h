@@ -1,16 +1,25 @@
 // The LLM backends' common contract: one chat turn with tools.
 //
+// Base URLs end at the API version, as in OpenAI's convention, and the
+// backend appends its endpoint after one '/' (ChatUrl):
+//   openai     base_url "http://127.0.0.1:8080/v1"
+//              -> POST http://127.0.0.1:8080/v1/chat/completions
+//   anthropic  base_url "https://api.anthropic.com/v1"
+//              -> POST https://api.anthropic.com/v1/messages
+// (trailing '/' of base_url ignored). An anthropic base_url whose last
+// path segment is not a version ("v1", "v2beta", ...) is refused by
+// MakeLlmClient: "https://api.anthropic.com" would POST to /messages, a 404.
+//
 // Two backends implement it over libcurl (agents/http_client.h):
-//   "openai"     Chat Completions with tools (POST
-//   {base_url}/chat/completions),
-//                non-streaming, or streaming SSE when `stream` is set. It
+//   "openai"     Chat Completions with tools, non-streaming, or streaming
+//                SSE when `stream` is set. It
 //                tolerates the quirks of llama.cpp server, vLLM and Ollama:
 //                tool-call arguments given as a JSON string or as an object;
 //                missing tool-call ids (made up: "call_<n>"); parallel
 //                streamed calls that all carry index 0 (a new id or name
 //                starts a new call); a finish_reason that says "stop" while
 //                tool calls are present (stop_reason is "tool_calls" then).
-//   "anthropic"  The Messages API (POST {base_url}/messages) with tool_use /
+//   "anthropic"  The Messages API with tool_use /
 //                tool_result blocks, "x-api-key" and "anthropic-version".
 // Both retry 408, 409, 429, 500-599 (and 529) with exponential backoff
 // that honours Retry-After (seconds or an HTTP date), up to max_retries;
@@ -27,11 +36,16 @@
 //   kResourceExhausted  quota exhausted, or retries used up on 429/529;
 //   kDeadlineExceeded   timeouts (after the retries);
 //   kIoError            transport failures and 5xx after the retries;
-//   kFailedPrecondition a missing API key variable (MakeLlmClient).
+//   kFailedPrecondition a missing API key variable (MakeLlmClient);
+//   kCancelled          ChatRequest::cancel became true (the transfer and
+//                       any wait between retries stop at once);
+//   kDeadlineExceeded   also when ChatRequest::time_limit_seconds ran out
+//                       (the message says "time limit").
 // A tool call whose arguments are not valid JSON is NOT an error: it comes
 // back with `arguments_error` set, so that the runtime can tell the model.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -76,6 +90,15 @@ struct ChatRequest {
   std::vector<ToolSpec> tools;
   int max_tokens = 4096;
   double temperature = 0;
+  // When set and true (now or during the call), the call stops with
+  // kCancelled: the HTTP transfer is dropped and no retry is made. Not
+  // owned; must outlive the call. Null: never.
+  const std::atomic<bool>* cancel = nullptr;
+  // The most the whole call may take, retries and the waits between them
+  // included, in seconds: each HTTP request's timeout is the smaller of
+  // what is left of it and LlmConfig::timeout_seconds, and no retry starts
+  // whose wait would not leave time for it. 0: LlmConfig's limits only.
+  double time_limit_seconds = 0;
 };
 
 struct Usage {
@@ -91,8 +114,10 @@ struct ChatResponse {
 };
 
 struct LlmConfig {
-  std::string backend;   // "openai" or "anthropic".
-  std::string base_url;  // e.g. "http://127.0.0.1:8080/v1".
+  std::string backend;  // "openai" or "anthropic".
+  // Up to and including the API version, e.g. "http://127.0.0.1:8080/v1",
+  // "https://api.anthropic.com/v1" (see ChatUrl).
+  std::string base_url;
   std::string model;
   std::string api_key_env;       // Variable holding the key; "" for none.
   bool stream = false;           // openai: SSE streaming.
@@ -111,8 +136,18 @@ class LlmClient {
   virtual std::string_view backend() const = 0;
 };
 
-// Errors: kInvalidArgument for an unknown backend or an empty base_url /
-// model; kFailedPrecondition when api_key_env names an unset variable.
+// The endpoint `backend` POSTs to below the base URL: "chat/completions"
+// (openai), "messages" (anthropic); "" for an unknown backend.
+std::string_view ChatPath(std::string_view backend);
+// The URL a client of `config` POSTs every chat turn to: base_url and
+// ChatPath(backend) joined with exactly one '/', e.g.
+// "https://api.anthropic.com/v1/messages". No check (MakeLlmClient checks).
+std::string ChatUrl(const LlmConfig& config);
+
+// Errors: kInvalidArgument for an unknown backend, an empty base_url /
+// model, or an anthropic base_url that does not end at the API version
+// (the message names the URL to use); kFailedPrecondition when
+// api_key_env names an unset variable.
 StatusOr<std::unique_ptr<LlmClient>> MakeLlmClient(const LlmConfig& config);
 
 }  // namespace trench::agents

@@ -31,15 +31,20 @@ class HttpLlmClient : public LlmClient {
     http.url = JoinUrl(config_.base_url, backend_.path);
     http.body = backend_.build_request(config_, request).Dump();
     http.timeout_seconds = config_.timeout_seconds;
+    http.cancel = request.cancel;
+    const RetryBounds bounds{request.cancel, request.time_limit_seconds};
     http.headers.emplace_back("Content-Type", "application/json");
     for (const auto& header : backend_.headers) http.headers.push_back(header);
     const std::string what = backend_.name + ": POST " + http.url;
     int attempts = 0;
     if (!config_.stream) {
-      ASSIGN_OR_RETURN(
-          HttpResponse resp,
-          FetchWithRetries(
-              config_, what, [&] { return HttpFetch(http); }, &attempts));
+      ASSIGN_OR_RETURN(HttpResponse resp, FetchWithRetries(
+                                              config_, what,
+                                              [&](double timeout) {
+                                                http.timeout_seconds = timeout;
+                                                return HttpFetch(http);
+                                              },
+                                              &attempts, bounds));
       ASSIGN_OR_RETURN(ChatResponse out,
                        backend_.parse_reply(resp.body, &ids_));
       out.attempts = attempts;
@@ -47,14 +52,15 @@ class HttpLlmClient : public LlmClient {
     }
     http.headers.emplace_back("Accept", "text/event-stream");
     std::unique_ptr<LlmStreamAccumulator> acc;
-    auto attempt = [&]() -> StatusOr<HttpResponse> {
+    auto attempt = [&](double timeout) -> StatusOr<HttpResponse> {
+      http.timeout_seconds = timeout;
       acc = backend_.new_stream(&ids_);
       return FetchEventStream(
           http, what, [&](const SseEvent& e) { return acc->OnEvent(e); },
           [&] { return acc->complete(); }, backend_.stream_end_name);
     };
     RETURN_IF_ERROR(
-        FetchWithRetries(config_, what, attempt, &attempts).status());
+        FetchWithRetries(config_, what, attempt, &attempts, bounds).status());
     ASSIGN_OR_RETURN(ChatResponse out, acc->Finish());
     out.attempts = attempts;
     return out;

@@ -187,7 +187,7 @@ std::unique_ptr<LlmClient> NewOpenAiClient(LlmConfig config,
                                            std::string api_key) {
   HttpLlmBackend backend;
   backend.name = "openai";
-  backend.path = "chat/completions";
+  backend.path = std::string(ChatPath(backend.name));
   if (!api_key.empty()) {
     backend.headers.emplace_back("Authorization", "Bearer " + api_key);
   }

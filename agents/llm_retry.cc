@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -53,12 +54,33 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-void Sleep(const LlmConfig& config, double seconds) {
+bool IsCancelled(const RetryBounds& bounds) {
+  return bounds.cancel != nullptr && bounds.cancel->load();
+}
+
+// Waits `seconds` (through config.sleep when set); a real wait wakes early
+// when the call is cancelled.
+void Sleep(const LlmConfig& config, double seconds, const RetryBounds& bounds) {
   if (config.sleep) {
     config.sleep(seconds);
-  } else if (seconds > 0) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    return;
   }
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point end =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(std::max(0.0, seconds)));
+  while (!IsCancelled(bounds)) {
+    const Clock::time_point now = Clock::now();
+    if (now >= end) return;
+    std::this_thread::sleep_for(
+        std::min<Clock::duration>(end - now, std::chrono::milliseconds(50)));
+  }
+}
+
+std::string Secs(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", s);
+  return buf;
 }
 
 }  // namespace
@@ -124,11 +146,43 @@ Status HttpErrorStatus(std::string_view what, const HttpResponse& response,
 StatusOr<HttpResponse> FetchWithRetries(
     const LlmConfig& config, std::string_view what,
     const std::function<StatusOr<HttpResponse>()>& attempt, int* attempts) {
+  return FetchWithRetries(
+      config, what, [&](double) { return attempt(); }, attempts, RetryBounds{});
+}
+
+StatusOr<HttpResponse> FetchWithRetries(
+    const LlmConfig& config, std::string_view what,
+    const std::function<StatusOr<HttpResponse>(double timeout_seconds)>&
+        attempt,
+    int* attempts, const RetryBounds& bounds) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  const bool limited = bounds.time_limit_seconds > 0;
+  auto left = [&] {
+    return bounds.time_limit_seconds -
+           std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  const std::string limit_text =
+      "the time limit of " + Secs(bounds.time_limit_seconds) + " s";
   *attempts = 0;
   const int max_retries = std::max(0, config.max_retries);
   while (true) {
+    if (IsCancelled(bounds)) {
+      return Cancelled(std::string(what) + ": cancelled");
+    }
+    double timeout = config.timeout_seconds;
+    bool cut = false;
+    if (limited) {
+      const double rest = left();
+      if (rest <= 0) {
+        return Status(StatusCode::kDeadlineExceeded,
+                      std::string(what) + ": " + limit_text + " ran out");
+      }
+      cut = rest < timeout;
+      timeout = std::min(timeout, rest);
+    }
     ++*attempts;
-    StatusOr<HttpResponse> result = attempt();
+    StatusOr<HttpResponse> result = attempt(timeout);
     bool retry = false;
     if (result.ok()) {
       const int status = result->status;
@@ -136,18 +190,33 @@ StatusOr<HttpResponse> FetchWithRetries(
       retry = IsRetryableStatus(status) && !IsQuotaError(status, result->body);
     } else {
       const StatusCode code = result.status().code();
+      if (code == StatusCode::kCancelled) return result.status();
+      if (code == StatusCode::kDeadlineExceeded && cut) {
+        return Status(
+            StatusCode::kDeadlineExceeded,
+            result.status().message() + " (cut at " + limit_text + ")");
+      }
       retry =
           code == StatusCode::kIoError || code == StatusCode::kDeadlineExceeded;
     }
-    if (!retry || *attempts > max_retries) {
+    auto final_error = [&]() -> Status {
       if (result.ok()) return HttpErrorStatus(what, *result, *attempts);
       if (*attempts == 1) return result.status();
       return result.status().WithContext("after " + std::to_string(*attempts) +
                                          " attempts");
+    };
+    if (!retry || *attempts > max_retries) return final_error();
+    const double delay =
+        RetryDelaySeconds(config, *attempts, result.ok() ? &*result : nullptr,
+                          std::time(nullptr));
+    if (limited && delay >= left()) {
+      const Status last = final_error();
+      return Status(StatusCode::kDeadlineExceeded,
+                    std::string(what) + ": " + limit_text +
+                        " leaves no time for a retry in " + Secs(delay) +
+                        " s; the last attempt: " + last.message());
     }
-    Sleep(config,
-          RetryDelaySeconds(config, *attempts, result.ok() ? &*result : nullptr,
-                            std::time(nullptr)));
+    Sleep(config, delay, bounds);
   }
 }
 

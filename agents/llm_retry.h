@@ -10,6 +10,7 @@
 // given; always capped at max_backoff_seconds. No jitter (deterministic).
 #pragma once
 
+#include <atomic>
 #include <ctime>
 #include <functional>
 #include <optional>
@@ -52,5 +53,27 @@ Status HttpErrorStatus(std::string_view what, const HttpResponse& response,
 StatusOr<HttpResponse> FetchWithRetries(
     const LlmConfig& config, std::string_view what,
     const std::function<StatusOr<HttpResponse>()>& attempt, int* attempts);
+
+// What bounds one call besides the config: ChatRequest::cancel and
+// ChatRequest::time_limit_seconds.
+struct RetryBounds {
+  const std::atomic<bool>* cancel = nullptr;  // Null: never cancelled.
+  double time_limit_seconds = 0;              // 0: no limit.
+};
+
+// The same, bounded: `attempt` gets the timeout of its request, the
+// smaller of config.timeout_seconds and what is left of the time limit.
+// The cancel flag is checked before each attempt and during the waits
+// between them (a real wait wakes within 50 ms; config.sleep is called
+// whole): the result is then kCancelled. No attempt starts when the time
+// limit is used up, nor a retry whose wait would use it up: the result is
+// kDeadlineExceeded "<what>: the time limit of <n> s ran out ..." with the
+// last attempt's error, or that attempt's own kDeadlineExceeded error with
+// " (cut at the time limit of <n> s)" when its timeout was the limit's.
+StatusOr<HttpResponse> FetchWithRetries(
+    const LlmConfig& config, std::string_view what,
+    const std::function<StatusOr<HttpResponse>(double timeout_seconds)>&
+        attempt,
+    int* attempts, const RetryBounds& bounds);
 
 }  // namespace trench::agents

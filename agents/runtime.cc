@@ -27,9 +27,13 @@ std::string Cut(std::string text, size_t max) {
   return text + "... [cut: " + std::to_string(dropped) + " more characters]";
 }
 
-std::string AssistantContent(const Message& m) {
+constexpr std::string_view kEstimatedUsage =
+    "estimated: the server reported no usage; ~4 bytes of text per token";
+
+std::string AssistantContent(const Message& m, bool estimated) {
   Json j = Json::MakeObject();
   j["text"] = m.content;
+  if (estimated) j["usage"] = std::string(kEstimatedUsage);
   Json calls = Json::MakeArray();
   for (const ToolCall& c : m.tool_calls) {
     Json call = Json::MakeObject();
@@ -134,6 +138,75 @@ std::string SpentBudget(const Budgets& b, const SessionOutcome& o,
   return "";
 }
 
+size_t CallBytes(const std::vector<ToolCall>& calls) {
+  size_t n = 0;
+  for (const ToolCall& c : calls) {
+    n += c.id.size() + c.name.size() +
+         (c.raw_arguments.empty() ? c.arguments.Dump().size()
+                                  : c.raw_arguments.size());
+  }
+  return n;
+}
+
+// The estimated input tokens of `r`: all the text it sends.
+int64_t RequestTokens(const ChatRequest& r) {
+  size_t n = r.system.size();
+  for (const Message& m : r.messages) {
+    n += m.content.size() + m.tool_call_id.size() + m.tool_name.size() +
+         CallBytes(m.tool_calls);
+  }
+  for (const ToolSpec& t : r.tools) {
+    n += t.name.size() + t.description.size() + t.parameters.Dump().size();
+  }
+  return EstimateTokens(n);
+}
+
+int64_t ReplyTokens(const Message& m) {
+  return EstimateTokens(m.content.size() + CallBytes(m.tool_calls));
+}
+
+// The most output tokens the budgets leave for a request of `input`
+// estimated tokens (may be < 1); `why` names the binding budget.
+int64_t OutputRoom(const Budgets& b, const SessionOutcome& o,
+                   const SessionSetup& setup, int64_t input, std::string* why) {
+  const int64_t tokens = o.usage.input_tokens + o.usage.output_tokens;
+  int64_t room = b.max_output_tokens;
+  *why = "";
+  auto limit = [&](int64_t v, std::string name) {
+    if (v < room) {
+      room = v;
+      *why = std::move(name);
+    }
+  };
+  limit(b.max_tokens - tokens - input,
+        "tokens: " + std::to_string(tokens) + " of " +
+            std::to_string(b.max_tokens) + " used");
+  if (b.max_bug_tokens > 0) {
+    const int64_t spent = setup.bug_tokens_spent + tokens;
+    limit(b.max_bug_tokens - spent - input,
+          "tokens per bug: " + std::to_string(spent) + " of " +
+              std::to_string(b.max_bug_tokens) + " used");
+  }
+  const Prices& p = b.prices;
+  if (b.max_bug_cost_usd > 0 &&
+      (p.input_usd_per_mtok > 0 || p.output_usd_per_mtok > 0)) {
+    const double spent = setup.bug_cost_spent_usd + o.cost_usd;
+    const double left = b.max_bug_cost_usd - spent -
+                        static_cast<double>(input) * p.input_usd_per_mtok / 1e6;
+    const std::string name = "cost per bug: " + Usd(spent) + " of " +
+                             Usd(b.max_bug_cost_usd) + " used";
+    if (left <= 0) {
+      limit(0, name);
+    } else if (p.output_usd_per_mtok > 0) {
+      const double afford = left / p.output_usd_per_mtok * 1e6;
+      if (afford < static_cast<double>(room)) {
+        limit(static_cast<int64_t>(afford), name);
+      }
+    }
+  }
+  return room;
+}
+
 class Session {
  public:
   Session(LlmClient& client, ToolBox& tools, const SessionSetup& setup,
@@ -233,25 +306,62 @@ StatusOr<SessionOutcome> Session::Run() {
   Record("user", first);
   messages_.push_back(UserMessage(first));
   while (true) {
-    std::string spent = SpentBudget(budgets_, out_, setup_, clock_() - start);
+    if (setup_.cancel != nullptr && setup_.cancel->load()) {
+      return End(StopReason::kInterrupted,
+                 "stopped before turn " + std::to_string(out_.turns + 1));
+    }
+    const double elapsed = clock_() - start;
+    std::string spent = SpentBudget(budgets_, out_, setup_, elapsed);
     if (!spent.empty()) return End(StopReason::kBudget, spent);
     ChatRequest request;
     request.system = setup_.system_prompt;
     request.messages = messages_;
     request.tools = tools_.Specs();
-    request.max_tokens = budgets_.max_output_tokens;
+    const int64_t input = RequestTokens(request);
+    std::string binding;
+    const int64_t room = OutputRoom(budgets_, out_, setup_, input, &binding);
+    if (room < 1) {
+      return End(StopReason::kBudget,
+                 binding + "; the next request's ~" + std::to_string(input) +
+                     " input tokens leave no room for a reply");
+    }
+    request.max_tokens = static_cast<int>(room);
+    request.time_limit_seconds = budgets_.max_wall_seconds - elapsed;
+    request.cancel = setup_.cancel;
     StatusOr<ChatResponse> reply = client_.Chat(request);
     ++out_.turns;
     if (!reply.ok()) {
-      return End(StopReason::kBackendError, reply.status().ToString());
+      const Status& e = reply.status();
+      if (e.code() == StatusCode::kCancelled) {
+        return End(StopReason::kInterrupted, e.ToString());
+      }
+      if (e.code() == StatusCode::kDeadlineExceeded &&
+          e.message().find("time limit") != std::string::npos) {
+        return End(StopReason::kBudget,
+                   "wall time: the request was cut at the " +
+                       std::to_string(
+                           static_cast<int64_t>(budgets_.max_wall_seconds)) +
+                       "s budget: " + e.message());
+      }
+      return End(StopReason::kBackendError, e.ToString());
     }
-    out_.usage.input_tokens += reply->usage.input_tokens;
-    out_.usage.output_tokens += reply->usage.output_tokens;
+    Usage usage = reply->usage;
+    const bool estimated = usage.input_tokens == 0 && usage.output_tokens == 0;
+    if (estimated) {
+      usage.input_tokens = input;
+      usage.output_tokens = ReplyTokens(reply->message);
+      if (!out_.tokens_estimated && sink_ != nullptr) {
+        sink_->OnTokensEstimated();
+      }
+      out_.tokens_estimated = true;
+    }
+    out_.usage.input_tokens += usage.input_tokens;
+    out_.usage.output_tokens += usage.output_tokens;
     out_.cost_usd = CostOf(out_.usage, budgets_.prices);
     Message said = reply->message;
     said.role = Role::kAssistant;
-    Record("assistant", AssistantContent(said), reply->usage.input_tokens,
-           reply->usage.output_tokens);
+    Record("assistant", AssistantContent(said, estimated), usage.input_tokens,
+           usage.output_tokens);
     messages_.push_back(said);
     if (said.tool_calls.empty()) {
       std::string nudge =
@@ -295,8 +405,14 @@ std::string_view StopReasonName(StopReason reason) {
       return "loop";
     case StopReason::kBackendError:
       return "backend_error";
+    case StopReason::kInterrupted:
+      return "interrupted";
   }
   return "unknown";
+}
+
+int64_t EstimateTokens(size_t bytes) {
+  return static_cast<int64_t>((bytes + 3) / 4);
 }
 
 std::string QuoteUntrusted(std::string_view label, std::string_view text,

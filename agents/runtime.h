@@ -17,12 +17,34 @@
 // `loop_repeats` times (a text-only reply repeated counts the same way).
 // The model is warned once, one repeat before the stop.
 //
+// The budgets also bound each request, not only the turns between them:
+//   - its time limit (ChatRequest::time_limit_seconds) is what is left of
+//     max_wall_seconds, so a slow or hung server is cut there (the client's
+//     own timeout_seconds still applies when smaller); a request cut so
+//     ends the session with kBudget "wall time: ...";
+//   - its max_tokens is the smaller of max_output_tokens and what the
+//     token budgets (session, per bug) and the per-bug cost budget leave
+//     after the request's estimated input; when they cannot cover the
+//     estimated input and one output token, the session ends with kBudget
+//     before sending.
+// Token estimates: ceil(bytes / 4) of the text sent (system prompt,
+// messages, tool calls, tool specs as JSON) or received (text, tool names
+// and arguments). A reply whose usage is absent or all zero (Ollama, some
+// llama.cpp builds) is counted at these estimates, so that the token and
+// cost budgets still hold; the transcript says so (the assistant message's
+// "usage": "estimated ..." and TranscriptSink::OnTokensEstimated), and so
+// does SessionOutcome::tokens_estimated.
+// A stop request (SessionSetup::cancel) ends the session with
+// kInterrupted: before the next turn, or during a request (the client
+// returns kCancelled).
+//
 // Untrusted text (bug reports) is never put in the system prompt: it goes
 // into the first user message as quoted data between markers that carry a
 // random nonce, and any marker-like text inside it is defused
 // (QuoteUntrusted).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -69,10 +91,19 @@ class TranscriptSink {
                          int64_t input_tokens, int64_t output_tokens) = 0;
   // Once, at the end: StopReasonName() of the outcome, or "error".
   virtual void OnEnd(std::string_view status) = 0;
+  // Once, at the first turn whose token counts are estimates (the server
+  // reported no usage).
+  virtual void OnTokensEstimated() {}
 };
 
-enum class StopReason { kFinished, kBudget, kLoop, kBackendError };
-// "finished", "budget", "loop", "backend_error".
+enum class StopReason {
+  kFinished,
+  kBudget,
+  kLoop,
+  kBackendError,
+  kInterrupted
+};
+// "finished", "budget", "loop", "backend_error", "interrupted".
 std::string_view StopReasonName(StopReason reason);
 
 // A piece of untrusted text for the first user message.
@@ -87,6 +118,9 @@ struct SessionSetup {
   std::vector<UntrustedText> data;  // Quoted after user_message.
   int64_t bug_tokens_spent = 0;     // By the bug's earlier sessions.
   double bug_cost_spent_usd = 0;    // By the bug's earlier sessions.
+  // When set and true, the session stops (kInterrupted); passed to every
+  // request (ChatRequest::cancel). Not owned. Null: never.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct SessionOutcome {
@@ -97,16 +131,21 @@ struct SessionOutcome {
   double cost_usd = 0;  // CostOf(usage, budgets.prices).
   int turns = 0;
   int tool_calls = 0;
+  bool tokens_estimated = false;  // Some turn's usage was estimated.
 };
+
+// ceil(bytes / 4): the token estimate of `bytes` bytes of text.
+int64_t EstimateTokens(size_t bytes);
 
 // Seconds on a monotonic clock (tests pass a fake one).
 using Clock = std::function<double()>;
 
 // Runs one session. Backend failures end it with kBackendError (the
-// detail is the client's message). Errors: kInternal (or another
-// non-InvalidArgument code) from ToolBox::Call for a broken set-up, after
-// which the session stops (the sink gets OnEnd("error")).
-// `sink` and `clock` may be null (no transcript; steady_clock).
+// detail is the client's message); a cancelled request with kInterrupted.
+// Errors: kInternal (or another non-InvalidArgument code) from ToolBox::Call
+// for a broken set-up, after which the session stops (the sink gets
+// OnEnd("error")). `sink` and `clock` may be null (no transcript;
+// steady_clock).
 StatusOr<SessionOutcome> RunSession(LlmClient& client, ToolBox& tools,
                                     const SessionSetup& setup,
                                     const Budgets& budgets,

@@ -24,6 +24,7 @@ enum class StatusCode {
   kOutOfRange,
   kDeadlineExceeded,
   kIoError,
+  kCancelled,  // Stopped on request (shutdown) before it finished.
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -71,6 +72,9 @@ inline Status OutOfRange(std::string m) {
 }
 inline Status IoError(std::string m) {
   return Status(StatusCode::kIoError, std::move(m));
+}
+inline Status Cancelled(std::string m) {
+  return Status(StatusCode::kCancelled, std::move(m));
 }
 
 template <typename T>

@@ -183,7 +183,6 @@ Status WriteToolRunsRunning(const Sources& s, Writer* w) {
   return Status::Ok();
 }
 
-
 // The rows of `sql`: label columns first (as many as `labels`), then the
 // value; one sample each.
 Status WriteRows(const Sources& s, Writer* w, const char* sql,
@@ -212,7 +211,7 @@ Status WriteAgentSessions(const Sources& s, Writer* w) {
   return WriteRows(
       s, w,
       "SELECT role, backend, CASE WHEN fallback_reason != '' OR status LIKE "
-      "'fell back%' THEN 'fell_back' WHEN status = 'done' THEN 'done' WHEN "
+      "'fell back%' THEN 'fell_back' WHEN status LIKE 'done%' THEN 'done' WHEN status = 'interrupted' THEN 'interrupted' WHEN "
       "status LIKE 'error%' THEN 'error' WHEN ended_ms IS NULL THEN "
       "'running' ELSE 'other' END AS st, count(*) FROM agent_sessions "
       "GROUP BY role, backend, st ORDER BY role, backend, st",

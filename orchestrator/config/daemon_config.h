@@ -62,6 +62,13 @@
 //                                           patch_drafter
 //     "llm": {"openai": {...}, "anthropic": {...}},   LlmBackendConfig:
 //                                      the backends the swarm's brains name
+//                                      base_url: up to and including
+//                                      the API version; the client POSTs
+//                                      to base_url + "/chat/completions"
+//                                      (openai: "http://127.0.0.1:8080/v1")
+//                                      or + "/messages" (anthropic:
+//                                      "https://api.anthropic.com/v1";
+//                                      refused without the version)
 //     "budgets": {"turns": 20, "tokens": 200000, "wall_seconds": 600,
 //                 "bug_tokens": 1000000,    per session; per bug
 //                 "bug_cost_usd": 0},       per bug, at the llm prices

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <memory>
+
 #include "agents/brain.h"
 #include "agents/llm_brain.h"
 #include "base/log_context.h"
@@ -11,12 +13,19 @@
 namespace trench::orchestrator {
 namespace {
 
+constexpr std::string_view kEstimatedNote =
+    " (tokens estimated: the server reported no usage)";
+
 // The LLM transcript of one session, into the store, with what each
 // message's tokens cost.
 class StoreTranscript : public agents::TranscriptSink {
  public:
-  StoreTranscript(Store* store, int64_t session, agents::Prices prices)
-      : store_(store), session_(session), prices_(prices) {}
+  StoreTranscript(Store* store, int64_t session, agents::Prices prices,
+                  std::shared_ptr<bool> estimated)
+      : store_(store),
+        session_(session),
+        prices_(prices),
+        estimated_(std::move(estimated)) {}
   void OnMessage(std::string_view role, std::string_view content,
                  int64_t input_tokens, int64_t output_tokens) override {
     const double cost = agents::CostOf({input_tokens, output_tokens}, prices_);
@@ -28,11 +37,13 @@ class StoreTranscript : public agents::TranscriptSink {
     }
   }
   void OnEnd(std::string_view status) override { status_ = status; }
+  void OnTokensEstimated() override { *estimated_ = true; }
 
  private:
   Store* store_;
   int64_t session_;
   agents::Prices prices_;
+  std::shared_ptr<bool> estimated_;
   std::string status_;
 };
 
@@ -45,10 +56,9 @@ AgentSpend SpendOfTask(Store* store, const Json& task) {
   return spend.ok() ? *spend : AgentSpend{};
 }
 
-StatusOr<std::unique_ptr<agents::Brain>> MakeBrain(StepContext& ctx,
-                                                   const std::string& role,
-                                                   const std::string& brain,
-                                                   int64_t session) {
+StatusOr<std::unique_ptr<agents::Brain>> MakeBrain(
+    StepContext& ctx, const std::string& role, const std::string& brain,
+    int64_t session, std::shared_ptr<bool> estimated) {
   if (brain == "builtin") return agents::MakeBuiltinBrain(role);
   ASSIGN_OR_RETURN(LlmSettings llm, LlmSettingsOf(*ctx.config, brain));
   ASSIGN_OR_RETURN(std::unique_ptr<agents::LlmClient> client,
@@ -63,10 +73,12 @@ StatusOr<std::unique_ptr<agents::Brain>> MakeBrain(StepContext& ctx,
   o.budgets.max_bug_cost_usd = ctx.config->budget_bug_cost_usd;
   o.budgets.prices = llm.prices;
   Store* store = ctx.store;
-  o.transcripts = [store, session, prices = llm.prices](const Json&) {
+  o.transcripts = [store, session, prices = llm.prices,
+                   estimated](const Json&) {
     return std::unique_ptr<agents::TranscriptSink>(
-        new StoreTranscript(store, session, prices));
+        new StoreTranscript(store, session, prices, estimated));
   };
+  o.cancel = ctx.stopping;
   o.bug_tokens_spent = [store](const Json& task) {
     return SpendOfTask(store, task).tokens;
   };
@@ -96,8 +108,9 @@ StatusOr<Json> RunAgent(StepContext& ctx, const std::string& role,
                    ctx.store->StartAgentSession(bug_id, role, brain_name));
   RETURN_IF_ERROR(
       ctx.store->AddAgentMessage(session, "task", task.Dump(), 0, 0).status());
+  auto estimated = std::make_shared<bool>(false);
   StatusOr<std::unique_ptr<agents::Brain>> brain =
-      MakeBrain(ctx, role, brain_name, session);
+      MakeBrain(ctx, role, brain_name, session, estimated);
   std::string set_up_failure;
   if (!brain.ok()) {
     set_up_failure = brain.status().message();
@@ -111,8 +124,12 @@ StatusOr<Json> RunAgent(StepContext& ctx, const std::string& role,
   }
   StatusOr<Json> claim = (*brain)->Run(task, tools);
   if (!claim.ok()) {
+    // Stopped by the shutdown: the job goes back to the queue and runs
+    // again after the restart.
+    const bool interrupted = claim.status().code() == StatusCode::kCancelled;
     RETURN_IF_ERROR(ctx.store->EndAgentSession(
-        session, "error: " + claim.status().message()));
+        session,
+        interrupted ? "interrupted" : "error: " + claim.status().message()));
     return claim.status();
   }
   RETURN_IF_ERROR(
@@ -132,6 +149,7 @@ StatusOr<Json> RunAgent(StepContext& ctx, const std::string& role,
     why = set_up_failure;
     reason = FallbackReason::kSetUp;
   }
+  if (*estimated) status += kEstimatedNote;
   const std::string reason_name =
       reason ? std::string(FallbackReasonName(*reason)) : "";
   RETURN_IF_ERROR(ctx.store->EndAgentSession(session, status, reason_name));

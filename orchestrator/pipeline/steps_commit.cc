@@ -172,6 +172,10 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
     // not cost the commit its unfocused campaign.
     StatusOr<Json> raw =
         RunAgent(ctx, "stress_test_author", std::nullopt, task, *tools);
+    // A shutdown is not the author's failure: the job is redone later.
+    if (!raw.ok() && raw.status().code() == StatusCode::kCancelled) {
+      return raw.status();
+    }
     StatusOr<agents::StressAuthorClaim> claim =
         raw.ok() ? agents::ParseStressAuthorClaim(ToJsonDoc(*raw))
                  : StatusOr<agents::StressAuthorClaim>(raw.status());

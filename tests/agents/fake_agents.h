@@ -124,6 +124,7 @@ class ForwardingSink : public TranscriptSink {
     to_->OnMessage(role, content, in, out);
   }
   void OnEnd(std::string_view status) override { to_->OnEnd(status); }
+  void OnTokensEstimated() override { to_->OnTokensEstimated(); }
 
  private:
   TranscriptSink* to_;

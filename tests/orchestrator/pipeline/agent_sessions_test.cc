@@ -7,10 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "orchestrator/api/metrics.h"
 #include "orchestrator/daemon/logging.h"
@@ -314,6 +316,53 @@ TEST_F(AgentSessionsTest, StartUpCheckNamesTheRoleAndTheFileOrVariable) {
   EXPECT_NE(s.message().find("swarm.reproducer"), std::string::npos);
   EXPECT_NE(s.message().find("TRENCH_TEST_NO_SUCH_VARIABLE"),
             std::string::npos);
+}
+
+// SIGTERM while the backend hangs: the in-flight request is cancelled,
+// the session is "interrupted" (not a fallback: the built-in brain does not
+// run) and RunAgent says kCancelled, so that the daemon gives the job back
+// to the queue instead of failing it.
+TEST_F(AgentSessionsTest, AStopInterruptsTheSessionWithoutFallback) {
+  config_.llm["openai"].timeout_seconds = 120;
+  server_.Enqueue(ScriptedReply::Hang());
+  std::atomic<bool> stopping{false};
+  ctx_.stopping = &stopping;
+  std::thread stopper([&] {
+    server_.WaitForRequests(1);
+    stopping = true;
+  });
+  FakeToolBox tools("reproducer");
+  StatusOr<Json> claim = RunAgent(ctx_, "reproducer", bug_, task_, tools);
+  stopper.join();
+  ASSERT_FALSE(claim.ok()) << claim->Dump();
+  EXPECT_EQ(claim.status().code(), StatusCode::kCancelled)
+      << claim.status().ToString();
+  EXPECT_TRUE(tools.calls.empty());  // No built-in brain at work.
+  std::vector<AgentMessage> messages;
+  const AgentSession s = OnlySession(&messages);
+  EXPECT_EQ(s.status, "interrupted");
+  EXPECT_TRUE(s.ended_ms.has_value());
+  for (const AgentMessage& m : messages) EXPECT_NE(m.role, "claim");
+}
+
+// A server that reports no usage (Ollama): the tokens are estimates, and
+// the session's status says so.
+TEST_F(AgentSessionsTest, EstimatedTokensAreMarkedInTheSession) {
+  Json reply = OpenAiToolCallReply("finish", WithCase(R"({"outcome": "done",
+      "summary": "fails", "case": "CASE", "runs": 3, "failures": 3,
+      "rate": 1.0, "status": "mismatch", "signature": {}})"));
+  std::erase_if(reply.mutable_object(),
+                [](const auto& kv) { return kv.first == "usage"; });
+  server_.Enqueue(ScriptedReply::WithJson(200, reply));
+  FakeToolBox tools("reproducer");
+  StatusOr<Json> claim = RunAgent(ctx_, "reproducer", bug_, task_, tools);
+  ASSERT_TRUE(claim.ok()) << claim.status().ToString();
+  std::vector<AgentMessage> messages;
+  const AgentSession s = OnlySession(&messages);
+  EXPECT_EQ(s.status, "done (tokens estimated: the server reported no usage)");
+  EXPECT_GT(s.input_tokens, 0);
+  EXPECT_GT(s.output_tokens, 0);
+  EXPECT_GT(s.cost_usd, 0);
 }
 
 }  // namespace
