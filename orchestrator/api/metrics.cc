@@ -211,7 +211,8 @@ Status WriteAgentSessions(const Sources& s, Writer* w) {
   return WriteRows(
       s, w,
       "SELECT role, backend, CASE WHEN fallback_reason != '' OR status LIKE "
-      "'fell back%' THEN 'fell_back' WHEN status LIKE 'done%' THEN 'done' WHEN status = 'interrupted' THEN 'interrupted' WHEN "
+      "'fell back%' THEN 'fell_back' WHEN status LIKE 'done%' THEN 'done' WHEN "
+      "status = 'interrupted' THEN 'interrupted' WHEN "
       "status LIKE 'error%' THEN 'error' WHEN ended_ms IS NULL THEN "
       "'running' ELSE 'other' END AS st, count(*) FROM agent_sessions "
       "GROUP BY role, backend, st ORDER BY role, backend, st",
