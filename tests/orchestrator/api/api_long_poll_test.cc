@@ -62,7 +62,8 @@ TEST_F(ApiLongPollTest, AWaitingClientGetsTheEventWrittenMeanwhile) {
   client.join();
   HttpReply r = answer.get();
   ASSERT_EQ(r.status, 200) << r.body;
-  const Json* events = r.json().Find("events");
+  const Json body = r.json();
+  const Json* events = body.Find("events");
   ASSERT_NE(events, nullptr) << r.body;
   ASSERT_EQ(events->size(), 1u) << r.body;
   EXPECT_EQ(events->array()[0].Find("to")->string_value(), "reproduced");
