@@ -30,7 +30,8 @@ class ApiJobsTest : public ApiTest {
   JobState StateOf(int64_t id) { return JobQueue(check_.get()).Get(id)->state; }
   std::vector<int64_t> Ids(const HttpReply& r) {
     std::vector<int64_t> ids;
-    const Json* jobs = r.json().Find("jobs");
+    const Json body = r.json();
+    const Json* jobs = body.Find("jobs");
     for (size_t i = 0; jobs != nullptr && i < jobs->size(); ++i) {
       ids.push_back(jobs->array()[i].Find("id")->int64_value());
     }
@@ -48,7 +49,8 @@ TEST_F(ApiJobsTest, ListsFiltersAndPagesJobs) {
   HttpReply r = Call("GET", "/api/v1/jobs");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(Ids(r), (std::vector<int64_t>{c, b, a}));
-  const Json& first = r.json().Find("jobs")->array()[2];
+  const Json listed = r.json();
+  const Json& first = listed.Find("jobs")->array()[2];
   EXPECT_EQ(first.Find("state")->string_value(), "failed");
   EXPECT_EQ(first.Find("bug")->int64_value(), 3);
   EXPECT_EQ(first.Find("last_error")->string_value(), "no build");
@@ -163,7 +165,8 @@ TEST_F(ApiJobsTest, BugPageShowsEachJobsWholeLastError) {
   const int64_t a = FailedJob(*id, "reproduce", error);
   HttpReply r = Call("GET", "/api/v1/bugs/" + std::to_string(*id));
   ASSERT_EQ(r.status, 200) << r.body;
-  const Json& job = r.json().Find("jobs")->array()[0];
+  const Json page = r.json();
+  const Json& job = page.Find("jobs")->array()[0];
   EXPECT_EQ(job.Find("id")->int64_value(), a);
   EXPECT_EQ(job.Find("last_error")->string_value(), error);
   EXPECT_EQ(job.Find("bug")->int64_value(), *id);

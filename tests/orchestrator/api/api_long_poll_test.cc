@@ -62,7 +62,8 @@ TEST_F(ApiLongPollTest, AWaitingClientGetsTheEventWrittenMeanwhile) {
   client.join();
   HttpReply r = answer.get();
   ASSERT_EQ(r.status, 200) << r.body;
-  const Json* events = r.json().Find("events");
+  const Json body = r.json();
+  const Json* events = body.Find("events");
   ASSERT_NE(events, nullptr) << r.body;
   ASSERT_EQ(events->size(), 1u) << r.body;
   EXPECT_EQ(events->array()[0].Find("to")->string_value(), "reproduced");
@@ -151,10 +152,11 @@ TEST_F(ApiLongPollCapTest, RefusesWaitersPastTheCapAndStopAnswersThem) {
   std::thread waiter([&] {
     // Refused while the main thread's short wait holds the one place.
     HttpReply r;
-    for (int i = 0; i < 100; ++i) {
+    for (int i = 0; i < 3000; ++i) {
       HttpClient c(capped_server_->port());
       r = c.Request("GET", "/api/v1/events?wait=30");
       if (r.status != 503) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     reply.set_value(r);
   });
@@ -166,6 +168,8 @@ TEST_F(ApiLongPollCapTest, RefusesWaitersPastTheCapAndStopAnswersThem) {
     HttpClient c(capped_server_->port());
     second = c.Request("GET", "/api/v1/events?wait=1");
     if (second.status == 503) break;
+    // Room for the other thread to take the place.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   EXPECT_EQ(second.status, 503) << second.body;
   EXPECT_EQ(second.headers["retry-after"], "1");
