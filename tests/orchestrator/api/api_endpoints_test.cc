@@ -439,20 +439,14 @@ TEST_F(ApiEndpointsTest, MetricsCountTheStore) {
   for (const char* line :
        {"# TYPE trench_bugs gauge\n", "trench_bugs{state=\"new\"} 1\n",
         "trench_bugs{state=\"proposed\"} 1\n",
-        "trench_bugs{state=\"fixed\"} 0
-",
-        "trench_jobs{kind=\"reproduce\",state=\"queued\"} 1
-",
-        "trench_jobs{kind=\"reproduce\",state=\"leased\"} 0
-",
-        "trench_target_runs_total 1
-",
+        "trench_bugs{state=\"fixed\"} 0\n",
+        "trench_jobs{kind=\"reproduce\",state=\"queued\"} 1\n",
+        "trench_jobs{kind=\"reproduce\",state=\"leased\"} 0\n",
+        "trench_target_runs_total 1\n",
         "trench_agent_tokens_total{role=\"minimizer\",backend=\"llm\","
-        "direction=\"input\"} 10
-",
+        "direction=\"input\"} 10\n",
         "trench_agent_tokens_total{role=\"minimizer\",backend=\"llm\","
-        "direction=\"output\"} 5
-",
+        "direction=\"output\"} 5\n",
         "trench_fuzz_programs_total 400\n", "trench_fuzz_seconds_total 28\n",
         "# TYPE trench_fuzz_rate gauge\n", "trench_fuzz_rate 12.5\n"}) {
     EXPECT_NE(r.body.find(line), std::string::npos) << line << r.body;
