@@ -172,7 +172,7 @@ TEST(CliConfigTest, ShippedConfigIsTheDefaults) {
 
   const std::string unit = Slurp(dir + "/trench.service");
   for (const char* line :
-       {"Type=simple",
+       {"Type=notify",
         "ExecStart=/usr/local/bin/trench serve --config "
         "/etc/trench/trench.json",
         "EnvironmentFile=", "Restart=on-failure", "KillSignal=SIGTERM",

@@ -40,9 +40,9 @@ class ServeConfigCheckTest : public ::testing::Test {
     daemon.Start();
     int status = 0;
     // A bound against a hang: a refused start returns at once.
-    const bool exited = WaitFor(
-        [&] { return ::waitpid(daemon.pid(), &status, WNOHANG) > 0; },
-        std::chrono::seconds(120), std::chrono::milliseconds(50));
+    const bool exited =
+        WaitFor([&] { return ::waitpid(daemon.pid(), &status, WNOHANG) > 0; },
+                std::chrono::seconds(120), std::chrono::milliseconds(50));
     *log = ReadAll(dir_ + "/log");
     if (!exited) {
       daemon.Kill(SIGKILL);
