@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "base/lines.h"
+
 namespace trench::agents {
 namespace {
 
@@ -603,15 +605,7 @@ std::string ShownInMessage(std::string_view s) {
 }
 
 std::vector<std::string_view> SplitLineViews(std::string_view text) {
-  std::vector<std::string_view> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    out.push_back(text.substr(pos, nl - pos));
-    pos = nl + 1;
-  }
-  return out;
+  return trench::SplitLineViews(text);
 }
 
 std::vector<std::string> SplitLines(std::string_view text) {

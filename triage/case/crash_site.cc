@@ -8,6 +8,8 @@
 #include <memory>
 #include <optional>
 
+#include "base/lines.h"
+
 namespace trench::hlo_diff {
 namespace {
 
@@ -170,22 +172,10 @@ bool SaysACheckFailed(std::string_view line) {
   return false;
 }
 
-std::vector<std::string_view> Lines(std::string_view text) {
-  std::vector<std::string_view> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    out.push_back(text.substr(pos, nl - pos));
-    pos = nl + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 CrashSite FindCrashSite(std::string_view stderr_text, size_t max_frames) {
-  const std::vector<std::string_view> lines = Lines(stderr_text);
+  const std::vector<std::string_view> lines = SplitLineViews(stderr_text);
   CrashSite site;
   // The first block of frames.
   size_t first = lines.size();
