@@ -6,6 +6,7 @@
 #include "orchestrator/pipeline/agent_sessions.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -299,8 +300,9 @@ TEST_F(AgentSessionsTest, StartUpCheckNamesTheRoleAndTheFileOrVariable) {
   EXPECT_TRUE(CheckAgentSetUp(config_).ok());
   config_.prompts_dir = "";  // The built-in prompts.
   EXPECT_TRUE(CheckAgentSetUp(config_).ok());
-  const std::string dir = ::testing::TempDir() + "/h2_prompts_override";
-  std::filesystem::create_directories(dir);
+  // A directory of its own: other test processes may share the machine.
+  std::string dir = ::testing::TempDir() + "trench-prompts-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
   { std::ofstream(dir + "/patch_drafter.md") << "x\n<!-- user message -->\n"; }
   config_.prompts_dir = dir;
   Status s = CheckAgentSetUp(config_);
@@ -309,6 +311,7 @@ TEST_F(AgentSessionsTest, StartUpCheckNamesTheRoleAndTheFileOrVariable) {
       << s.message();
   EXPECT_NE(s.message().find(dir + "/reproducer.md"), std::string::npos)
       << s.message();
+  std::filesystem::remove_all(dir);
   config_.prompts_dir = "";
   config_.llm["openai"].api_key_env = "TRENCH_TEST_NO_SUCH_VARIABLE";
   s = CheckAgentSetUp(config_);
