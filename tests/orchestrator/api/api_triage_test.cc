@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "base/sha256.h"
+#include "orchestrator/pipeline/pipeline.h"
 #include "orchestrator/pipeline/triage_verbs.h"
 #include "orchestrator/store/job_queue.h"
 #include "tests/orchestrator/api/api_test_util.h"
