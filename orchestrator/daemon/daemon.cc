@@ -370,6 +370,7 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
     ao.read_token = read;
   }
   ao.cases_dir = p.cases;
+  ao.push_on_approve = config.review_on_approve == "push";
   impl->api = std::make_unique<ApiHandlers>(impl->store.get(), ao);
   HttpServerOptions ho;
   ho.address = config.http_address;
