@@ -16,6 +16,7 @@
 #include "git/git_repo.h"
 #include "orchestrator/api/bug_graph.h"
 #include "orchestrator/api/error_map.h"
+#include "orchestrator/api/http_metrics.h"
 #include "tests/orchestrator/api/api_test_util.h"
 #include "triage/case/case_bundle.h"
 
@@ -488,6 +489,15 @@ TEST(ErrorMapTest, CellsHoldTheWorstRatio) {
   EXPECT_EQ(wide["cols"], 64);
   EXPECT_EQ(wide["cells"][0][63], 5.0);
   EXPECT_EQ(wide["cells"][0][0], 0.0);
+}
+
+TEST(WebRoutesMetricsTest, RoutesArePatterns) {
+  EXPECT_EQ(RouteOf("/api/v1/bugs/3/view"), "/api/v1/bugs/{id}/view");
+  EXPECT_EQ(RouteOf("/api/v1/bugs/3/graph.svg"), "/api/v1/bugs/{id}/graph.svg");
+  EXPECT_EQ(RouteOf("/api/v1/patches/3.patch"), "/api/v1/patches/{id}.patch");
+  EXPECT_EQ(RouteOf("/api/v1/patches/.patch"), "other");
+  EXPECT_EQ(RouteOf("/api/v1/patches/3.patchx"), "other");
+  EXPECT_EQ(RouteOf("/api/v1/overview"), "/api/v1/overview");
 }
 
 class WebDataNoDotTest : public WebDataTest {
