@@ -205,12 +205,13 @@ TEST_F(WebDataTest, OverviewGathersCommitsSwarmJobsAndSeries) {
 TEST_F(WebDataTest, BugListFiltersTenThousandBugs) {
   constexpr int kBugs = 10000;
   ASSERT_TRUE(check_->db()->Exec("BEGIN").ok());
-  {
+  for (int i = 1; i <= kBugs; ++i) {
+    // Prepared again each time: a statement is reset when it goes.
     auto st = check_->db()->Prepare(
         "INSERT INTO bugs (state, signature, title, created_ms, updated_ms, "
         "details) VALUES (?1, ?2, ?3, ?4, ?4, ?5)");
     ASSERT_TRUE(st.ok());
-    for (int i = 1; i <= kBugs; ++i) {
+    {
       Json d = Json::MakeObject();
       Json findings = Json::MakeObject();
       findings["pass"] = "pass" + std::to_string(i % 7);
@@ -227,7 +228,8 @@ TEST_F(WebDataTest, BugListFiltersTenThousandBugs) {
           .BindText(3, i % 250 == 0 ? "Title NEEDLE" : "title")
           .BindInt64(4, i)
           .BindJson(5, d);
-      ASSERT_TRUE(st->Run().ok());
+      Status inserted = st->Run();
+      ASSERT_TRUE(inserted.ok()) << inserted.ToString();
     }
   }
   ASSERT_TRUE(check_->db()->Exec("COMMIT").ok());
@@ -299,7 +301,8 @@ TEST_F(WebDataTest, SignaturesCountBugsAndCommits) {
   ASSERT_TRUE(check_->AddRun(sha, b, "c2", Json::MakeObject(), 1).ok());
   HttpReply r = Call("GET", "/api/v1/signatures");
   ASSERT_EQ(r.status, 200) << r.body;
-  const Json& list = *r.json().Find("signatures");
+  const Json body = r.json();
+  const Json& list = *body.Find("signatures");
   ASSERT_EQ(list.size(), 2u);
   const Json& s = list.array()[0];
   EXPECT_EQ(s.Find("signature")->string_value(), "sigA");
