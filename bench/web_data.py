@@ -27,9 +27,11 @@ import sys
 import tempfile
 import time
 
-PASS = "json_extract(details, '$.localization.findings.pass')"
-TEXT = ("(instr(lower(title), ?) > 0 OR instr(lower(coalesce("
-        "json_extract(details, '$.report.text'), '')), ?) > 0)")
+PASS = ("(CASE WHEN json_valid(details) THEN json_extract(details, "
+        "'$.localization.findings.pass') END)")
+TEXT = ("(instr(lower(title), ?) > 0 OR instr(lower(coalesce(CASE WHEN "
+        "json_valid(details) THEN json_extract(details, '$.report.text') END, "
+        "'')), ?) > 0)")
 BUG_COLUMNS = ("id, state, signature, title, created_ms, updated_ms, "
                "duplicate_of, flaky_rate, case_sha256, minimized_sha256, "
                "culprit_commit, fix_commit, details")
