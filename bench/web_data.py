@@ -124,7 +124,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="trench-web-bench.") as tmp:
         run = subprocess.run([binary, tmp, str(a.repeats)], check=True,
                              capture_output=True, text=True)
-        trench = json.loads(run.stdout)
+        # The store's log lines (migrations) precede the JSON line.
+        trench = json.loads([line for line in run.stdout.splitlines()
+                             if line.startswith("{")][-1])
         db = sqlite3.connect(trench["store"])
         bug = trench["bug"]
         peer = {
