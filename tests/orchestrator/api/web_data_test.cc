@@ -46,6 +46,28 @@ Literal F32(std::vector<double> values) {
   return l;
 }
 
+// Bug details whose localization found multiply `m` in fusion `f`.
+Json FusionLocalized() {
+  Json level = Json::MakeObject();
+  level["level"] = "fusion";
+  level["result"] = "found";
+  level["summary"] = "multiply in fusion f";
+  level["evidence"] = Json::MakeObject();
+  level["runs"] = 3;
+  Json loc = Json::MakeObject();
+  loc["levels"] = Json::MakeArray();
+  loc["levels"].push_back(level);
+  Json findings = Json::MakeObject();
+  findings["instruction"] = "f";
+  findings["fusion"] = "f";
+  findings["fused_instruction"] = "m";
+  findings["pass"] = "fusion";
+  loc["findings"] = findings;
+  Json details = Json::MakeObject();
+  details["localization"] = loc;
+  return details;
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
@@ -334,24 +356,7 @@ TEST_F(WebDataTest, BugViewHasEverythingThePageShows) {
                                  "break the <pass>", "refs/heads/main");
   ASSERT_TRUE(c1.ok() && c2.ok());
   const std::string case_sha = PutRealCase(kFusionHlo);
-  Json details = Json::MakeObject();
-  Json loc = Json::MakeObject();
-  Json level = Json::MakeObject();
-  level["level"] = "fusion";
-  level["result"] = "found";
-  level["summary"] = "multiply in fusion f";
-  level["evidence"] = Json::MakeObject();
-  level["runs"] = 3;
-  Json levels = Json::MakeArray();
-  levels.push_back(level);
-  loc["levels"] = levels;
-  Json findings = Json::MakeObject();
-  findings["instruction"] = "f";
-  findings["fusion"] = "f";
-  findings["fused_instruction"] = "m";
-  findings["pass"] = "fusion";
-  loc["findings"] = findings;
-  details["localization"] = loc;
+  const Json details = FusionLocalized();
   const int64_t id =
       NewBug("sig", "<script>alert(1)</script>", case_sha, details);
   ASSERT_TRUE(
@@ -445,14 +450,7 @@ TEST_F(WebDataTest, BugViewHasEverythingThePageShows) {
 
 TEST_F(WebDataTest, GraphHighlightsTheDivergingInstruction) {
   const std::string case_sha = PutRealCase(kFusionHlo);
-  Json details = Json::MakeObject();
-  Json loc = Json::MakeObject();
-  Json findings = Json::MakeObject();
-  findings["instruction"] = "f";
-  findings["fusion"] = "f";
-  findings["fused_instruction"] = "m";
-  loc["findings"] = findings;
-  details["localization"] = loc;
+  const Json details = FusionLocalized();
   const int64_t id = NewBug("sig", "t", case_sha, details);
   HttpReply r =
       Call("GET", "/api/v1/bugs/" + std::to_string(id) + "/graph.svg");
