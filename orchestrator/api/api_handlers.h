@@ -98,6 +98,7 @@
 // writes nothing: each write is one store transaction after validation.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -105,6 +106,7 @@
 #include "orchestrator/api/api_bodies.h"
 #include "orchestrator/api/api_request.h"
 #include "orchestrator/api/http_metrics.h"
+#include "orchestrator/config/daemon_config.h"
 #include "orchestrator/store/records_json.h"
 #include "orchestrator/store/store.h"
 
@@ -133,6 +135,19 @@ struct ApiOptions {
   std::string read_token;
   // config review.on_approve "push": an approval queues the push job.
   bool push_on_approve = false;
+  // The web dashboard's data (web_data.h): the watched repository as
+  // configured, the git directory read with libgit2 for commit summaries
+  // and the culprit's diff (the daemon's mirror; "": `repo`), its branch,
+  // the configured known-good commit, the swarm as configured, where the
+  // reproductions keep the target's outputs (<runs_dir>/<run id>/out/),
+  // and the Graphviz program drawing a bug's module.
+  std::string repo;
+  std::string git_dir;
+  std::string branch;
+  std::string good_commit;
+  std::map<std::string, RoleConfig> swarm;
+  std::string runs_dir;
+  std::string dot_program = "dot";  // A path, or a name looked up in PATH.
 };
 
 // Which events a feed lists: bug= only that bug's, commit= only that
@@ -171,7 +186,6 @@ class ApiHandlers {
   // The 401/403 response, or nullopt when the request may read.
   std::optional<ApiResponse> CheckRead(const ApiRequest& request) const;
   ApiResponse PostReport(const ApiRequest& request);
-  ApiResponse ListBugs(const ApiRequest& request);
   ApiResponse GetBug(std::string_view id);
   ApiResponse Review(std::string_view id, const ApiRequest& request);
   // POST /api/v1/bugs/{id}/triage (api_triage.cc), or nullopt for another

@@ -195,13 +195,16 @@ class ApiTest : public StoreTest {
     StoreTest::TearDown();
   }
 
-  // The handlers' options; tests may override.
+  // The handlers' options; tests may override (or adjust the defaults).
   virtual ApiOptions Options() {
     ApiOptions options;
     options.token = kToken;
     options.cases_dir = dir_ + "/cases";
+    AdjustOptions(&options);
     return options;
   }
+  // Changes the handlers' options before they start; tests may override.
+  virtual void AdjustOptions(ApiOptions* options) {}
 
   // The server's options; tests may override.
   virtual HttpServerOptions ServerOptions() {
