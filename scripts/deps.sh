@@ -10,6 +10,7 @@ TRENCH_PACKAGES=(
   nlohmann-json3-dev libboost-dev libsqlite3-dev libgit2-dev
   libspdlog-dev libcurl4-openssl-dev
   python3-numpy                     # benchmarks and npy interop tests
+  python3-aiosmtpd                  # the e-mail notification tests' SMTP sink
   bubblewrap                        # sandbox tier where namespaces fail
   e2fsprogs                         # mkfs.ext4: the builds' size-limited volume
 )

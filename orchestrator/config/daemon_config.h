@@ -73,6 +73,7 @@
 //                 "bug_tokens": 1000000,    per session; per bug
 //                 "bug_cost_usd": 0},       per bug, at the llm prices
 //                                           (0: no cost budget)
+//     "notify": {...},                  webhooks and e-mail (notify_config.h)
 //     "prompts_dir": ""                 the roles' prompt templates
 //                                       ("": those built into trench;
 //                                       a directory: <role>.md there
@@ -95,6 +96,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
+#include "orchestrator/config/notify_config.h"
 
 namespace trench::orchestrator {
 
@@ -186,6 +188,7 @@ struct DaemonConfig {
   int64_t budget_bug_tokens = 1000000;
   double budget_bug_cost_usd = 0;  // 0: none.
   std::string prompts_dir;         // "": the built-in prompts.
+  NotifyConfig notify;             // Nothing configured: no notifier.
 };
 
 // The roles of DESIGN.md "Agents", in pipeline order.

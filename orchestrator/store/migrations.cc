@@ -213,6 +213,36 @@ ALTER TABLE agent_sessions ADD COLUMN fallback_reason TEXT NOT NULL
   DEFAULT '';
 )sql";
 
+// Migration 10 belongs to another branch of issue 20; this placeholder
+// keeps the numbering contiguous until that one is merged (then drop it).
+constexpr char kReserved10[] = "-- reserved\n";
+
+// Notifications (orchestrator/notify/): the durable outbox. One row per
+// (event, destination), written with the dispatcher's cursor (meta
+// 'notify.cursor') in one transaction; a deliverer sends the pending rows
+// and records the outcome. delivery_id is what receivers see, the same
+// on every resend. state: pending, sent, failed (refused for good), dead
+// (gave up: too many attempts or too old).
+constexpr char kNotifyOutbox[] = R"sql(
+CREATE TABLE notify_outbox (
+  id INTEGER PRIMARY KEY,
+  event_id INTEGER NOT NULL REFERENCES events(id),
+  destination TEXT NOT NULL,
+  channel TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  delivery_id TEXT NOT NULL UNIQUE,
+  payload TEXT NOT NULL,
+  state TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_ms INTEGER NOT NULL,
+  last_error TEXT NOT NULL DEFAULT '',
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  UNIQUE (event_id, destination)
+);
+CREATE INDEX notify_outbox_due ON notify_outbox (state, next_attempt_ms);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kInitialSchema},
     {2, "lookup indexes and live-job dedup", kIndexes},
@@ -223,6 +253,8 @@ constexpr Migration kMigrations[] = {
     {7, "lost leases per job", kJobCrashes},
     {8, "idempotency keys of job retries", kJobRetryKeys},
     {9, "agent session fallback reason", kSessionFallbackReason},
+    {10, "reserved for another branch", kReserved10},
+    {11, "notification outbox", kNotifyOutbox},
 };
 
 Status EnsureMetaTable(Db* db) {
