@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 
+#include <cstring>
 #include <ctime>
 #include <memory>
 

@@ -113,7 +113,9 @@ StatusOr<int> DispatchEvents(Store* store, const NotifySetup& setup,
     ASSIGN_OR_RETURN(std::optional<int64_t> cursor, ReadCursor(db));
     if (!cursor) {
       int64_t start = 0;
-      if (!backfill) ASSIGN_OR_RETURN(start, NewestEventId(db));
+      if (!backfill) {
+        ASSIGN_OR_RETURN(start, NewestEventId(db));
+      }
       cursor = start;
       RETURN_IF_ERROR(WriteCursor(db, start));
     }
@@ -126,7 +128,9 @@ StatusOr<int> DispatchEvents(Store* store, const NotifySetup& setup,
       std::optional<Bug> bug;
       for (const NotifyDestination& d : setup.destinations) {
         if (!d.Wants(kind)) continue;
-        if (!bug) ASSIGN_OR_RETURN(bug, store->GetBug(e.bug_id));
+        if (!bug) {
+          ASSIGN_OR_RETURN(bug, store->GetBug(e.bug_id));
+        }
         const std::string id = DeliveryId(e.id, d.key);
         std::string payload;
         if (d.channel == NotifyChannel::kWebhook) {

@@ -354,7 +354,7 @@ TEST_F(NotifyMailTest, OneMailPerNewBugAndPerProposedPatch) {
   EXPECT_TRUE(has_line(mails[0], "trench found a new bug.")) << mails[0].raw;
   EXPECT_TRUE(has_line(mails[0], "dashboard: /bugs/1"));
   EXPECT_TRUE(has_line(mails[0], "The triage report:"));
-  EXPECT_TRUE(has_line(mails[0], ".starts with a dot")) << mails[0].raw;
+  EXPECT_TRUE(has_line(mails[0], "> .starts with a dot")) << mails[0].raw;
   EXPECT_TRUE(has_line(mails[1],
                        "trench proposes a patch for bug 1 (branch "
                        "trench/bug-1)."))
