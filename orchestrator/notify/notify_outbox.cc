@@ -221,6 +221,19 @@ StatusOr<std::string> RecordAttempt(Store* store, const NotifySetup& setup,
   return state;
 }
 
+StatusOr<std::vector<OutboxRow>> ListOutbox(Store* store,
+                                            const std::string& state) {
+  ASSIGN_OR_RETURN(
+      Statement st,
+      store->db()->Prepare(
+          "SELECT id, event_id, destination, channel, kind, delivery_id, "
+          "payload, state, attempts, next_attempt_ms, last_error, created_ms "
+          "FROM notify_outbox WHERE ?1 = '' OR state = ?1 ORDER BY id"));
+  st.BindText(1, state);
+  return ReadRows<OutboxRow>(
+      st, [&]() -> StatusOr<OutboxRow> { return ReadRow(st); });
+}
+
 StatusOr<std::optional<int64_t>> NextDueMs(Store* store) {
   ASSIGN_OR_RETURN(Statement st,
                    store->db()->Prepare("SELECT min(next_attempt_ms) FROM "

@@ -68,6 +68,10 @@ StatusOr<std::string> RecordAttempt(Store* store, const NotifySetup& setup,
                                     const OutboxRow& row,
                                     const SendResult& result, int64_t now_ms);
 
+// The rows in `state` ("" : all), in id order (tests, diagnosis).
+StatusOr<std::vector<OutboxRow>> ListOutbox(Store* store,
+                                            const std::string& state);
+
 // When the next pending row is due (nullopt: none pending).
 StatusOr<std::optional<int64_t>> NextDueMs(Store* store);
 

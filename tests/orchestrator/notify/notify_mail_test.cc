@@ -273,13 +273,7 @@ class NotifyMailTest : public StoreTest {
     return s;
   }
   std::unique_ptr<Notifier> MakeNotifier(NotifySetup setup) {
-    NotifierOptions o;
-    o.setup = std::move(setup);
-    o.clock = &clock_;
-    o.send_timeout_seconds = 60;
-    auto n = Notifier::Open(path_, std::move(o));
-    EXPECT_TRUE(n.ok()) << n.status().message();
-    return n.ok() ? std::move(*n) : nullptr;
+    return testing::TestNotifier(path_, std::move(setup), &clock_);
   }
   void Move(int64_t id, BugState to, TransitionFields f = {}) {
     auto b = store_->TransitionBug(id, to, "test", Json::MakeObject(), f);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/hmac.h"
+#include "orchestrator/notify/notifier.h"
 #include "orchestrator/notify/notify_outbox.h"
 #include "orchestrator/notify/notify_setup.h"
 #include "orchestrator/store/store.h"
@@ -59,34 +60,21 @@ inline bool SignatureValid(const agents::testing::RecordedRequest& r,
 // The outbox's rows in `state` (all when empty).
 inline std::vector<OutboxRow> OutboxRows(Store* store,
                                          const std::string& state = "") {
-  auto st = store->db()->Prepare(
-      "SELECT id, event_id, destination, channel, kind, delivery_id, "
-      "payload, state, attempts, next_attempt_ms, last_error, created_ms "
-      "FROM notify_outbox WHERE ?1 = '' OR state = ?1 ORDER BY id");
-  EXPECT_TRUE(st.ok());
-  std::vector<OutboxRow> rows;
-  if (!st.ok()) return rows;
-  st->BindText(1, state);
-  while (true) {
-    auto row = st->Step();
-    EXPECT_TRUE(row.ok());
-    if (!row.ok() || !*row) break;
-    OutboxRow r;
-    r.id = st->ColumnInt64(0);
-    r.event_id = st->ColumnInt64(1);
-    r.destination = st->ColumnText(2);
-    r.channel = st->ColumnText(3);
-    r.kind = st->ColumnText(4);
-    r.delivery_id = st->ColumnText(5);
-    r.payload = st->ColumnText(6);
-    r.state = st->ColumnText(7);
-    r.attempts = static_cast<int>(st->ColumnInt64(8));
-    r.next_attempt_ms = st->ColumnInt64(9);
-    r.last_error = st->ColumnText(10);
-    r.created_ms = st->ColumnInt64(11);
-    rows.push_back(std::move(r));
-  }
-  return rows;
+  StatusOr<std::vector<OutboxRow>> rows = ListOutbox(store, state);
+  EXPECT_TRUE(rows.ok()) << rows.status().message();
+  return rows.ok() ? *rows : std::vector<OutboxRow>();
+}
+
+// A notifier on the store at `path` with `setup` and `clock`.
+inline std::unique_ptr<Notifier> TestNotifier(const std::string& path,
+                                              NotifySetup setup, Clock* clock) {
+  NotifierOptions o;
+  o.setup = std::move(setup);
+  o.clock = clock;
+  o.send_timeout_seconds = 60;  // A bound, not a speed.
+  StatusOr<std::unique_ptr<Notifier>> n = Notifier::Open(path, std::move(o));
+  EXPECT_TRUE(n.ok()) << n.status().message();
+  return n.ok() ? std::move(*n) : nullptr;
 }
 
 }  // namespace trench::orchestrator::testing

@@ -33,13 +33,7 @@ class NotifyWebhookTest : public StoreTest {
     ASSERT_NE(store_, nullptr);
   }
   std::unique_ptr<Notifier> MakeNotifier(NotifySetup setup) {
-    NotifierOptions o;
-    o.setup = std::move(setup);
-    o.clock = &clock_;
-    o.send_timeout_seconds = 30;
-    auto n = Notifier::Open(path_, std::move(o));
-    EXPECT_TRUE(n.ok()) << n.status().message();
-    return n.ok() ? std::move(*n) : nullptr;
+    return testing::TestNotifier(path_, std::move(setup), &clock_);
   }
   NotifySetup OneHook(std::set<std::string> kinds = {}) {
     NotifySetup s;
