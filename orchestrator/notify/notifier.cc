@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "orchestrator/notify/notify_mail.h"
 #include "orchestrator/notify/notify_outbox.h"
@@ -48,13 +49,17 @@ StatusOr<int> Notifier::RunOnce() {
     if (read < options_.batch) break;
   }
   int sent = 0;
-  while (!stop_) {
+  std::set<int64_t> tried;  // Each row once a round, even with no backoff.
+  bool fresh = true;
+  while (!stop_ && fresh) {
     ASSIGN_OR_RETURN(
         std::vector<OutboxRow> rows,
         DueDeliveries(store_.get(), store_->clock()->NowMillis(), 20));
-    if (rows.empty()) break;
+    fresh = false;
     for (const OutboxRow& row : rows) {
       if (stop_) break;
+      if (!tried.insert(row.id).second) continue;
+      fresh = true;
       const NotifyDestination* d = options_.setup.Find(row.destination);
       SendResult result;
       if (d == nullptr) {
@@ -68,8 +73,9 @@ StatusOr<int> Notifier::RunOnce() {
         result =
             SendMail(*d, row.payload, options_.send_timeout_seconds, &stop_);
       }
-      if (stop_ && result.outcome != SendOutcome::kSent)
+      if (stop_ && result.outcome != SendOutcome::kSent) {
         break;  // Stays pending.
+      }
       ASSIGN_OR_RETURN(std::string state,
                        RecordAttempt(store_.get(), options_.setup, row, result,
                                      store_->clock()->NowMillis()));

@@ -199,6 +199,24 @@ TEST_F(NotifyWebhookTest, DeadAfterMaxAttemptsAndVisibleInMetrics) {
             std::string::npos);
 }
 
+TEST_F(NotifyWebhookTest, EachRowIsTriedOnceARoundEvenWithoutBackoff) {
+  const int port = testing::UnusedPort();
+  ASSERT_GT(port, 0);
+  NotifySetup setup;
+  setup.destinations.push_back(
+      Webhook("http://127.0.0.1:" + std::to_string(port) + "/hook", kSecret));
+  setup.max_attempts = 5;
+  setup.backoff_seconds = 0;
+  auto notifier = MakeNotifier(setup);
+  ASSERT_EQ(*notifier->RunOnce(), 0);
+  ASSERT_TRUE(store_->CreateBug({.title = "t"}, "t", Json()).ok());
+  EXPECT_EQ(*notifier->RunOnce(), 1);
+  auto rows = OutboxRows(store_.get());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].attempts, 1);
+  EXPECT_EQ(rows[0].state, "pending");
+}
+
 TEST_F(NotifyWebhookTest, PendingDeliveriesShowInMetrics) {
   auto notifier = MakeNotifier(OneHook());
   ASSERT_EQ(*notifier->RunOnce(), 0);
