@@ -336,6 +336,12 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
   }
   // Every role with an LLM brain: its API key and its prompt, now.
   RETURN_IF_ERROR(CheckAgentSetUp(config));
+  // The notifications' secrets: an unset variable stops the start too.
+  std::optional<NotifySetup> notify;
+  if (config.notify.enabled()) {
+    ASSIGN_OR_RETURN(NotifySetup resolved, ResolveNotifyConfig(config.notify));
+    notify = std::move(resolved);
+  }
   ASSIGN_OR_RETURN(impl->watcher,
                    RepoWatcher::Create(config.repo, config.branch));
   StoreOptions so;
@@ -355,10 +361,10 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
                   "crash recovery: the previous run's jobs queued again", f);
   }
 
-  // Notifications: their secrets now, and a connection of their own.
-  if (config.notify.enabled()) {
+  // Notifications: on a store connection of their own.
+  if (notify) {
     NotifierOptions no;
-    ASSIGN_OR_RETURN(no.setup, ResolveNotifyConfig(config.notify));
+    no.setup = *std::move(notify);
     ASSIGN_OR_RETURN(impl->notifier, Notifier::Open(p.store, std::move(no)));
   }
 
