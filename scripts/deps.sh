@@ -12,6 +12,7 @@ TRENCH_PACKAGES=(
   zlib1g-dev                        # the dashboard's .tar.gz downloads
   graphviz                          # dot: the dashboard's module graphs
   python3-numpy                     # benchmarks and npy interop tests
+  python3-aiosmtpd                  # the e-mail notification tests' SMTP sink
   bubblewrap                        # sandbox tier where namespaces fail
   e2fsprogs                         # mkfs.ext4: the builds' size-limited volume
 )

@@ -408,6 +408,37 @@ Status WriteBuildCacheMisses(const Sources& s, Writer* w) {
   return Status::Ok();
 }
 
+// The notification outbox (migration 11) by channel and state; every
+// channel and outcome present, 0 included.
+Status WriteNotifyStates(const Sources& s, Writer* w,
+                         std::vector<std::string> states, bool outcome_label) {
+  std::map<std::pair<std::string, std::string>, int64_t> counts;
+  RETURN_IF_ERROR(ForEachRow(
+      s.store,
+      "SELECT channel, state, count(*) FROM "
+      "notify_outbox GROUP BY channel, state",
+      [&](Statement& st) {
+        counts[{st.ColumnText(0), st.ColumnText(1)}] = st.ColumnInt64(2);
+      }));
+  for (const char* channel : {"webhook", "email"}) {
+    for (const std::string& state : states) {
+      Labels l = {{"channel", channel}};
+      if (outcome_label) l.emplace_back("outcome", state);
+      auto it = counts.find({channel, state});
+      w->Sample(l, it == counts.end() ? int64_t{0} : it->second);
+    }
+  }
+  return Status::Ok();
+}
+
+Status WriteNotifyDeliveries(const Sources& s, Writer* w) {
+  return WriteNotifyStates(s, w, {"sent", "failed", "dead"}, true);
+}
+
+Status WriteNotifyPending(const Sources& s, Writer* w) {
+  return WriteNotifyStates(s, w, {"pending"}, false);
+}
+
 Status WriteBuildInfo(const Sources&, Writer* w) {
   const BuildInfo& b = TrenchBuildInfo();
   w->Sample(

@@ -50,6 +50,22 @@ class Section {
     known_.insert(key);
     return object_.is_object() ? object_.Find(key) : nullptr;
   }
+  const std::string& file() const { return file_; }
+  // An array of non-empty strings.
+  Status StringList(const std::string& key, std::vector<std::string>* out) {
+    const Json* v = Get(key);
+    if (!v) return Status::Ok();
+    if (!v->is_array()) return Error(key, "expected an array of strings");
+    out->clear();
+    for (const Json& e : v->array()) {
+      if (!e.is_string() || e.string_value().empty()) {
+        return Error(key,
+                     "expected an array of non-empty strings, got " + e.Dump());
+      }
+      out->push_back(e.string_value());
+    }
+    return Status::Ok();
+  }
   std::string Name(const std::string& key) const {
     return path_.empty() ? key : path_ + "." + key;
   }
@@ -198,6 +214,56 @@ Status ReadLlm(Section& llm, DaemonConfig* c) {
   return Status::Ok();
 }
 
+// notify: NotifyConfig (notify_config.h).
+Status ReadNotify(Section& n, NotifyConfig* c) {
+  if (const Json* hooks = n.Get("webhooks")) {
+    if (!hooks->is_array()) {
+      return n.Error("webhooks", "expected an array of objects");
+    }
+    for (size_t i = 0; i < hooks->array().size(); ++i) {
+      Section h(hooks->array()[i],
+                n.Name("webhooks[" + std::to_string(i) + "]"), n.file());
+      if (!hooks->array()[i].is_object()) {
+        return h.Error("", "expected an object");
+      }
+      NotifyWebhookConfig w;
+      RETURN_IF_ERROR(h.String("url", &w.url));
+      if (w.url.rfind("http://", 0) != 0 && w.url.rfind("https://", 0) != 0) {
+        return h.Error("url", "required: an http:// or https:// URL, got \"" +
+                                  w.url + "\"");
+      }
+      RETURN_IF_ERROR(h.String("secret_env", &w.secret_env));
+      if (w.secret_env.empty()) {
+        return h.Error("secret_env",
+                       "required: the variable holding the signing secret");
+      }
+      RETURN_IF_ERROR(h.StringList("events", &w.events));
+      RETURN_IF_ERROR(h.Check());
+      c->webhooks.push_back(std::move(w));
+    }
+  }
+  RETURN_IF_ERROR(n.Object("email", [&](Section& e) {
+    NotifyEmailConfig& m = c->email;
+    RETURN_IF_ERROR(e.String("smtp_url", &m.smtp_url));
+    if (m.smtp_url.rfind("smtp://", 0) != 0 &&
+        m.smtp_url.rfind("smtps://", 0) != 0) {
+      return e.Error(
+          "smtp_url",
+          "required: an smtp:// or smtps:// URL, got \"" + m.smtp_url + "\"");
+    }
+    RETURN_IF_ERROR(e.String("from", &m.from));
+    if (m.from.empty()) return e.Error("from", "required (an address)");
+    RETURN_IF_ERROR(e.StringList("to", &m.to));
+    if (m.to.empty()) return e.Error("to", "required (at least one address)");
+    RETURN_IF_ERROR(e.String("username_env", &m.username_env));
+    RETURN_IF_ERROR(e.String("password_env", &m.password_env));
+    return e.OneOf("starttls", {"none", "try", "require"}, &m.starttls);
+  }));
+  RETURN_IF_ERROR(n.Int("max_attempts", 1, 1000, &c->max_attempts));
+  RETURN_IF_ERROR(n.Seconds("backoff_seconds", &c->backoff_seconds));
+  return n.Seconds("max_age_seconds", &c->max_age_seconds);
+}
+
 // Every role's brain is built in or has its llm section.
 Status CheckBrains(const DaemonConfig& c, const std::string& file) {
   for (const auto& [role, rc] : c.swarm) {
@@ -320,6 +386,8 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
     }
     return Status::Ok();
   }));
+  RETURN_IF_ERROR(top.Object(
+      "notify", [&](Section& n) { return ReadNotify(n, &c.notify); }));
   RETURN_IF_ERROR(top.Check());
   RETURN_IF_ERROR(CheckBrains(c, file_name));
   if (c.repo.empty())

@@ -83,6 +83,7 @@
 //                                       never the watched branch)
 //                "push_token_env": ""}, names the variable holding an
 //                                       HTTPS token for the push ("": none)
+//     "notify": {...},                  webhooks and e-mail (notify_config.h)
 //     "prompts_dir": ""                 the roles' prompt templates
 //                                       ("": those built into trench;
 //                                       a directory: <role>.md there
@@ -105,6 +106,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
+#include "orchestrator/config/notify_config.h"
 
 namespace trench::orchestrator {
 
@@ -200,6 +202,7 @@ struct DaemonConfig {
   std::string review_on_approve = "none";  // "none" | "push".
   std::string review_push_remote;          // Required for "push".
   std::string review_push_token_env;       // "": no credentials.
+  NotifyConfig notify;                     // Nothing configured: no notifier.
 };
 
 // The roles of DESIGN.md "Agents", in pipeline order.

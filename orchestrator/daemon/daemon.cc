@@ -27,6 +27,7 @@
 #include "orchestrator/daemon/logging.h"
 #include "orchestrator/daemon/repo_watcher.h"
 #include "orchestrator/daemon/service_notify.h"
+#include "orchestrator/notify/notifier.h"
 #include "orchestrator/pipeline/agent_setup.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/pipeline.h"
@@ -65,6 +66,7 @@ struct Daemon::Impl {
   std::unique_ptr<HttpServer> http;
   std::unique_ptr<ToolRunner> runner;
   std::unique_ptr<RepoWatcher> watcher;
+  std::unique_ptr<Notifier> notifier;  // Null without a notify section.
   std::unique_ptr<asio::steady_timer> drain_timer;
   std::unique_ptr<asio::signal_set> signals;
 
@@ -220,6 +222,7 @@ struct Daemon::Impl {
     spdlog::info("shutting down: finishing running steps (up to {} s)",
                  config.drain_seconds);
     if (http) http->Stop();
+    if (notifier) notifier->Stop();
     wake.notify_all();
     Notify("STOPPING=1\nSTATUS=draining running steps");
     drain_timer->expires_after(std::chrono::milliseconds(
@@ -259,6 +262,7 @@ Daemon::~Daemon() {
   if (!impl_) return;
   impl_->stopping = true;
   impl_->wake.notify_all();
+  if (impl_->notifier) impl_->notifier->Stop();
   if (impl_->runner) impl_->runner->KillAll();
   // Runs need the loop to finish; keep it turning while workers end.
   std::thread loop;
@@ -332,6 +336,12 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
   }
   // Every role with an LLM brain: its API key and its prompt, now.
   RETURN_IF_ERROR(CheckAgentSetUp(config));
+  // The notifications' secrets: an unset variable stops the start too.
+  std::optional<NotifySetup> notify;
+  if (config.notify.enabled()) {
+    ASSIGN_OR_RETURN(NotifySetup resolved, ResolveNotifyConfig(config.notify));
+    notify = std::move(resolved);
+  }
   ASSIGN_OR_RETURN(impl->watcher,
                    RepoWatcher::Create(config.repo, config.branch));
   StoreOptions so;
@@ -349,6 +359,13 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
     f["jobs"] = taken;
     LogWithFields(spdlog::level::warn,
                   "crash recovery: the previous run's jobs queued again", f);
+  }
+
+  // Notifications: on a store connection of their own.
+  if (notify) {
+    NotifierOptions no;
+    no.setup = *std::move(notify);
+    ASSIGN_OR_RETURN(impl->notifier, Notifier::Open(p.store, std::move(no)));
   }
 
   ApiOptions ao;
@@ -454,6 +471,13 @@ Status Daemon::Run() {
     d.PollerLoop();
     --d.live_workers;
   });
+  if (d.notifier) {
+    ++d.live_workers;
+    d.workers.emplace_back([&d] {
+      d.notifier->Run();
+      --d.live_workers;
+    });
+  }
   // Ready once the loop runs: the API (bound in Create) is being served
   // and the workers lease jobs.
   asio::post(d.ioc, [&d] {

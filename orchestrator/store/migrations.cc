@@ -228,6 +228,31 @@ CREATE INDEX bugs_by_fused_opcode ON bugs((CASE WHEN json_valid(details) THEN
 CREATE INDEX runs_by_bug ON runs(bug_id, id);
 CREATE INDEX agent_sessions_by_bug ON agent_sessions(bug_id, id);
 CREATE INDEX jobs_by_kind ON jobs(kind, state, id);
+
+// Notifications (orchestrator/notify/): the durable outbox. One row per
+// (event, destination), written with the dispatcher's cursor (meta
+// 'notify.cursor') in one transaction; a deliverer sends the pending rows
+// and records the outcome. delivery_id is what receivers see, the same
+// on every resend. state: pending, sent, failed (refused for good), dead
+// (gave up: too many attempts or too old).
+constexpr char kNotifyOutbox[] = R"sql(
+CREATE TABLE notify_outbox (
+  id INTEGER PRIMARY KEY,
+  event_id INTEGER NOT NULL REFERENCES events(id),
+  destination TEXT NOT NULL,
+  channel TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  delivery_id TEXT NOT NULL UNIQUE,
+  payload TEXT NOT NULL,
+  state TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_ms INTEGER NOT NULL,
+  last_error TEXT NOT NULL DEFAULT '',
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  UNIQUE (event_id, destination)
+);
+CREATE INDEX notify_outbox_due ON notify_outbox (state, next_attempt_ms);
 )sql";
 
 constexpr Migration kMigrations[] = {
@@ -240,10 +265,8 @@ constexpr Migration kMigrations[] = {
     {7, "lost leases per job", kJobCrashes},
     {8, "idempotency keys of job retries", kJobRetryKeys},
     {9, "agent session fallback reason", kSessionFallbackReason},
-    // 10 and 11 are other branches' (issue 20); merges take theirs.
-    {10, "reserved", ""},
-    {11, "reserved", ""},
-    {12, "web dashboard indexes", kWebIndexes},
+    {10, "notification outbox", kNotifyOutbox},
+    {11, "web dashboard indexes", kWebIndexes},
 };
 
 Status EnsureMetaTable(Db* db) {

@@ -1,0 +1,80 @@
+// Helpers of the notification tests: a notify setup for loopback
+// receivers and the checks of what a receiver got.
+#pragma once
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "base/hmac.h"
+#include "orchestrator/notify/notifier.h"
+#include "orchestrator/notify/notify_outbox.h"
+#include "orchestrator/notify/notify_setup.h"
+#include "orchestrator/store/store.h"
+#include "tests/agents/scripted_llm_server.h"
+
+namespace trench::orchestrator::testing {
+
+// A loopback port that was free a moment ago: bound to 0, read, closed.
+// Nobody listens on it (until someone else takes it: retry on a clash).
+inline int UnusedPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+inline NotifyDestination Webhook(const std::string& url,
+                                 const std::string& secret,
+                                 std::set<std::string> kinds = {}) {
+  NotifyDestination d;
+  d.channel = NotifyChannel::kWebhook;
+  d.key = "webhook:" + url;
+  d.url = url;
+  d.secret = secret;
+  d.kinds = std::move(kinds);
+  return d;
+}
+
+// Whether the request's X-Trench-Signature is the HMAC of its raw body.
+inline bool SignatureValid(const agents::testing::RecordedRequest& r,
+                           const std::string& secret) {
+  return r.Header("x-trench-signature") ==
+         "sha256=" + HmacSha256Hex(secret, r.body);
+}
+
+// The outbox's rows in `state` (all when empty).
+inline std::vector<OutboxRow> OutboxRows(Store* store,
+                                         const std::string& state = "") {
+  StatusOr<std::vector<OutboxRow>> rows = ListOutbox(store, state);
+  EXPECT_TRUE(rows.ok()) << rows.status().message();
+  return rows.ok() ? *rows : std::vector<OutboxRow>();
+}
+
+// A notifier on the store at `path` with `setup` and `clock`.
+inline std::unique_ptr<Notifier> TestNotifier(const std::string& path,
+                                              NotifySetup setup, Clock* clock) {
+  NotifierOptions o;
+  o.setup = std::move(setup);
+  o.clock = clock;
+  o.send_timeout_seconds = 60;  // A bound, not a speed.
+  StatusOr<std::unique_ptr<Notifier>> n = Notifier::Open(path, std::move(o));
+  EXPECT_TRUE(n.ok()) << n.status().message();
+  return n.ok() ? std::move(*n) : nullptr;
+}
+
+}  // namespace trench::orchestrator::testing
