@@ -228,6 +228,7 @@ CREATE INDEX bugs_by_fused_opcode ON bugs((CASE WHEN json_valid(details) THEN
 CREATE INDEX runs_by_bug ON runs(bug_id, id);
 CREATE INDEX agent_sessions_by_bug ON agent_sessions(bug_id, id);
 CREATE INDEX jobs_by_kind ON jobs(kind, state, id);
+)sql";
 
 // Notifications (orchestrator/notify/): the durable outbox. One row per
 // (event, destination), written with the dispatcher's cursor (meta
