@@ -20,6 +20,10 @@ constexpr std::string_view kRoutes[] = {
     "/api/v1/jobs",
     "/api/v1/jobs/{id}",
     "/api/v1/jobs/{id}/retry",
+    "/",  // The dashboard's pages and assets (web_assets.h).
+    "/bugs",
+    "/bugs/{id}",
+    "/static/{id}",
 };
 
 constexpr std::string_view kMethods[] = {"GET",     "HEAD",    "POST",
