@@ -117,7 +117,7 @@
             el('td', {class: 'mono'}, (s.commits || []).map(short).join(' ')),
             el('td', {}, (s.bugs || []).slice(0, 20).map((id) =>
                 [el('a', {href: '/bugs/' + Number(id)}, '#' + Number(id)),
-                 ' '])))));
+                 ' ']))))));
   }
 
   async function refresh() {
