@@ -97,7 +97,7 @@
 
   // ---- Report and timeline ----
   function renderReport(bug) {
-    replace('bug-title', '#' + bug.id + ' ', bug.title || '(no title)');
+    replace('bug-title', '#' + bug.id + ' ', visible(bug.title || '(no title)'));
     document.title = 'trench: bug ' + bug.id;
     const d = bug.details || {};
     const rep = d.report || {};

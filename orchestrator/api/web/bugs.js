@@ -3,7 +3,7 @@
 'use strict';
 
 (() => {
-  const {el, replace, time, short, get, table, showError} = trench;
+  const {el, visible, replace, time, short, get, table, showError} = trench;
   // orchestrator/store/lifecycle.def's states.
   const STATES = ['new', 'reproduced', 'not_reproducible', 'flaky',
                   'minimized', 'localized', 'culprit_found', 'patch_drafted',
@@ -76,7 +76,7 @@
               el('td', {}, el('span', {class: 'state state-' + b.state},
                               b.state)),
               el('td', {class: 'title'}, el('a', {href: '/bugs/' +
-                                                  Number(b.id)}, b.title)),
+                                                  Number(b.id)}, visible(b.title))),
               el('td', {class: 'mono'}, b.signature),
               el('td', {}, localizationOf(b)),
               el('td', {}, time(b.updated_ms))))));
@@ -110,7 +110,7 @@
         sigs.map((s) => el('tr', {class: 'signature'},
             el('td', {class: 'mono'}, el('a', {href: '/bugs?signature=' +
                 encodeURIComponent(s.signature)}, s.signature)),
-            el('td', {}, s.title),
+            el('td', {}, visible(s.title)),
             el('td', {class: 'num'}, String(s.count ?? '')),
             el('td', {}, time(s.first_seen_ms)),
             el('td', {}, time(s.last_seen_ms)),

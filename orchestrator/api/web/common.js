@@ -18,7 +18,7 @@ const trench = (() => {
       else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
       else e.setAttribute(k, v);
     }
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === null || c === undefined || c === false) continue;
       e.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
     }
@@ -34,7 +34,7 @@ const trench = (() => {
   function replace(id, ...children) {
     const node = document.getElementById(id);
     if (!node) return null;
-    node.replaceChildren(...children.flat().filter((c) => c !== null &&
+    node.replaceChildren(...children.flat(Infinity).filter((c) => c !== null &&
         c !== undefined).map((c) => c instanceof Node ? c :
         document.createTextNode(String(c))));
     return node;

@@ -2,7 +2,8 @@
 'use strict';
 
 (() => {
-  const {el, replace, time, short, get, post, table, showError} = trench;
+  const {el, visible, replace, time, short, get, post, table, showError} =
+      trench;
 
   function renderRepo(repo) {
     const rows = [['repository', repo.path], ['branch', repo.branch],
@@ -30,7 +31,7 @@
          'findings', 'focus'],
         commits.map((c) => el('tr', {class: 'commit', 'data-sha': c.sha},
             el('td', {class: 'mono'}, short(c.sha)),
-            el('td', {}, c.summary), el('td', {}, c.author),
+            el('td', {}, visible(c.summary)), el('td', {}, visible(c.author)),
             el('td', {}, time(c.landed_ms)),
             el('td', {}, c.build ? c.build.status +
                 (c.build.seconds !== null && c.build.seconds !== undefined ?
@@ -81,7 +82,7 @@
           el('td', {}, j.bug ? el('a', {href: '/bugs/' + Number(j.bug)},
                                   '#' + Number(j.bug)) : ''),
           el('td', {class: 'num'}, String(j.attempts ?? '')),
-          el('td', {}, j.parked_reason || j.last_error || ''),
+          el('td', {}, visible(j.parked_reason || j.last_error || '')),
           el('td', {}, button, ' ', out));
     });
     replace('jobs', summary, rows.length === 0 ?
