@@ -9,7 +9,9 @@
 // screenshots (OUT_DIR/screenshots/*.png) go; NODE_MODULES: where
 // `npm ci` put puppeteer-core (tests/orchestrator/api/web/package.json).
 // TRENCH_WEB_DEMO_DIR=D reuses a finished demo in D instead of running one
-// (for quick reruns while developing). Exit status 0 when every check
+// (for quick reruns while developing; its bug must still be proposed);
+// TRENCH_WEB_REUSE=BUILDER_DIR passes `--reuse` to the demo (an earlier
+// demo's var/builder: an incremental target build). Exit status 0 when every check
 // passed; each check prints "ok" or "FAIL" with the reason.
 'use strict';
 
@@ -82,8 +84,11 @@ function runDemo() {
   const dir = path.join(outDir, 'demo');
   fs.rmSync(dir, {recursive: true, force: true});
   log('running trench demo --bug 07 --dir', dir, '(a few minutes)');
-  const r = spawnSync(trench, ['demo', '--bug', '07', '--dir', dir,
-                               '--source', sourceDir],
+  const args = ['demo', '--bug', '07', '--dir', dir, '--source', sourceDir];
+  if (process.env.TRENCH_WEB_REUSE) {
+    args.push('--reuse', process.env.TRENCH_WEB_REUSE);
+  }
+  const r = spawnSync(trench, args,
                       {encoding: 'utf8', timeout: 20 * 60 * 1000,
                        maxBuffer: 64 << 20});
   fs.writeFileSync(path.join(outDir, 'demo.log'),
