@@ -250,6 +250,10 @@ const trench = (() => {
         try {
           if (useStream) {
             await streamOnce(onEvent, bug);
+            // The server ended the stream (it restarts, or drains):
+            // reconnect after a pause, from the last id seen.
+            setStatus('reconnecting');
+            await new Promise((r) => setTimeout(r, 1000));
           } else {
             await pollOnce(onEvent, bug);
             continue;
