@@ -9,6 +9,8 @@ TRENCH_PACKAGES=(
   libgtest-dev libgmock-dev
   nlohmann-json3-dev libboost-dev libsqlite3-dev libgit2-dev
   libspdlog-dev libcurl4-openssl-dev
+  zlib1g-dev                        # the dashboard's .tar.gz downloads
+  graphviz                          # dot: the dashboard's module graphs
   python3-numpy                     # benchmarks and npy interop tests
   bubblewrap                        # sandbox tier where namespaces fail
   e2fsprogs                         # mkfs.ext4: the builds' size-limited volume

@@ -10,6 +10,7 @@
 #include "orchestrator/api/api_query.h"
 #include "orchestrator/api/metrics.h"
 #include "orchestrator/api/web_assets.h"
+#include "orchestrator/api/web_data.h"
 #include "orchestrator/pipeline/pipeline.h"
 
 namespace trench::orchestrator {
@@ -55,8 +56,10 @@ ApiResponse ApiHandlers::Route(const ApiRequest& request) {
   if (p == "/metrics") {
     return get ? Metrics() : MethodNotAllowed(request, "GET");
   }
-  if (p == "/api/v1/bugs") {
-    return get ? ListBugs(request) : MethodNotAllowed(request, "GET");
+  // The dashboard's data (web_data.h), GET /api/v1/bugs included.
+  if (std::optional<ApiResponse> web =
+          RouteWebData(store_, options_, request)) {
+    return *web;
   }
   if (p == "/api/v1/events") {
     return get ? ListEvents(request) : MethodNotAllowed(request, "GET");
@@ -116,28 +119,6 @@ std::optional<ApiResponse> ApiHandlers::CheckToken(
     return ErrorResponse(403, "forbidden", "the bearer token is not valid");
   }
   return std::nullopt;
-}
-
-ApiResponse ApiHandlers::ListBugs(const ApiRequest& request) {
-  std::optional<BugState> state;
-  if (auto it = request.query.find("state"); it != request.query.end()) {
-    StatusOr<BugState> s = ParseBugState(it->second);
-    if (!s.ok()) {
-      return StatusResponse(s.status().WithContext("query parameter 'state'"));
-    }
-    state = *s;
-  }
-  StatusOr<int64_t> after = QueryInt(request, "after", 0, 0);
-  if (!after.ok()) return StatusResponse(after.status());
-  StatusOr<int> limit = QueryLimit(request, options_);
-  if (!limit.ok()) return StatusResponse(limit.status());
-  StatusOr<std::vector<Bug>> bugs = store_->ListBugs(state, *after, *limit);
-  if (!bugs.ok()) return StatusResponse(bugs.status());
-  BugList list{std::move(*bugs)};
-  if (static_cast<int>(list.bugs.size()) == *limit) {
-    list.next = list.bugs.back().id;
-  }
-  return JsonResponse(200, ToJson(list));
 }
 
 ApiResponse ApiHandlers::GetBug(std::string_view id_text) {

@@ -73,12 +73,14 @@
 // writes nothing: each write is one store transaction after validation.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "orchestrator/api/api_request.h"
 #include "orchestrator/api/http_metrics.h"
+#include "orchestrator/config/daemon_config.h"
 #include "orchestrator/store/records_json.h"
 #include "orchestrator/store/store.h"
 
@@ -101,6 +103,19 @@ struct ApiOptions {
   // wait at once.
   int max_wait_seconds = 60;
   int max_waiters = 32;
+  // The web dashboard's data (web_data.h): the watched repository as
+  // configured, the git directory read with libgit2 for commit summaries
+  // and the culprit's diff (the daemon's mirror; "": `repo`), its branch,
+  // the configured known-good commit, the swarm as configured, where the
+  // reproductions keep the target's outputs (<runs_dir>/<run id>/out/),
+  // and the Graphviz program drawing a bug's module.
+  std::string repo;
+  std::string git_dir;
+  std::string branch;
+  std::string good_commit;
+  std::map<std::string, RoleConfig> swarm;
+  std::string runs_dir;
+  std::string dot_program = "dot";  // A path, or a name looked up in PATH.
 };
 
 // The long polls of GET /api/v1/events?wait= (api_events.cc).
@@ -127,7 +142,6 @@ class ApiHandlers {
   // The 401/403 response, or nullopt when the request may write.
   std::optional<ApiResponse> CheckToken(const ApiRequest& request) const;
   ApiResponse PostReport(const ApiRequest& request);
-  ApiResponse ListBugs(const ApiRequest& request);
   ApiResponse GetBug(std::string_view id);
   ApiResponse Review(std::string_view id, const ApiRequest& request);
   ApiResponse Retry(std::string_view id);

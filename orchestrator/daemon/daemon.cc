@@ -360,6 +360,12 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
                  config.token_env);
   }
   ao.cases_dir = p.cases;
+  ao.repo = config.repo;
+  ao.git_dir = p.mirror;
+  ao.branch = config.branch;
+  ao.good_commit = config.good_commit;
+  ao.swarm = config.swarm;
+  ao.runs_dir = p.var + "/runs";
   impl->api = std::make_unique<ApiHandlers>(impl->store.get(), ao);
   HttpServerOptions ho;
   ho.address = config.http_address;

@@ -231,6 +231,8 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   evidence["patch"] = patch_id;
   evidence["strategy"] = best.strategy;
   evidence["candidates"] = static_cast<int64_t>(candidates.size());
+  // The drafting round it came from (1 for the first), for the bug page.
+  evidence["round"] = IntOr(bug.details, "draft_rounds", 0) + 1;
   Json draft = Json::MakeObject();
   draft["base"] = *head;
   draft["patch"] = patch_id;

@@ -213,6 +213,22 @@ ALTER TABLE agent_sessions ADD COLUMN fallback_reason TEXT NOT NULL
   DEFAULT '';
 )sql";
 
+// The web dashboard's lookups (orchestrator/api/web_data.h): the bug list's
+// filters on the localization's findings (expression indexes: a query must
+// spell the expression exactly so), a bug's runs and agent sessions, and the
+// fuzz and build jobs by kind.
+constexpr char kWebIndexes[] = R"sql(
+CREATE INDEX bugs_by_pass ON bugs(
+  json_extract(details, '$.localization.findings.pass'));
+CREATE INDEX bugs_by_opcode ON bugs(
+  json_extract(details, '$.localization.findings.opcode'));
+CREATE INDEX bugs_by_fused_opcode ON bugs(
+  json_extract(details, '$.localization.findings.fused_opcode'));
+CREATE INDEX runs_by_bug ON runs(bug_id, id);
+CREATE INDEX agent_sessions_by_bug ON agent_sessions(bug_id, id);
+CREATE INDEX jobs_by_kind ON jobs(kind, state, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kInitialSchema},
     {2, "lookup indexes and live-job dedup", kIndexes},
@@ -223,6 +239,10 @@ constexpr Migration kMigrations[] = {
     {7, "lost leases per job", kJobCrashes},
     {8, "idempotency keys of job retries", kJobRetryKeys},
     {9, "agent session fallback reason", kSessionFallbackReason},
+    // 10 and 11 are other branches' (issue 20); merges take theirs.
+    {10, "reserved", ""},
+    {11, "reserved", ""},
+    {12, "web dashboard indexes", kWebIndexes},
 };
 
 Status EnsureMetaTable(Db* db) {

@@ -1,0 +1,205 @@
+// Module graphs through Graphviz (bug_graph.h).
+#include "orchestrator/api/bug_graph.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "base/subprocess.h"
+#include "compiler/ir/hlo_computation.h"
+#include "compiler/ir/hlo_instruction.h"
+#include "compiler/ir/hlo_module.h"
+#include "compiler/ir/hlo_parser.h"
+#include "compiler/ir/opcode.h"
+
+namespace trench::orchestrator {
+namespace {
+
+constexpr char kRed[] = "#e74c3c";
+
+std::string Label(const HloInstruction& i) {
+  return DotEscape(i.name()) + "\\n" +
+         DotEscape(std::string(OpcodeName(i.opcode())) + " " +
+                   i.shape().ToString(false));
+}
+
+// Writes the nodes of `c` (and, for fusions, their clusters) and the
+// operand edges; node ids are "n<k>" in visiting order.
+class DotWriter {
+ public:
+  DotWriter(const GraphHighlight& h, int max_nodes)
+      : h_(h), max_nodes_(max_nodes) {}
+
+  Status Computation(const HloComputation& c, bool fused, std::string* out) {
+    const bool fusion_hit = fused && c.fusion_instruction() != nullptr &&
+                            !h_.fusion.empty() &&
+                            c.fusion_instruction()->name() == h_.fusion;
+    for (const HloInstruction* i : c.instructions()) {
+      if (++nodes_ > max_nodes_) {
+        return ResourceExhausted("the module has more than " +
+                                 std::to_string(max_nodes_) +
+                                 " instructions to draw");
+      }
+      const std::string id = "n" + std::to_string(nodes_);
+      ids_[i] = id;
+      if (i->opcode() == HloOpcode::kFusion &&
+          !i->called_computations().empty()) {
+        const std::string& target =
+            h_.fusion.empty() ? h_.instruction : h_.fusion;
+        const bool outlined = !target.empty() && i->name() == target;
+        *out += "subgraph cluster_" + id + " {\nlabel=\"" + Label(*i) +
+                "\";\nstyle=rounded;\n";
+        if (outlined) {
+          *out += std::string("color=\"") + kRed + "\";\npenwidth=3;\n";
+        }
+        // The fusion's own box: its operands' edges end there.
+        Node(id, *i, outlined && h_.fused_instruction.empty(), true, out);
+        RETURN_IF_ERROR(Computation(*i->fused_computation(), true, out));
+        *out += "}\n";
+      } else {
+        const bool red = fused ? fusion_hit && i->name() == h_.fused_instruction
+                               : i->name() == h_.instruction;
+        Node(id, *i, red, false, out);
+      }
+    }
+    for (const HloInstruction* i : c.instructions()) {
+      for (const HloInstruction* o : i->operands()) {
+        auto from = ids_.find(o);
+        if (from != ids_.end()) *out += from->second + " -> " + ids_[i] + ";\n";
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static void Node(const std::string& id, const HloInstruction& i, bool red,
+                   bool dashed, std::string* out) {
+    *out += id + " [label=\"" + Label(i) + "\"";
+    if (red) {
+      *out += std::string(", style=filled, fillcolor=\"") + kRed +
+              "\", fontcolor=white";
+    } else if (dashed) {
+      *out += ", style=dashed";
+    }
+    *out += "];\n";
+  }
+
+  const GraphHighlight& h_;
+  const int max_nodes_;
+  int nodes_ = 0;
+  std::map<const HloInstruction*, std::string> ids_;
+};
+
+// `name` found on PATH (or itself when it holds a '/'), or "".
+std::string FindProgram(const std::string& name) {
+  if (name.empty()) return "";
+  if (name.find('/') != std::string::npos) {
+    return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t colon = dirs.find(':', start);
+    if (colon == std::string::npos) colon = dirs.size();
+    const std::string dir = dirs.substr(start, colon - start);
+    if (!dir.empty()) {
+      const std::string candidate = dir + "/" + name;
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    start = colon + 1;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string DotEscape(const std::string& text, size_t max_bytes) {
+  std::string cut =
+      text.size() > max_bytes ? text.substr(0, max_bytes) + "..." : text;
+  std::string out;
+  for (char ch : cut) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += ' ';
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+StatusOr<std::string> ModuleDot(const std::string& hlo_text,
+                                const GraphHighlight& highlight,
+                                int max_nodes) {
+  StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(hlo_text);
+  if (!module.ok()) {
+    return InvalidArgument("the module does not parse: " +
+                           module.status().message());
+  }
+  std::string out =
+      "digraph module {\nrankdir=TB;\nnode [shape=box, fontname=\"monospace\", "
+      "fontsize=10];\nlabel=\"" +
+      DotEscape((*module)->name()) + "\";\n";
+  DotWriter writer(highlight, max_nodes);
+  RETURN_IF_ERROR(
+      writer.Computation(*(*module)->entry_computation(), false, &out));
+  out += "}\n";
+  return out;
+}
+
+StatusOr<std::string> RenderSvg(const std::string& dot_program,
+                                const std::string& dot, double timeout_seconds,
+                                size_t max_bytes) {
+  const std::string program = FindProgram(dot_program);
+  if (program.empty()) {
+    return Unimplemented("Graphviz `dot` ('" + dot_program +
+                         "') is not installed: the graph needs it (Debian "
+                         "package graphviz)");
+  }
+  char path[] = "/tmp/trench-graph.XXXXXX";
+  const int fd = ::mkstemp(path);
+  if (fd < 0) return IoError("cannot create a temporary file for dot");
+  ::close(fd);
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << dot;
+    if (!f.flush()) {
+      std::filesystem::remove(path);
+      return IoError(std::string("cannot write ") + path);
+    }
+  }
+  hlo_diff::ProcessSpec spec;
+  spec.argv = {program, "-Tsvg", path};
+  spec.timeout_seconds = timeout_seconds;
+  spec.capture_bytes = max_bytes + 1;
+  StatusOr<hlo_diff::ProcessResult> r = hlo_diff::RunProcess(spec);
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (!r.ok()) return r.status();
+  if (r->timed_out) {
+    return ResourceExhausted("dot did not finish in " +
+                             std::to_string(timeout_seconds) + " s");
+  }
+  if (r->exit_code == 127 && r->out.empty()) {
+    return Unimplemented("Graphviz `dot` ('" + program +
+                         "') cannot be executed: " + r->err_last_line);
+  }
+  if (r->exit_code != 0) {
+    return Internal("dot failed (exit " + std::to_string(r->exit_code) +
+                    "): " + r->err_last_line);
+  }
+  if (r->out.size() > max_bytes) {
+    return ResourceExhausted("the graph's SVG is larger than " +
+                             std::to_string(max_bytes) + " bytes");
+  }
+  return std::move(r->out);
+}
+
+}  // namespace trench::orchestrator

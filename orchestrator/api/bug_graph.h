@@ -1,0 +1,47 @@
+// A module as a Graphviz graph (the bug page's picture): DOT text with one
+// node per instruction of the entry computation, each fusion a cluster
+// holding its fused computation's instructions, operand edges, and the
+// first diverging instruction filled red (#e74c3c) with its fusion
+// outlined in red. Labels ("name\nopcode shape") come from strangers: they
+// are cut to 80 bytes and escaped for DOT quoted strings (backslashes,
+// quotes; controls become spaces), so no escape sequence of dot's (\N,
+// \G, \l ...) and no markup reaches it; dot escapes them again for SVG.
+//
+// RenderSvg runs dot as a child process (base/subprocess.h: no shell,
+// argv only) with a timeout and a cap on its output.
+//
+// Errors: kInvalidArgument when the module does not parse (the parser's
+// line:column); kResourceExhausted for a module of more than `max_nodes`
+// instructions or an SVG over the cap; kUnimplemented naming `dot`
+// when it cannot be found or run (the API answers 503); kInternal when
+// dot fails (with its stderr's last line).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+
+namespace trench::orchestrator {
+
+struct GraphHighlight {
+  std::string instruction;        // The entry's instruction ("" none).
+  std::string fusion;             // Its fusion, when in one ("" none).
+  std::string fused_instruction;  // The op inside the fusion ("" none).
+};
+
+// The DOT text of module `hlo_text`.
+StatusOr<std::string> ModuleDot(const std::string& hlo_text,
+                                const GraphHighlight& highlight,
+                                int max_nodes = 2000);
+
+// A DOT quoted string's contents for `text` (without the quotes).
+std::string DotEscape(const std::string& text, size_t max_bytes = 80);
+
+// `dot_program` (a path, or a name looked up in PATH) -Tsvg on `dot`.
+StatusOr<std::string> RenderSvg(const std::string& dot_program,
+                                const std::string& dot,
+                                double timeout_seconds = 20,
+                                size_t max_bytes = 16 << 20);
+
+}  // namespace trench::orchestrator
