@@ -13,6 +13,13 @@
 // patch and the repro); those that build and pass are submit_patch'ed.
 // The claim lists them smallest diff first. Budget: `max_tries` try_patch
 // calls (default 16) and `seconds` of their reported time (0: no limit).
+//
+// A reviewer's hints (task "hints": strings, from a redraft or a
+// rejection's comment) steer the round: a strategy the hints name (e.g.
+// "try fix_template", "revert_commit") goes first (fix_template then runs
+// exhaustively), and culprit files a hint names (path or file name) are
+// the files the file-level strategies work on. The claim records the
+// hints and what they changed ("hints": {"seen", "applied"}).
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -40,6 +47,44 @@ const Json* Path(const Json* j, std::initializer_list<const char*> keys) {
 std::string PathString(const Json& j, std::initializer_list<const char*> keys) {
   const Json* v = Path(&j, keys);
   return v && v->is_string() ? v->string_value() : "";
+}
+
+// What a reviewer's hints ask of the round.
+struct HintGuide {
+  std::vector<std::string> hints;
+  std::string strategy;            // A strategy the hints name, or "".
+  std::vector<std::string> files;  // Culprit files the hints name.
+};
+
+constexpr const char* kStrategies[] = {"revert_file", "revert_commit",
+                                       "partial_revert", "fix_template"};
+
+HintGuide ReadHints(const Json& task, const std::vector<std::string>& files) {
+  HintGuide g;
+  const Json* hints = task.Find("hints");
+  if (hints == nullptr || !hints->is_array()) return g;
+  for (const Json& h : hints->array()) {
+    if (h.is_string()) g.hints.push_back(h.string_value());
+  }
+  // The newest hint wins for the strategy.
+  for (auto it = g.hints.rbegin(); it != g.hints.rend() && g.strategy.empty();
+       ++it) {
+    for (const char* s : kStrategies) {
+      if (it->find(s) != std::string::npos) g.strategy = s;
+    }
+  }
+  for (const std::string& f : files) {
+    const size_t slash = f.rfind('/');
+    const std::string base =
+        slash == std::string::npos ? f : f.substr(slash + 1);
+    for (const std::string& h : g.hints) {
+      if (h.find(f) != std::string::npos || h.find(base) != std::string::npos) {
+        g.files.push_back(f);
+        break;
+      }
+    }
+  }
+  return g;
 }
 
 struct Candidate {
@@ -140,28 +185,59 @@ StatusOr<Json> DraftSession::Run(const Json& task, ToolBox& tools) {
       if (e.is_string()) sources.push_back(e.string_value());
     }
   }
-  const std::vector<std::string> localized = FilesOfPass(pass, files, sources);
+  std::vector<std::string> localized = FilesOfPass(pass, files, sources);
+  const HintGuide guide = ReadHints(task, files);
+  Json applied = Json::MakeArray();
+  for (const std::string& h : guide.hints) Note("reviewer's hint: " + h);
+  if (!guide.files.empty()) {
+    localized = guide.files;
+    std::string names;
+    for (const std::string& f : guide.files) {
+      names += (names.empty() ? "" : ", ") + f;
+    }
+    applied.push_back("files: " + names);
+  }
+  if (!guide.strategy.empty()) applied.push_back("first: " + guide.strategy);
   if (full && localized.empty()) {
     Note("no file of the localized pass '" + pass +
          "' among the culprit's files");
   }
+  const std::vector<std::string>& template_files =
+      localized.empty() ? files : localized;
+  if (full && guide.strategy == "fix_template") {
+    RETURN_IF_ERROR(TryTemplates(*full, template_files, site, true));
+  }
   std::optional<UnifiedDiff> passing;
   std::string file_revert;  // Strategy 1's diff, not to be tried twice.
-  if (full && !localized.empty()) {
+  const bool skip_file = guide.strategy == "revert_commit";
+  if (full && !localized.empty() && !skip_file) {
     ASSIGN_OR_RETURN(passing,
                      RevertFiles(*full, localized, pass, &file_revert));
   }
   if (full && !passing) {
     ASSIGN_OR_RETURN(passing, RevertCommit(*full, file_revert));
   }
+  if (full && !passing && skip_file && !localized.empty()) {
+    ASSIGN_OR_RETURN(passing,
+                     RevertFiles(*full, localized, pass, &file_revert));
+  }
   if (passing && passing->HunkCount() >= 2) {
     RETURN_IF_ERROR(PartialRevert(*passing));
   }
-  if (full && (candidates_.empty() || exhaustive)) {
-    RETURN_IF_ERROR(TryTemplates(*full, localized.empty() ? files : localized,
-                                 site, exhaustive));
+  if (full && guide.strategy != "fix_template" &&
+      (candidates_.empty() || exhaustive)) {
+    RETURN_IF_ERROR(TryTemplates(*full, template_files, site, exhaustive));
   }
-  return Claim(pass);
+  Json claim = Claim(pass);
+  if (!guide.hints.empty()) {
+    Json h = Json::MakeObject();
+    Json seen = Json::MakeArray();
+    for (const std::string& t : guide.hints) seen.push_back(t);
+    h["seen"] = std::move(seen);
+    h["applied"] = std::move(applied);
+    claim["hints"] = std::move(h);
+  }
+  return claim;
 }
 
 StatusOr<std::optional<UnifiedDiff>> DraftSession::RevertFiles(

@@ -2,9 +2,7 @@
 #include "orchestrator/api/api_bodies.h"
 
 namespace trench::orchestrator {
-namespace {
 
-// A request body: one JSON object, read strictly (null is a wrong type).
 StatusOr<JsonDoc> ParseRequestBody(std::string_view body) {
   StatusOr<JsonDoc> doc = ParseJsonDoc(body);
   if (!doc.ok()) {
@@ -17,6 +15,8 @@ StatusOr<JsonDoc> ParseRequestBody(std::string_view body) {
   }
   return doc;
 }
+
+namespace {
 
 // The records of the array member `key` (absent: none).
 template <typename T>

@@ -121,6 +121,9 @@ struct ErrorBody {
 // array", an unknown field, a field of the wrong type, a decision other
 // than "approve" or "reject".
 StatusOr<ReportRequest> ParseReportRequest(std::string_view body);
+// A request body: one JSON object ("malformed JSON in request body: ...",
+// "request body must be a JSON object, got array").
+StatusOr<JsonDoc> ParseRequestBody(std::string_view body);
 StatusOr<ReviewRequest> ParseReviewRequest(std::string_view body);
 
 // Responses from a parsed body (what the CLI reads).

@@ -12,6 +12,7 @@
 #include "orchestrator/api/web_assets.h"
 #include "orchestrator/api/web_data.h"
 #include "orchestrator/pipeline/pipeline.h"
+#include "orchestrator/pipeline/triage_verbs.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -65,6 +66,7 @@ ApiResponse ApiHandlers::Route(const ApiRequest& request) {
     return get ? ListEvents(request) : MethodNotAllowed(request, "GET");
   }
   if (std::optional<ApiResponse> jobs = RouteJobs(request)) return *jobs;
+  if (std::optional<ApiResponse> t = RouteTriage(request)) return *t;
   if (p.starts_with(kBugsPrefix) && p.size() > kBugsPrefix.size() &&
       p.find('/', kBugsPrefix.size()) == std::string::npos) {
     if (!get) return MethodNotAllowed(request, "GET");
@@ -182,6 +184,11 @@ ApiResponse ApiHandlers::Review(std::string_view id_text,
   evidence["comment"] = review->comment.value_or("");
   StatusOr<Bug> bug = store_->TransitionBug(*id, to, "api:review", evidence);
   if (!bug.ok()) return StatusResponse(bug.status());
+  if (to == BugState::kApproved && options_.push_on_approve) {
+    JobQueue queue(store_);
+    // On failure the reconciler queues it (triage_verbs.h).
+    (void)QueuePushJob(queue, bug->id);
+  }
   return JsonResponse(200, ToJson(ReviewResult{std::move(*bug)}));
 }
 

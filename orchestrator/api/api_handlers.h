@@ -31,7 +31,12 @@
 //   POST /api/v1/patches/{id}/review {"decision": "approve"|"reject",
 //        "comment"?}: {id} is the bug whose proposed patch (branch
 //        trench/bug-<id>) is reviewed; moves it proposed -> approved or
-//        rejected -> {"bug": ...}.
+//        rejected -> {"bug": ...}. An approval queues the push as the
+//        triage verb does.
+//   POST /api/v1/bugs/{id}/triage {"verb", "comment"?, "hint"?,
+//        "duplicate_of"?} -> {"bug", "verb"}: a reviewer's verb
+//        (approve, reject, redraft, duplicate, invalid, close, reopen;
+//        api_triage.h, orchestrator/pipeline/triage_verbs.h).
 //   GET  /api/v1/events[?since=&limit=&bug=|commit=&wait=] -> {"events",
 //        "next"}
 //        One feed in id order: the bugs' state changes ({"kind": "bug",
@@ -116,6 +121,8 @@ struct ApiOptions {
   std::map<std::string, RoleConfig> swarm;
   std::string runs_dir;
   std::string dot_program = "dot";  // A path, or a name looked up in PATH.
+  // config review.on_approve "push": an approval queues the push job.
+  bool push_on_approve = false;
 };
 
 // The long polls of GET /api/v1/events?wait= (api_events.cc).
@@ -144,6 +151,9 @@ class ApiHandlers {
   ApiResponse PostReport(const ApiRequest& request);
   ApiResponse GetBug(std::string_view id);
   ApiResponse Review(std::string_view id, const ApiRequest& request);
+  // POST /api/v1/bugs/{id}/triage (api_triage.cc), or nullopt for another
+  // path.
+  std::optional<ApiResponse> RouteTriage(const ApiRequest& request);
   ApiResponse Retry(std::string_view id);
   ApiResponse ListEvents(const ApiRequest& request);
   // The events now (ListEvents without wait=); `any` tells whether the

@@ -30,6 +30,8 @@ StatusOr<JsonDoc> ApiClient::Call(const std::string& method,
   req.body = body;
   req.timeout_seconds = timeout_seconds;
   req.connect_timeout_seconds = 10;
+  // The daemon's triage verbs record "cli:triage" as the actor.
+  req.headers.emplace_back("User-Agent", "trench-cli");
   if (!body.empty())
     req.headers.emplace_back("Content-Type", "application/json");
   if (method != "GET" && !token_.empty()) {

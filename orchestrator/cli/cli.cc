@@ -22,8 +22,13 @@ constexpr Command kCommands[] = {
      "the full triage report of bug N (repro, minimized case, localization, "
      "culprit, patch, history)",
      CmdShow},
-    {"review", "N --approve|--reject [--comment C] [--server URL]",
-     "approve or reject the patch proposed for bug N", CmdReview},
+    {"review",
+     "N --approve|--reject|--redraft --hint H|--duplicate-of M|--invalid|"
+     "--close|--reopen [--comment C] [--server URL]",
+     "a reviewer's verb on bug N: approve or reject its proposed patch, "
+     "redraft it with a hint, mark it a duplicate of M or invalid, close or "
+     "reopen it",
+     CmdReview},
     {"retry", "N [--server URL]",
      "queue bug N's parked or failed steps again (trench show lists them)",
      CmdRetry},

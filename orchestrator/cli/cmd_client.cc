@@ -1,7 +1,6 @@
-// The API client commands: report, bugs, show, review, retry, events (jobs
-// are in cmd_jobs.cc). They
-// talk to the daemon's HTTP API (api_handlers.h) through
-// agents/http_client.h.
+// The API client commands: report, bugs, show, review (every triage verb),
+// retry, events (jobs are in cmd_jobs.cc). They talk to the daemon's HTTP
+// API (api_handlers.h) through agents/http_client.h.
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -15,6 +14,7 @@
 #include "base/display_text.h"
 #include "base/json_nlohmann.h"
 #include "orchestrator/api/api_bodies.h"
+#include "orchestrator/api/api_triage.h"
 #include "orchestrator/cli/api_client.h"
 #include "orchestrator/cli/cli.h"
 #include "orchestrator/pipeline/triage_report.h"
@@ -341,15 +341,28 @@ int CmdRetry(const Context& ctx) {
 }
 
 int CmdReview(const Context& ctx) {
-  std::string id_text, comment, server;
+  std::string id_text, comment, hint, server;
   std::vector<std::string> extra;
-  bool approve = false, reject = false;
+  int64_t duplicate_of = 0;
+  bool approve = false, reject = false, redraft = false, invalid = false,
+       close = false, reopen = false;
   FlagParser p = CommandParser("review");
   p.Positional("N", &id_text, "the bug id");
   p.Rest("", &extra, "");
   p.Bool("approve", &approve, "approve the proposed patch");
-  p.Bool("reject", &reject, "reject it");
-  p.String("comment", "C", &comment, "the review's comment");
+  p.Bool("reject", &reject, "reject it (the drafter tries again)");
+  p.Bool("redraft", &redraft,
+         "draft the patch again, guided by --hint (from proposed, rejected, "
+         "patch_verified, patch_drafted)");
+  p.String("hint", "H", &hint, "the redraft's guidance for the drafter");
+  p.Number("duplicate-of", "M", &duplicate_of,
+           "mark bug N a duplicate of bug M");
+  p.Bool("invalid", &invalid, "mark it not a bug");
+  p.Bool("close", &close, "close it");
+  p.Bool("reopen", &reopen,
+         "reopen a closed, invalid, duplicate, not reproducible or fixed bug "
+         "(it is reproduced again)");
+  p.String("comment", "C", &comment, "the reviewer's comment");
   ServerFlag(&p, &server);
   if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
   if (id_text.empty() || !extra.empty()) {
@@ -357,19 +370,45 @@ int CmdReview(const Context& ctx) {
   }
   StatusOr<int64_t> id = BugId(id_text);
   if (!id.ok()) return UsageError(ctx, "review", id.status().message());
-  if (approve == reject) {
-    return UsageError(ctx, "review", "give exactly one of --approve, --reject");
+  using orchestrator::TriageVerb;
+  const std::pair<bool, TriageVerb> verbs[] = {
+      {approve, TriageVerb::kApprove},
+      {reject, TriageVerb::kReject},
+      {redraft, TriageVerb::kRedraft},
+      {p.Given("duplicate-of"), TriageVerb::kDuplicate},
+      {invalid, TriageVerb::kInvalid},
+      {close, TriageVerb::kClose},
+      {reopen, TriageVerb::kReopen}};
+  int given = 0;
+  orchestrator::TriageAction body;
+  for (const auto& [on, verb] : verbs) {
+    if (!on) continue;
+    ++given;
+    body.verb = verb;
   }
-  orchestrator::ReviewRequest body;
-  body.decision = approve ? orchestrator::ReviewRequest::Decision::kApprove
-                          : orchestrator::ReviewRequest::Decision::kReject;
+  if (given != 1) {
+    return UsageError(ctx, "review",
+                      "give exactly one of --approve, --reject, --redraft, "
+                      "--duplicate-of, --invalid, --close, --reopen");
+  }
   if (p.Given("comment")) body.comment = comment;
+  if (p.Given("hint")) body.hint = hint;
+  if (p.Given("duplicate-of")) body.duplicate_of = duplicate_of;
+  if (Status s = orchestrator::CheckTriageAction(body); !s.ok()) {
+    std::string why = s.message();  // Named as the flags are.
+    for (auto [field, flag] :
+         {std::pair<std::string, std::string>{"field 'hint'", "--hint"},
+          {"field 'duplicate_of'", "--duplicate-of"}}) {
+      if (why.starts_with(field)) why = flag + why.substr(field.size());
+    }
+    return UsageError(ctx, "review", why);
+  }
   ApiClient api(ctx, server);
-  StatusOr<JsonDoc> r = api.Post(
-      "/api/v1/patches/" + std::to_string(*id) + "/review", ToJson(body));
+  StatusOr<JsonDoc> r =
+      api.Post("/api/v1/bugs/" + std::to_string(*id) + "/triage", ToJson(body));
   if (!r.ok()) return ApiFail(ctx, r.status());
-  StatusOr<orchestrator::ReviewResult> result =
-      orchestrator::ParseReviewResult(*r);
+  StatusOr<orchestrator::TriageResult> result =
+      orchestrator::ParseTriageResult(*r);
   *ctx.out << "bug " << *id << ": "
            << (result.ok() ? std::string(BugStateName(result->bug.state))
                            : std::string("?"))

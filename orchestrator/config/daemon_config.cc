@@ -306,6 +306,19 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
     RETURN_IF_ERROR(b.Amount("bug_cost_usd", &c.budget_bug_cost_usd));
     return b.Seconds("wall_seconds", &c.budget_wall_seconds);
   }));
+  RETURN_IF_ERROR(top.Object("review", [&](Section& r) {
+    RETURN_IF_ERROR(
+        r.OneOf("on_approve", {"none", "push"}, &c.review_on_approve));
+    RETURN_IF_ERROR(r.String("push_token_env", &c.review_push_token_env));
+    RETURN_IF_ERROR(r.String("push_remote", &c.review_push_remote));
+    if (c.review_push_remote.find("://") == std::string::npos) {
+      RETURN_IF_ERROR(r.Path("push_remote", base_dir, &c.review_push_remote));
+    }
+    if (c.review_on_approve == "push" && c.review_push_remote.empty()) {
+      return r.Error("push_remote", "required when on_approve is \"push\"");
+    }
+    return Status::Ok();
+  }));
   RETURN_IF_ERROR(top.Check());
   RETURN_IF_ERROR(CheckBrains(c, file_name));
   if (c.repo.empty())

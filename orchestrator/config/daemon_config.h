@@ -73,6 +73,12 @@
 //                 "bug_tokens": 1000000,    per session; per bug
 //                 "bug_cost_usd": 0},       per bug, at the llm prices
 //                                           (0: no cost budget)
+//     "review": {"on_approve": "none" | "push",   what an approval does:
+//                "push_remote": "",     push: trench/bug-<id> goes to this
+//                                       git URL or path (required for push;
+//                                       never the watched branch)
+//                "push_token_env": ""}, names the variable holding an
+//                                       HTTPS token for the push ("": none)
 //     "prompts_dir": ""                 the roles' prompt templates
 //                                       ("": those built into trench;
 //                                       a directory: <role>.md there
@@ -184,8 +190,11 @@ struct DaemonConfig {
   int64_t budget_tokens = 200000;
   double budget_wall_seconds = 600;
   int64_t budget_bug_tokens = 1000000;
-  double budget_bug_cost_usd = 0;  // 0: none.
-  std::string prompts_dir;         // "": the built-in prompts.
+  double budget_bug_cost_usd = 0;          // 0: none.
+  std::string prompts_dir;                 // "": the built-in prompts.
+  std::string review_on_approve = "none";  // "none" | "push".
+  std::string review_push_remote;          // Required for "push".
+  std::string review_push_token_env;       // "": no credentials.
 };
 
 // The roles of DESIGN.md "Agents", in pipeline order.

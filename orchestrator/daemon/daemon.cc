@@ -366,6 +366,7 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
   ao.good_commit = config.good_commit;
   ao.swarm = config.swarm;
   ao.runs_dir = p.var + "/runs";
+  ao.push_on_approve = config.review_on_approve == "push";
   impl->api = std::make_unique<ApiHandlers>(impl->store.get(), ao);
   HttpServerOptions ho;
   ho.address = config.http_address;

@@ -151,6 +151,7 @@ StatusOr<std::string> QueueNextStep(StepContext& ctx, const Bug& bug) {
   }
   for (const StepKind& s : Steps()) {
     if (!s.state || *s.state != bug.state) continue;
+    if (s.kind == "push" && !PushWanted(ctx.config, bug)) continue;
     if (bug.state == BugState::kNew) {
       // Waiting for the first build is not a failure: no job, no attempt.
       ASSIGN_OR_RETURN(bool ready, HasCommitToRunOn(ctx, bug));

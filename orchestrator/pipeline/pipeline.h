@@ -107,7 +107,8 @@ std::vector<std::string> KindsOfWorker(const std::string& worker);
 // The dedup key of `bug`'s job of step `kind`: "bug:<id>:<kind>".
 std::string BugJobKey(int64_t bug, const std::string& kind);
 // Queues the step that `bug`'s state calls for (dedup key BugJobKey), if
-// any, unless the bug waits for a human (details.needs_human), or that
+// any, unless the bug waits for a human (details.needs_human), or the
+// step is "push" and PushWanted says no, or that
 // step's last job failed (or was parked) after the bug last changed, or it
 // waits for the first build: a bug found on no particular commit (a
 // report) is reproduced on the newest built one (meta "head.built"), so
@@ -164,7 +165,24 @@ StatusOr<Json> RunMinimizeStep(StepContext& ctx, const Job& job);
 StatusOr<Json> RunLocalizeStep(StepContext& ctx, const Job& job);
 StatusOr<Json> RunBisectStep(StepContext& ctx, const Job& job);
 StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job);
+// The patch drafter's task for a round on `bug` (RunDraftStep's): "bug",
+// "case" (its repro case), "localization", "culprit_sources" (the target's
+// files of the localized pass at `found_at`, read in `scratch`),
+// "culprit" {"sha", "summary"}, "head", and "hints": the reviewers'
+// guidance (triage_verbs.h DraftHintsOf), oldest first, when there is any.
+StatusOr<Json> DrafterTask(StepContext& ctx, const Bug& bug,
+                           const std::string& head, const std::string& found_at,
+                           const std::string& scratch);
 StatusOr<Json> RunVerifyStep(StepContext& ctx, const Job& job);
 StatusOr<Json> RunProposeStep(StepContext& ctx, const Job& job);
+// review.on_approve "push" (steps_push.cc): pushes the approved bug's
+// branch trench/bug-<id> from the target repository to
+// review.push_remote (never the watched branch) and records details.push
+// {"remote", "branch", "commit", "ok", "error"?, "attempt", "at_ms"};
+// a failed push is a failed attempt (retried with backoff, then parked).
+StatusOr<Json> RunPushStep(StepContext& ctx, const Job& job);
+// True when `bug` is approved, the config says push, and its proposal's
+// commit is not pushed yet (the reconciler's condition for "push").
+bool PushWanted(const DaemonConfig* config, const Bug& bug);
 
 }  // namespace trench::orchestrator

@@ -12,6 +12,7 @@
 #include "orchestrator/pipeline/agent_sessions.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/step_util.h"
+#include "orchestrator/pipeline/triage_verbs.h"
 #include "triage/case/case_bundle.h"
 
 namespace trench::orchestrator {
@@ -210,7 +211,8 @@ StatusOr<Json> JudgeReproduction(StepContext& ctx, const Bug& bug,
   const Json* source = bug.details.Find("source");
   const bool report =
       !source || !source->is_string() || source->string_value() != "fuzz";
-  if (report && last_failure && !last_failure->signature.sig.empty()) {
+  if (report && last_failure && !last_failure->signature.sig.empty() &&
+      !ReopenedFromDuplicate(bug)) {
     ASSIGN_OR_RETURN(
         std::optional<Bug> known,
         KnownBugOfReproduction(ctx, bug, last_failure->signature.sig, commit));
@@ -331,7 +333,7 @@ StatusOr<Json> RunLocalizeStep(StepContext& ctx, const Job& job) {
   TransitionFields f;
   f.signature = signature;
   f.details = DetailsWith(*bug, "localization", report);
-  if (same && same->id < bug->id) {
+  if (same && same->id < bug->id && !ReopenedFromDuplicate(*bug)) {
     f.duplicate_of = same->id;
     evidence["duplicate_of"] = same->id;
     ASSIGN_OR_RETURN(Bug moved,

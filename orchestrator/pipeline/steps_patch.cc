@@ -14,6 +14,7 @@
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/step_util.h"
 #include "orchestrator/pipeline/triage_report.h"
+#include "orchestrator/pipeline/triage_verbs.h"
 #include "orchestrator/store/records_json.h"
 
 namespace trench::orchestrator {
@@ -111,6 +112,49 @@ Status GiveUpRound(StepContext& ctx, const Bug& bug, const std::string& why) {
 
 }  // namespace
 
+StatusOr<Json> DrafterTask(StepContext& ctx, const Bug& bug,
+                           const std::string& head, const std::string& found_at,
+                           const std::string& scratch) {
+  Json task = Json::MakeObject();
+  task["bug"] = bug.id;
+  ASSIGN_OR_RETURN(task["case"], ReproCaseOf(bug, true));
+  if (const Json* l = bug.details.Find("localization")) {
+    task["localization"] = *l;
+  }
+  // The culprit's files, as the target describes them at the commit the
+  // bug was found on (without a description: none, and the drafter goes by
+  // file names).
+  if (const std::optional<hlo_bisect::LocalizationReport> loc =
+          BugLocalization(bug);
+      loc && loc->signature.pass) {
+    StatusOr<hlo_diff::TargetDescription> target =
+        TargetOfBuild(ctx, found_at, scratch);
+    if (!target.ok()) return target.status();
+    const std::vector<std::string> sources =
+        target->SourcesOf(*loc->signature.pass);
+    if (!sources.empty()) {
+      task["culprit_sources"] = Json::MakeArray();
+      for (const std::string& g : sources) task["culprit_sources"].push_back(g);
+    }
+  }
+  Json culprit = Json::MakeObject();
+  culprit["sha"] = bug.culprit_commit.value_or("");
+  if (const Json* b = bug.details.Find("culprit")) {
+    if (const Json* c = b->Find("culprit"))
+      culprit["summary"] = StringOr(*c, "summary");
+  }
+  task["culprit"] = culprit;
+  task["head"] = head;
+  // The reviewers' guidance for this round (triage_verbs.h): every hint
+  // of a redraft or a rejection, oldest first.
+  if (const std::vector<std::string> hints = DraftHintsOf(bug);
+      !hints.empty()) {
+    task["hints"] = Json::MakeArray();
+    for (const std::string& h : hints) task["hints"].push_back(h);
+  }
+  return task;
+}
+
 StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   ASSIGN_OR_RETURN(
       std::optional<Bug> found,
@@ -158,36 +202,8 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   };
   ASSIGN_OR_RETURN(auto tools,
                    agents::SandboxToolBox::Create("patch_drafter", tc));
-  Json task = Json::MakeObject();
-  task["bug"] = bug.id;
-  task["case"] = *ReproCaseOf(bug, true);
-  if (const Json* l = bug.details.Find("localization")) {
-    task["localization"] = *l;
-  }
-  // The culprit's files, as the target describes them at the commit the
-  // bug was found on (without a description: none, and the drafter goes by
-  // file names).
-  if (const std::optional<hlo_bisect::LocalizationReport> loc =
-          BugLocalization(bug);
-      loc && loc->signature.pass) {
-    StatusOr<hlo_diff::TargetDescription> target =
-        TargetOfBuild(ctx, found_at, scratch);
-    if (!target.ok()) return target.status();
-    const std::vector<std::string> sources =
-        target->SourcesOf(*loc->signature.pass);
-    if (!sources.empty()) {
-      task["culprit_sources"] = Json::MakeArray();
-      for (const std::string& g : sources) task["culprit_sources"].push_back(g);
-    }
-  }
-  Json culprit = Json::MakeObject();
-  culprit["sha"] = bug.culprit_commit.value_or("");
-  if (const Json* b = bug.details.Find("culprit")) {
-    if (const Json* c = b->Find("culprit"))
-      culprit["summary"] = StringOr(*c, "summary");
-  }
-  task["culprit"] = culprit;
-  task["head"] = *head;
+  ASSIGN_OR_RETURN(Json task, DrafterTask(ctx, bug, *head, found_at, scratch));
+  const std::vector<std::string> hints = DraftHintsOf(bug);
   ASSIGN_OR_RETURN(Json raw,
                    RunAgent(ctx, "patch_drafter", bug.id, task, *tools));
   if (candidates.empty()) {
@@ -238,6 +254,7 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   draft["patch"] = patch_id;
   draft["strategy"] = best.strategy;
   draft["rationale"] = best.rationale.value_or("");
+  draft["hints"] = static_cast<int64_t>(hints.size());
   TransitionFields f;
   f.details = DetailsWith(bug, "draft", draft);
   ASSIGN_OR_RETURN(Bug moved,

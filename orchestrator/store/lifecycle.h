@@ -19,6 +19,12 @@ enum class BugState {
 
 // Every state, in registry order.
 std::span<const BugState> AllBugStates();
+// A reviewer's verb (lifecycle.def TRENCH_TRIAGE_VERB).
+enum class TriageVerb {
+#define TRENCH_TRIAGE_VERB(e, name, to, description, ...) e,
+#include "orchestrator/store/lifecycle.def"
+};
+
 // The stored and printed name ("culprit_found").
 std::string_view BugStateName(BugState state);
 std::string_view BugStateDescription(BugState state);
@@ -37,5 +43,23 @@ bool IsLegalTransition(BugState from, BugState to);
 Status CheckTransition(BugState from, BugState to);
 // The states reachable from `from` in one move, in registry order.
 std::vector<BugState> NextStates(BugState from);
+
+// Every verb, in registry order.
+std::span<const TriageVerb> AllTriageVerbs();
+// "approve", "redraft", ...
+std::string_view TriageVerbName(TriageVerb verb);
+std::string_view TriageVerbDescription(TriageVerb verb);
+// InvalidArgument("unknown verb 'x' (valid: approve, reject, ...)").
+StatusOr<TriageVerb> ParseTriageVerb(std::string_view name);
+// Every verb's name, in registry order: "approve, reject, ...".
+std::string TriageVerbNames();
+// The state the verb moves a bug to.
+BugState TriageVerbTarget(TriageVerb verb);
+// The states the verb applies to, in registry order.
+std::span<const BugState> TriageVerbFromStates(TriageVerb verb);
+// OK when `verb` applies to a bug in `from`; otherwise FailedPrecondition:
+// "cannot redraft a bug in state new (redraft applies to: proposed,
+// rejected, patch_verified, patch_drafted)".
+Status CheckTriageVerb(TriageVerb verb, BugState from);
 
 }  // namespace trench::orchestrator

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -86,6 +87,12 @@ struct TransitionFields {
   std::optional<std::string> culprit_commit;  // REQUIRED for -> culprit_found.
   std::optional<std::string> fix_commit;      // REQUIRED for -> fixed.
   std::optional<Json> details;  // Replaces the whole details object.
+  // Edits the details (after `details`, when given) inside the move's
+  // transaction, on the bug as stored then: a read-modify-write no other
+  // connection can interleave with (e.g. appending a reviewer's hint). It
+  // runs before the move is checked; an error aborts the move (so it may
+  // refuse it with its own reason).
+  std::function<Status(const Bug& bug, Json* details)> edit_details;
   // Replaces the repro case (e.g. a report's module made a full case with
   // inputs by the reproducer); must be stored.
   std::optional<std::string> case_sha256;
@@ -241,7 +248,8 @@ class Store {
   // itself or of a missing bug, a minimized case that is not stored;
   // kInvalidArgument when a field required by `to` is missing ("bug 3: a
   // move to fixed needs the fix commit") or out of range. Nothing is
-  // written on error.
+  // written on error. A move to new (a reviewer's reopen) clears
+  // duplicate_of.
   StatusOr<Bug> TransitionBug(int64_t id, BugState to, const std::string& actor,
                               const Json& evidence,
                               const TransitionFields& fields = {});

@@ -280,6 +280,11 @@ StatusOr<Bug> Store::TransitionBug(int64_t id, BugState to,
     // bug between the check and the write.
     ASSIGN_OR_RETURN(Bug bug, GetBug(id));
     from = bug.state;
+    if (fields.edit_details) {  // First: it may refuse with its own reason.
+      Json details = fields.details ? *fields.details : bug.details;
+      RETURN_IF_ERROR(fields.edit_details(bug, &details));
+      fields.details = std::move(details);
+    }
     RETURN_IF_ERROR(CheckTransition(bug.state, to)
                         .WithContext("bug " + std::to_string(id)));
     RETURN_IF_ERROR(CheckTransitionFields(this, bug, to, &fields));
@@ -295,7 +300,8 @@ StatusOr<Bug> Store::TransitionBug(int64_t id, BugState to,
     ASSIGN_OR_RETURN(
         Statement st,
         db()->Prepare("UPDATE bugs SET state = ?2, updated_ms = ?3, "
-                      "duplicate_of = coalesce(?4, duplicate_of), "
+                      "duplicate_of = CASE WHEN ?2 = 'new' THEN NULL ELSE "
+                      "coalesce(?4, duplicate_of) END, "
                       "flaky_rate = coalesce(?5, flaky_rate), "
                       "signature = coalesce(?6, signature), "
                       "minimized_sha256 = coalesce(?7, minimized_sha256), "

@@ -244,5 +244,65 @@ TEST(BuiltinDrafterTest, UnknownPassFallsBackToTheWholeCommit) {
   EXPECT_EQ(bad.status().message(), "task: culprit.sha: required");
 }
 
+// A reviewer's hint naming a strategy: it goes first, and the claim says
+// the drafter saw the hint and what it changed.
+TEST(BuiltinDrafterTest, AHintNamingAStrategyGoesFirst) {
+  std::vector<std::string> base = Code(30);
+  base[14] = "  if (lo < hi) {";
+  base[16] = "  }";
+  FakeRepo repo;
+  repo.SetCulprit(kCse, base, {{14, 1, {"  helper2();", "  if (lo > hi) {"}}});
+  repo.fixed = [](const Files& f) {
+    const auto& l = f.at(kCse);
+    return l[14] == "  helper2();" && l[15] == "  if (lo < hi) {";
+  };
+  // Without a hint, the revert comes first.
+  FakeToolBox plain_tools("patch_drafter");
+  Json plain = Draft(repo, Task("cse"), plain_tools);
+  EXPECT_EQ(plain["tries"].mutable_array()[0]["strategy"], Json("revert_file"));
+  EXPECT_EQ(plain.Find("hints"), nullptr);
+
+  Json task = Task("cse");
+  task["hints"] = Json::MakeArray();
+  task["hints"].push_back("the revert loses helper2(); try fix_template");
+  FakeRepo again = repo;
+  again.submitted.clear();
+  FakeToolBox tools("patch_drafter");
+  Json claim = Draft(again, task, tools);
+  ASSERT_EQ(claim["candidates"].size(), 1u) << claim.DumpPretty();
+  EXPECT_EQ(claim["tries"].mutable_array()[0]["strategy"],
+            Json("fix_template"));
+  EXPECT_EQ(claim["candidates"].mutable_array()[0]["strategy"],
+            Json("fix_template"));
+  EXPECT_EQ(claim["hints"]["seen"].array()[0],
+            Json("the revert loses helper2(); try fix_template"));
+  EXPECT_EQ(claim["hints"]["applied"].array()[0], Json("first: fix_template"));
+  EXPECT_NE(claim["notes"].Dump().find("reviewer's hint: the revert loses"),
+            std::string::npos);
+}
+
+// A hint naming one of the culprit's files: the file strategies work on it
+// (here instead of the whole commit, which an unknown pass would revert).
+TEST(BuiltinDrafterTest, AHintNamingAFileSelectsIt) {
+  const std::vector<std::string> base = Code(20);
+  FakeRepo repo;
+  repo.culprit.files = {MakeFileDiff(kCse, base, {{9, 1, {"  int v10 = 0;"}}}),
+                        MakeFileDiff(kDoc, {"a", "b"}, {{1, 1, {"B"}}})};
+  repo.head[kCse] = *ApplyHunks(repo.culprit.files[0], base);
+  repo.head[kDoc] = {"a", "B"};
+  repo.FixedWhen(kCse, 9, "  int v10 = 10;");
+  Json task = Task("dce");
+  task["hints"] = Json::MakeArray();
+  task["hints"].push_back("only cse.cc is wrong");
+  FakeToolBox tools("patch_drafter");
+  Json claim = Draft(repo, task, tools);
+  ASSERT_EQ(claim["candidates"].size(), 1u) << claim.DumpPretty();
+  Json& c = claim["candidates"].mutable_array()[0];
+  EXPECT_EQ(c["strategy"], Json("revert_file"));
+  EXPECT_EQ(c["diff"].string_value().find(kDoc), std::string::npos);
+  EXPECT_EQ(claim["hints"]["applied"].array()[0],
+            Json(std::string("files: ") + kCse));
+}
+
 }  // namespace
 }  // namespace trench::agents

@@ -224,7 +224,7 @@ TEST_F(CliClientTest, BugsTable) {
             "trench: unknown bug state 'bogus' (valid: new, reproduced, "
             "not_reproducible, flaky, minimized, localized, culprit_found, "
             "patch_drafted, patch_verified, proposed, approved, rejected, "
-            "fixed, closed, duplicate)");
+            "fixed, closed, duplicate, invalid)");
 }
 
 TEST_F(CliClientTest, ShowPrintsTheTriageReport) {
@@ -391,7 +391,58 @@ TEST_F(CliClientTest, Review) {
   // An illegal move: the lifecycle's message with 409.
   r = Run({"review", n, "--approve"});
   EXPECT_EQ(r.code, 1);
-  ExpectHas(r.err, "illegal bug transition rejected -> approved");
+  ExpectHas(r.err, "cannot approve a bug in state rejected");
+  ExpectHas(r.err, "(HTTP 409)");
+}
+
+// Every triage verb through `trench review` (POST /api/v1/bugs/N/triage),
+// recorded with the CLI as the actor.
+TEST_F(CliClientTest, ReviewVerbs) {
+  const int64_t id = ProposedBug();
+  const std::string n = std::to_string(id);
+  // Usage errors: no request is made.
+  CliRun r = Run({"review", n, "--redraft"});
+  EXPECT_EQ(r.code, 2);
+  ExpectHas(r.err, "--hint is missing");
+  EXPECT_EQ(Run({"review", n, "--approve", "--hint", "x"}).code, 2);
+  EXPECT_EQ(Run({"review", n, "--close", "--reopen"}).code, 2);
+  EXPECT_EQ(Run({"review", n, "--duplicate-of", "x"}).code, 2);
+  EXPECT_EQ(check_->GetBug(id)->state, BugState::kProposed);
+
+  r = Run({"review", n, "--redraft", "--hint", "revert_commit please"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "bug " + n + ": culprit_found\n");
+  StatusOr<std::vector<Event>> events = check_->ListEvents(id, 0, 100);
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(events->back().actor, "cli:triage");
+  EXPECT_EQ(events->back().evidence.Find("hint")->string_value(),
+            "revert_commit please");
+  EXPECT_EQ(check_->GetBug(id)
+                ->details.Find("draft_hints")
+                ->array()[0]
+                .Find("hint")
+                ->string_value(),
+            "revert_commit please");
+
+  NewBug other{"sig-2", "other", std::nullopt, Json::MakeObject()};
+  const int64_t m = *check_->CreateBug(other, "test", Json());
+  r = Run({"review", n, "--duplicate-of", std::to_string(m)});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "bug " + n + ": duplicate\n");
+  EXPECT_EQ(check_->GetBug(id)->duplicate_of, m);
+  r = Run({"review", n, "--reopen", "--comment", "not the same"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "bug " + n + ": new\n");
+  r = Run({"review", n, "--invalid"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "bug " + n + ": invalid\n");
+  r = Run({"review", n, "--close"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "bug " + n + ": closed\n");
+  // An illegal verb: the lifecycle's reason, 409.
+  r = Run({"review", n, "--close"});
+  EXPECT_EQ(r.code, 1);
+  ExpectHas(r.err, "cannot close a bug in state closed");
   ExpectHas(r.err, "(HTTP 409)");
 }
 

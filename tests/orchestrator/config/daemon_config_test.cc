@@ -181,6 +181,14 @@ TEST(DaemonConfigTest, EverySectionRefusesTyposAndWrongTypes) {
       {R"("swarm": {"minimizer": {"brain": "anthropic"}}})",
        "t.json: swarm.minimizer.brain: \"anthropic\" has no llm.anthropic "
        "section"},
+      {R"("review": {"on_aprove": "push"}})",
+       "t.json: review.on_aprove: unknown field"},
+      {R"("review": {"on_approve": "merge"}})",
+       "t.json: review.on_approve: expected one of none, push, got \"merge\""},
+      {R"("review": {"on_approve": "push"}})",
+       "t.json: review.push_remote: required when on_approve is \"push\""},
+      {R"("review": {"push_remote": 3}})",
+       "t.json: review.push_remote: expected a string"},
   };
   for (const auto& [tail, want] : cases) {
     StatusOr<DaemonConfig> c = ParseDaemonConfig(head + tail, "t.json", "/");
@@ -188,6 +196,25 @@ TEST(DaemonConfigTest, EverySectionRefusesTyposAndWrongTypes) {
     EXPECT_EQ(c.status().message().substr(0, want.size()), want)
         << c.status().message();
   }
+}
+
+TEST(DaemonConfigTest, ReviewOnApprove) {
+  const std::string head = R"({"var_dir": "v", "repo": "r")";
+  StatusOr<DaemonConfig> c = ParseDaemonConfig(head + "}", "t.json", "/etc");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->review_on_approve, "none");
+  c = ParseDaemonConfig(head + R"(, "review": {"on_approve": "push",
+      "push_remote": "remote.git", "push_token_env": "GH_TOKEN"}})",
+                        "t.json", "/etc");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->review_on_approve, "push");
+  EXPECT_EQ(c->review_push_remote, "/etc/remote.git");  // A path.
+  EXPECT_EQ(c->review_push_token_env, "GH_TOKEN");
+  c = ParseDaemonConfig(head + R"(, "review": {"on_approve": "push",
+      "push_remote": "https://git.example/x.git"}})",
+                        "t.json", "/etc");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->review_push_remote, "https://git.example/x.git");  // A URL.
 }
 
 TEST(DaemonConfigTest, LlmSectionsAreTyped) {

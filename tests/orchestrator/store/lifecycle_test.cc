@@ -21,13 +21,13 @@ TEST(LifecycleRegistryTest, NamesRoundTripAndAreUnique) {
     EXPECT_TRUE(names.insert(BugStateName(s)).second) << BugStateName(s);
     EXPECT_FALSE(BugStateDescription(s).empty());
   }
-  EXPECT_EQ(names.size(), 15u);
+  EXPECT_EQ(names.size(), 16u);
   auto bad = ParseBugState("zombie");
   EXPECT_EQ(bad.status().message(),
             "unknown bug state 'zombie' (valid: new, reproduced, "
             "not_reproducible, flaky, minimized, localized, culprit_found, "
             "patch_drafted, patch_verified, proposed, approved, rejected, "
-            "fixed, closed, duplicate)");
+            "fixed, closed, duplicate, invalid)");
 }
 
 TEST(LifecycleRegistryTest, DesignMainLineIsLegal) {
@@ -50,10 +50,10 @@ TEST(LifecycleRegistryTest, DesignMainLineIsLegal) {
 TEST(LifecycleRegistryTest, IllegalMovesNameBothStates) {
   EXPECT_FALSE(IsLegalTransition(BugState::kNew, BugState::kFixed));
   EXPECT_FALSE(IsLegalTransition(BugState::kMinimized, BugState::kNew));
-  Status s = CheckTransition(BugState::kClosed, BugState::kNew);
+  Status s = CheckTransition(BugState::kClosed, BugState::kFixed);
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(s.message(),
-            "illegal bug transition closed -> new (from closed: none)");
+            "illegal bug transition closed -> fixed (from closed: new)");
   s = CheckTransition(BugState::kNew, BugState::kLocalized);
   EXPECT_NE(s.message().find("new -> localized"), std::string::npos);
   EXPECT_NE(s.message().find("reproduced, not_reproducible, flaky"),
@@ -61,7 +61,7 @@ TEST(LifecycleRegistryTest, IllegalMovesNameBothStates) {
       << s.message();
 }
 
-TEST(LifecycleRegistryTest, EveryStateIsReachableAndOnlyClosedIsFinal) {
+TEST(LifecycleRegistryTest, EveryStateIsReachableAndNoneIsFinal) {
   std::set<BugState> reached = {BugState::kNew};
   std::vector<BugState> work = {BugState::kNew};
   while (!work.empty()) {
@@ -73,12 +73,71 @@ TEST(LifecycleRegistryTest, EveryStateIsReachableAndOnlyClosedIsFinal) {
   }
   EXPECT_EQ(reached.size(), AllBugStates().size());
   for (BugState s : AllBugStates()) {
-    EXPECT_EQ(NextStates(s).empty(), s == BugState::kClosed) << BugStateName(s);
+    // A reviewer may reopen even a closed bug.
+    EXPECT_FALSE(NextStates(s).empty()) << BugStateName(s);
     EXPECT_FALSE(IsLegalTransition(s, s)) << BugStateName(s);
   }
   EXPECT_TRUE(IsOpen(BugState::kNew));
   EXPECT_FALSE(IsOpen(BugState::kDuplicate));
   EXPECT_FALSE(IsOpen(BugState::kClosed));
+  EXPECT_FALSE(IsOpen(BugState::kInvalid));
+  EXPECT_EQ(NextStates(BugState::kClosed),
+            std::vector<BugState>{BugState::kNew});
+}
+
+TEST(LifecycleRegistryTest, VerbsRoundTripAndAreTransitions) {
+  std::set<std::string_view> names;
+  for (TriageVerb v : AllTriageVerbs()) {
+    auto parsed = ParseTriageVerb(TriageVerbName(v));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, v);
+    EXPECT_TRUE(names.insert(TriageVerbName(v)).second);
+    EXPECT_FALSE(TriageVerbDescription(v).empty());
+    EXPECT_FALSE(TriageVerbFromStates(v).empty());
+    // Every verb's move is a lifecycle transition.
+    for (BugState from : TriageVerbFromStates(v)) {
+      EXPECT_TRUE(IsLegalTransition(from, TriageVerbTarget(v)))
+          << TriageVerbName(v) << " from " << BugStateName(from);
+      EXPECT_TRUE(CheckTriageVerb(v, from).ok());
+    }
+  }
+  EXPECT_EQ(TriageVerbNames(),
+            "approve, reject, redraft, duplicate, invalid, close, reopen");
+  EXPECT_EQ(ParseTriageVerb("nuke").status().message(),
+            "unknown verb 'nuke' (valid: approve, reject, redraft, duplicate, "
+            "invalid, close, reopen)");
+}
+
+TEST(LifecycleRegistryTest, VerbsApplyWhereTheIssueSays) {
+  auto from = [](TriageVerb v) {
+    std::set<BugState> s;
+    for (BugState b : TriageVerbFromStates(v)) s.insert(b);
+    return s;
+  };
+  std::set<BugState> open, not_closed;
+  for (BugState s : AllBugStates()) {
+    if (IsOpen(s)) open.insert(s);
+    if (s != BugState::kClosed) not_closed.insert(s);
+  }
+  using enum BugState;
+  EXPECT_EQ(from(TriageVerb::kApprove), std::set<BugState>{kProposed});
+  EXPECT_EQ(from(TriageVerb::kReject), std::set<BugState>{kProposed});
+  EXPECT_EQ(from(TriageVerb::kRedraft),
+            (std::set<BugState>{kProposed, kRejected, kPatchVerified,
+                                kPatchDrafted}));
+  EXPECT_EQ(from(TriageVerb::kDuplicate), open);
+  EXPECT_EQ(from(TriageVerb::kInvalid), open);
+  EXPECT_EQ(from(TriageVerb::kClose), not_closed);
+  EXPECT_EQ(from(TriageVerb::kReopen),
+            (std::set<BugState>{kClosed, kInvalid, kDuplicate, kNotReproducible,
+                                kFixed}));
+  EXPECT_EQ(TriageVerbTarget(TriageVerb::kReopen), kNew);
+  EXPECT_EQ(TriageVerbTarget(TriageVerb::kRedraft), kCulpritFound);
+  Status s = CheckTriageVerb(TriageVerb::kApprove, kNew);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(),
+            "cannot approve a bug in state new (approve applies to: "
+            "proposed)");
 }
 
 using LifecycleStoreTest = StoreTest;
@@ -128,7 +187,8 @@ TEST_F(LifecycleStoreTest, IllegalOrIncompleteMovesWriteNothing) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
             "bug 1: illegal bug transition new -> patch_verified (from new: "
-            "reproduced, not_reproducible, flaky, duplicate)");
+            "reproduced, not_reproducible, flaky, closed, duplicate, "
+            "invalid)");
   auto no_rate = store->TransitionBug(id, BugState::kFlaky, "r", Json());
   EXPECT_EQ(no_rate.status().code(), StatusCode::kInvalidArgument);
   auto bad_rate = store->TransitionBug(id, BugState::kFlaky, "r", Json(),
