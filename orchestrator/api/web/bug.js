@@ -261,7 +261,10 @@
   const NAME = /^\s*(?:ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=/;
   function renderHlo(view) {
     const text = view.minimized_hlo || view.case_hlo;
-    const h = view.highlight || {};
+    const h = {};
+    for (const [k, v] of Object.entries(view.highlight || {})) {
+      h[k] = typeof v === 'string' ? v.replace(/^%/, '') : null;
+    }
     replace('hlo-info', !text ? 'no module yet' :
         [view.minimized_hlo ? 'minimized module' : 'the case (not minimized)',
          h.instruction ? [' · instruction ', el('code', {class:
@@ -327,14 +330,20 @@
         el('ol', {class: 'chain'}, loc.levels.map((l) =>
             el('li', {class: 'level', 'data-level': l.level},
                el('b', {}, l.level), ': ',
-               el('span', {class: 'result'}, visible(l.result)), ' ',
-               el('span', {}, visible(l.summary)),
+               el('span', {class: 'result'}, visible(textOf(l.result))), ' ',
+               el('span', {}, visible(textOf(l.summary))),
                l.evidence !== undefined && l.evidence !== null ?
                    el('details', {}, el('summary', {}, 'evidence'),
                       el('pre', {}, visible(typeof l.evidence === 'string' ?
                           l.evidence : json(l.evidence)))) : null))),
         loc.findings ? el('details', {}, el('summary', {}, 'findings'),
                           el('pre', {}, visible(json(loc.findings)))) : null);
+  }
+
+  // A value from data as one line of text.
+  function textOf(v) {
+    if (v === null || v === undefined) return '';
+    return typeof v === 'string' ? v : JSON.stringify(v);
   }
 
   function unifiedDiff(diff) {
