@@ -162,8 +162,11 @@ async function newPage(browser, base) {
     await d.dismiss();
   });
   page.consoleErrors = [];
+  // Script errors (a failed request is the page's to show, not one).
   page.on('console', (m) => {
-    if (m.type() === 'error') page.consoleErrors.push(m.text());
+    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) {
+      page.consoleErrors.push(m.text());
+    }
   });
   page.on('pageerror', (e) => page.consoleErrors.push(String(e)));
   // A script from data would call alert() or set window.__xss: hook both
