@@ -14,7 +14,7 @@
   }
 
   function renderStates(states) {
-    const entries = Object.entries(states || {});
+    const entries = Object.entries(states || {}).filter(([, n]) => n > 0);
     replace('bug-states', entries.length === 0 ? 'no bugs yet' :
         el('ul', {class: 'inline'}, entries.map(([s, n]) =>
             el('li', {}, el('a', {href: '/bugs?state=' +
