@@ -25,8 +25,8 @@ void ExpectSecurityHeaders(HttpReply& r) {
 }
 
 TEST(WebAssetsTest, EmbeddedTableHoldsThePagesAndScripts) {
-  for (const char* name : {"overview.html", "bugs.html", "bug.html",
-                           "common.js", "style.css"}) {
+  for (const char* name :
+       {"overview.html", "bugs.html", "bug.html", "common.js", "style.css"}) {
     bool found = false;
     for (const EmbeddedFile& f : EmbeddedWebAssets()) {
       if (f.name == name) found = !f.data.empty();
@@ -109,12 +109,11 @@ TEST_F(ApiTest, EtagRevalidationAnswers304) {
 TEST_F(ApiTest, UnknownAssetsAndPagesAre404) {
   for (const char* target :
        {"/static/", "/static/nope.js", "/static/common.js.map",
-        "/static/COMMON.JS", "/bugs/0", "/bugs/x", "/bugs/7/extra",
-        "/bugs/-1", "/static/web/common.js"}) {
+        "/static/COMMON.JS", "/bugs/0", "/bugs/x", "/bugs/7/extra", "/bugs/-1",
+        "/static/web/common.js"}) {
     HttpReply r = Call("GET", target);
     EXPECT_EQ(r.status, 404) << target;
-    EXPECT_EQ(r.json().Find("error")->Find("code")->string_value(),
-              "not_found")
+    EXPECT_EQ(r.json().Find("error")->Find("code")->string_value(), "not_found")
         << target;
     ExpectSecurityHeaders(r);
   }
@@ -127,9 +126,8 @@ TEST_F(ApiTest, NoPathTraversal) {
        {"/static/../x", "/static/../../CMakeLists.txt", "/static/%2e%2e/x",
         "/static/%2E%2E/%2E%2E/etc/passwd", "/static/..%2fstore.db",
         "/static/%2e%2e%2fCMakeLists.txt", "/static/.%2e/common.js",
-        "/static/./common.js", "/static//common.js",
-        "/static/common.js%00.css", "/static/%2fetc%2fpasswd",
-        "/static/..\\common.js"}) {
+        "/static/./common.js", "/static//common.js", "/static/common.js%00.css",
+        "/static/%2fetc%2fpasswd", "/static/..\\common.js"}) {
     HttpReply r = Call("GET", target);
     // 400 when the HTTP parser or the target decoder refuses it first.
     EXPECT_TRUE(r.status == 404 || r.status == 400)
