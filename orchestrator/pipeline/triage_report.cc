@@ -292,6 +292,31 @@ std::string FallbackLines(const Json* evidence) {
   return s;
 }
 
+// The reviewers' part (triage_verbs.h): the last review, the redraft
+// hints, the push of an approved branch; "" when there is none.
+std::string ReviewText(const Json* details) {
+  std::string s;
+  if (const Json* r = Obj(details, "review")) {
+    const std::string comment = Str(r, "comment");
+    s += "last review: " + Str(r, "verb") +
+         (comment.empty() ? "" : ": " + OneLine(comment, 300)) + "\n";
+  }
+  if (const Json* hints = Arr(details, "draft_hints")) {
+    for (const Json& h : hints->array()) {
+      s += "hint for the drafter: " + OneLine(Str(&h, "hint"), 300) + "\n";
+    }
+  }
+  if (const Json* p = Obj(details, "push")) {
+    const Json* ok = p->Find("ok");
+    s += "push of " + Str(p, "branch") + " to " + Str(p, "remote") + ": " +
+         (ok && ok->is_bool() && ok->bool_value()
+              ? "done (" + Str(p, "commit") + ")"
+              : "failed: " + OneLine(Str(p, "error"), 300)) +
+         "\n";
+  }
+  return s;
+}
+
 std::string HistoryText(const Json* events) {
   if (events == nullptr || events->size() == 0) return "";
   std::string s;
@@ -390,6 +415,9 @@ StatusOr<std::string> BugReportText(const Json& bug_response) {
           last != nullptr && last->is_object() ? PatchText(last) : "");
   if (const std::string fix = Str(bug, "fix_commit"); !fix.empty()) {
     Section(o, "Fix", "fixed by commit " + fix + "\n");
+  }
+  if (const std::string review = ReviewText(src.details); !review.empty()) {
+    Section(o, "Review", review);
   }
   Section(o, "History", HistoryText(src.events), "no events\n");
   return o.str();

@@ -105,9 +105,13 @@ StatusOr<Bug> ApplyTriage(Store* store, int64_t bug_id,
         review["comment"] = action.comment.value_or("");
         review["at_ms"] = now;
         (*details)["review"] = review;
-        if (action.verb == TriageVerb::kReject && action.comment &&
-            !action.comment->empty()) {
-          AppendHint(details, *action.comment, now, "reject");
+        if (action.verb == TriageVerb::kReject) {
+          // Another round comes (the reconciler drafts for rejected bugs),
+          // with its own budget, guided by the comment.
+          ResetDraftBudget(details);
+          if (action.comment && !action.comment->empty()) {
+            AppendHint(details, *action.comment, now, "reject");
+          }
         }
         break;
       }

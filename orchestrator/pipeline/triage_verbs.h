@@ -12,11 +12,14 @@
 //   reopen: the bug goes back to new, so it is reproduced again and the
 //     pipeline runs from there; draft_rounds and needs_human are reset
 //     (the reconciler would otherwise skip it), details.reopened records
-//     {"from", "at_ms"}, duplicate_of is cleared (Store::TransitionBug).
+//     {"from", "at_ms"}, duplicate_of is cleared (Store::TransitionBug);
+//     reopened from duplicate, the automatic dedup leaves the bug apart
+//     (ReopenedFromDuplicate).
 //   reject: details.review records {"verb", "comment", "at_ms"}; the
 //     reconciler then starts another drafting round (as for the old
-//     review endpoint); a non-empty comment is appended to draft_hints
-//     too ({"hint", "at_ms", "from": "reject"}): it guides that round.
+//     review endpoint), with a fresh budget as for redraft; a non-empty
+//     comment is appended to draft_hints too ({"hint", "at_ms", "from":
+//     "reject"}): it guides that round.
 //   approve: details.review as for reject; with `push_on_approve`
 //     (config review.on_approve "push") the push job is queued
 //     (QueuePushJob), after the move: should that enqueue fail (logged;

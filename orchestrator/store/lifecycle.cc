@@ -7,7 +7,7 @@ namespace trench::orchestrator {
 namespace {
 
 struct StateInfo {
-  BugState state;
+  BugState value;
   std::string_view name;
   bool open;
   std::string_view description;
@@ -43,7 +43,7 @@ using enum BugState;
 }  // namespace verb_from
 
 struct VerbInfo {
-  TriageVerb verb;
+  TriageVerb value;
   std::string_view name;
   BugState to;
   std::string_view description;
@@ -76,6 +76,41 @@ bool IsVerbMove(BugState from, BugState to) {
   return false;
 }
 
+// "a, b, c": the names of a registry table, in order.
+template <typename Entry, size_t N>
+std::string NamesOf(const Entry (&table)[N]) {
+  std::string out;
+  for (const Entry& e : table) {
+    if (!out.empty()) out += ", ";
+    out += e.name;
+  }
+  return out;
+}
+
+// The entry of `table` named `name`, else InvalidArgument("unknown <what>
+// 'x' (valid: ...)").
+template <typename Entry, size_t N>
+StatusOr<decltype(Entry::value)> ParseName(const Entry (&table)[N],
+                                           std::string_view name,
+                                           std::string_view what) {
+  for (const Entry& e : table) {
+    if (e.name == name) return e.value;
+  }
+  return InvalidArgument("unknown " + std::string(what) + " '" +
+                         std::string(name) + "' (valid: " + NamesOf(table) +
+                         ")");
+}
+
+// "a, b, c": the states' names.
+std::string StateList(std::span<const BugState> states) {
+  std::string out;
+  for (BugState s : states) {
+    if (!out.empty()) out += ", ";
+    out += BugStateName(s);
+  }
+  return out;
+}
+
 const StateInfo& Info(BugState state) {
   return kStates[static_cast<size_t>(state)];
 }
@@ -91,21 +126,10 @@ std::string_view BugStateDescription(BugState state) {
 }
 
 StatusOr<BugState> ParseBugState(std::string_view name) {
-  for (const StateInfo& info : kStates) {
-    if (info.name == name) return info.state;
-  }
-  return InvalidArgument("unknown bug state '" + std::string(name) +
-                         "' (valid: " + BugStateNames() + ")");
+  return ParseName(kStates, name, "bug state");
 }
 
-std::string BugStateNames() {
-  std::string out;
-  for (const StateInfo& info : kStates) {
-    if (!out.empty()) out += ", ";
-    out += info.name;
-  }
-  return out;
-}
+std::string BugStateNames() { return NamesOf(kStates); }
 
 bool IsOpen(BugState state) { return Info(state).open; }
 
@@ -126,11 +150,7 @@ std::vector<BugState> NextStates(BugState from) {
 
 Status CheckTransition(BugState from, BugState to) {
   if (IsLegalTransition(from, to)) return Status::Ok();
-  std::string legal;
-  for (BugState next : NextStates(from)) {
-    if (!legal.empty()) legal += ", ";
-    legal += BugStateName(next);
-  }
+  const std::string legal = StateList(NextStates(from));
   return FailedPrecondition(
       "illegal bug transition " + std::string(BugStateName(from)) + " -> " +
       std::string(BugStateName(to)) + " (from " +
@@ -147,21 +167,10 @@ std::string_view TriageVerbDescription(TriageVerb verb) {
 }
 
 StatusOr<TriageVerb> ParseTriageVerb(std::string_view name) {
-  for (const VerbInfo& info : kVerbs) {
-    if (info.name == name) return info.verb;
-  }
-  return InvalidArgument("unknown verb '" + std::string(name) +
-                         "' (valid: " + TriageVerbNames() + ")");
+  return ParseName(kVerbs, name, "verb");
 }
 
-std::string TriageVerbNames() {
-  std::string out;
-  for (const VerbInfo& info : kVerbs) {
-    if (!out.empty()) out += ", ";
-    out += info.name;
-  }
-  return out;
-}
+std::string TriageVerbNames() { return NamesOf(kVerbs); }
 
 BugState TriageVerbTarget(TriageVerb verb) { return Info(verb).to; }
 
@@ -170,18 +179,14 @@ std::span<const BugState> TriageVerbFromStates(TriageVerb verb) {
 }
 
 Status CheckTriageVerb(TriageVerb verb, BugState from) {
-  for (BugState f : Info(verb).from) {
+  const VerbInfo& v = Info(verb);
+  for (BugState f : v.from) {
     if (f == from) return Status::Ok();
   }
-  std::string legal;
-  for (BugState f : Info(verb).from) {
-    if (!legal.empty()) legal += ", ";
-    legal += BugStateName(f);
-  }
   return FailedPrecondition(
-      "cannot " + std::string(Info(verb).name) + " a bug in state " +
-      std::string(BugStateName(from)) + " (" + std::string(Info(verb).name) +
-      " applies to: " + legal + ")");
+      "cannot " + std::string(v.name) + " a bug in state " +
+      std::string(BugStateName(from)) + " (" + std::string(v.name) +
+      " applies to: " + StateList(v.from) + ")");
 }
 
 }  // namespace trench::orchestrator

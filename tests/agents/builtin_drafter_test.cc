@@ -188,17 +188,23 @@ TEST(BuiltinDrafterTest, PartialRevertFindsTheOneBadHunk) {
   EXPECT_LE(tools.Count("try_patch"), 8);
 }
 
-TEST(BuiltinDrafterTest, TemplateFixesAFlippedComparison) {
+// A culprit that added helper2() and flipped a comparison: the bug is the
+// flipped comparison; helper2() must stay (so no revert passes).
+FakeRepo FlippedComparison() {
   std::vector<std::string> base = Code(30);
   base[14] = "  if (lo < hi) {";
   base[16] = "  }";
   FakeRepo repo;
   repo.SetCulprit(kCse, base, {{14, 1, {"  helper2();", "  if (lo > hi) {"}}});
-  // The bug is the flipped comparison; helper2() must stay.
   repo.fixed = [](const Files& f) {
     const auto& l = f.at(kCse);
     return l[14] == "  helper2();" && l[15] == "  if (lo < hi) {";
   };
+  return repo;
+}
+
+TEST(BuiltinDrafterTest, TemplateFixesAFlippedComparison) {
+  FakeRepo repo = FlippedComparison();
   FakeToolBox tools("patch_drafter");
   Json claim = Draft(repo, Task("cse"), tools);
   ASSERT_EQ(claim["candidates"].size(), 1u) << claim.DumpPretty();
@@ -247,15 +253,7 @@ TEST(BuiltinDrafterTest, UnknownPassFallsBackToTheWholeCommit) {
 // A reviewer's hint naming a strategy: it goes first, and the claim says
 // the drafter saw the hint and what it changed.
 TEST(BuiltinDrafterTest, AHintNamingAStrategyGoesFirst) {
-  std::vector<std::string> base = Code(30);
-  base[14] = "  if (lo < hi) {";
-  base[16] = "  }";
-  FakeRepo repo;
-  repo.SetCulprit(kCse, base, {{14, 1, {"  helper2();", "  if (lo > hi) {"}}});
-  repo.fixed = [](const Files& f) {
-    const auto& l = f.at(kCse);
-    return l[14] == "  helper2();" && l[15] == "  if (lo < hi) {";
-  };
+  FakeRepo repo = FlippedComparison();
   // Without a hint, the revert comes first.
   FakeToolBox plain_tools("patch_drafter");
   Json plain = Draft(repo, Task("cse"), plain_tools);
@@ -265,11 +263,11 @@ TEST(BuiltinDrafterTest, AHintNamingAStrategyGoesFirst) {
   Json task = Task("cse");
   task["hints"] = Json::MakeArray();
   task["hints"].push_back("the revert loses helper2(); try fix_template");
-  FakeRepo again = repo;
-  again.submitted.clear();
+  FakeRepo again = FlippedComparison();
   FakeToolBox tools("patch_drafter");
   Json claim = Draft(again, task, tools);
-  ASSERT_EQ(claim["candidates"].size(), 1u) << claim.DumpPretty();
+  // Exhaustive templates first: every passing one is a candidate.
+  ASSERT_GE(claim["candidates"].size(), 1u) << claim.DumpPretty();
   EXPECT_EQ(claim["tries"].mutable_array()[0]["strategy"],
             Json("fix_template"));
   EXPECT_EQ(claim["candidates"].mutable_array()[0]["strategy"],

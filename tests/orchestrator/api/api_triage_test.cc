@@ -4,36 +4,19 @@
 // writes anything.
 #include <gtest/gtest.h>
 
-#include "base/sha256.h"
+#include "orchestrator/pipeline/pipeline.h"
 #include "orchestrator/pipeline/triage_verbs.h"
 #include "orchestrator/store/job_queue.h"
 #include "tests/orchestrator/api/api_test_util.h"
+#include "tests/orchestrator/store/main_line_bug.h"
 
 namespace trench::orchestrator::testing {
 namespace {
 
 class ApiTriageTest : public ApiTest {
  protected:
-  // A bug moved along the main line up to `last`.
   int64_t BugIn(BugState last) {
-    const std::string sha = Sha256Hex("minimized");
-    EXPECT_TRUE(check_->PutCase(sha, "", Json::MakeObject()).ok());
-    auto id = check_->CreateBug({"sig" + std::to_string(++bugs_), "t",
-                                 std::nullopt, Json::MakeObject()},
-                                "test", Json());
-    EXPECT_TRUE(id.ok());
-    TransitionFields f;
-    f.minimized_sha256 = sha;
-    f.culprit_commit = "abc";
-    for (BugState s :
-         {BugState::kReproduced, BugState::kMinimized, BugState::kLocalized,
-          BugState::kCulpritFound, BugState::kPatchDrafted,
-          BugState::kPatchVerified, BugState::kProposed}) {
-      if (check_->GetBug(*id)->state == last) break;
-      EXPECT_TRUE(check_->TransitionBug(*id, s, "test", Json(), f).ok());
-    }
-    EXPECT_EQ(check_->GetBug(*id)->state, last);
-    return *id;
+    return MainLineBug(check_.get(), "sig" + std::to_string(++bugs_), last);
   }
   static std::string Target(int64_t id) {
     return "/api/v1/bugs/" + std::to_string(id) + "/triage";

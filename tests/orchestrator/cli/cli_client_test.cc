@@ -423,6 +423,8 @@ TEST_F(CliClientTest, ReviewVerbs) {
                 .Find("hint")
                 ->string_value(),
             "revert_commit please");
+  r = Run({"show", n});
+  ExpectHas(r.out, "## Review\nhint for the drafter: revert_commit please\n");
 
   NewBug other{"sig-2", "other", std::nullopt, Json::MakeObject()};
   const int64_t m = *check_->CreateBug(other, "test", Json());

@@ -6,12 +6,12 @@
 // in the user message the server receives).
 #include <gtest/gtest.h>
 
-#include "base/sha256.h"
 #include "orchestrator/pipeline/agent_sessions.h"
 #include "orchestrator/pipeline/pipeline.h"
 #include "orchestrator/pipeline/triage_verbs.h"
 #include "tests/agents/fake_agents.h"
 #include "tests/agents/scripted_llm_server.h"
+#include "tests/orchestrator/store/main_line_bug.h"
 #include "tests/orchestrator/store/store_test_util.h"
 
 namespace trench::orchestrator {
@@ -41,18 +41,8 @@ class DraftHintsTest : public testing::StoreTest {
     ctx_.queue = queue_.get();
     ctx_.worker = "patch_drafter#0";
     // A proposed bug, redrafted with the hint.
-    const std::string sha = Sha256Hex("minimized");
-    ASSERT_TRUE(store_->PutCase(sha, "", Json::MakeObject()).ok());
-    bug_ = *store_->CreateBug({.signature = "s", .title = "t"}, "test", Json());
-    TransitionFields f;
-    f.minimized_sha256 = sha;
-    f.culprit_commit = std::string(40, 'c');
-    for (BugState s :
-         {BugState::kReproduced, BugState::kMinimized, BugState::kLocalized,
-          BugState::kCulpritFound, BugState::kPatchDrafted,
-          BugState::kPatchVerified, BugState::kProposed}) {
-      ASSERT_TRUE(store_->TransitionBug(bug_, s, "test", Json(), f).ok());
-    }
+    bug_ = testing::MainLineBug(store_.get(), "s", BugState::kProposed,
+                                std::string(40, 'c'));
     TriageAction redraft{.verb = TriageVerb::kRedraft, .hint = kHint};
     StatusOr<Bug> bug = ApplyTriage(store_.get(), bug_, redraft, "test", false);
     ASSERT_TRUE(bug.ok()) << bug.status().ToString();

@@ -6,9 +6,9 @@
 #include <git2.h>
 #include <gtest/gtest.h>
 
-#include "base/sha256.h"
 #include "orchestrator/pipeline/triage_verbs.h"
 #include "tests/orchestrator/pipeline/step_test_fixture.h"
+#include "tests/orchestrator/store/main_line_bug.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -51,32 +51,21 @@ class StepPushTest : public testing::StepTest {
   // it into the target repository). Returns its id; `proposed_` is the
   // branch's commit.
   int64_t ProposedBug() {
-    const std::string sha = Sha256Hex("minimized");
-    EXPECT_TRUE(store_->PutCase(sha, "", Json::MakeObject()).ok());
-    const int64_t id =
-        *store_->CreateBug({.signature = "s", .title = "t"}, "test", Json());
-    const std::string branch = "trench/bug-" + std::to_string(id);
+    // The branch first: its commit is the proposal's.
+    const int64_t next = store_->ListBugs(std::nullopt, 0, 1000)->size() + 1;
+    const std::string branch = "trench/bug-" + std::to_string(next);
     StatusOr<std::string> commit =
         repo_->CommitFiles(base_, {{"f.cc", "int x = 2;\n"}}, "trench: fix bug",
                            "refs/heads/" + branch);
     EXPECT_TRUE(commit.ok()) << commit.status().ToString();
     proposed_ = commit.ok() ? *commit : "";
-    for (BugState s :
-         {BugState::kReproduced, BugState::kMinimized, BugState::kLocalized,
-          BugState::kCulpritFound, BugState::kPatchDrafted,
-          BugState::kPatchVerified, BugState::kProposed}) {
-      TransitionFields f;
-      f.minimized_sha256 = sha;
-      f.culprit_commit = base_;
-      if (s == BugState::kProposed) {
-        Json d = Json::MakeObject();
-        d["proposal"] = Json::MakeObject();
-        d["proposal"]["branch"] = branch;
-        d["proposal"]["commit"] = proposed_;
-        f.details = d;
-      }
-      EXPECT_TRUE(store_->TransitionBug(id, s, "test", Json(), f).ok());
-    }
+    Json d = Json::MakeObject();
+    d["proposal"] = Json::MakeObject();
+    d["proposal"]["branch"] = branch;
+    d["proposal"]["commit"] = proposed_;
+    const int64_t id =
+        testing::MainLineBug(store_.get(), "s", BugState::kProposed, base_, d);
+    EXPECT_EQ(id, next);
     return id;
   }
 
