@@ -97,12 +97,10 @@ StatusOr<JsonDoc> BugListJson(Store* store, const BugFilter& f, int64_t after,
                                         " AND id > ?6 ORDER BY id LIMIT ?7"));
   BindFilter(page, f);
   page.BindInt64(kAfter, after).BindInt64(kLimit, limit);
-  std::vector<int64_t> ids;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, page.Step());
-    if (!row) break;
-    ids.push_back(page.ColumnInt64(0));
-  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                   ReadRows<int64_t>(page, [&]() -> StatusOr<int64_t> {
+                     return page.ColumnInt64(0);
+                   }));
   JsonDoc out = JsonDoc::object();
   JsonDoc& bugs = out["bugs"] = JsonDoc::array();
   for (int64_t id : ids) {
@@ -200,12 +198,10 @@ ApiResponse WebSignatures(Store* store, const ApiOptions& options,
             "SELECT DISTINCT signature FROM bugs WHERE signature > ?1 AND "
             "(?2 IS NULL OR state = ?2) ORDER BY signature LIMIT ?3"));
     st.BindText(1, after).BindOptionalText(2, *state).BindInt64(3, *limit);
-    std::vector<std::string> names;
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      names.push_back(st.ColumnText(0));
-    }
+    ASSIGN_OR_RETURN(std::vector<std::string> names,
+                     ReadRows<std::string>(st, [&]() -> StatusOr<std::string> {
+                       return st.ColumnText(0);
+                     }));
     JsonDoc out = JsonDoc::object();
     JsonDoc& list = out["signatures"] = JsonDoc::array();
     for (const std::string& name : names) {

@@ -7,7 +7,8 @@ namespace {
 
 // The API's routes (api_handlers.h: a route added there is added here,
 // or its requests count as "other"); "{id}" matches one non-empty path
-// segment. The jobs routes are those of `trench jobs`.
+// segment, "{id}.patch" one that is more than its ".patch" suffix. The jobs
+// routes are those of `trench jobs`.
 constexpr std::string_view kRoutes[] = {
     "/healthz",
     "/metrics",
@@ -20,6 +21,14 @@ constexpr std::string_view kRoutes[] = {
     "/api/v1/jobs",
     "/api/v1/jobs/{id}",
     "/api/v1/jobs/{id}/retry",
+    // The web dashboard's data (web_data.h).
+    "/api/v1/overview",
+    "/api/v1/signatures",
+    "/api/v1/bugs/{id}/view",
+    "/api/v1/bugs/{id}/graph.svg",
+    "/api/v1/bugs/{id}/case.tar.gz",
+    "/api/v1/bugs/{id}/minimized.tar.gz",
+    "/api/v1/patches/{id}.patch",
     "/",  // The dashboard's pages and assets (web_assets.h).
     "/bugs",
     "/bugs/{id}",
@@ -40,7 +49,12 @@ bool Matches(std::string_view pattern, std::string_view path) {
     const size_t pe = std::min(pattern.find('/'), pattern.size());
     const size_t qe = std::min(path.find('/'), path.size());
     const std::string_view ps = pattern.substr(0, pe), qs = path.substr(0, qe);
-    if (ps == "{id}" ? qs.empty() : ps != qs) return false;
+    if (ps.starts_with("{id}")) {
+      const std::string_view suffix = ps.substr(4);
+      if (qs.size() <= suffix.size() || !qs.ends_with(suffix)) return false;
+    } else if (ps != qs) {
+      return false;
+    }
     pattern.remove_prefix(pe);
     path.remove_prefix(qe);
   }

@@ -165,6 +165,7 @@ class ApiTest : public StoreTest {
     ApiOptions options;
     options.token = kToken;
     options.cases_dir = dir_ + "/cases";
+    AdjustOptions(&options);
     handlers_ = std::make_unique<ApiHandlers>(store_.get(), options);
     HttpServerOptions server_options = ServerOptions();
     auto server = HttpServer::Start(
@@ -184,6 +185,9 @@ class ApiTest : public StoreTest {
     handlers_.reset();
     StoreTest::TearDown();
   }
+
+  // Changes the handlers' options before they start; tests may override.
+  virtual void AdjustOptions(ApiOptions* options) {}
 
   // The server's options; tests may override.
   virtual HttpServerOptions ServerOptions() {
