@@ -7,19 +7,11 @@
 #include "orchestrator/api/api_bodies.h"
 #include "orchestrator/api/api_handlers.h"
 #include "orchestrator/api/api_query.h"
+#include "orchestrator/api/event_waiters.h"
 #include "orchestrator/store/event_bell.h"
 
 namespace trench::orchestrator {
 
-// Lock order: alive_mu, then ApiHandlers::mu_, then set_mu, then a
-// PendingResponse's own lock.
-struct EventWaiters {
-  std::mutex alive_mu;              // Held while a waiter polls.
-  ApiHandlers* handlers = nullptr;  // GUARDED_BY(alive_mu); null when gone.
-  std::mutex set_mu;
-  std::set<PendingResponse*> waiting;  // GUARDED_BY(set_mu)
-  uint64_t bell = 0;                   // The bell subscription.
-};
 
 // One client waiting for events after its since=.
 class EventsPending : public PendingResponse {
@@ -62,7 +54,7 @@ ApiHandlers::ApiHandlers(Store* store, ApiOptions options)
     std::shared_ptr<EventWaiters> w = weak.lock();
     if (w == nullptr) return;
     std::lock_guard<std::mutex> lock(w->set_mu);
-    for (PendingResponse* p : w->waiting) p->Wake();
+    for (Wakeable* p : w->waiting) p->Wake();
   });
 }
 
@@ -108,39 +100,46 @@ ApiResponse ApiHandlers::EventsNow(const ApiRequest& request, bool* any) {
   if (!since.ok()) return StatusResponse(since.status());
   StatusOr<int> limit = QueryLimit(request, options_);
   if (!limit.ok()) return StatusResponse(limit.status());
-  std::optional<int64_t> bug;
+  StatusOr<EventFilter> filter = ParseEventFilter(request);
+  if (!filter.ok()) return StatusResponse(filter.status());
+  StatusOr<EventFeed> feed = FeedAfter(*since, *limit, *filter);
+  if (!feed.ok()) return StatusResponse(feed.status());
+  *any = !feed->events.empty();
+  return JsonResponse(200, ToJson(*feed));
+}
+
+StatusOr<EventFilter> ParseEventFilter(const ApiRequest& request) {
+  EventFilter f;
   if (request.query.count("bug")) {
-    StatusOr<int64_t> b = QueryInt(request, "bug", 0, 1);
-    if (!b.ok()) return StatusResponse(b.status());
-    bug = *b;
+    ASSIGN_OR_RETURN(f.bug, QueryInt(request, "bug", 0, 1));
   }
-  std::optional<std::string> commit;
   if (auto it = request.query.find("commit"); it != request.query.end()) {
-    if (bug) {
-      return ErrorResponse(400, "bad_request",
-                           "give query parameter 'bug' or 'commit', not both");
+    if (f.bug) {
+      return InvalidArgument(
+          "give query parameter 'bug' or 'commit', not both");
     }
-    commit = it->second;
+    f.commit = it->second;
   }
+  return f;
+}
+
+StatusOr<EventFeed> ApiHandlers::FeedAfter(int64_t since, int limit,
+                                           const EventFilter& filter) {
   // Both kinds share one id sequence: the first `limit` of their merge
   // are among the first `limit` of each.
   std::vector<Event> events;
   std::vector<CommitEvent> commits;
-  if (!commit) {
-    StatusOr<std::vector<Event>> e = store_->ListEvents(bug, *since, *limit);
-    if (!e.ok()) return StatusResponse(e.status());
-    events = std::move(*e);
+  if (!filter.commit) {
+    ASSIGN_OR_RETURN(events, store_->ListEvents(filter.bug, since, limit));
   }
-  if (!bug) {
-    StatusOr<std::vector<CommitEvent>> c =
-        store_->ListCommitEvents(commit, *since, *limit);
-    if (!c.ok()) return StatusResponse(c.status());
-    commits = std::move(*c);
+  if (!filter.bug) {
+    ASSIGN_OR_RETURN(commits,
+                     store_->ListCommitEvents(filter.commit, since, limit));
   }
   EventFeed feed;
-  feed.next = *since;
+  feed.next = since;
   size_t b = 0, c = 0;
-  while (static_cast<int>(feed.events.size()) < *limit &&
+  while (static_cast<int>(feed.events.size()) < limit &&
          (b < events.size() || c < commits.size())) {
     if (c == commits.size() ||
         (b < events.size() && events[b].id < commits[c].id)) {
@@ -151,8 +150,7 @@ ApiResponse ApiHandlers::EventsNow(const ApiRequest& request, bool* any) {
       feed.events.push_back(std::move(commits[c++]));
     }
   }
-  *any = !feed.events.empty();
-  return JsonResponse(200, ToJson(feed));
+  return feed;
 }
 
 }  // namespace trench::orchestrator

@@ -2,10 +2,13 @@
 // api_reports.cc.
 #include "orchestrator/api/api_handlers.h"
 
+#include <cctype>
 #include <charconv>
 #include <chrono>
+#include <initializer_list>
 #include <optional>
 
+#include "base/display_text.h"
 #include "orchestrator/api/api_bodies.h"
 #include "orchestrator/api/api_query.h"
 #include "orchestrator/api/metrics.h"
@@ -54,6 +57,9 @@ ApiResponse ApiHandlers::Route(const ApiRequest& request) {
     if (!get) return MethodNotAllowed(request, "GET");
     return JsonResponse(200, JsonDoc{{"status", "ok"}});
   }
+  if (request.method != "POST" && (p == "/metrics" || p.starts_with("/api/"))) {
+    if (std::optional<ApiResponse> denied = CheckRead(request)) return *denied;
+  }
   if (p == "/metrics") {
     return get ? Metrics() : MethodNotAllowed(request, "GET");
   }
@@ -64,6 +70,9 @@ ApiResponse ApiHandlers::Route(const ApiRequest& request) {
   }
   if (p == "/api/v1/events") {
     return get ? ListEvents(request) : MethodNotAllowed(request, "GET");
+  }
+  if (p == "/api/v1/events/stream") {
+    return get ? StreamEvents(request) : MethodNotAllowed(request, "GET");
   }
   if (std::optional<ApiResponse> jobs = RouteJobs(request)) return *jobs;
   if (std::optional<ApiResponse> t = RouteTriage(request)) return *t;
@@ -99,28 +108,97 @@ ApiResponse ApiHandlers::Route(const ApiRequest& request) {
   return ErrorResponse(404, "not_found", "no route for " + p);
 }
 
-std::optional<ApiResponse> ApiHandlers::CheckToken(
-    const ApiRequest& request) const {
-  if (options_.token.empty()) {
-    return ErrorResponse(403, "forbidden",
-                         "writes are disabled: the daemon has no API token "
-                         "configured");
-  }
+namespace {
+
+// 401 without "Authorization: Bearer <x>", 403 when x is none of `tokens`.
+std::optional<ApiResponse> CheckBearer(
+    const ApiRequest& request, std::initializer_list<std::string_view> tokens,
+    std::string_view what) {
   auto it = request.headers.find("authorization");
   constexpr std::string_view kBearer = "Bearer ";
   if (it == request.headers.end() || !it->second.starts_with(kBearer)) {
     ApiResponse r = ErrorResponse(
         401, "unauthorized",
-        "this request writes and needs an 'Authorization: Bearer <token>' "
-        "header");
+        std::string(what) +
+            " and needs an 'Authorization: Bearer <token>' header");
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
     return r;
   }
-  if (!ConstantTimeEquals(std::string_view(it->second).substr(kBearer.size()),
-                          options_.token)) {
+  const std::string_view given =
+      std::string_view(it->second).substr(kBearer.size());
+  bool match = false;
+  for (std::string_view t : tokens) {
+    // Every token is compared (no early exit), each in constant time.
+    match = (!t.empty() && ConstantTimeEquals(given, t)) || match;
+  }
+  if (!match)
     return ErrorResponse(403, "forbidden", "the bearer token is not valid");
+  return std::nullopt;
+}
+
+// A request another site's page made the browser send (CSRF), by its
+// Origin or Sec-Fetch-Site header: the reason, or "".
+std::string CrossSiteReason(const ApiRequest& request) {
+  if (auto s = request.headers.find("sec-fetch-site");
+      s != request.headers.end() && s->second == "cross-site") {
+    return "a cross-site request (Sec-Fetch-Site: cross-site)";
+  }
+  auto origin = request.headers.find("origin");
+  if (origin == request.headers.end()) return "";
+  auto host = request.headers.find("host");
+  const std::string own =
+      host == request.headers.end() ? std::string() : "http://" + host->second;
+  if (origin->second == own) return "";
+  return "a request from another origin (Origin: " +
+         OneLine(origin->second, 200) + ")";
+}
+
+bool IsJsonContentType(std::string_view type) {
+  const std::string_view base = type.substr(0, type.find(';'));
+  std::string lower;
+  for (char c : base) {
+    if (c != ' ' && c != '\t')
+      lower += std::tolower(static_cast<unsigned char>(c));
+  }
+  return lower == "application/json";
+}
+
+}  // namespace
+
+std::optional<ApiResponse> ApiHandlers::CheckToken(
+    const ApiRequest& request) const {
+  if (std::string why = CrossSiteReason(request); !why.empty()) {
+    return ErrorResponse(403, "forbidden",
+                         "refused " + why +
+                             ": state changes are accepted only from the "
+                             "daemon's own pages and from API clients");
+  }
+  if (options_.token.empty()) {
+    return ErrorResponse(403, "forbidden",
+                         "writes are disabled: the daemon has no API token "
+                         "configured");
+  }
+  if (std::optional<ApiResponse> denied =
+          CheckBearer(request, {options_.token}, "this request writes")) {
+    return denied;
+  }
+  if (!request.body.empty()) {
+    auto type = request.headers.find("content-type");
+    if (type == request.headers.end() || !IsJsonContentType(type->second)) {
+      return ErrorResponse(
+          415, "unsupported_media_type",
+          "a request body must be JSON, sent with 'Content-Type: "
+          "application/json'");
+    }
   }
   return std::nullopt;
+}
+
+std::optional<ApiResponse> ApiHandlers::CheckRead(
+    const ApiRequest& request) const {
+  if (options_.read_token.empty()) return std::nullopt;
+  return CheckBearer(request, {options_.read_token, options_.token},
+                     "reading needs a token on this daemon");
 }
 
 ApiResponse ApiHandlers::GetBug(std::string_view id_text) {

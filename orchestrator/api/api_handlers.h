@@ -51,6 +51,16 @@
 //        empty and "next" is since). No thread or store connection is held
 //        per waiter; at most max_waiters wait at once, more get 503 with
 //        "Retry-After: 1".
+//   GET  /api/v1/events/stream[?since=&bug=|commit=] -> text/event-stream
+//        The same feed as server-sent events, as it is written: each event
+//        as "id: <id>\nevent: bug|commit\ndata: <its JSON>\n\n". It
+//        starts after since=, else after the Last-Event-ID header's id (a
+//        reconnecting EventSource), else after the newest event now. The
+//        first chunk is "retry: 3000" and a comment naming the start; a
+//        ": ping" comment follows every heartbeat interval without events.
+//        A store error ends it with "event: error" (the client reconnects
+//        and loses nothing). At most max_streams at once (503 with
+//        Retry-After past it); no thread or store connection per stream.
 //   GET  /api/v1/jobs[?state=&kind=&bug=&limit=&before=] -> {"jobs",
 //        "next"?}
 //        The job queue, newest first: state is one of queued, running (a
@@ -68,9 +78,19 @@
 //   GET  /metrics                   Prometheus text (metrics.h)
 //   GET  /healthz                   -> {"status": "ok"}
 //
-// Every POST needs "Authorization: Bearer <token>": 401 without it, 403
-// with another token (compared in constant time), 403 for every write
-// when no token is configured. Errors are {"error": {"code", "message"}}
+// Who may do what:
+// - Every POST needs "Authorization: Bearer <token>": 401 without it, 403
+//   with another token (compared in constant time), 403 for every write
+//   when no token is configured.
+// - Cross-site request forgery: a POST is refused 403 when it carries an
+//   Origin header that is not this server's own origin (http://<Host>) or
+//   "Sec-Fetch-Site: cross-site"; a POST with a body needs Content-Type
+//   application/json (415 otherwise), which a cross-site form cannot send
+//   without a CORS preflight (and the daemon answers no preflight).
+// - Reads (every GET of /api/ and /metrics) need no token unless
+//   ApiOptions::read_token is set; then the read token or the write token
+//   as "Authorization: Bearer" (401 / 403 as for writes). /healthz never
+//   needs one. Errors are {"error": {"code", "message"}}
 // with 400 (bad JSON with line:column, wrong field types naming the field,
 // unknown fields, HLO that does not parse or verify, with line:column), 404
 // (unknown route or id), 405 (wrong method, with Allow), 409 (illegal lifecycle
@@ -83,6 +103,7 @@
 #include <mutex>
 #include <string>
 
+#include "orchestrator/api/api_bodies.h"
 #include "orchestrator/api/api_request.h"
 #include "orchestrator/api/http_metrics.h"
 #include "orchestrator/config/daemon_config.h"
@@ -123,7 +144,21 @@ struct ApiOptions {
   std::string dot_program = "dot";  // A path, or a name looked up in PATH.
   // config review.on_approve "push": an approval queues the push job.
   bool push_on_approve = false;
+  // GET /api/v1/events/stream: how many streams may be open at once.
+  int max_streams = 256;
+  // When not empty, reads need it (or `token`); see "Who may do what".
+  std::string read_token;
 };
+
+// Which events a feed lists: bug= only that bug's, commit= only that
+// commit's (not both).
+struct EventFilter {
+  std::optional<int64_t> bug;
+  std::optional<std::string> commit;
+};
+// The filter of a request's bug= / commit=; InvalidArgument for a bad id
+// or both given.
+StatusOr<EventFilter> ParseEventFilter(const ApiRequest& request);
 
 // The long polls of GET /api/v1/events?wait= (api_events.cc).
 struct EventWaiters;
@@ -146,8 +181,10 @@ class ApiHandlers {
 
  private:
   ApiResponse Route(const ApiRequest& request);
-  // The 401/403 response, or nullopt when the request may write.
+  // The 401/403/415 response, or nullopt when the request may write.
   std::optional<ApiResponse> CheckToken(const ApiRequest& request) const;
+  // The 401/403 response, or nullopt when the request may read.
+  std::optional<ApiResponse> CheckRead(const ApiRequest& request) const;
   ApiResponse PostReport(const ApiRequest& request);
   ApiResponse GetBug(std::string_view id);
   ApiResponse Review(std::string_view id, const ApiRequest& request);
@@ -159,6 +196,10 @@ class ApiHandlers {
   // The events now (ListEvents without wait=); `any` tells whether the
   // feed has one.
   ApiResponse EventsNow(const ApiRequest& request, bool* any);
+  // The feed after `since`, at most `limit` events.
+  StatusOr<EventFeed> FeedAfter(int64_t since, int limit,
+                                const EventFilter& filter);
+  ApiResponse StreamEvents(const ApiRequest& request);
   // The /api/v1/jobs routes (api_jobs.cc), or nullopt for another path.
   std::optional<ApiResponse> RouteJobs(const ApiRequest& request);
   ApiResponse ListJobs(const ApiRequest& request);
@@ -167,6 +208,7 @@ class ApiHandlers {
   ApiResponse Metrics();
 
   friend class EventsPending;
+  friend class EventStream;
 
   std::mutex mu_;
   Store* store_;                        // Used under mu_.

@@ -112,12 +112,12 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
 
 namespace trench::orchestrator {
 
-void PendingResponse::SetWaker(std::function<void()> waker) {
+void Wakeable::SetWaker(std::function<void()> waker) {
   std::lock_guard<std::mutex> lock(mu_);
   waker_ = std::move(waker);
 }
 
-void PendingResponse::Wake() {
+void Wakeable::Wake() {
   std::lock_guard<std::mutex> lock(mu_);
   if (waker_) waker_();
 }

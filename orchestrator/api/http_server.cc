@@ -186,7 +186,102 @@ class Session : public std::enable_shared_from_this<Session> {
     if (response.pending) {
       return StartPending(std::move(response.pending), version, keep_alive);
     }
+    if (response.stream) return StartStream(std::move(response), version);
     Send(std::move(response), version, keep_alive);
+  }
+
+  // A stream (StreamResponse): the head, then what Next() gives, until it
+  // is done, the client goes, or the server stops. A read stays pending
+  // meanwhile only to notice the client closing.
+  void StartStream(ApiResponse&& response, unsigned version) {
+    stream_resp_ = std::move(response.stream);
+    const auto status = static_cast<http::status>(response.status);
+    std::string head = version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+    head += std::to_string(response.status) + " " +
+            std::string(http::obsolete_reason(status)) +
+            "\r\nServer: trench\r\nContent-Type: " + response.content_type +
+            "\r\nConnection: close\r\n";
+    for (const auto& [name, value] : response.headers) {
+      if ((name + value).find_first_of("\r\n") != std::string::npos) continue;
+      head += name + ": " + value + "\r\n";
+    }
+    head += "\r\n";
+    std::weak_ptr<Session> weak = shared_from_this();
+    stream_resp_->SetWaker([weak] {
+      if (std::shared_ptr<Session> s = weak.lock()) s->WakePending();
+    });
+    WatchStreamPeer();
+    ArmStreamTimer();
+    WriteStream(std::move(head), false);
+  }
+
+  // Reads (and drops) what the client sends while streaming: its close
+  // ends the stream at once instead of at the next failed write.
+  void WatchStreamPeer() {
+    peek_.resize(512);
+    stream_.socket().async_read_some(
+        asio::buffer(peek_),
+        [self = shared_from_this()](beast::error_code ec, size_t) {
+          if (self->stream_resp_ == nullptr) return;
+          if (ec) return self->EndStream();
+          self->WatchStreamPeer();
+        });
+  }
+
+  void ArmStreamTimer() {
+    const auto every = std::min(shared_->options.poll_interval,
+                                shared_->options.heartbeat_interval);
+    pending_timer_.expires_after(every);
+    pending_timer_.async_wait(
+        [self = shared_from_this()](beast::error_code ec) {
+          if (ec || self->stream_resp_ == nullptr) return;
+          self->PollStream();
+          if (self->stream_resp_ != nullptr) self->ArmStreamTimer();
+        });
+  }
+
+  void PollStream() {
+    if (stream_resp_ == nullptr) return;
+    if (stream_writing_) return;  // The write's end polls again.
+    const bool final = shared_->stopping.load();
+    bool done = false;
+    std::string data;
+    try {
+      data = stream_resp_->Next(final, &done);
+    } catch (const std::exception& e) {
+      spdlog::warn("http: a stream failed: {}", e.what());
+      done = true;
+    }
+    done = done || final;
+    if (data.empty() && !done &&
+        std::chrono::steady_clock::now() - stream_last_write_ >=
+            shared_->options.heartbeat_interval) {
+      data = stream_resp_->Heartbeat();
+    }
+    if (data.empty() && !done) return;
+    WriteStream(std::move(data), done);
+  }
+
+  void WriteStream(std::string data, bool last) {
+    stream_writing_ = true;
+    stream_chunk_ = std::move(data);
+    stream_.expires_after(shared_->options.write_timeout);
+    asio::async_write(
+        stream_, asio::buffer(stream_chunk_),
+        [self = shared_from_this(), last](beast::error_code ec, size_t) {
+          self->stream_writing_ = false;
+          self->stream_last_write_ = std::chrono::steady_clock::now();
+          if (ec || last) return self->EndStream();
+          self->PollStream();  // More may be waiting.
+        });
+  }
+
+  void EndStream() {
+    if (stream_resp_ == nullptr) return;
+    stream_resp_->SetWaker(nullptr);
+    stream_resp_.reset();
+    pending_timer_.cancel();
+    DoClose();
   }
 
   // A long poll (PendingResponse): polled when woken, every poll interval,
@@ -206,10 +301,13 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
  public:
-  // Polls the long poll (if any) on the connection's strand. Thread-safe.
+  // Polls the long poll or the stream (if any) on the connection's strand.
+  // Thread-safe.
   void WakePending() {
-    asio::post(stream_.get_executor(),
-               [self = shared_from_this()] { self->PollPending(); });
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+      self->PollPending();
+      self->PollStream();
+    });
   }
 
  private:
@@ -320,6 +418,12 @@ class Session : public std::enable_shared_from_this<Session> {
   unsigned pending_version_ = 11;
   bool pending_keep_alive_ = false;
   asio::steady_timer pending_timer_{stream_.get_executor()};
+  std::shared_ptr<StreamResponse> stream_resp_;  // The stream, if any.
+  std::string stream_chunk_;                     // Being written.
+  std::string peek_;  // What the client sends while streaming (dropped).
+  bool stream_writing_ = false;
+  std::chrono::steady_clock::time_point stream_last_write_ =
+      std::chrono::steady_clock::now();
 };
 
 std::vector<std::shared_ptr<Session>> Connections::All() {

@@ -15,6 +15,12 @@
 // woken, every poll_interval, and finally at its deadline; Stop() makes
 // each answer at once.
 //
+// Streams (server-sent events): a response with `stream` set is written as
+// its head, then chunk by chunk as the stream gives them (when woken, every
+// poll_interval, heartbeats when idle), until it ends, the client closes
+// the connection, or Stop() (then it ends at once). The connection is then
+// closed; it counts as busy meanwhile.
+//
 // Per server: a cap on open connections (idle ones make room, else 503;
 // see HttpServerOptions), and an accept loop that backs off when accept
 // fails (out of file descriptors) instead of spinning.
@@ -59,6 +65,10 @@ struct HttpServerOptions {
   // well as when it is woken: the fallback for wakes that cannot come
   // (another process's writes).
   std::chrono::milliseconds poll_interval{1'000};
+  // A stream (ApiResponse::stream) with nothing to send for this long
+  // writes its heartbeat, so that proxies keep it and a client that left
+  // is noticed.
+  std::chrono::milliseconds heartbeat_interval{15'000};
 };
 
 using HttpHandler = std::function<ApiResponse(const ApiRequest&)>;

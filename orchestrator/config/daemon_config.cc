@@ -259,6 +259,7 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
     RETURN_IF_ERROR(h.String("address", &c.http_address));
     RETURN_IF_ERROR(h.Int("port", 0, 65535, &c.http_port));
     RETURN_IF_ERROR(h.String("token_env", &c.token_env));
+    RETURN_IF_ERROR(h.String("read_token_env", &c.read_token_env));
     RETURN_IF_ERROR(h.Int("body_limit", 1, int64_t{1} << 34, &c.body_limit));
     return h.Int("max_connections", 1, 1 << 20, &c.http_max_connections);
   }));

@@ -40,7 +40,11 @@
 //                                       parked as a crash loop
 //     "http": {"address": "127.0.0.1", "port": 7878,
 //              "token_env": "TRENCH_TOKEN", "body_limit": 8388608,
-//              "max_connections": 256},  open at once (http_server.h)
+//              "max_connections": 256,   open at once (http_server.h)
+//              "read_token_env": ""},    when set, the variable holding
+//                                        the token reads need (it must be
+//                                        set: the start is refused
+//                                        otherwise); "": reads are open
 //     "sandbox": {"namespaces": true, "uid": 65534, "gid": 65534,
 //                 "memory_bytes": 4294967296,   RLIMIT_AS per process
 //                 "uid_range": {"first": 200000, "count": 64},
@@ -172,6 +176,7 @@ struct DaemonConfig {
   std::string http_address = "127.0.0.1";
   int http_port = 7878;  // 0: ephemeral.
   std::string token_env = "TRENCH_TOKEN";
+  std::string read_token_env;  // "": reads need no token.
   uint64_t body_limit = 8u << 20;
   int http_max_connections = 256;
   bool sandbox_namespaces = true;

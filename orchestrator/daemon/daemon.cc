@@ -359,6 +359,16 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
     spdlog::warn("{} is not set: the API refuses every write",
                  config.token_env);
   }
+  if (!config.read_token_env.empty()) {
+    const char* read = std::getenv(config.read_token_env.c_str());
+    if (read == nullptr || *read == '\0') {
+      return FailedPrecondition(
+          "http.read_token_env names " + config.read_token_env +
+          ", which is not set: set it to the token reads need, or remove "
+          "read_token_env to leave reads open");
+    }
+    ao.read_token = read;
+  }
   ao.cases_dir = p.cases;
   ao.repo = config.repo;
   ao.git_dir = p.mirror;

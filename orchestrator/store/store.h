@@ -272,6 +272,9 @@ class Store {
   // in id order, at most `limit`. Bug events are not included (ListEvents).
   StatusOr<std::vector<CommitEvent>> ListCommitEvents(
       std::optional<std::string> commit_sha, int64_t after_id, int limit);
+  // The newest event's id (bug or commit event; they share one sequence),
+  // 0 when there is none.
+  StatusOr<int64_t> LastEventId();
   // Bug counts per state (every registry state present, 0 when none).
   StatusOr<std::map<BugState, int64_t>> CountBugsByState();
 

@@ -75,3 +75,15 @@ StatusOr<std::vector<CommitEvent>> Store::ListCommitEvents(
 }
 
 }  // namespace trench::orchestrator
+
+namespace trench::orchestrator {
+
+StatusOr<int64_t> Store::LastEventId() {
+  ASSIGN_OR_RETURN(Statement st,
+                   db()->Prepare("SELECT COALESCE(MAX(id), 0) FROM events"));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return int64_t{0};
+  return st.ColumnInt64(0);
+}
+
+}  // namespace trench::orchestrator

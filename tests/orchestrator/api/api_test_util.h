@@ -125,6 +125,19 @@ class HttpClient {
     return ReadReply().value_or(HttpReply{});
   }
 
+  // Reads until `needle` arrives (a stream's bytes, no framing); returns
+  // everything up to and including it, consumed, or nullopt on EOF, error
+  // or the socket's 20 s timeout.
+  std::optional<std::string> ReadUntil(std::string_view needle) {
+    size_t at;
+    while ((at = buf_.find(needle)) == std::string::npos) {
+      if (!Fill()) return std::nullopt;
+    }
+    std::string out = buf_.substr(0, at + needle.size());
+    buf_.erase(0, at + needle.size());
+    return out;
+  }
+
   // True when the server closed the connection (EOF).
   bool AtEof() {
     char c;
@@ -162,11 +175,7 @@ class ApiTest : public StoreTest {
     store_ = OpenStore(&clock_);
     check_ = OpenStore(&clock_);  // The test's own connection.
     ASSERT_TRUE(store_ && check_);
-    ApiOptions options;
-    options.token = kToken;
-    options.cases_dir = dir_ + "/cases";
-    AdjustOptions(&options);
-    handlers_ = std::make_unique<ApiHandlers>(store_.get(), options);
+    handlers_ = std::make_unique<ApiHandlers>(store_.get(), Options());
     HttpServerOptions server_options = ServerOptions();
     auto server = HttpServer::Start(
         ioc_, server_options,
@@ -188,6 +197,14 @@ class ApiTest : public StoreTest {
 
   // Changes the handlers' options before they start; tests may override.
   virtual void AdjustOptions(ApiOptions* options) {}
+  // The handlers' options; tests may override.
+  virtual ApiOptions Options() {
+    ApiOptions options;
+    options.token = kToken;
+    options.cases_dir = dir_ + "/cases";
+    AdjustOptions(&options);
+    return options;
+  }
 
   // The server's options; tests may override.
   virtual HttpServerOptions ServerOptions() {

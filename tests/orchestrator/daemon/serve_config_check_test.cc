@@ -89,5 +89,20 @@ TEST_F(ServeConfigCheckTest, AnUnsetKeyVariableStopsTheStart) {
   EXPECT_NE(log.find("reproducer"), std::string::npos) << log;
 }
 
+TEST_F(ServeConfigCheckTest, AnUnsetReadTokenVariableStopsTheStart) {
+  // Reads were meant to be closed: starting with them open instead would
+  // be the silent failure.
+  ::unsetenv("TRENCH_TEST_UNSET_READ_TOKEN");
+  std::string log;
+  ASSERT_EQ(Serve(R"({"var_dir": ")" + dir_ + R"(/var", "repo": ")" + dir_ +
+                      R"(/repo", "http": {"port": 0, "read_token_env":
+                      "TRENCH_TEST_UNSET_READ_TOKEN"}})",
+                  &log),
+            1)
+      << log;
+  EXPECT_NE(log.find("TRENCH_TEST_UNSET_READ_TOKEN"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(dir_ + "/var/daemon.json")) << log;
+}
+
 }  // namespace
 }  // namespace trench::orchestrator::testing
