@@ -476,7 +476,12 @@
                                                                  ''),
           el('pre', {}, visible(parsed.content)));
     }
-    return el('pre', {class: 'text'}, visible(m.content));
+    // Other JSON (a built-in brain's task or claim) pretty-printed.
+    let other = null;
+    try { other = JSON.parse(m.content); } catch (e) { other = null; }
+    return el('pre', {class: 'text'}, visible(
+        other !== null && typeof other === 'object' ? json(other) :
+                                                      m.content));
   }
 
   function renderSessions(sessions) {
