@@ -342,6 +342,9 @@ async function runChecks(browser, base) {
     assert(same, 'the page reloaded');
     const last = await page.$eval('#status', (e) => e.dataset.lastEvent);
     assert(last && Number(last) > 0, 'no event id in #status: ' + last);
+    // Through the event stream, not the long-poll fallback.
+    const status = await page.$eval('#status', (e) => e.textContent);
+    assert(!/polling/.test(status), 'no event stream: ' + status);
     await shot(page, 'bugs-live');
     await page.close();
   });
