@@ -33,12 +33,13 @@ int Fail(const Status& s) {
 Status Fill(Store* store, int64_t* heavy) {
   Db* db = store->db();
   RETURN_IF_ERROR(db->Exec("BEGIN"));
-  {
+  for (int i = 1; i <= kBugs; ++i) {
+    // Prepared (from the cache) each time: a statement resets when it goes.
     ASSIGN_OR_RETURN(
         Statement st,
         db->Prepare("INSERT INTO bugs (state, signature, title, created_ms, "
                     "updated_ms, details) VALUES (?1, ?2, ?3, ?4, ?4, ?5)"));
-    for (int i = 1; i <= kBugs; ++i) {
+    {
       Json d = Json::MakeObject();
       Json findings = Json::MakeObject();
       findings["pass"] = "pass" + std::to_string(i % 40);
@@ -63,13 +64,13 @@ Status Fill(Store* store, int64_t* heavy) {
     }
   }
   *heavy = kBugs / 2;
-  {
+  for (int i = 0; i < kEvents; ++i) {
     ASSIGN_OR_RETURN(
         Statement st,
         db->Prepare("INSERT INTO events (bug_id, from_state, to_state, actor, "
                     "evidence, at_ms) VALUES (?1, 'new', 'new', 'bench', ?2, "
                     "?3)"));
-    for (int i = 0; i < kEvents; ++i) {
+    {
       Json e = Json::MakeObject();
       e["event"] = "note";
       e["text"] = "event " + std::to_string(i) + " of the heavy bug";

@@ -27,9 +27,11 @@ import sys
 import tempfile
 import time
 
-PASS = "json_extract(details, '$.localization.findings.pass')"
-TEXT = ("(instr(lower(title), ?) > 0 OR instr(lower(coalesce("
-        "json_extract(details, '$.report.text'), '')), ?) > 0)")
+PASS = ("(CASE WHEN json_valid(details) THEN json_extract(details, "
+        "'$.localization.findings.pass') END)")
+TEXT = ("(instr(lower(title), ?) > 0 OR instr(lower(coalesce(CASE WHEN "
+        "json_valid(details) THEN json_extract(details, '$.report.text') END, "
+        "'')), ?) > 0)")
 BUG_COLUMNS = ("id, state, signature, title, created_ms, updated_ms, "
                "duplicate_of, flaky_rate, case_sha256, minimized_sha256, "
                "culprit_commit, fix_commit, details")
@@ -122,7 +124,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="trench-web-bench.") as tmp:
         run = subprocess.run([binary, tmp, str(a.repeats)], check=True,
                              capture_output=True, text=True)
-        trench = json.loads(run.stdout)
+        # The store's log lines (migrations) precede the JSON line.
+        trench = json.loads([line for line in run.stdout.splitlines()
+                             if line.startswith("{")][-1])
         db = sqlite3.connect(trench["store"])
         bug = trench["bug"]
         peer = {

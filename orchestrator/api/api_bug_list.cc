@@ -15,13 +15,15 @@
 namespace trench::orchestrator {
 namespace {
 
-// The expressions of migration 12's indexes, spelled as there.
-constexpr char kPassExpr[] =
-    "json_extract(details, '$.localization.findings.pass')";
-constexpr char kOpcodeExpr[] =
-    "json_extract(details, '$.localization.findings.opcode')";
-constexpr char kFusedOpcodeExpr[] =
-    "json_extract(details, '$.localization.findings.fused_opcode')";
+// The expressions of migration 12's indexes, spelled as there (details
+// that do not parse read as null).
+#define TRENCH_FINDING(field)                                  \
+  "(CASE WHEN json_valid(details) THEN json_extract(details, " \
+  "'$.localization.findings." field "') END)"
+constexpr char kPassExpr[] = TRENCH_FINDING("pass");
+constexpr char kOpcodeExpr[] = TRENCH_FINDING("opcode");
+constexpr char kFusedOpcodeExpr[] = TRENCH_FINDING("fused_opcode");
+#undef TRENCH_FINDING
 
 // Parameter numbers of the filters in the SQL below.
 enum Param { kState = 1, kSignature, kPass, kOpcode, kText, kAfter, kLimit };
@@ -75,8 +77,9 @@ std::string WhereOf(const BugFilter& f) {
          " = ?4)";
   }
   if (f.text) {
-    w += " AND (instr(lower(title), ?5) > 0 OR instr(lower(coalesce("
-         "json_extract(details, '$.report.text'), '')), ?5) > 0)";
+    w += " AND (instr(lower(title), ?5) > 0 OR instr(lower(coalesce(CASE "
+         "WHEN json_valid(details) THEN json_extract(details, "
+         "'$.report.text') END, '')), ?5) > 0)";
   }
   return w;
 }
@@ -122,7 +125,8 @@ StatusOr<JsonDoc> SignatureJson(Store* store, const std::string& signature,
   ASSIGN_OR_RETURN(
       Statement bugs,
       store->db()->Prepare(
-          "SELECT id, title, created_ms, json_extract(details, '$.commit') "
+          "SELECT id, title, created_ms, CASE WHEN json_valid(details) THEN "
+          "json_extract(details, '$.commit') END "
           "FROM bugs WHERE signature = ?1 AND (?2 IS NULL OR state = ?2) "
           "ORDER BY id"));
   bugs.BindText(1, signature).BindOptionalText(2, state);

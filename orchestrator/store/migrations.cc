@@ -215,15 +215,16 @@ ALTER TABLE agent_sessions ADD COLUMN fallback_reason TEXT NOT NULL
 
 // The web dashboard's lookups (orchestrator/api/web_data.h): the bug list's
 // filters on the localization's findings (expression indexes: a query must
-// spell the expression exactly so), a bug's runs and agent sessions, and the
-// fuzz and build jobs by kind.
+// spell the expression exactly so; guarded by json_valid, so that a row
+// whose details do not parse is still written, and read as an error
+// naming it), a bug's runs and agent sessions, and the jobs by kind.
 constexpr char kWebIndexes[] = R"sql(
-CREATE INDEX bugs_by_pass ON bugs(
-  json_extract(details, '$.localization.findings.pass'));
-CREATE INDEX bugs_by_opcode ON bugs(
-  json_extract(details, '$.localization.findings.opcode'));
-CREATE INDEX bugs_by_fused_opcode ON bugs(
-  json_extract(details, '$.localization.findings.fused_opcode'));
+CREATE INDEX bugs_by_pass ON bugs((CASE WHEN json_valid(details) THEN
+  json_extract(details, '$.localization.findings.pass') END));
+CREATE INDEX bugs_by_opcode ON bugs((CASE WHEN json_valid(details) THEN
+  json_extract(details, '$.localization.findings.opcode') END));
+CREATE INDEX bugs_by_fused_opcode ON bugs((CASE WHEN json_valid(details) THEN
+  json_extract(details, '$.localization.findings.fused_opcode') END));
 CREATE INDEX runs_by_bug ON runs(bug_id, id);
 CREATE INDEX agent_sessions_by_bug ON agent_sessions(bug_id, id);
 CREATE INDEX jobs_by_kind ON jobs(kind, state, id);

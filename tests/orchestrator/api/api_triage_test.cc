@@ -127,6 +127,13 @@ TEST_F(ApiTriageTest, DuplicateInvalidCloseReopen) {
   r = Triage(original, R"({"verb": "invalid"})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(check_->GetBug(original)->state, BugState::kInvalid);
+  // The metrics' state list follows the registry; the push step's kind is
+  // listed with the others.
+  HttpReply m = Call("GET", "/metrics");
+  EXPECT_NE(m.body.find("trench_bugs{state=\"invalid\"} 1\n"),
+            std::string::npos)
+      << m.body;
+  EXPECT_NE(m.body.find("kind=\"push\""), std::string::npos);
   r = Triage(original, R"({"verb": "close"})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(check_->GetBug(original)->state, BugState::kClosed);
