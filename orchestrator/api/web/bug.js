@@ -293,7 +293,9 @@
     const img = document.getElementById('graph');
     const box = document.getElementById('graph-box');
     for (const p of box.querySelectorAll('p')) p.remove();
+    img.hidden = !view.graph;
     if (!view.graph) {
+      img.removeAttribute('src');
       box.appendChild(el('p', {}, 'no graph (no module yet)'));
       return;
     }
