@@ -21,6 +21,13 @@
                                   encodeURIComponent(s)}, s), ': ', n))));
   }
 
+  // The campaign's focus, shortened: a base commit's covers every op.
+  function focusText(focus) {
+    const shown = focus.slice(0, 8).join(', ');
+    return focus.length > 8 ? shown + ', … (' + focus.length + ' in all)' :
+                              shown;
+  }
+
   function renderCommits(commits) {
     if (!commits || commits.length === 0) {
       replace('commits', 'no commits landed yet');
@@ -31,15 +38,18 @@
          'findings', 'focus'],
         commits.map((c) => el('tr', {class: 'commit', 'data-sha': c.sha},
             el('td', {class: 'mono'}, short(c.sha)),
-            el('td', {}, visible(c.summary)), el('td', {}, visible(c.author)),
-            el('td', {}, time(c.landed_ms)),
+            el('td', {}, visible(c.summary)),
+            el('td', {title: visible(c.author)},
+               visible(String(c.author || '').replace(/\s*<[^>]*>$/, ''))),
+            el('td', {class: 'when'}, time(c.landed_ms)),
             el('td', {}, c.build ? c.build.status +
                 (c.build.seconds !== null && c.build.seconds !== undefined ?
                     ' (' + Number(c.build.seconds).toFixed(0) + ' s)' : '') :
                 'not built'),
             el('td', {class: 'num'}, c.programs ?? 0),
             el('td', {class: 'num'}, c.findings ?? 0),
-            el('td', {}, (c.focus || []).join(', '))))));
+            el('td', {title: (c.focus || []).join(', ')},
+               focusText(c.focus || []))))));
   }
 
   function renderSwarm(swarm) {
