@@ -51,18 +51,53 @@ ApiResponse NotFound(std::string_view what) {
   return r;
 }
 
-ApiResponse Serve(const ApiRequest& request, const EmbeddedFile& file) {
-  // The ETag of each file, computed once (the bytes never change).
-  static const std::vector<std::string> etags = [] {
-    std::vector<std::string> v;
-    for (const EmbeddedFile& f : EmbeddedWebAssets()) {
-      v.push_back("\"" + Sha256Hex(f.data).substr(0, 32) + "\"");
+std::string EtagOf(std::string_view bytes) {
+  return "\"" + Sha256Hex(bytes).substr(0, 32) + "\"";
+}
+
+// A page: shell.html with @PAGE@ replaced by its name and @BODY@ by
+// <name>.body.html, made once.
+struct Page {
+  std::string html, etag;
+};
+
+std::string ReplaceAll(std::string text, std::string_view from,
+                       std::string_view to) {
+  for (size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+const Page* FindPage(std::string_view name) {
+  static const std::vector<std::pair<std::string, Page>> pages = [] {
+    std::vector<std::pair<std::string, Page>> v;
+    const EmbeddedFile* shell = FindAsset("shell.html");
+    for (const char* n : {"overview", "bugs", "bug"}) {
+      const EmbeddedFile* body = FindAsset(std::string(n) + ".body.html");
+      if (shell == nullptr || body == nullptr) continue;
+      Page page;
+      page.html =
+          ReplaceAll(ReplaceAll(std::string(shell->data), "@BODY@", body->data),
+                     "@PAGE@", n);
+      page.etag = EtagOf(page.html);
+      v.emplace_back(n, std::move(page));
     }
     return v;
   }();
-  const std::string& etag = etags[&file - EmbeddedWebAssets().data()];
+  for (const auto& [n, page] : pages) {
+    if (n == name) return &page;
+  }
+  return nullptr;
+}
+
+// `bytes` as the file `name` (its Content-Type), with caching and
+// security headers; 304 when the client has this ETag.
+ApiResponse Serve(const ApiRequest& request, std::string_view name,
+                  std::string_view bytes, const std::string& etag) {
   ApiResponse r;
-  r.content_type = std::string(WebContentType(file.name));
+  r.content_type = std::string(WebContentType(name));
   r.headers.emplace_back("ETag", etag);
   r.headers.emplace_back("Cache-Control", "no-cache");
   AddSecurityHeaders(r);
@@ -72,7 +107,7 @@ ApiResponse Serve(const ApiRequest& request, const EmbeddedFile& file) {
     r.status = 304;
     return r;
   }
-  r.body = std::string(file.data);
+  r.body = std::string(bytes);
   return r;
 }
 
@@ -89,14 +124,14 @@ std::optional<ApiResponse> ServeWeb(const ApiRequest& request) {
   const std::string& p = request.path;
   std::string_view page;
   if (p == "/") {
-    page = "overview.html";
+    page = "overview";
   } else if (p == "/bugs" || p == "/bugs/") {
-    page = "bugs.html";
+    page = "bugs";
   } else if (p.starts_with(kBugPrefix)) {
     if (!ParsePositive(std::string_view(p).substr(kBugPrefix.size()))) {
       return NotFound("no page " + p + " (bug ids are positive integers)");
     }
-    page = "bug.html";
+    page = "bug";
   } else if (!p.starts_with(kStaticPrefix)) {
     return std::nullopt;
   }
@@ -105,11 +140,24 @@ std::optional<ApiResponse> ServeWeb(const ApiRequest& request) {
     AddSecurityHeaders(r);
     return r;
   }
-  if (page.empty()) page = std::string_view(p).substr(kStaticPrefix.size());
+  if (!page.empty()) {
+    const Page* built = FindPage(page);
+    if (built == nullptr) return NotFound("no page " + p);
+    return Serve(request, "page.html", built->html, built->etag);
+  }
   // Only an exact name of the table: no path is ever built from the URL.
-  const EmbeddedFile* file = FindAsset(page);
+  const EmbeddedFile* file =
+      FindAsset(std::string_view(p).substr(kStaticPrefix.size()));
   if (file == nullptr) return NotFound("no file " + p);
-  return Serve(request, *file);
+  // The ETag of each file, computed once (the bytes never change).
+  static const std::vector<std::string> etags = [] {
+    std::vector<std::string> v;
+    for (const EmbeddedFile& f : EmbeddedWebAssets())
+      v.push_back(EtagOf(f.data));
+    return v;
+  }();
+  return Serve(request, file->name, file->data,
+               etags[file - EmbeddedWebAssets().data()]);
 }
 
 }  // namespace trench::orchestrator

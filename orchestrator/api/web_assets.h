@@ -4,8 +4,12 @@
 // The shells hold no data: the scripts fetch it from /api/v1/* and insert
 // every string as text.
 //
-//   GET /                 overview.html     GET /bugs       bugs.html
-//   GET /bugs/{id}        bug.html ({id} a positive integer, else 404)
+//   GET /                 the overview      GET /bugs       the bug list
+//   GET /bugs/{id}        one bug ({id} a positive integer, else 404)
+//                         Each page is shell.html (the header, the token
+//                         form) with @PAGE@ its name (overview, bugs, bug:
+//                         its script /static/<name>.js) and @BODY@ the
+//                         sections of <name>.body.html.
 //   GET /static/<file>    the embedded file of that exact name: 404 for any
 //                         other name (so "..", "/" or an encoded "%2e%2e"
 //                         never reach a file system: there is none).

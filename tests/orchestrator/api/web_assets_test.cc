@@ -72,6 +72,16 @@ TEST_F(ApiTest, PagesAreServedWithSecurityHeaders) {
   }
   // No data in the shells: a bug's page is the same bytes for any id.
   EXPECT_EQ(Call("GET", "/bugs/7").body, Call("GET", "/bugs/8").body);
+  // Each page is the shell with its own sections and script.
+  HttpReply bug = Call("GET", "/bugs/7");
+  EXPECT_NE(bug.body.find("<script src=\"/static/bug.js\" defer>"),
+            std::string::npos);
+  EXPECT_NE(bug.body.find("id=\"verbs\""), std::string::npos);
+  EXPECT_EQ(bug.body.find('@'), std::string::npos);  // Every marker filled.
+  HttpReply overview = Call("GET", "/");
+  EXPECT_NE(overview.body.find("id=\"commits\""), std::string::npos);
+  EXPECT_NE(overview.body.find("/static/overview.js"), std::string::npos);
+  EXPECT_NE(overview.headers["etag"], bug.headers["etag"]);
 }
 
 TEST_F(ApiTest, StaticAssetsHaveTheirTypes) {
