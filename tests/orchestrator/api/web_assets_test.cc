@@ -26,7 +26,8 @@ void ExpectSecurityHeaders(HttpReply& r) {
 
 TEST(WebAssetsTest, EmbeddedTableHoldsThePagesAndScripts) {
   for (const char* name :
-       {"overview.html", "bugs.html", "bug.html", "common.js", "style.css"}) {
+       {"shell.html", "overview.body.html", "bugs.body.html", "bug.body.html",
+        "overview.js", "bugs.js", "bug.js", "common.js", "style.css"}) {
     bool found = false;
     for (const EmbeddedFile& f : EmbeddedWebAssets()) {
       if (f.name == name) found = !f.data.empty();
