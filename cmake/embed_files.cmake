@@ -1,19 +1,29 @@
 # Writes OUT, a C++ source holding FILES (a list of paths) as byte arrays:
 # the function FUNCTION (a qualified name, declared in the header INCLUDE)
-# returning std::span<const EmbeddedFile>, one {name, bytes} entry per file
-# named by its file name ("app.js"), sorted by name. EmbeddedFile is
-# declared in INCLUDE too (struct {std::string_view name, data;}). Run by
-# the build (cmake -P) whenever a file changes, so the binary carries the
-# files of its own source tree.
+# returning std::span<const TYPE>, one {name, bytes} entry per file, sorted
+# by path. TYPE (default EmbeddedFile) is declared in INCLUDE too, a struct
+# of two std::string_view (name, bytes). NAME says what names an entry:
+# "file" (the default: "app.js") or "stem" ("reproducer" for
+# prompts/reproducer.md). Run by the build (cmake -P) whenever a file
+# changes, so the binary carries the files of its own source tree: the
+# prompts (agents/prompts.h) and the dashboard (orchestrator/api/web/).
 if(NOT OUT OR NOT FILES OR NOT INCLUDE OR NOT FUNCTION)
   message(FATAL_ERROR "embed_files.cmake: set OUT, FILES, INCLUDE, FUNCTION")
+endif()
+if(NOT TYPE)
+  set(TYPE EmbeddedFile)
+endif()
+if(NAME STREQUAL "stem")
+  set(name_part NAME_WE)
+else()
+  set(name_part NAME)
 endif()
 set(arrays "")
 set(entries "")
 set(index 0)
 list(SORT FILES)
 foreach(file ${FILES})
-  get_filename_component(name ${file} NAME)
+  get_filename_component(name ${file} ${name_part})
   file(READ ${file} hex HEX)
   string(LENGTH "${hex}" hex_len)
   math(EXPR size "${hex_len} / 2")
@@ -37,8 +47,8 @@ namespace {
 ${arrays}
 }  // namespace
 
-std::span<const EmbeddedFile> ${function}() {
-  static constexpr EmbeddedFile kFiles[] = {
+std::span<const ${TYPE}> ${function}() {
+  static constexpr ${TYPE} kFiles[] = {
 ${entries}  };
   return kFiles;
 }
