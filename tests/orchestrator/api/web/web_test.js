@@ -5,8 +5,9 @@
 //   node web_test.js TRENCH SOURCE_DIR OUT_DIR NODE_MODULES
 //
 // TRENCH: the trench binary; SOURCE_DIR: the checkout (config/demo.json);
-// OUT_DIR: where the demo, the daemon's config and log, and the
-// screenshots (OUT_DIR/screenshots/*.png) go; NODE_MODULES: where
+// OUT_DIR: where the demo's log, the daemon's config and log, and the
+// screenshots (OUT_DIR/screenshots/*.png) go (the demo itself runs in a
+// new directory under $TMPDIR); NODE_MODULES: where
 // `npm ci` put puppeteer-core (tests/orchestrator/api/web/package.json).
 // TRENCH_WEB_DEMO_DIR=D reuses a finished demo in D instead of running one
 // (for quick reruns while developing; its bug must still be proposed);
@@ -75,14 +76,18 @@ async function until(what, seconds, fn, everyMs = 500) {
 }
 
 // ---- The demo and the daemon ----
+let ownDemo = null;  // The demo directory this run made, if any.
 function runDemo() {
   const reuse = process.env.TRENCH_WEB_DEMO_DIR;
   if (reuse && fs.existsSync(path.join(reuse, 'var', 'store.db'))) {
     log('reusing the demo in', reuse);
     return reuse;
   }
-  const dir = path.join(outDir, 'demo');
-  fs.rmSync(dir, {recursive: true, force: true});
+  // Outside the build tree: the sandbox mounts the tools' directory (the
+  // build tree) read-only and refuses a var/ inside it. Removed when every
+  // check passed; kept (and named) otherwise.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'trench-web-demo-'));
+  ownDemo = dir;
   log('running trench demo --bug 07 --dir', dir, '(a few minutes)');
   const args = ['demo', '--bug', '07', '--dir', dir, '--source', sourceDir];
   if (process.env.TRENCH_WEB_REUSE) {
@@ -425,8 +430,12 @@ main().then(() => {
   const failed = results.filter(([, ok]) => !ok);
   log(results.length - failed.length + ' of ' + results.length +
       ' checks passed; screenshots in ' + shots);
-  process.exit(failed.length || results.length === 0 ? 1 : 0);
+  const ok = failed.length === 0 && results.length > 0;
+  if (ownDemo && ok) fs.rmSync(ownDemo, {recursive: true, force: true});
+  if (ownDemo && !ok) log('the demo is kept in', ownDemo);
+  process.exit(ok ? 0 : 1);
 }, (e) => {
   log('FAIL set-up:', e && e.stack || e);
+  if (ownDemo) log('the demo is kept in', ownDemo);
   process.exit(1);
 });
