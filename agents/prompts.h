@@ -1,5 +1,5 @@
 // The roles' prompt templates (the format: llm_brain.h). They are built
-// into trench from prompts/*.md (cmake/embed_prompts.cmake generates
+// into trench from prompts/*.md (cmake/embed_files.cmake generates
 // EmbeddedPromptFiles at build time), so an installed binary needs no
 // prompts directory; a prompts directory given in the config replaces
 // them, file by file name: <dir>/<role>.md.

@@ -3,15 +3,33 @@
 # are errors), runs every test (unit, slow and fuzz smoke), and checks that
 # the target side builds alone (TRENCH_TARGET_ONLY).
 #   scripts/test.sh            everything
-#   scripts/test.sh -L unit    only tests with that ctest label (also: slow)
+#   scripts/test.sh -L unit    only tests with that ctest label (also: slow,
+#                              browser)
 set -euo pipefail
 source "$(dirname "$0")/deps.sh"
+# The browser tests (label "browser"): Debian's chromium, driven by node.
+TRENCH_PACKAGES+=(chromium nodejs npm)
 trench_install_deps
 
 cd "$TRENCH_ROOT"
 echo "== build (build/)"
 trench_configure build -DTRENCH_WERROR=ON
 cmake --build build -j "$TRENCH_JOBS"
+
+# puppeteer-core for the browser tests, pinned by package-lock.json, into
+# build/web-node (outside the source tree); never a browser download.
+trench_browser_packages() {
+  local dir=build/web-node src=tests/orchestrator/api/web
+  if [ -f "$dir/node_modules/.package-lock.json" ] &&
+     cmp -s "$src/package-lock.json" "$dir/package-lock.json"; then
+    return
+  fi
+  echo "== browser test packages ($dir, npm ci)"
+  rm -rf "$dir" && mkdir -p "$dir"
+  cp "$src/package.json" "$src/package-lock.json" "$dir/"
+  (cd "$dir" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund)
+}
+trench_browser_packages
 
 echo "== target side alone (build-target/, TRENCH_TARGET_ONLY=ON)"
 trench_configure build-target -DTRENCH_TARGET_ONLY=ON -DTRENCH_WERROR=ON

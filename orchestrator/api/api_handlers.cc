@@ -12,6 +12,7 @@
 #include "orchestrator/api/api_bodies.h"
 #include "orchestrator/api/api_query.h"
 #include "orchestrator/api/metrics.h"
+#include "orchestrator/api/web_assets.h"
 #include "orchestrator/api/web_data.h"
 #include "orchestrator/pipeline/pipeline.h"
 #include "orchestrator/pipeline/triage_verbs.h"
@@ -51,6 +52,7 @@ ApiResponse ApiHandlers::Route(const ApiRequest& request) {
   const std::string& p = request.path;
   const bool get = request.method == "GET";
   const bool post = request.method == "POST";
+  if (std::optional<ApiResponse> web = ServeWeb(request)) return *web;
   if (p == "/healthz") {
     if (!get) return MethodNotAllowed(request, "GET");
     return JsonResponse(200, JsonDoc{{"status", "ok"}});

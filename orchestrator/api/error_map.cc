@@ -8,6 +8,9 @@
 #include <memory>
 #include <mutex>
 
+#include "compiler/ir/hlo_computation.h"
+#include "compiler/ir/hlo_instruction.h"
+#include "compiler/ir/hlo_module.h"
 #include "compiler/ir/npy.h"
 #include "oracle/numerics_contract.h"
 #include "triage/case/case_bundle.h"
@@ -19,6 +22,31 @@ constexpr int64_t kMaxCells = 64;  // Per side.
 constexpr double kHuge = 1e9;      // A NaN against a number, 0 allowed.
 constexpr size_t kCacheRuns = 256;
 constexpr int64_t kMaxElements = 64 << 20;  // Larger outputs: no map.
+// All of a module's values together, at most: the oracle runs in the
+// daemon's process here, on a case a stranger may have written.
+constexpr int64_t kMaxModuleElements = 16 << 20;
+
+int64_t Elements(const Shape& shape) {
+  if (!shape.IsTuple()) return shape.element_count();
+  int64_t n = 0;
+  for (const Shape& s : shape.tuple_shapes()) n += Elements(s);
+  return n;
+}
+
+// True when evaluating `module` is bounded and small: no loop (whose trip
+// count the case's author chooses), and every instruction's values within
+// kMaxModuleElements in all.
+bool SmallEnoughToEvaluate(const HloModule& module) {
+  int64_t total = 0;
+  for (const HloComputation* c : module.computations()) {
+    for (const HloInstruction* i : c->instructions()) {
+      if (i->opcode() == HloOpcode::kWhile) return false;
+      total += Elements(i->shape());
+      if (total > kMaxModuleElements) return false;
+    }
+  }
+  return true;
+}
 
 double Ratio(double actual, double nominal, double allowed) {
   if (std::isnan(actual) && std::isnan(nominal)) return 0;
@@ -67,7 +95,7 @@ std::vector<JsonDoc> Compute(int64_t run, const JsonDoc& verdict,
   if (bad.empty() || !std::filesystem::is_directory(out, ec)) return {};
   std::unique_ptr<HloModule> module;
   StatusOr<hlo_diff::Case> c = hlo_diff::ReadCase(case_dir, &module);
-  if (!c.ok()) return {};
+  if (!c.ok() || !SmallEnoughToEvaluate(*module)) return {};
   const std::vector<Literal> args =
       hlo_diff::ParameterArguments(*module, c->inputs);
   StatusOr<BoundedResult> bounds = EvaluateWithBounds(*module, args);

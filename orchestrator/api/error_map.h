@@ -13,8 +13,13 @@
 // JSON: {"run", "output", "shape": [dims], "rows", "cols", "cells":
 // [[ratio|null...]...]}.
 //
-// Never fails: a run without kept outputs, a case that does not read or an
-// oracle error give no maps. Results are cached per run (bounded).
+// The oracle runs in the caller's process, so only cases whose evaluation
+// is bounded and small get maps: no while loop, and at most 16M values over
+// all instructions (a stranger's report can hold any module).
+//
+// Never fails: a run without kept outputs, a case that does not read, a
+// case too big to evaluate here, or an oracle error give no maps. Results are
+// cached per run (bounded).
 #pragma once
 
 #include <cstdint>

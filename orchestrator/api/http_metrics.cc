@@ -31,6 +31,10 @@ constexpr std::string_view kRoutes[] = {
     "/api/v1/bugs/{id}/case.tar.gz",
     "/api/v1/bugs/{id}/minimized.tar.gz",
     "/api/v1/patches/{id}.patch",
+    "/",  // The dashboard's pages and assets (web_assets.h).
+    "/bugs",
+    "/bugs/{id}",
+    "/static/{id}",
 };
 
 constexpr std::string_view kMethods[] = {"GET",     "HEAD",    "POST",

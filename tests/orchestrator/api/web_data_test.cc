@@ -479,6 +479,44 @@ TEST(BugGraphTest, LabelsAreEscapedForDot) {
             StatusCode::kResourceExhausted);
 }
 
+// A loop whose trip count the case's author chose (here 10^9): the oracle
+// would run it in the daemon's process, so such a case gets no map.
+constexpr char kEndlessHlo[] = R"(HloModule endless
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(1000000000)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[4] get-tuple-element(s), index=1
+  ROOT t = (s32[], f32[4]) tuple(j, v)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  z = s32[] constant(0)
+  t0 = (s32[], f32[4]) tuple(z, p)
+  w = (s32[], f32[4]) while(t0), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+})";
+
+TEST_F(WebDataTest, AStrangersLoopIsNotEvaluatedForAnErrorMap) {
+  const std::string case_sha = PutRealCase(kEndlessHlo);
+  JsonDoc verdict = {{"status", "mismatch"},
+                     {"outputs", JsonDoc::array({{{"mismatches", 1}}})}};
+  const std::string out_dir = dir_ + "/runs/7/out";
+  fs::create_directories(out_dir);
+  ASSERT_TRUE(WriteNpyFile(out_dir + "/0.npy", F32({0, 0, 0, 0})).ok());
+  EXPECT_TRUE(
+      ErrorMapsOfRun(7, verdict, dir_ + "/cases/" + case_sha, dir_ + "/runs")
+          .empty());
+}
+
 TEST(ErrorMapTest, CellsHoldTheWorstRatio) {
   // 2 x 2 elements in one cell each; allowed inf: not counted.
   JsonDoc g =
