@@ -76,6 +76,33 @@ def land(repo, n):
     git(repo, "commit", "-q", "-m", f"change {n}")
 
 
+def start_daemon(root, repo, build, token, settings):
+    """Starts `trench serve` on `repo` with var/ under `root`, the config's
+    defaults for a benchmark updated by `settings`; returns (process, API
+    port) once it listens."""
+    config = {
+        "var_dir": os.path.join(root, "var"), "repo": repo,
+        "tools_dir": build,
+        "build_command": f"REAL_BIN='{build}' sh ./build.sh",
+        "http": {"port": 0, "token_env": "BENCH_TOKEN"},
+    }
+    config.update(settings)
+    cfg = os.path.join(root, "config.json")
+    with open(cfg, "w") as f:
+        json.dump(config, f)
+    env = dict(os.environ, BENCH_TOKEN=token)
+    log = open(os.path.join(root, "daemon.log"), "w")
+    daemon = subprocess.Popen([os.path.join(build, "trench"), "serve",
+                               "--config", cfg], env=env, stdout=log,
+                              stderr=log)
+    info_path = os.path.join(root, "var", "daemon.json")
+    for _ in range(300):
+        if os.path.exists(info_path):
+            break
+        time.sleep(0.1)
+    return daemon, json.load(open(info_path))["port"]
+
+
 def percentile(values, p):
     values = sorted(values)
     k = min(len(values) - 1, max(0, int(round(p / 100 * (len(values) - 1)))))
@@ -157,30 +184,12 @@ def main():
     daemon = None
     try:
         repo = make_repo(root)
-        config = {
-            "var_dir": os.path.join(root, "var"), "repo": repo,
-            "tools_dir": build,
-            "build_command": f"REAL_BIN='{build}' sh ./build.sh",
-            "poll_seconds": 1,
-            # No continuous fuzzing: the idle phase must be idle.
-            "fuzz": {"budget_seconds": 60, "jobs": 2, "continuous": False},
-            "http": {"port": 0, "token_env": "BENCH_TOKEN"},
-            "log": {"format": "json"},
-        }
-        cfg = os.path.join(root, "config.json")
-        with open(cfg, "w") as f:
-            json.dump(config, f)
-        env = dict(os.environ, BENCH_TOKEN=token)
-        log = open(os.path.join(root, "daemon.log"), "w")
-        daemon = subprocess.Popen([os.path.join(build, "trench"), "serve",
-                                   "--config", cfg], env=env, stdout=log,
-                                  stderr=log)
-        info_path = os.path.join(root, "var", "daemon.json")
-        for _ in range(200):
-            if os.path.exists(info_path):
-                break
-            time.sleep(0.1)
-        port = json.load(open(info_path))["port"]
+        # No continuous fuzzing: the idle phase must be idle.
+        daemon, port = start_daemon(
+            root, repo, build, token,
+            {"poll_seconds": 1,
+             "fuzz": {"budget_seconds": 60, "jobs": 2, "continuous": False},
+             "log": {"format": "json"}})
         # The base commit is built and fuzzed first: wait until that fuzz
         # campaign ends, so that the idle phase is idle.
         while True:

@@ -1,20 +1,21 @@
 #!/usr/bin/python3
 """Memory of `trench serve` with 100 server-sent-event clients open.
 
-Starts a real daemon (a fresh target repository whose "build" only points
-at this checkout's binaries, continuous fuzzing off), and reads its
-resident memory (VmRSS, /proc/PID/status) side by side for:
+Starts two real daemons one after the other (each on a fresh target
+repository whose "build" only points at this checkout's binaries,
+continuous fuzzing off: a fresh process each, so that memory freed by one
+phase does not hide the next one's) and reads each one's resident memory
+(VmRSS from /proc/PID/status, the median of five readings):
 
-  baseline:   no client connected;
-  keep-alive: N idle keep-alive connections (each sent one GET /healthz),
-              the peer: what any connection costs the server;
-  streams:    N GET /api/v1/events/stream clients open at once;
-  delivered:  after E reports are filed through the API, once every one of
-              the N streams has received all E creation events.
+  keep-alive: idle, then with N idle keep-alive connections (each sent one
+              GET /healthz): the peer, what any connection costs;
+  streams:    idle, then with N GET /api/v1/events/stream clients open,
+              then after E reports were filed through the API and every
+              stream has received all E creation events (checked).
 
-It prints the RSS of each phase, the bytes per stream client, and the ratio
-of a stream client's cost to a keep-alive connection's (lower is better;
-1.0 means a stream costs no more than an idle connection).
+It prints the RSS of each phase, the bytes per client, and the ratio of a
+stream's cost to a keep-alive connection's (lower is better; 1.0: a
+stream costs what an idle connection does).
 
 Usage: /usr/bin/python3 bench/sse_memory.py [--build build] [--clients 100]
        [--events 20]
@@ -32,7 +33,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from api_latency import make_repo  # noqa: E402  (the same target repo)
+from api_latency import make_repo, start_daemon  # noqa: E402
 
 
 def rss_bytes(pid):
@@ -109,81 +110,39 @@ def post_report(port, token, i):
         raise RuntimeError(f"report {i}: HTTP {r.status}")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--clients", type=int, default=100)
-    ap.add_argument("--events", type=int, default=20)
-    args = ap.parse_args()
-    build = os.path.abspath(args.build)
+def phase(build, token, kind, clients, events):
+    """A fresh daemon: its RSS before and with `clients` of `kind` open,
+    and (streams) the events each stream received."""
     root = tempfile.mkdtemp(prefix="trench-sse-bench-")
     os.chmod(root, 0o755)
-    token = "bench-token"
     daemon = None
     try:
-        repo = make_repo(root)
-        config = {
-            "var_dir": os.path.join(root, "var"), "repo": repo,
-            "tools_dir": build,
-            "build_command": f"REAL_BIN='{build}' sh ./build.sh",
-            "fuzz": {"budget_seconds": 30, "jobs": 1, "continuous": False},
-            "http": {"port": 0, "token_env": "BENCH_TOKEN"},
-            "log": {"format": "json", "level": "warn"},
-        }
-        cfg = os.path.join(root, "config.json")
-        with open(cfg, "w") as f:
-            json.dump(config, f)
-        env = dict(os.environ, BENCH_TOKEN=token)
-        log = open(os.path.join(root, "daemon.log"), "w")
-        daemon = subprocess.Popen([os.path.join(build, "trench"), "serve",
-                                   "--config", cfg], env=env, stdout=log,
-                                  stderr=log)
-        info_path = os.path.join(root, "var", "daemon.json")
-        for _ in range(300):
-            if os.path.exists(info_path):
-                break
-            time.sleep(0.1)
-        port = json.load(open(info_path))["port"]
-        time.sleep(2)
-        pid = daemon.pid
-        base = settled_rss(pid)
-        keep = [open_keepalive(port) for _ in range(args.clients)]
-        with_keep = settled_rss(pid)
-        for s in keep:
-            s.close()
-        time.sleep(1)
-        after_keep = settled_rss(pid)
-        streams = [StreamClient(port) for _ in range(args.clients)]
-        with_streams = settled_rss(pid)
-        for i in range(args.events):
-            post_report(port, token, i)
-        deadline = time.time() + 120
-        threads = [threading.Thread(target=c.read_events,
-                                    args=(args.events, deadline))
-                   for c in streams]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        got = sorted(c.events for c in streams)
-        delivered = settled_rss(pid)
-        per_keep = (with_keep - base) / args.clients
-        per_stream = (with_streams - after_keep) / args.clients
-        print(f"clients: {args.clients}, events: {args.events}")
-        print(f"rss baseline          {base / 2**20:8.1f} MiB")
-        print(f"rss {args.clients} keep-alive   {with_keep / 2**20:8.1f} MiB"
-              f"  ({per_keep / 1024:.1f} KiB per connection)")
-        print(f"rss {args.clients} streams      {with_streams / 2**20:8.1f} MiB"
-              f"  ({per_stream / 1024:.1f} KiB per stream)")
-        print(f"rss after delivery    {delivered / 2**20:8.1f} MiB")
-        print(f"events received per stream: min {got[0]}, max {got[-1]}"
-              f" (want {args.events})")
-        if per_keep > 0:
-            print(f"stream / keep-alive cost ratio: {per_stream / per_keep:.2f}")
-        if got[0] != args.events:
-            print("FAIL: a stream missed events", file=sys.stderr)
-            return 1
-        return 0
+        daemon, port = start_daemon(
+            root, make_repo(root), build, token,
+            {"fuzz": {"budget_seconds": 30, "jobs": 1, "continuous": False},
+             "log": {"format": "json", "level": "warn"}})
+        time.sleep(3)  # The base commit's build and fuzz jobs start.
+        base = settled_rss(daemon.pid)
+        if kind == "keep-alive":
+            conns = [open_keepalive(port) for _ in range(clients)]
+        else:
+            conns = [StreamClient(port) for _ in range(clients)]
+        held = settled_rss(daemon.pid)
+        got = []
+        if kind == "streams":
+            for i in range(events):
+                post_report(port, token, i)
+            deadline = time.time() + 120
+            threads = [threading.Thread(target=c.read_events,
+                                        args=(events, deadline))
+                       for c in conns]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            got = sorted(c.events for c in conns)
+        after = settled_rss(daemon.pid)
+        return base, held, after, got
     finally:
         if daemon is not None:
             daemon.terminate()
@@ -192,6 +151,36 @@ def main():
             except subprocess.TimeoutExpired:
                 daemon.kill()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--clients", type=int, default=100)
+    ap.add_argument("--events", type=int, default=20)
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    token = "bench-token"
+    kb, kh, _, _ = phase(build, token, "keep-alive", args.clients, 0)
+    sb, sh, sa, got = phase(build, token, "streams", args.clients,
+                            args.events)
+    per_keep = (kh - kb) / args.clients
+    per_stream = (sh - sb) / args.clients
+    mib = 2 ** 20
+    print(f"clients: {args.clients}, events: {args.events}")
+    print(f"keep-alive daemon: {kb / mib:.1f} MiB idle, {kh / mib:.1f} MiB "
+          f"with {args.clients} connections ({per_keep / 1024:.1f} KiB each)")
+    print(f"stream daemon:     {sb / mib:.1f} MiB idle, {sh / mib:.1f} MiB "
+          f"with {args.clients} streams ({per_stream / 1024:.1f} KiB each), "
+          f"{sa / mib:.1f} MiB after {args.events} events to each")
+    print(f"events received per stream: min {got[0]}, max {got[-1]}"
+          f" (want {args.events})")
+    if per_keep > 0:
+        print(f"stream / keep-alive cost ratio: {per_stream / per_keep:.2f}")
+    if got[0] != args.events:
+        print("FAIL: a stream missed events", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -15,13 +15,6 @@ namespace {
 constexpr size_t kCacheEntries = 64;
 constexpr size_t kMaxModuleBytes = 4 << 20;
 
-std::string FindingOf(const Bug& bug, const char* key) {
-  const Json* l = bug.details.Find("localization");
-  const Json* f = l ? l->Find("findings") : nullptr;
-  const Json* v = f ? f->Find(key) : nullptr;
-  return v && v->is_string() ? v->string_value() : "";
-}
-
 StatusOr<std::string> ReadModule(const std::string& dir) {
   std::ifstream in(std::filesystem::path(dir) / "module.hlo", std::ios::binary);
   if (!in) return NotFound("the case has no module.hlo");
@@ -49,8 +42,7 @@ ApiResponse WebBugGraph(Store* store, const ApiOptions& options, int64_t id) {
     return ErrorResponse(404, "not_found",
                          "bug " + std::to_string(id) + " has no module");
   }
-  GraphHighlight h{FindingOf(*bug, "instruction"), FindingOf(*bug, "fusion"),
-                   FindingOf(*bug, "fused_instruction")};
+  const GraphHighlight h = LocalizedHighlight(bug->details);
   const std::string key = options.dot_program + '\0' + c->sha256 + '\0' +
                           h.instruction + '\0' + h.fusion + '\0' +
                           h.fused_instruction;

@@ -14,6 +14,7 @@
 #include "git/git_repo.h"
 #include "git/patch_apply.h"
 #include "orchestrator/api/api_bodies.h"
+#include "orchestrator/api/bug_graph.h"
 #include "orchestrator/api/error_map.h"
 #include "orchestrator/api/web_data.h"
 #include "orchestrator/pipeline/pipeline.h"
@@ -55,13 +56,6 @@ bool HasFiles(Store* store, const std::optional<std::string>& sha) {
   return c.ok() && !c->path.empty();
 }
 
-// A member of `o` (a JSON object) when it is a string, else null.
-JsonDoc StringAt(const JsonDoc& o, const char* key) {
-  if (!o.is_object()) return JsonDoc();
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? *it : JsonDoc();
-}
-
 JsonDoc LocalizationOf(const JsonDoc& details) {
   auto it = details.find("localization");
   if (it == details.end() || !it->is_object()) return JsonDoc();
@@ -81,20 +75,6 @@ JsonDoc LocalizationOf(const JsonDoc& details) {
   auto f = it->find("findings");
   out["findings"] = f != it->end() ? *f : JsonDoc();
   return out;
-}
-
-JsonDoc HighlightOf(const JsonDoc& localization) {
-  JsonDoc findings;
-  if (localization.is_object()) {
-    if (auto it = localization.find("findings"); it != localization.end()) {
-      findings = *it;
-    }
-  }
-  JsonDoc h = JsonDoc::object();
-  h["instruction"] = StringAt(findings, "instruction");
-  h["fusion"] = StringAt(findings, "fusion");
-  h["fused_instruction"] = StringAt(findings, "fused_instruction");
-  return h;
 }
 
 JsonDoc CulpritOf(const ApiOptions& options, const Bug& bug) {
@@ -249,7 +229,15 @@ StatusOr<JsonDoc> ViewJson(Store* store, const ApiOptions& options,
   out["case_hlo"] = ModuleText(store, bug.case_sha256);
   const JsonDoc details = ToJsonDoc(bug.details);
   JsonDoc localization = LocalizationOf(details);
-  out["highlight"] = HighlightOf(localization);
+  const GraphHighlight h = LocalizedHighlight(bug.details);
+  JsonDoc highlight = JsonDoc::object();
+  for (const auto& [key, value] :
+       {std::pair{"instruction", &h.instruction},
+        {"fusion", &h.fusion},
+        {"fused_instruction", &h.fused_instruction}}) {
+    highlight[key] = value->empty() ? JsonDoc() : JsonDoc(*value);
+  }
+  out["highlight"] = std::move(highlight);
   out["localization"] = std::move(localization);
   out["culprit"] = CulpritOf(options, bug);
 

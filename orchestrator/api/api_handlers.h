@@ -84,9 +84,11 @@
 //   when no token is configured.
 // - Cross-site request forgery: a POST is refused 403 when it carries an
 //   Origin header that is not this server's own origin (http://<Host>) or
-//   "Sec-Fetch-Site: cross-site"; a POST with a body needs Content-Type
-//   application/json (415 otherwise), which a cross-site form cannot send
-//   without a CORS preflight (and the daemon answers no preflight).
+//   "Sec-Fetch-Site: cross-site"; a POST with a body from a browser (it
+//   sends Origin or Sec-Fetch-Site) needs Content-Type application/json
+//   (415 otherwise), which a cross-site form cannot send without a CORS
+//   preflight (and the daemon answers no preflight). Other clients (curl
+//   -d, libcurl's default form type) are not asked for it.
 // - Reads (every GET of /api/ and /metrics) need no token unless
 //   ApiOptions::read_token is set; then the read token or the write token
 //   as "Authorization: Bearer" (401 / 403 as for writes). /healthz never

@@ -202,4 +202,19 @@ StatusOr<std::string> RenderSvg(const std::string& dot_program,
   return std::move(r->out);
 }
 
+GraphHighlight LocalizedHighlight(const Json& bug_details) {
+  const Json* l = bug_details.Find("localization");
+  const Json* f = l ? l->Find("findings") : nullptr;
+  auto text = [](const Json* o, const char* key) {
+    const Json* v = o ? o->Find(key) : nullptr;
+    return v && v->is_string() ? v->string_value() : std::string();
+  };
+  GraphHighlight h{text(f, "instruction"), text(f, "fusion"),
+                   text(f, "fused_instruction")};
+  if (h.instruction.empty()) {
+    h.instruction = text(f ? f->Find("rewrite") : nullptr, "instruction");
+  }
+  return h;
+}
+
 }  // namespace trench::orchestrator

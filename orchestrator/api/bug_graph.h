@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/json.h"
 #include "base/status.h"
 
 namespace trench::orchestrator {
@@ -29,6 +30,13 @@ struct GraphHighlight {
   std::string fusion;             // Its fusion, when in one ("" none).
   std::string fused_instruction;  // The op inside the fusion ("" none).
 };
+
+// What a bug's localization (details.localization.findings) marks: the
+// culprit instruction, else the instruction its rewrite decision acted on
+// (findings.rewrite.instruction: a pass localized to one rewrite whose
+// graph level found no single diverging instruction), and the fusion and
+// fused op. Fields that are absent or not strings are "".
+GraphHighlight LocalizedHighlight(const Json& bug_details);
 
 // The DOT text of module `hlo_text`.
 StatusOr<std::string> ModuleDot(const std::string& hlo_text,

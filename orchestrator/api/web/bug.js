@@ -517,18 +517,42 @@
                                visible(j.parked_reason || j.last_error || '')])));
   }
 
+  // A download link. The click fetches the file with the page's token (a
+  // plain link would carry none when reads need one) and saves it from a
+  // blob: URL; errors are shown next to the links.
+  function downloadLink(href, name) {
+    const a = el('a', {href: href, download: name}, name);
+    a.addEventListener('click', async (ev) => {
+      ev.preventDefault();
+      try {
+        const res = await fetchRaw(href);
+        if (!res.ok) {
+          let msg = res.status + ' ' + res.statusText;
+          try { msg = (await res.json()).error.message; } catch (e) {}
+          throw new Error(msg);
+        }
+        const url = URL.createObjectURL(await res.blob());
+        const save = el('a', {href: url, download: name});
+        document.body.appendChild(save);
+        save.click();
+        save.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 60000);
+      } catch (e) {
+        showError('downloads', e);
+      }
+    });
+    return a;
+  }
+
   function renderDownloads(view) {
     const d = view.downloads || {};
     const links = [];
-    if (d.case) links.push(el('a', {href: d.case, download: ''}, 'case.tar.gz'));
-    if (d.minimized) {
-      links.push(el('a', {href: d.minimized, download: ''},
-                    'minimized.tar.gz'));
-    }
+    if (d.case) links.push(downloadLink(d.case, 'case.tar.gz'));
+    if (d.minimized) links.push(downloadLink(d.minimized, 'minimized.tar.gz'));
     for (const p of view.patches || []) {
-      links.push(el('a', {href: p.download || ('/api/v1/patches/' +
-                                               Number(p.id) + '.patch'),
-                          download: ''}, 'patch ' + p.id + '.patch'));
+      links.push(downloadLink(p.download || ('/api/v1/patches/' +
+                                             Number(p.id) + '.patch'),
+                              'patch-' + Number(p.id) + '.patch'));
     }
     replace('downloads', links.length ? el('ul', {}, links.map((a) =>
         el('li', {}, a))) : 'nothing to download yet');

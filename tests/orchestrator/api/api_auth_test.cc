@@ -53,13 +53,22 @@ TEST_F(ApiAuthTest, RefusesCrossSiteWritesAndWritesNothing) {
   r = RawPost(server_->port(), "/api/v1/reports",
               Bearer(kToken) + json + "Origin: http://test.evil\r\n", kReport);
   EXPECT_EQ(r.status, 403) << r.body;
-  // A body that is not declared JSON (what an HTML form can send).
+  // From a browser, a body that is not declared JSON (what an HTML form
+  // can send), even from the daemon's own origin.
+  const std::string own = "Origin: http://test\r\n";
   r = RawPost(server_->port(), "/api/v1/reports",
-              Bearer(kToken) + "Content-Type: text/plain\r\n", kReport);
+              Bearer(kToken) + own + "Content-Type: text/plain\r\n", kReport);
   EXPECT_EQ(r.status, 415) << r.body;
-  r = RawPost(server_->port(), "/api/v1/reports", Bearer(kToken), kReport);
+  r = RawPost(server_->port(), "/api/v1/reports",
+              Bearer(kToken) + "Sec-Fetch-Site: same-origin\r\n", kReport);
   EXPECT_EQ(r.status, 415) << r.body;
   EXPECT_EQ(Snapshot(), before);
+  // Not from a browser (curl -d sends a form type by default): accepted.
+  r = RawPost(
+      server_->port(), "/api/v1/reports",
+      Bearer(kToken) + "Content-Type: application/x-www-form-urlencoded\r\n",
+      kReport);
+  EXPECT_EQ(r.status, 201) << r.body;
   // The daemon's own page (same origin) and API clients (no Origin) write.
   r = RawPost(server_->port(), "/api/v1/reports",
               Bearer(kToken) +

@@ -465,6 +465,26 @@ TEST_F(WebDataTest, GraphHighlightsTheDivergingInstruction) {
             404);
 }
 
+TEST(BugGraphTest, HighlightFallsBackToTheRewritesInstruction) {
+  // A pass localized to one rewrite decision, with no single diverging
+  // instruction found by the graph level (e.g. CSE merging two compares).
+  StatusOr<Json> details = ParseJson(R"({"localization": {"findings": {
+      "pass": "cse", "instruction": null, "fusion": null,
+      "fused_instruction": null,
+      "rewrite": {"pass": "cse", "site": "merge-identical",
+                  "instruction": "c", "index": 0}}}})");
+  ASSERT_TRUE(details.ok());
+  GraphHighlight h = LocalizedHighlight(*details);
+  EXPECT_EQ(h.instruction, "c");
+  EXPECT_EQ(h.fusion, "");
+  // The graph level's instruction wins when there is one.
+  details = ParseJson(R"({"localization": {"findings": {
+      "instruction": "d", "rewrite": {"instruction": "c"}}}})");
+  ASSERT_TRUE(details.ok());
+  EXPECT_EQ(LocalizedHighlight(*details).instruction, "d");
+  EXPECT_EQ(LocalizedHighlight(Json::MakeObject()).instruction, "");
+}
+
 TEST(BugGraphTest, LabelsAreEscapedForDot) {
   EXPECT_EQ(DotEscape("a\"b\\c\nd<e>"), "a\\\"b\\\\c d<e>");
   EXPECT_EQ(DotEscape("\\N\\G"), "\\\\N\\\\G");
