@@ -19,6 +19,12 @@ StatusOr<std::unique_ptr<Notifier>> Notifier::Open(
   StoreOptions so;
   so.clock = options.clock;
   ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(store_path, so));
+  // Where notifications start is fixed now, before the caller takes
+  // requests: an event written after Open is never taken for one from
+  // before notifications were configured.
+  RETURN_IF_ERROR(DispatchEvents(store.get(), options.setup, options.backfill,
+                                 /*batch=*/0)
+                      .status());
   return std::unique_ptr<Notifier>(
       new Notifier(std::move(store), std::move(options)));
 }

@@ -37,7 +37,10 @@ struct NotifierOptions {
 
 class Notifier {
  public:
-  // Opens its own connection to the store at `store_path`.
+  // Opens its own connection to the store at `store_path`, and fixes
+  // where notifications start (notify_outbox.h: a store without a cursor
+  // starts at its newest event) before returning, so that every event
+  // written after Open is notified, whenever Run() starts.
   static StatusOr<std::unique_ptr<Notifier>> Open(const std::string& store_path,
                                                   NotifierOptions options);
   ~Notifier();
