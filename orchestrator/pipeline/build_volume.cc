@@ -46,6 +46,20 @@ std::string BackingFile(const std::string& dev) {
   return ReadLine("/sys/block/" + dev.substr(5) + "/loop/backing_file");
 }
 
+// True when a loop device still has `image` attached: a mount of it that
+// was detached lazily (busy when it was unmounted) lives on until its last
+// user goes.
+bool AttachedToALoopDevice(const std::string& image) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/sys/block", ec)) {
+    if (e.path().filename().string().rfind("loop", 0) != 0) continue;
+    if (ReadLine(e.path().string() + "/loop/backing_file") == image) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string Params(const BuildVolumeOptions& o) {
   return std::to_string(o.bytes) + " " + std::to_string(o.inodes);
 }
@@ -196,6 +210,13 @@ StatusOr<BuildVolume> BuildVolume::Mount(const BuildVolumeOptions& options) {
       return IoError("cannot unmount the old image at " + o.mount_point + ": " +
                      Errno());
     }
+  }
+  // An image still in use by such a detached mount must not be mounted a
+  // second time (two ext4 mounts of one image corrupt it): a new image
+  // file instead, the old one living on with its last user.
+  if (fs::exists(o.image, ec) && AttachedToALoopDevice(o.image)) {
+    fs::remove(o.image, ec);
+    if (ec) return IoError("cannot replace " + o.image + ": " + ec.message());
   }
   if (!matches || !fs::exists(o.image, ec)) RETURN_IF_ERROR(MakeImage(o, mkfs));
   Status mounted = IoError("not mounted");

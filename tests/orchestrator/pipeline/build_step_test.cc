@@ -8,6 +8,7 @@
 //  - a disk filler and a file-count bomb stop at the builder volume, the
 //    daemon's other directories untouched, and the next build succeeds
 //    (item 3; needs root and loop devices).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -297,6 +298,30 @@ TEST_F(BuildStepTest, TheBuilderVolumeIsReusedOrRemade) {
   EXPECT_FALSE(fs::exists(paths_->worktree + "/mark"));
   EXPECT_TRUE(remade->Unmount().ok());
   (void)again->Unmount();
+}
+
+// A volume that was busy when it was unmounted lives on, detached; the
+// next start must not mount its image a second time (two ext4 mounts of
+// one image corrupt it: "Structure needs cleaning"), but a new image.
+TEST_F(BuildStepTest, ABusyDetachedVolumeIsNotMountedTwice) {
+  BuildVolumeOptions o = VolumeOptions(32ull << 20, 2048);
+  StatusOr<BuildVolume> first = BuildVolume::Mount(o);
+  if (!CanMount(first)) GTEST_SKIP() << first.status().ToString();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  { std::ofstream(paths_->worktree + "/mark") << "x"; }
+  ::sync();  // On the image: a second mount of it would show the mark.
+  // A build still holds a file open: the unmount detaches lazily.
+  const int busy = ::open((paths_->worktree + "/mark").c_str(), O_RDONLY);
+  ASSERT_GE(busy, 0);
+  ASSERT_TRUE(first->Unmount().ok());
+  StatusOr<BuildVolume> next = BuildVolume::Mount(o);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_FALSE(fs::exists(paths_->worktree + "/mark"))
+      << "the detached volume's image was mounted again";
+  { std::ofstream(paths_->worktree + "/new") << "y"; }
+  EXPECT_TRUE(fs::exists(paths_->worktree + "/new"));
+  ::close(busy);
+  EXPECT_TRUE(next->Unmount().ok());
 }
 
 }  // namespace
