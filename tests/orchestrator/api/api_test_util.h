@@ -195,16 +195,13 @@ class ApiTest : public StoreTest {
     StoreTest::TearDown();
   }
 
-  // The handlers' options; tests may override (or adjust the defaults).
+  // The handlers' options; tests may override (starting from these).
   virtual ApiOptions Options() {
     ApiOptions options;
     options.token = kToken;
     options.cases_dir = dir_ + "/cases";
-    AdjustOptions(&options);
     return options;
   }
-  // Changes the handlers' options before they start; tests may override.
-  virtual void AdjustOptions(ApiOptions* options) {}
 
   // The server's options; tests may override.
   virtual HttpServerOptions ServerOptions() {

@@ -77,14 +77,16 @@ std::string ReadFile(const std::string& path) {
 
 class WebDataTest : public ApiTest {
  protected:
-  void AdjustOptions(ApiOptions* options) override {
+  ApiOptions Options() override {
+    ApiOptions options = ApiTest::Options();
     repo_dir_ = dir_ + "/repo";
-    options->repo = repo_dir_;
-    options->branch = "main";
-    options->good_commit = "";
-    options->runs_dir = dir_ + "/runs";
-    options->swarm["reproducer"] = RoleConfig{2, "openai"};
-    options->dot_program = DotProgram();
+    options.repo = repo_dir_;
+    options.branch = "main";
+    options.good_commit = "";
+    options.runs_dir = dir_ + "/runs";
+    options.swarm["reproducer"] = RoleConfig{2, "openai"};
+    options.dot_program = DotProgram();
+    return options;
   }
   virtual std::string DotProgram() { return "dot"; }
 
