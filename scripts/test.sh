@@ -8,7 +8,11 @@
 set -euo pipefail
 source "$(dirname "$0")/deps.sh"
 # The browser tests (label "browser"): Debian's chromium, driven by node.
-TRENCH_PACKAGES+=(chromium nodejs npm)
+# Node.js and npm only when the machine has none: a machine whose nodejs
+# comes from another repository (with npm bundled) cannot take Debian's npm.
+TRENCH_PACKAGES+=(chromium)
+command -v node >/dev/null || TRENCH_PACKAGES+=(nodejs)
+command -v npm >/dev/null || TRENCH_PACKAGES+=(npm)
 trench_install_deps
 
 cd "$TRENCH_ROOT"
