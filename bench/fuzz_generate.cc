@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
 
   t0 = Clock::now();
   TraceCorpus corpus;
-  Status s = corpus.Load({std::string(TRENCH_SHARED_DIR) + "/traces"});
+  Status s = corpus.Load({std::string(TRENCH_TRACES_DIR)});
   const double load = std::chrono::duration<double>(Clock::now() - t0).count();
   if (!s.ok()) {
     std::fprintf(stderr, "%s\n", s.ToString().c_str());

@@ -3,7 +3,7 @@
 
 For every tests/bugzoo/<bug>/: apply bug.patch to a copy of the target side,
 rebuild hlo-run (one -DTRENCH_TARGET_ONLY=ON build, incremental per bug),
-run `hlo-fuzz --budget B --jobs J --corpus shared/traces --linger L` against
+run `hlo-fuzz --budget B --jobs J --corpus corpus/traces --linger L` against
 the patched hlo-run, and check every finding's case with the unpatched
 hlo-run through hlo-diff: a finding counts for the bug only if the
 unpatched compiler passes it. Prints one table row per bug: time to the
@@ -47,7 +47,7 @@ def fuzz_bug(bug_dir, args, src, zoo_build, env):
             f = run([os.path.join(args.build, "hlo-fuzz"), "--no-progress",
                      "--budget", str(args.budget), "--jobs", str(args.jobs),
                      "--linger", str(args.linger), "--seed", str(args.seed),
-                     "--corpus", os.path.join(ROOT, "..", "shared", "traces"),
+                     "--corpus", os.path.join(ROOT, "corpus", "traces"),
                      "--target", "serve",
                      "--hlo-run", os.path.join(zoo_build, "hlo-run"),
                      "--out", out])
@@ -89,7 +89,7 @@ def main():
         row = fuzz_bug(bug_dir, args, src, zoo_build, env)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
-    print("budget %ds, jobs %d, linger %ds, seed %d, corpus shared/traces" %
+    print("budget %ds, jobs %d, linger %ds, seed %d, corpus corpus/traces" %
           (args.budget, args.jobs, args.linger, args.seed))
     print("| bug | found | first finding (s) | programs to first | status "
           "| programs run | signatures (bug / all) |")

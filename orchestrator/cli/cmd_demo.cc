@@ -1,5 +1,6 @@
 // `trench demo [--bug X|--random|--all] [--dir D] [--config F] [--source DIR]
-// [--timeout S] [--give-up S] [--reuse BUILDER_DIR]`:
+// [--timeout S] [--give-up S] [--reuse BUILDER_DIR] [--history replay|short]
+// [--commits N] [--broken N] [--seed N]`:
 // the service end to end on a target repository made from our own
 // compiler, with built-in brains (orchestrator/demo/demo.h).
 #include <stdlib.h>
@@ -107,6 +108,27 @@ int CmdDemo(const Context& ctx) {
            hlo_diff::SecondsFlag("give-up", &o.give_up_seconds));
   p.String("reuse", "BUILDER_DIR", &reuse,
            "an earlier demo's var/builder (its build cache)");
+  p.Custom("history", "replay|short",
+           "the target repository's history: the checkout's own\n"
+           "target-side commits with the bug at a random point\n"
+           "(replay, the default) or comment-only commits around\n"
+           "it (short: quick)",
+           [&o](const std::string& v) -> Status {
+             if (v == "replay") {
+               o.history = orchestrator::DemoHistory::kReplay;
+             } else if (v == "short") {
+               o.history = orchestrator::DemoHistory::kShort;
+             } else {
+               return InvalidArgument(
+                   "--history: expected replay or short, got '" + v + "'");
+             }
+             return Status::Ok();
+           });
+  p.Number("commits", "N", &o.replay_commits,
+           "replay: the real commits replayed (default 32)");
+  p.Number("broken", "N", &o.broken_builds,
+           "replay: commits that do not build (default 2)");
+  p.Number("seed", "N", &o.seed, "replay: where the bug goes (default 1)");
   p.Bool("json", &json, "also print the results as JSON");
   if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
   // The demo prints its own progress; the daemon's log says only warnings.

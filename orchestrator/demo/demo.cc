@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -192,14 +193,15 @@ class ProgressPrinter {
   int64_t last_event_ = 0;
 };
 
-StatusOr<DaemonConfig> DemoConfig(const DemoOptions& o, const DemoRepo& repo) {
+StatusOr<DaemonConfig> DemoConfig(const DemoOptions& o, const DemoRepo& repo,
+                                  const std::string& played) {
   DaemonConfig c;
   if (!o.config_path.empty()) {
     ASSIGN_OR_RETURN(c, LoadDaemonConfig(o.config_path));
   } else {
     for (const std::string& role : SwarmRoles()) c.swarm[role] = RoleConfig{};
   }
-  // The trace corpus (config/demo.json: ../shared/traces) is optional:
+  // The trace corpus (config/demo.json: corpus/traces) is optional:
   // without it the campaigns are synthetic only.
   std::error_code ec;
   if (!c.fuzz_corpus.empty() && !fs::is_directory(c.fuzz_corpus, ec)) {
@@ -211,7 +213,14 @@ StatusOr<DaemonConfig> DemoConfig(const DemoOptions& o, const DemoRepo& repo) {
   c.repo = repo.path;
   c.branch = "main";
   c.tools_dir = o.tools_dir;
-  c.regression = {o.source_dir + "/tests/bugzoo"};
+  // The regression set: every zoo witness but the played bug's own (the
+  // demo must not know the bug it plays).
+  c.regression.clear();
+  ASSIGN_OR_RETURN(std::vector<std::string> zoo, ZooBugs(o.source_dir));
+  for (const std::string& id : zoo) {
+    if (id != played)
+      c.regression.push_back(o.source_dir + "/tests/bugzoo/" + id);
+  }
   c.http_port = 0;
   return c;
 }
@@ -242,12 +251,44 @@ void FillResult(Store& store, const DemoRepo& repo, DemoResult& r) {
   }
   r.culprit = bug->culprit_commit.value_or("");
   r.culprit_right = r.culprit == repo.bug_commit;
+  if (events.ok()) {
+    for (const Event& e : *events) {
+      const Json* c = e.evidence.Find("culprit");
+      if (e.to != BugState::kCulpritFound || !c || !c->is_object()) continue;
+      const Json* commits = c->Find("commits");
+      const Json* builds = c->Find("builds");
+      if (commits && commits->is_number()) {
+        r.search_commits = static_cast<int>(commits->number_value());
+      }
+      if (builds && builds->is_number()) {
+        r.search_builds = static_cast<int>(builds->number_value());
+      }
+    }
+  }
+  if (StatusOr<std::map<BugState, int64_t>> n = store.CountBugsByState();
+      n.ok()) {
+    for (const auto& [state, count] : *n) {
+      r.bugs_filed += static_cast<int>(count);
+      if (state == BugState::kDuplicate)
+        r.duplicates += static_cast<int>(count);
+    }
+  }
   StatusOr<std::vector<Patch>> patches = store.ListPatches(bug->id);
   if (patches.ok()) {
     for (const Patch& p : *patches) {
-      if (p.verified) {
-        r.patch_verified = true;
-        r.branch = p.branch;
+      if (!p.verified) continue;
+      r.patch_verified = true;
+      r.branch = p.branch;
+      const Json* set = p.verification.Find("regression_set");
+      r.gated_by = 0;
+      r.own_witness_gated = false;
+      if (set && set->is_array()) {
+        for (const Json& c : set->array()) {
+          if (!c.is_string()) continue;
+          ++r.gated_by;
+          r.own_witness_gated |=
+              c.string_value().find("/" + r.zoo_bug + "/") != std::string::npos;
+        }
       }
     }
   }
@@ -281,11 +322,18 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
   DemoRepoOptions ro;
   ro.source_dir = o.source_dir;
   ro.bug_dir = o.source_dir + "/tests/bugzoo/" + r.zoo_bug;
+  ro.history = o.history;
+  ro.replay_commits = o.replay_commits;
+  ro.broken_builds = o.broken_builds;
+  ro.seed = o.seed;
   ASSIGN_OR_RETURN(DemoRepo repo, MakeDemoRepo(o.dir + "/repo", ro));
+  r.history_commits = static_cast<int>(repo.history.size());
   progress << "demo: target repository " << repo.path << " (base "
            << repo.base.substr(0, 12) << ", " << repo.history.size()
-           << " commits to land; one brings zoo bug " << r.zoo_bug << ")\n";
-  ASSIGN_OR_RETURN(DaemonConfig config, DemoConfig(o, repo));
+           << " commits to land, " << repo.unbuildable.size()
+           << " of them do not build; one brings zoo bug " << r.zoo_bug
+           << ")\n";
+  ASSIGN_OR_RETURN(DaemonConfig config, DemoConfig(o, repo, r.zoo_bug));
   {
     // For `trench serve --config DIR/var.json` on the demo's state later.
     Json c = Json::MakeObject();
@@ -412,8 +460,15 @@ Json DemoResult::ToJson() const {
   j["pass"] = pass;
   j["site"] = site;
   j["opcode"] = opcode;
+  j["history_commits"] = history_commits;
   j["culprit"] = culprit;
   j["culprit_right"] = culprit_right;
+  j["search_commits"] = search_commits;
+  j["search_builds"] = search_builds;
+  j["bugs_filed"] = bugs_filed;
+  j["duplicates"] = duplicates;
+  j["gated_by"] = gated_by;
+  j["own_witness_gated"] = own_witness_gated;
   j["patch_verified"] = patch_verified;
   j["branch"] = branch;
   j["wall_seconds"] = wall_seconds;
@@ -424,8 +479,9 @@ Json DemoResult::ToJson() const {
 std::string DemoTable(const std::vector<DemoResult>& results) {
   std::ostringstream t;
   t << "| zoo bug | found | reproduced | minimized (instr.) | localized (pass "
-       "/ rewrite / op) | culprit commit | patch verified | wall |\n"
-       "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+       "/ rewrite / op) | culprit commit (of N, builds) | patch verified "
+       "(gated by) | bugs filed | wall |\n"
+       "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const DemoResult& r : results) {
     std::ostringstream found;
     if (r.found_seconds >= 0) {
@@ -441,10 +497,14 @@ std::string DemoTable(const std::vector<DemoResult>& results) {
       << (r.site.empty() ? "-" : r.site) << " / "
       << (r.opcode.empty() ? "-" : r.opcode) << " | "
       << (r.culprit.empty() ? "-" : r.culprit.substr(0, 12)) << " ("
-      << (r.culprit_right ? "right" : "wrong") << ") | "
-      << (r.patch_verified ? "yes" : "no") << " | " << std::fixed
-      << std::setprecision(0) << r.wall_seconds << " s |"
-      << (r.failure.empty() ? "" : " " + r.failure) << "\n";
+      << (r.culprit_right ? "right" : "wrong") << ", of " << r.history_commits
+      << ", " << r.search_builds << " builds) | "
+      << (r.patch_verified ? "yes" : "no") << " (" << r.gated_by
+      << " other zoo witnesses" << (r.own_witness_gated ? ", its own too" : "")
+      << ") | " << r.bugs_filed << " (" << r.duplicates
+      << " marked duplicate) | " << std::fixed << std::setprecision(0)
+      << r.wall_seconds << " s |" << (r.failure.empty() ? "" : " " + r.failure)
+      << "\n";
   }
   return t.str();
 }

@@ -14,6 +14,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
+#include "orchestrator/demo/demo_repo.h"
 
 namespace trench::orchestrator {
 
@@ -32,6 +33,14 @@ struct DemoOptions {
   // Gives up when no bug was found this long after the landing (the daemon
   // fuzzes the head continuously when config fuzz.continuous is on).
   double give_up_seconds = 600;
+  // The target repository's history (demo_repo.h): kReplay lands the bug
+  // among the checkout's own target-side commits (replay_commits of them,
+  // broken_builds that do not compile) at a point `seed` draws; kShort is
+  // the quick one (comment-only commits around the bug).
+  DemoHistory history = DemoHistory::kReplay;
+  int replay_commits = 32;
+  int broken_builds = 2;
+  uint64_t seed = 1;
 };
 
 // The outcome of one demo, for the report and the --all table.
@@ -44,8 +53,18 @@ struct DemoResult {
   bool reproduced = false;
   int64_t instructions_before = 0, instructions_after = 0;
   std::string pass, site, opcode;  // Localization.
+  int history_commits = 0;         // Landed after the base.
   std::string culprit;             // The culprit commit found.
   bool culprit_right = false;      // It is the commit that brought the bug.
+  int search_commits = 0;          // The culprit search's range.
+  int search_builds = 0;           // Builds it made (skipped ones included).
+  int bugs_filed = 0;              // Bugs in the store at the end (goal: 1).
+  int duplicates = 0;              // Of those, marked duplicate of another.
+  // The regression cases the verified patch was checked against (the
+  // played bug's own witness is never among them: nobody has it for a real
+  // bug), and whether it was.
+  int gated_by = 0;
+  bool own_witness_gated = false;
   bool patch_verified = false;
   std::string branch;
   double wall_seconds = 0;

@@ -3,13 +3,17 @@
 #include <git2.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <set>
 #include <sstream>
 
-#include "git/patch_apply.h"
 #include "base/json.h"
 #include "git/git_repo.h"
+#include "git/patch_apply.h"
+#include "orchestrator/demo/target_history.h"
 
 namespace trench::orchestrator {
 namespace fs = std::filesystem;
@@ -93,6 +97,164 @@ StatusOr<std::string> CommitOrdinary(GitRepo& repo, const std::string& parent,
   return repo.CommitFiles(parent, {{o.path, text}}, summary + "\n", ref);
 }
 
+// One commit of the replayed chain.
+struct ChainCommit {
+  std::string sha;
+  std::string message;
+  std::vector<FileChange> changes;
+  bool broken = false;  // Does not compile (the next commit repairs it).
+};
+
+// The paths a unified diff changes ("--- a/X" and "+++ b/Y" lines).
+std::set<std::string> PathsOfDiff(const std::string& diff) {
+  std::set<std::string> paths;
+  std::istringstream in(diff);
+  std::string line;
+  while (std::getline(in, line)) {
+    for (const char* p : {"--- a/", "+++ b/"}) {
+      if (line.starts_with(p)) paths.insert(line.substr(6));
+    }
+  }
+  return paths;
+}
+
+// A commit that does not compile and the one that repairs it, on the .cc
+// file of compiler/ or tpu/ the latest commit of `chain` wrote (none the
+// bug touches, so that both rebase over it): code that uses a member
+// nobody declared, as an unfinished change would. kNotFound when no
+// commit wrote such a file.
+StatusOr<std::pair<ChainCommit, ChainCommit>> BrokenPair(
+    GitRepo& repo, const std::string& head,
+    const std::vector<ChainCommit>& chain,
+    const std::set<std::string>& touched) {
+  std::string path;
+  for (auto c = chain.rbegin(); c != chain.rend() && path.empty(); ++c) {
+    for (const FileChange& f : c->changes) {
+      if (f.content && f.path.ends_with(".cc") && !touched.count(f.path) &&
+          (f.path.starts_with("compiler/") || f.path.starts_with("tpu/"))) {
+        path = f.path;
+        break;
+      }
+    }
+  }
+  if (path.empty()) return NotFound("no source file to break the build in");
+  ASSIGN_OR_RETURN(std::string text, agents::ReadFileAt(repo, head, path));
+  const std::string dir = path.substr(0, path.rfind('/'));
+  ChainCommit broken, fix;
+  broken.message = dir + ": count the rewrites still pending\n";
+  broken.changes = {{path,
+                     text + "\nnamespace {\n[[maybe_unused]] int "
+                            "PendingRewrites() { return pending_rewrites_; "
+                            "}\n}  // namespace\n",
+                     false}};
+  broken.broken = true;
+  fix.message =
+      dir + ": back out the pending-rewrite count; it broke the build\n";
+  fix.changes = {{path, text, false}};
+  return std::make_pair(std::move(broken), std::move(fix));
+}
+
+// kReplay (see demo_repo.h): the history, then the bug at a random point
+// where it and the later commits apply.
+Status ReplayHistory(GitRepo& repo, const DemoRepoOptions& options,
+                     const std::string& patch, const std::string& summary,
+                     const std::string& branch, const std::string& incoming,
+                     DemoRepo& out) {
+  ASSIGN_OR_RETURN(TargetHistory h, ReadTargetHistory(options.source_dir,
+                                                      options.replay_commits));
+  ASSIGN_OR_RETURN(
+      out.base,
+      repo.CommitFiles("", h.base_files,
+                       "Import the compiler and the TPU model\n", branch));
+  std::mt19937_64 rng(options.seed);
+  const std::set<std::string> touched = PathsOfDiff(patch);
+  const int n = static_cast<int>(h.commits.size());
+  // Broken builds go after distinct commits 1..n-2, never first or last.
+  std::set<int> broken_after;
+  for (int tries = 0; static_cast<int>(broken_after.size()) <
+                          std::min(options.broken_builds, std::max(0, n - 2)) &&
+                      tries < 1000;
+       ++tries) {
+    broken_after.insert(1 + static_cast<int>(rng() % std::max(1, n - 2)));
+  }
+  std::vector<ChainCommit> chain;
+  std::string head = out.base;
+  auto commit = [&](ChainCommit c) -> Status {
+    ASSIGN_OR_RETURN(c.sha,
+                     repo.CommitFiles(head, c.changes, c.message, incoming));
+    head = c.sha;
+    chain.push_back(std::move(c));
+    return Status::Ok();
+  };
+  for (int i = 0; i < n; ++i) {
+    RETURN_IF_ERROR(commit({"", h.commits[i].message, h.commits[i].changes}));
+    if (broken_after.count(i)) {
+      auto pair = BrokenPair(repo, head, chain, touched);
+      if (!pair.ok()) continue;  // Fewer commits that do not build.
+      RETURN_IF_ERROR(commit(std::move(pair->first)));
+      RETURN_IF_ERROR(commit(std::move(pair->second)));
+    }
+  }
+  // The bug goes after chain[i]: one that builds, with at least three
+  // commits after it.
+  std::vector<int> points;
+  for (int i = 0; i + 3 < static_cast<int>(chain.size()); ++i) {
+    if (!chain[i].broken) points.push_back(i);
+  }
+  std::shuffle(points.begin(), points.end(), rng);
+  std::string last_refusal = "no point has three commits after it";
+  for (int i : points) {
+    StatusOr<std::string> bug =
+        agents::ApplyPatchOnto(repo, chain[i].sha, patch, summary, "", branch);
+    if (!bug.ok()) {
+      last_refusal = bug.status().message();
+      continue;
+    }
+    std::vector<std::string> history, unbuildable;
+    for (int j = 0; j <= i; ++j) {
+      history.push_back(chain[j].sha);
+      if (chain[j].broken) unbuildable.push_back(chain[j].sha);
+    }
+    history.push_back(*bug);
+    std::string top = *bug;
+    Status rebased = Status::Ok();
+    for (int j = i + 1; j < static_cast<int>(chain.size()) && rebased.ok();
+         ++j) {
+      const ChainCommit& c = chain[j];
+      bool overlaps = false;
+      for (const FileChange& f : c.changes) overlaps |= touched.count(f.path);
+      // Rebased as git would: a commit that touches the bug's files has
+      // its diff applied onto the bug's tree; others keep their files.
+      StatusOr<std::string> diff = std::string();
+      if (overlaps) diff = agents::DiffOfCommit(repo, c.sha);
+      StatusOr<std::string> sha =
+          !diff.ok() ? StatusOr<std::string>(diff.status())
+          : overlaps
+              ? agents::ApplyPatchOnto(repo, top, *diff, c.message, "", branch)
+              : repo.CommitFiles(top, c.changes, c.message, "");
+      if (!sha.ok()) {
+        rebased = sha.status();
+        break;
+      }
+      top = *sha;
+      history.push_back(top);
+      if (c.broken) unbuildable.push_back(top);
+    }
+    if (!rebased.ok()) {
+      last_refusal = rebased.message();
+      continue;
+    }
+    out.bug_commit = *bug;
+    out.history = std::move(history);
+    out.unbuildable = std::move(unbuildable);
+    return Land(out.path, "trench-demo/incoming", top);
+  }
+  return FailedPrecondition(
+      "the bug's patch goes in at no point of the replayed history where "
+      "the later commits rebase onto it (last: " +
+      last_refusal + ")");
+}
+
 }  // namespace
 
 StatusOr<DemoRepo> MakeDemoRepo(const std::string& dir,
@@ -110,13 +272,19 @@ StatusOr<DemoRepo> MakeDemoRepo(const std::string& dir,
   if (!summary || !summary->is_string()) {
     return InvalidArgument(options.bug_dir + "/meta.json: no \"commit\"");
   }
-  ASSIGN_OR_RETURN(std::vector<FileChange> files,
-                   TargetFiles(options.source_dir));
   ASSIGN_OR_RETURN(std::unique_ptr<GitRepo> repo, GitRepo::Init(dir));
   DemoRepo out;
   out.path = dir;
   const std::string branch = "refs/heads/" + options.branch;
   const std::string incoming = "refs/heads/trench-demo/incoming";
+  if (options.history == DemoHistory::kReplay) {
+    RETURN_IF_ERROR(ReplayHistory(*repo, options, patch,
+                                  summary->string_value() + "\n", branch,
+                                  incoming, out));
+    return out;
+  }
+  ASSIGN_OR_RETURN(std::vector<FileChange> files,
+                   TargetFiles(options.source_dir));
   ASSIGN_OR_RETURN(
       out.base,
       repo->CommitFiles("", files, "Import the compiler and the TPU model\n",

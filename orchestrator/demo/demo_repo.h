@@ -1,14 +1,24 @@
-// A target repository with a realistic history, made from the project's
-// own target-side sources (base/, compiler/, tpu/, the target tools and
-// CMakeLists.txt): the base commit, a few ordinary commits, one commit
-// that brings a bugzoo bug (its bug.patch, under meta.json's "commit"
-// summary), and more ordinary commits after it. Used by `trench demo` and
-// the daemon's end-to-end tests.
+// A target repository made from the project's own target side, with one
+// commit that brings a bugzoo bug (its bug.patch, under meta.json's
+// "commit" summary). Used by `trench demo` and the daemon's end-to-end
+// tests. Two histories:
+//   - kShort: the target side of the checkout's files as the base, a few
+//     comment-only commits, the bug, more comment-only commits. Quick: the
+//     culprit search has one candidate that touches code.
+//   - kReplay: the checkout's own git history of the target side
+//     (target_history.h): its last `replay_commits` commits that change
+//     it, replayed on the target side as of the commit before them, with
+//     `broken_builds` commits that do not compile (each followed by the
+//     commit that repairs it). The bug goes in at a random point (`seed`)
+//     where it applies, rebased there, and the later commits are rebased
+//     on top of it. It is never placed right after a commit that does not
+//     build (the search could not tell the two apart).
 //
 // Only the base is on the branch at first; Land() moves the branch along
 // the prepared history, as if the commits were pushed one by one.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,24 +26,34 @@
 
 namespace trench::orchestrator {
 
+enum class DemoHistory { kShort, kReplay };
+
 struct DemoRepoOptions {
   std::string source_dir;  // A trench checkout (its target side is copied).
   std::string bug_dir;     // tests/bugzoo/<id>/ (bug.patch, meta.json).
   std::string branch = "main";
-  int commits_before = 2;  // Ordinary commits between base and the bug.
-  int commits_after = 1;   // After the bug.
+  DemoHistory history = DemoHistory::kShort;
+  int commits_before = 2;   // kShort: ordinary commits before the bug.
+  int commits_after = 1;    // kShort: after the bug.
+  int replay_commits = 32;  // kReplay: real commits replayed.
+  int broken_builds = 2;    // kReplay: commits that do not build.
+  uint64_t seed = 1;        // kReplay: where the bug goes.
 };
 
 struct DemoRepo {
   std::string path;
-  std::string base;                  // On the branch at creation.
-  std::string bug_commit;            // The culprit.
-  std::vector<std::string> history;  // After base, oldest first.
+  std::string base;                      // On the branch at creation.
+  std::string bug_commit;                // The culprit.
+  std::vector<std::string> history;      // After base, oldest first.
+  std::vector<std::string> unbuildable;  // Commits of history that do not
+                                         // compile (kReplay).
 };
 
 // Creates the repository at `dir` (must not exist). Errors: kNotFound for
-// missing sources or bug files; kFailedPrecondition when the bug's patch
-// does not apply to the sources; libgit2's errors.
+// missing sources or bug files, or (kReplay) no git history at
+// source_dir; kFailedPrecondition when the bug's patch does not apply to
+// the sources (kReplay: at no point of the history where the later
+// commits rebase onto it) or the history is too short; libgit2's errors.
 StatusOr<DemoRepo> MakeDemoRepo(const std::string& dir,
                                 const DemoRepoOptions& options);
 

@@ -312,9 +312,11 @@ StatusOr<bool> CheckPatch(StepContext& ctx, const Job& job, const Bug& bug,
     return false;
   }
   Json regressions = Json::MakeArray();
+  Json gated_by = Json::MakeArray();  // Every case checked, for reviewers.
   int n = 0;
   for (const std::string& dir : ctx.config->regression) {
     for (const std::string& c : RegressionCases(dir)) {
+      gated_by.push_back(c);
       ASSIGN_OR_RETURN(std::string s,
                        ctx.Scratch(job.id, "reg" + std::to_string(n++)));
       std::vector<std::string> argv = {"hlo-diff", c};
@@ -331,6 +333,7 @@ StatusOr<bool> CheckPatch(StepContext& ctx, const Job& job, const Bug& bug,
     }
   }
   report["regression_cases"] = n;
+  report["regression_set"] = gated_by;
   report["regressions"] = regressions;
   if (regressions.size() > 0) {
     report["reason"] = "regression cases fail with the patch";

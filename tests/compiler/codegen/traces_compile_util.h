@@ -45,12 +45,13 @@
 #include "compiler/ir/hlo_printer.h"
 #include "compiler/ir/hlo_text_file.h"
 #include "compiler/ir/random_inputs.h"
-#include "triage/fuzz/subgraph.h"
 #include "compiler/ir/verifier.h"
 #include "oracle/comparator.h"
 #include "oracle/evaluator.h"
 #include "oracle/numerics_contract.h"
+#include "tests/traces_dir.h"
 #include "tpu/simulator.h"
+#include "triage/fuzz/subgraph.h"
 
 namespace trench::traces {
 
@@ -93,7 +94,7 @@ inline double SecondsSince(std::chrono::steady_clock::time_point t) {
 }
 
 inline std::filesystem::path TracesDir() {
-  return std::filesystem::path(TRENCH_SHARED_DIR) / "traces";
+  return std::filesystem::path(TRENCH_TRACES_DIR);
 }
 
 inline std::vector<std::filesystem::path> TraceFiles() {

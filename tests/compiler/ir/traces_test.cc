@@ -14,13 +14,14 @@
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/hlo_printer.h"
 #include "compiler/ir/hlo_text_file.h"
+#include "tests/traces_dir.h"
 
 namespace trench {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kTraces = fs::path(TRENCH_SHARED_DIR) / "traces";
+const fs::path kTraces = fs::path(TRENCH_TRACES_DIR);
 const fs::path kConformance = fs::path(TRENCH_SHARED_DIR) / "conformance";
 
 std::string ReadFile(const fs::path& p) {

@@ -17,6 +17,7 @@
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/hlo_text_file.h"
 #include "compiler/ir/verifier.h"
+#include "tests/traces_dir.h"
 
 namespace trench {
 namespace {
@@ -151,7 +152,7 @@ TEST(VerifyCorpus, ConformanceModulesVerify) {
 }
 
 TEST(VerifyCorpus, TraceModulesThatParseVerify) {
-  const fs::path root = fs::path(TRENCH_SHARED_DIR) / "traces";
+  const fs::path root = fs::path(TRENCH_TRACES_DIR);
   const std::vector<fs::path> files = SortedFiles(root, ".hlo");
   ASSERT_FALSE(files.empty()) << "no .hlo file under " << root;
   Tally tally;

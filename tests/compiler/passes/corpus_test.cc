@@ -10,6 +10,7 @@
 #include "compiler/ir/hlo_text_file.h"
 #include "compiler/passes/pipeline.h"
 #include "tests/compiler/passes/pass_test_util.h"
+#include "tests/traces_dir.h"
 
 namespace trench {
 namespace {
@@ -18,9 +19,8 @@ namespace fs = std::filesystem;
 
 std::vector<fs::path> CorpusFiles() {
   std::vector<fs::path> out;
-  const fs::path shared = TRENCH_SHARED_DIR;
-  for (const char* sub : {"traces", "conformance"}) {
-    const fs::path dir = shared / sub;
+  for (const fs::path& dir : {fs::path(TRENCH_TRACES_DIR),
+                              fs::path(TRENCH_SHARED_DIR) / "conformance"}) {
     if (!fs::exists(dir)) continue;
     for (const auto& e : fs::recursive_directory_iterator(dir)) {
       if (e.is_regular_file() && e.path().extension() == ".hlo") {
@@ -50,7 +50,7 @@ bool IsSmall(const HloModule& m) {
 
 TEST(CorpusTest, DefaultPipelineKeepsRealModulesValidAndEquivalent) {
   const std::vector<fs::path> files = CorpusFiles();
-  if (files.empty()) GTEST_SKIP() << "no corpus under " << TRENCH_SHARED_DIR;
+  if (files.empty()) GTEST_SKIP() << "no corpus under " << TRENCH_TRACES_DIR;
   VerifyOptions vopts;
   vopts.allow_mixed_precision = true;
   int modules = 0, changed = 0, compared = 0;

@@ -66,5 +66,25 @@ TEST(ShippedConfigsTest, EveryShippedConfigLoadsAndItsBackendsAreAccepted) {
   EXPECT_GE(files, 2);  // trench.json and demo.json at least.
 }
 
+// A fresh clone has no ../shared: the shipped configs fuzz the trace
+// corpus that ships in the repository (corpus/traces), found through
+// their own directory.
+TEST(ShippedConfigsTest, ShippedConfigsUseTheCorpusInTheRepository) {
+  const fs::path corpus =
+      fs::weakly_canonical(fs::path(TRENCH_SOURCE_DIR) / "corpus/traces");
+  for (const char* name : {"trench.json", "demo.json"}) {
+    StatusOr<DaemonConfig> config = LoadDaemonConfig(kConfigDir + "/" + name);
+    ASSERT_TRUE(config.ok()) << name << ": " << config.status().ToString();
+    EXPECT_EQ(fs::weakly_canonical(config->fuzz_corpus), corpus) << name;
+  }
+  int modules = 0;
+  for (const auto& e : fs::recursive_directory_iterator(corpus)) {
+    modules += e.path().extension() == ".hlo";
+  }
+  EXPECT_GE(modules, 100);
+  EXPECT_TRUE(fs::is_regular_file(corpus / "README.md"));
+  EXPECT_TRUE(fs::is_regular_file(corpus / "xla/LICENSE"));
+}
+
 }  // namespace
 }  // namespace trench::orchestrator

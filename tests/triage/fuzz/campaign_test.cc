@@ -12,6 +12,7 @@
 #include <iterator>
 #include <string>
 
+#include "tests/traces_dir.h"
 #include "triage/case/case_bundle.h"
 #include "triage/fuzz/fuzz_flags.h"
 
@@ -74,7 +75,7 @@ TEST(CampaignTest, SameSeedGivesTheSameVerdicts) {
 
 TEST(CampaignTest, TraceCorpusSharesTheProgramsWithSynthetic) {
   CampaignOptions o = SmallCampaign(TempDir("traces"), 16);
-  o.corpus = {std::string(TRENCH_SHARED_DIR) + "/traces"};
+  o.corpus = {std::string(TRENCH_TRACES_DIR)};
   o.trace_share = 0.5;
   StatusOr<CampaignSummary> s = RunCampaign(o);
   ASSERT_TRUE(s.ok()) << s.status().ToString();

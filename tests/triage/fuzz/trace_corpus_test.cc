@@ -13,6 +13,7 @@
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/verifier.h"
 #include "oracle/evaluator.h"
+#include "tests/traces_dir.h"
 #include "triage/fuzz/mutate.h"
 
 namespace trench::fuzz {
@@ -159,7 +160,7 @@ ENTRY e {
 const TraceCorpus& Shared() {
   static TraceCorpus* corpus = [] {
     auto* c = new TraceCorpus();
-    Status s = c->Load({std::string(TRENCH_SHARED_DIR) + "/traces"});
+    Status s = c->Load({std::string(TRENCH_TRACES_DIR)});
     EXPECT_TRUE(s.ok()) << s.ToString();
     return c;
   }();

@@ -18,6 +18,7 @@
 #include "compiler/ir/hlo_text_file.h"
 #include "compiler/ir/random_inputs.h"
 #include "oracle/evaluator.h"
+#include "tests/traces_dir.h"
 #include "triage/case/case_bundle.h"
 #include "triage/reduce/reduction_pass.h"
 
@@ -176,9 +177,9 @@ inline bool HasOpcode(const hlo_diff::Case& c, const std::string& op) {
   return false;
 }
 
-// The modules of a trace file under TRENCH_SHARED_DIR/traces/xla/xla/.
+// The modules of a trace file under TRENCH_TRACES_DIR/xla/xla/ (corpus/traces).
 inline std::vector<std::string> TraceModules(const std::string& rel) {
-  std::ifstream in(std::string(TRENCH_SHARED_DIR) + "/traces/xla/xla/" + rel);
+  std::ifstream in(std::string(TRENCH_TRACES_DIR) + "/xla/xla/" + rel);
   EXPECT_TRUE(in.good()) << rel;
   std::stringstream ss;
   ss << in.rdbuf();

@@ -89,7 +89,8 @@ function runDemo() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'trench-web-demo-'));
   ownDemo = dir;
   log('running trench demo --bug 07 --dir', dir, '(a few minutes)');
-  const args = ['demo', '--bug', '07', '--dir', dir, '--source', sourceDir];
+  const args = ['demo', '--bug', '07', '--history', 'short', '--dir', dir,
+                '--source', sourceDir];
   if (process.env.TRENCH_WEB_REUSE) {
     args.push('--reuse', process.env.TRENCH_WEB_REUSE);
   }
