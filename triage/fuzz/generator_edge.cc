@@ -83,7 +83,7 @@ Value Gen::EdgeOperand(P t, const std::vector<int64_t>& dims, bool nonzero) {
             ? k
             : Emit(s, "broadcast", {k}, "dimensions={}", k.bound, false);
   }
-  if (r > 0.7 && !loop_fusion_body) {
+  if (r > 0.7 && depth == 0) {
     // Hidden from constant folding and the algebraic simplifier, which do
     // not look through an optimization barrier.
     const Shape tuple = Shape::Tuple({c.shape});
