@@ -109,29 +109,19 @@ class Tracer {
 
 // The label of an op with edge semantics, or "".
 std::string EdgeLabel(const HloInstruction& i) {
-  switch (i.opcode()) {
-    case O::kShiftLeft:
-    case O::kShiftRightLogical:
-    case O::kShiftRightArithmetic:
-    case O::kDivide:
-    case O::kRemainder:
-    case O::kPower:
-    case O::kMaximum:
-    case O::kMinimum:
-    case O::kClamp:
-      return std::string(OpcodeName(i.opcode()));
-    case O::kCompare:
-      return "compare." + std::string(ComparisonDirectionName(
-                              i.attrs().comparison_direction));
-    case O::kConvert:
-      if (!i.shape().IsArray() || !i.operand(0)->shape().IsArray()) return "";
-      return "convert." +
-             std::string(
-                 PrimitiveTypeName(i.operand(0)->shape().element_type())) +
-             "." + std::string(PrimitiveTypeName(i.shape().element_type()));
-    default:
-      return "";
+  if (!HasEdgeSemantics(i.opcode())) return "";
+  if (i.opcode() == O::kCompare) {
+    return "compare." +
+           std::string(ComparisonDirectionName(i.attrs().comparison_direction));
   }
+  if (i.opcode() == O::kConvert) {
+    if (!i.shape().IsArray() || !i.operand(0)->shape().IsArray()) return "";
+    return "convert." +
+           std::string(
+               PrimitiveTypeName(i.operand(0)->shape().element_type())) +
+           "." + std::string(PrimitiveTypeName(i.shape().element_type()));
+  }
+  return std::string(OpcodeName(i.opcode()));
 }
 
 bool IsEdge(const HloInstruction& op, int64_t operand, const Kinds& kinds) {

@@ -174,25 +174,6 @@ bool EmitUnary(Gen& g, O op, Value x) {
   }
 }
 
-// Binary ops whose results at special operands are defined case by case
-// (GeneratorOptions::edge_operands); compare, clamp and convert are drawn
-// in their own emitters.
-bool HasEdgeSemantics(O op) {
-  switch (op) {
-    case O::kShiftLeft:
-    case O::kShiftRightArithmetic:
-    case O::kShiftRightLogical:
-    case O::kDivide:
-    case O::kRemainder:
-    case O::kPower:
-    case O::kMaximum:
-    case O::kMinimum:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Whether op(x, x) is drawn for type t: total ops, and in special-value
 // programs float division and remainder (x / x is NaN for 0 and inf).
 bool SameOk(const Gen& g, O op, P t) {
@@ -464,6 +445,7 @@ bool EmitElementwise(Gen& g, HloOpcode op) {
     return EmitCompareSelectClamp(g, op, *x);
   }
   if (IsElementwiseUnary(op)) return EmitUnary(g, op, *x);
+  // compare, clamp and convert draw their edges in their own emitters.
   return EmitBinary(g, op, *x, HasEdgeSemantics(op) ? DrawEdge(g) : Edge{});
 }
 

@@ -282,4 +282,23 @@ std::optional<InterestingKind> ClassifyInteresting(const Literal& l,
   return std::nullopt;
 }
 
+bool HasEdgeSemantics(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kShiftLeft:
+    case HloOpcode::kShiftRightLogical:
+    case HloOpcode::kShiftRightArithmetic:
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kPower:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kClamp:
+    case HloOpcode::kCompare:
+    case HloOpcode::kConvert:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace trench::fuzz

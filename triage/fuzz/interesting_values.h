@@ -22,6 +22,7 @@
 
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/literal.h"
+#include "compiler/ir/opcode.h"
 
 namespace trench::fuzz {
 
@@ -61,5 +62,11 @@ void StoreInteresting(Literal& l, int64_t i, const InterestingValue& v);
 // of its type (any NaN counts as kQuietNaN or kSignalingNaN by its quiet
 // bit; complex: the kind of its nonzero part, or kZero).
 std::optional<InterestingKind> ClassifyInteresting(const Literal& l, int64_t i);
+
+// The ops whose results at interesting operands are defined case by case
+// and that the generator, the trace mutator and the feature count aim at:
+// shift-left, shift-right-logical, shift-right-arithmetic, divide,
+// remainder, power, maximum, minimum, clamp, compare, convert.
+bool HasEdgeSemantics(HloOpcode op);
 
 }  // namespace trench::fuzz

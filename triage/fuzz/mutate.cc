@@ -219,25 +219,6 @@ std::string PerturbConstant(HloModule& m, Rng& rng) {
 
 namespace {
 
-bool HasEdgeSemantics(O op) {
-  switch (op) {
-    case O::kShiftLeft:
-    case O::kShiftRightLogical:
-    case O::kShiftRightArithmetic:
-    case O::kDivide:
-    case O::kRemainder:
-    case O::kPower:
-    case O::kMaximum:
-    case O::kMinimum:
-    case O::kClamp:
-    case O::kCompare:
-    case O::kConvert:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // The interesting values operand k of i may take (see EdgeOperand).
 std::vector<InterestingValue> EdgeChoices(const HloInstruction& i, int64_t k,
                                           bool allow_nonfinite) {
