@@ -8,10 +8,12 @@
 #include <filesystem>
 
 #include "compiler/ir/hlo_parser.h"
+#include "compiler/ir/verifier.h"
 #include "triage/fuzz/campaign.h"
 #include "triage/fuzz/features.h"
 #include "triage/fuzz/generator.h"
 #include "triage/fuzz/interesting_values.h"
+#include "triage/fuzz/mutate.h"
 
 namespace trench::fuzz {
 namespace {
@@ -169,6 +171,47 @@ TEST(EdgeValuesTest, EdgeInputsAreRecordedAndDeterministic) {
   }
   EXPECT_GE(with, 15);
   EXPECT_GE(rare_params, params / 2);
+}
+
+TEST(EdgeValuesTest, TraceMutationPutsEdgeValuesUnderEdgeOps) {
+  const std::string text = R"(HloModule m
+ENTRY e {
+  a = s32[4] parameter(0)
+  b = s32[4] parameter(1)
+  x = f32[64] parameter(2)
+  y = f32[64] parameter(3)
+  sh = s32[4] shift-left(a, b)
+  d = f32[64] divide(x, y)
+  ROOT t = (s32[4], f32[64]) tuple(sh, d)
+})";
+  int constants = 0, divisors = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    auto m = ParseHloModule(text);
+    ASSERT_TRUE(m.ok());
+    Rng rng(seed);
+    const std::string what = EdgeOperand(**m, rng, false);
+    ASSERT_FALSE(what.empty());
+    EXPECT_EQ(what.rfind("edge %", 0), 0u) << what;
+    ASSERT_TRUE(VerifyModule(**m).ok()) << what;
+    for (const HloInstruction* i : (*m)->entry_computation()->instructions()) {
+      if (i->opcode() != HloOpcode::kConstant) continue;
+      ++constants;
+      for (int64_t k = 0; k < i->literal().element_count(); ++k) {
+        ASSERT_TRUE(ClassifyInteresting(i->literal(), k).has_value());
+        if (IsFloat(i->shape().element_type())) {
+          // No guards in traces: finite, small, and no tiny divisors.
+          const double v = std::fabs(i->literal().GetAsDouble(k));
+          EXPECT_LE(v, 4);
+          if (what.find("%d operand 1") != std::string::npos) {
+            EXPECT_GE(v, 0.5);
+            ++divisors;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(constants, 40);
+  EXPECT_GT(divisors, 0);
 }
 
 // The clean target against the oracle on programs full of edge values: no
