@@ -26,7 +26,9 @@
 // overflow; logs take abs(x)+1, sqrt abs(x), divisors abs(y)+1 (integers:
 // y|1), exponentials a clamped input, power a bounded exponent, shift
 // amounts are masked to the bit width, float->int converts are clamped
-// into range, bitcasts to floats mask the exponent's top bit. Dynamic
+// into range, bitcasts to floats mask the exponent's top bit (except
+// where an edge operand takes a guard's place, GeneratorOptions::
+// edge_operands: XLA defines those cases). Dynamic
 // indices are random small integers; XLA clamps them (dynamic-slice,
 // gather) or skips out-of-bounds updates (scatter), so every index is
 // defined. Inputs are compiler/ir/random_inputs.h's RandomArguments(entry,
@@ -34,7 +36,9 @@
 // [0, 15], the same values `hlo-eval --random-inputs --seed S` and
 // `hlo-run` produce for the case's input seed, except in programs about
 // special values (options.special_values; origin["special_values"] lists
-// the inputs that got them), whose inputs are stored with the case.
+// the inputs that got them), whose inputs are stored with the case, and
+// except the inputs of edge parameters (origin["edge_inputs"]), which
+// hold interesting values (interesting_values.h).
 #pragma once
 
 #include <cstdint>
