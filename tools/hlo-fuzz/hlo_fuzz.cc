@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "triage/fuzz/features.h"
 #include "triage/fuzz/fuzz_flags.h"
 
 namespace trench {
@@ -15,6 +16,33 @@ namespace {
 std::atomic<bool> g_cancel{false};
 
 extern "C" void OnSignal(int) { g_cancel = true; }
+
+// --feature-histogram N: the features of N generated programs.
+int RunFeatureHistogram(const fuzz::FuzzFlags& f, int64_t n, bool json,
+                        std::ostream& out, std::ostream& err) {
+  const fuzz::CampaignOptions& c = f.campaign;
+  fuzz::TraceCorpus corpus;
+  if (!c.corpus.empty()) {
+    if (Status s = corpus.Load(c.corpus); !s.ok()) {
+      err << "hlo-fuzz: " << s.ToString() << "\n";
+      return 3;
+    }
+  }
+  const fuzz::FeatureRun run = fuzz::MeasureFeatures(
+      c.seed, n, c.generator, c.corpus.empty() ? nullptr : &corpus,
+      c.trace_share, c.mutation);
+  if (json) {
+    out << run.ToJson().DumpPretty() << "\n";
+  } else {
+    out << "## synthetic programs\n\n" << run.synthetic.Markdown();
+    if (run.trace.programs() > 0) {
+      out << "\n## trace samples\n\n" << run.trace.Markdown();
+    }
+    out << "\ngeneration errors: " << run.errors << "\n";
+  }
+  if (run.errors > 0) err << "hlo-fuzz: " << run.first_error << "\n";
+  return run.errors > 0 ? 3 : 0;
+}
 
 }  // namespace
 
@@ -27,9 +55,21 @@ int RunHloFuzz(int argc, char** argv, std::ostream& out, std::ostream& err) {
   p.set_epilog(
       "exit: 0 done, 2 usage, 3 campaign error, 10 findings (with\n"
       "--fail-on-finding)");
+  int64_t histogram = 0;
+  bool histogram_json = false;
+  p.Group("feature histogram (no campaign)");
+  p.Number("feature-histogram", "N", &histogram,
+           "generate N programs (seed S + i, the generator flags,\n"
+           "--corpus/--trace-share for trace samples), print how many\n"
+           "have each edge feature (interesting values, edge operands,\n"
+           "boundary extents) and exit; no target runs");
+  p.Bool("feature-json", &histogram_json,
+         "with --feature-histogram: JSON instead of Markdown");
   if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
     return *exit;
   }
+  if (histogram > 0)
+    return RunFeatureHistogram(f, histogram, histogram_json, out, err);
   const bool progress = f.progress == 1 || (f.progress == -1 && isatty(2));
   fuzz::ProgressFn report;
   if (progress) {

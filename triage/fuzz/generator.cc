@@ -199,6 +199,14 @@ Json GeneratorOptions::ToJson() const {
   j["zero_dim_probability"] = zero_dim_probability;
   j["long_row_probability"] = long_row_probability;
   j["sibling_probability"] = sibling_probability;
+  j["edge_operands"] = edge_operands;
+  j["edge_constants"] = edge_constants;
+  j["edge_inputs"] = edge_inputs;
+  if (!size_boundaries.empty()) {
+    Json b = Json::MakeArray();
+    for (int64_t v : size_boundaries) b.push_back(v);
+    j["size_boundaries"] = b;
+  }
   return j;
 }
 
@@ -230,6 +238,19 @@ StatusOr<GeneratorOptions> GeneratorOptions::FromJson(const Json& j) {
   RETURN_IF_ERROR(get_double("zero_dim_probability", o.zero_dim_probability));
   RETURN_IF_ERROR(get_double("long_row_probability", o.long_row_probability));
   RETURN_IF_ERROR(get_double("sibling_probability", o.sibling_probability));
+  RETURN_IF_ERROR(get_double("edge_operands", o.edge_operands));
+  RETURN_IF_ERROR(get_double("edge_constants", o.edge_constants));
+  RETURN_IF_ERROR(get_double("edge_inputs", o.edge_inputs));
+  if (const Json* b = j.Find("size_boundaries"); b && b->is_array()) {
+    for (const Json& v : b->array()) {
+      ASSIGN_OR_RETURN(int64_t x, v.GetInt64());
+      if (x < 1) {
+        return InvalidArgument(
+            "generator options: size_boundaries must be positive");
+      }
+      o.size_boundaries.push_back(x);
+    }
+  }
   if (const Json* v = j.Find("allow_nonfinite")) {
     ASSIGN_OR_RETURN(o.allow_nonfinite, v->GetBool());
   }
@@ -369,6 +390,13 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
   c.origin["kind"] = "synthetic";
   c.origin["seed"] = seed;
   c.origin["options"] = options.ToJson();
+  if (!g.edge_params.empty()) {
+    Json which = Json::MakeArray();
+    for (int64_t i : internal::FillEdgeInputs(g, seed, c.inputs)) {
+      which.push_back(i);
+    }
+    c.origin["edge_inputs"] = which;
+  }
   if (g.special) {
     Json which = Json::MakeArray();
     for (int64_t i : internal::SprinkleSpecialValues(seed, c.inputs)) {

@@ -7,8 +7,10 @@
 // always gives the same text and the same inputs, on every machine.
 //
 // Shapes stress a tiled machine: dimensions are drawn from sizes around the
-// 8x128 tile (1, 7, 8, 9, 127, 128, 129, 255, 256, ...) mixed with small
-// ones, size-1 dims, non-default layouts, broadcasts and transposes.
+// code generator's tiling and VMEM-block boundaries (size_boundaries.def:
+// 7, 8, 9, 15, 16, 17, ..., 127, 128, 129, ..., 1023, 1024, 1025, ...)
+// mixed with small ones, size-1 dims, non-default layouts, broadcasts and
+// transposes.
 //
 // Also (options): dimensions of size 0, long rows of 1024..3000 elements,
 // binary ops on the same value twice, and reduces with multi-output fusion
@@ -24,7 +26,9 @@
 // overflow; logs take abs(x)+1, sqrt abs(x), divisors abs(y)+1 (integers:
 // y|1), exponentials a clamped input, power a bounded exponent, shift
 // amounts are masked to the bit width, float->int converts are clamped
-// into range, bitcasts to floats mask the exponent's top bit. Dynamic
+// into range, bitcasts to floats mask the exponent's top bit (except
+// where an edge operand takes a guard's place, GeneratorOptions::
+// edge_operands: XLA defines those cases). Dynamic
 // indices are random small integers; XLA clamps them (dynamic-slice,
 // gather) or skips out-of-bounds updates (scatter), so every index is
 // defined. Inputs are compiler/ir/random_inputs.h's RandomArguments(entry,
@@ -32,7 +36,9 @@
 // [0, 15], the same values `hlo-eval --random-inputs --seed S` and
 // `hlo-run` produce for the case's input seed, except in programs about
 // special values (options.special_values; origin["special_values"] lists
-// the inputs that got them), whose inputs are stored with the case.
+// the inputs that got them), whose inputs are stored with the case, and
+// except the inputs of edge parameters (origin["edge_inputs"]), which
+// hold interesting values (interesting_values.h).
 #pragma once
 
 #include <cstdint>
@@ -114,6 +120,29 @@ struct GeneratorOptions {
   // and on a slice of x shaped like the reduce result, all outputs of the
   // program (the pattern XLA's multi-output fusion targets).
   double sibling_probability = 0.3;
+  // Interesting values (interesting_values.h; finite ones only unless the
+  // program is about special values or allow_nonfinite):
+  // - edge_operands: probability (doubled in special-value programs,
+  //   whose edge values are inf or NaN half of the time) that an op with
+  //   edge semantics (shifts,
+  //   divide, remainder, power, maximum, minimum, compare, clamp, convert)
+  //   draws an operand made of them, and then drops the guards the op's
+  //   semantics make unnecessary (integer x / 0 and x % 0, INT_MIN / -1,
+  //   shift amounts past the bit width, float -> integer saturation, and
+  //   in special-value programs float division, remainder and power);
+  // - edge_constants: probability that a random constant holds them;
+  // - edge_inputs: probability that a new entry parameter's input holds
+  //   them (origin["edge_inputs"] lists those parameters).
+  // An edge operand is a constant (constant folding and the algebraic
+  // simplifier see it), a constant behind an opt-barrier (they do not) or,
+  // in the entry, a new parameter whose input holds the values.
+  double edge_operands = 0.3;
+  double edge_constants = 0.25;
+  double edge_inputs = 0.15;
+  // Tiling / VMEM-block boundaries (elements) that stressed dimensions are
+  // drawn around (b-1, b, b+1 at 1x, 2x, 3x). Empty: the target's
+  // boundaries of size_boundaries.def.
+  std::vector<int64_t> size_boundaries;
 
   Json ToJson() const;
   // Inverse of ToJson (missing fields keep defaults). InvalidArgument on

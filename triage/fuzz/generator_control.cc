@@ -228,7 +228,18 @@ bool EmitConstant(Gen& g) {
   std::vector<int64_t> dims = g.PickDims(
       static_cast<int>(g.rng.Uniform(0, std::min(g.opt.max_rank, 3))), 64);
   double bound = 0;
-  const std::string text = LiteralText(g, *t, dims, 0, &bound);
+  std::string text;
+  std::vector<InterestingValue> edge;
+  if (g.rng.Chance(g.opt.edge_constants)) edge = g.EdgeValues(*t, false);
+  if (!edge.empty()) {
+    // Interesting values where constant folding and the algebraic
+    // simplifier see them.
+    text = EdgeLiteralText(g, *t, dims, edge);
+    for (const InterestingValue& v : edge) bound = std::max(bound, v.magnitude);
+    if (*t == P::PRED) bound = 1;
+  } else {
+    text = LiteralText(g, *t, dims, 0, &bound);
+  }
   Value c =
       g.ctx->builder->Add(g.MakeShape(*t, dims), "constant", {text}, "", bound);
   g.ctx->pool.push_back(c);

@@ -1,5 +1,6 @@
 // Elementwise ops with their domain guards (generator.h, "Values").
 #include <cmath>
+#include <limits>
 
 #include "triage/fuzz/generator_internal.h"
 
@@ -196,13 +197,35 @@ bool SameOk(const Gen& g, O op, P t) {
   }
 }
 
-bool EmitBinary(Gen& g, O op, Value a) {
+// Which operands of an op with edge semantics are edge operands
+// (GeneratorOptions::edge_operands): none, the first, the second or both.
+struct Edge {
+  bool a = false, b = false;
+  bool any() const { return a || b; }
+};
+
+Edge DrawEdge(Gen& g) {
+  Edge e;
+  if (!g.EdgeChance()) return e;
+  const int64_t k = g.rng.Uniform(0, 3);
+  e.a = k >= 2;
+  e.b = k != 2;
+  return e;
+}
+
+bool EmitBinary(Gen& g, O op, Value a, Edge edge = {}) {
   const P t = a.shape.element_type();
   const bool guard = !g.opt.allow_nonfinite;
   const std::string name(OpcodeName(op));
   const double lim = Limit(t);
-  const bool same = SameOk(g, op, t) && g.SameOperand();
-  Value b = same ? a : Second(g, a);
+  if (edge.a) a = g.EdgeOperand(t, a.shape.dims());
+  // Float divisors without NaN/inf allowed: nonzero edge values only
+  // (fmod(x, 0) is NaN; the division keeps its |y| + 1 guard).
+  const bool nonzero_b = op == O::kRemainder && IsFloat(t) && !g.NonfiniteOk();
+  const bool same = !edge.b && SameOk(g, op, t) && g.SameOperand();
+  Value b = same     ? a
+            : edge.b ? g.EdgeOperand(t, a.shape.dims(), nonzero_b)
+                     : Second(g, a);
   if (same && (op == O::kDivide || op == O::kRemainder)) {
     g.Binary(name, a, a, 1);
     return true;
@@ -224,6 +247,17 @@ bool EmitBinary(Gen& g, O op, Value a) {
       return true;
     case O::kDivide:
     case O::kRemainder:
+      if (edge.b && (IsInteger(t) || (IsFloat(t) && (g.NonfiniteOk() ||
+                                                     op == O::kRemainder)))) {
+        // XLA defines x / 0 (-1 or all ones), x % 0 = x, INT_MIN / -1 and
+        // INT_MIN % -1; float division by edge values is left unguarded
+        // where NaN and inf may appear, fmod by nonzero ones everywhere.
+        const bool unbounded = IsFloat(t) ? op == O::kDivide : IsUnsigned(t);
+        g.Binary(name, a, b,
+                 unbounded ? std::numeric_limits<double>::infinity()
+                           : std::max(a.bound, 1.0));
+        return true;
+      }
       if (guard) {
         if (IsInteger(t)) {
           b = NonZeroInt(g, b);
@@ -238,6 +272,12 @@ bool EmitBinary(Gen& g, O op, Value a) {
       g.Binary(name, a, b, a.bound * (IsComplex(t) ? 1.5 : 1));
       return true;
     case O::kPower:
+      if (edge.any() && (IsInteger(t) || g.NonfiniteOk())) {
+        // Integer powers wrap (negative exponents: XLA's 0 or 1); float
+        // powers of edge values only where NaN and inf may appear.
+        g.Binary(name, a, b, std::numeric_limits<double>::infinity());
+        return true;
+      }
       if (guard) {
         if (IsInteger(t)) {
           b = Mask(g, b, 3);
@@ -259,7 +299,8 @@ bool EmitBinary(Gen& g, O op, Value a) {
     case O::kShiftLeft:
     case O::kShiftRightArithmetic:
     case O::kShiftRightLogical:
-      if (guard) b = Mask(g, b, BitWidth(t) - 1);
+      // Edge shift amounts stay: XLA defines shifts past the bit width.
+      if (guard && !edge.b) b = Mask(g, b, BitWidth(t) - 1);
       g.Binary(name, a, b, 1e300);
       return true;
     case O::kComplex:
@@ -275,9 +316,13 @@ const char* kDirections[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
 
 bool EmitCompareSelectClamp(Gen& g, O op, Value a) {
   const P t = a.shape.element_type();
+  const Edge edge = op == O::kSelect ? Edge{} : DrawEdge(g);
+  if (edge.a) a = g.EdgeOperand(t, a.shape.dims());
   if (op == O::kCompare) {
-    const bool same = g.SameOperand();
-    Value b = same ? a : Second(g, a);
+    const bool same = !edge.b && g.SameOperand();
+    Value b = same     ? a
+              : edge.b ? g.EdgeOperand(t, a.shape.dims())
+                       : Second(g, a);
     std::string dir = kDirections[g.rng.Uniform(0, IsComplex(t) ? 1 : 5)];
     std::string attrs = "direction=" + dir;
     if (IsFloat(t) && g.rng.Chance(0.2)) {
@@ -300,8 +345,10 @@ bool EmitCompareSelectClamp(Gen& g, O op, Value a) {
   const bool scalar = g.rng.Chance(0.4);
   const std::vector<int64_t> dims =
       scalar ? std::vector<int64_t>{} : a.shape.dims();
-  Value lo = g.Operand(t, dims);
-  Value hi = g.Operand(t, dims);
+  Value lo =
+      edge.b && g.rng.Chance(0.7) ? g.EdgeOperand(t, dims) : g.Operand(t, dims);
+  Value hi =
+      edge.b && g.rng.Chance(0.7) ? g.EdgeOperand(t, dims) : g.Operand(t, dims);
   g.Emit(g.Like(a), "clamp", {lo, a, hi}, "",
          std::max({a.bound, lo.bound, hi.bound}));
   return true;
@@ -374,6 +421,17 @@ bool EmitElementwise(Gen& g, HloOpcode op) {
   std::optional<Value> x = g.AnyOperand(ok);
   if (!x) return false;
   if (op == O::kConvert) {
+    if (g.EdgeChance()) {
+      // Any pair of types, the operand made of the source type's edge
+      // values; float -> integer saturates (XLA; NaN -> 0).
+      const P from = g.rng.Pick(g.dtypes);
+      auto to = g.PickType([&](P t) {
+        return t != from && !(IsComplex(from) && !IsComplex(t));
+      });
+      if (!to) return false;
+      g.Convert(g.EdgeOperand(from, x->shape.dims()), *to, true);
+      return true;
+    }
     auto to = g.PickType([&](P t) {
       return t != x->shape.element_type() &&
              !(IsComplex(x->shape.element_type()) && !IsComplex(t));
@@ -387,7 +445,8 @@ bool EmitElementwise(Gen& g, HloOpcode op) {
     return EmitCompareSelectClamp(g, op, *x);
   }
   if (IsElementwiseUnary(op)) return EmitUnary(g, op, *x);
-  return EmitBinary(g, op, *x);
+  // compare, clamp and convert draw their edges in their own emitters.
+  return EmitBinary(g, op, *x, HasEdgeSemantics(op) ? DrawEdge(g) : Edge{});
 }
 
 }  // namespace trench::fuzz::internal

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "triage/fuzz/generator.h"
+#include "triage/fuzz/interesting_values.h"
 #include "triage/fuzz/program_builder.h"
 
 namespace trench::fuzz::internal {
@@ -44,6 +45,35 @@ class Gen {
   // Building a kLoop fusion body: elementwise ops only.
   bool loop_fusion_body = false;
 
+  // Extents around the tiling / VMEM boundaries (PickDim's stress sizes),
+  // split at 128 so that small ones stay common.
+  std::vector<int64_t> boundary_dims_small, boundary_dims_large;
+  // Entry parameters whose inputs get interesting values (FillEdgeInputs).
+  struct EdgeParam {
+    int64_t number;
+    std::vector<InterestingValue> values;
+  };
+  std::vector<EdgeParam> edge_params;
+
+  // ---- Interesting values (generator_edge.cc).
+  // Whether an op with edge semantics takes an edge operand now.
+  // Doubled in special-value programs (their edges are the point).
+  bool EdgeChance() {
+    return rng.Chance(opt.edge_operands * (special ? 2 : 1));
+  }
+  // NaN and infinities may appear (special-value programs, allow_nonfinite).
+  bool NonfiniteOk() const { return special || opt.allow_nonfinite; }
+  // 1-4 interesting values of t (finite only unless NonfiniteOk(); no
+  // zeros when `nonzero`).
+  std::vector<InterestingValue> EdgeValues(PrimitiveType t, bool nonzero);
+  // A value of type t and these dims made of interesting values: a
+  // constant (a literal, or a broadcast scalar for large arrays), that
+  // constant behind an opt-barrier, or in the entry a new parameter whose
+  // input gets them. Its bound is the values' largest magnitude. In the
+  // pool.
+  Value EdgeOperand(PrimitiveType t, const std::vector<int64_t>& dims,
+                    bool nonzero = false);
+
   // ---- Types and shapes.
   bool Allowed(PrimitiveType t) const;
   // A dtype of options.dtypes satisfying f, or nullopt.
@@ -69,7 +99,9 @@ class Gen {
   Value Emit(const Shape& shape, std::string_view op,
              const std::vector<Value>& operands, std::string_view attrs,
              double bound, bool pool = true);
-  Value Param(const Shape& shape);
+  // A new parameter; in the entry, with probability edge_inputs (unless
+  // !maybe_edge) its input will hold interesting values (edge_params).
+  Value Param(const Shape& shape, bool maybe_edge = true);
   Value Constant(PrimitiveType t, double v);
   // broadcast(constant v) to dims, type t.
   Value Splat(PrimitiveType t, const std::vector<int64_t>& dims, double v);
@@ -99,8 +131,10 @@ class Gen {
   Value Finite(const Value& v);
   // clamp(-b, v, b) (complex: both parts) when v.bound > b.
   Value Tame(const Value& v, double b);
-  // convert to t with the range guards of generator.h.
-  Value Convert(const Value& v, PrimitiveType t);
+  // convert to t with the range guards of generator.h; with `saturate`,
+  // float -> integer converts take any value (XLA saturates, NaN -> 0) and,
+  // where NaN and inf may appear, narrowing converts may overflow.
+  Value Convert(const Value& v, PrimitiveType t, bool saturate = false);
   // Elementwise op on same-shape operands; result type `out` (default:
   // operand type) and bound as given. No guards.
   Value Unary(std::string_view op, const Value& v, double bound,
@@ -159,6 +193,17 @@ std::optional<Value> ElementwiseOn(Gen& g, const Value& x);
 // real float inputs; returns the indices of the inputs that got some.
 std::vector<int64_t> SprinkleSpecialValues(uint64_t seed,
                                            std::vector<Literal>& inputs);
+
+// Writes the interesting values of g.edge_params into their inputs (each
+// element with a density of 5%, 30% or 100%, at least one); returns the
+// parameter numbers. generator_edge.cc.
+std::vector<int64_t> FillEdgeInputs(const Gen& g, uint64_t seed,
+                                    std::vector<Literal>& inputs);
+// The literal text of an array of dims whose elements are drawn from
+// `values` (bound: their largest magnitude). generator_edge.cc.
+std::string EdgeLiteralText(Gen& g, PrimitiveType t,
+                            const std::vector<int64_t>& dims,
+                            const std::vector<InterestingValue>& values);
 
 // Ops usable inside called computations (elementwise, same shape).
 const std::vector<HloOpcode>& BodyOps();

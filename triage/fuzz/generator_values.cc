@@ -6,16 +6,12 @@
 #include <numeric>
 
 #include "triage/fuzz/generator_internal.h"
+#include "triage/fuzz/size_boundaries.h"
 
 namespace trench::fuzz::internal {
 namespace {
 
 using P = PrimitiveType;
-
-// Dimension sizes around the 8x128 tile and its multiples.
-const std::vector<int64_t> kStressDims = {7,   8,   9,   15,  16,  17,  31,
-                                          33,  63,  64,  65,  127, 128, 129,
-                                          255, 256, 257, 383, 384, 385};
 
 double MaxFinite(P t) {
   switch (t) {
@@ -70,6 +66,15 @@ Gen::Gen(uint64_t seed, const GeneratorOptions& options)
       opt(options),
       pb("fuzz_" + std::to_string(seed)),
       dtypes(options.dtypes.empty() ? AllDtypes() : options.dtypes) {
+  std::vector<int64_t> bounds = opt.size_boundaries;
+  if (bounds.empty()) {
+    for (const ElementBoundary& b : DefaultBoundaries()) {
+      bounds.push_back(b.elements);
+    }
+  }
+  for (int64_t d : BoundaryDims(bounds, opt.max_elements)) {
+    (d <= 129 ? boundary_dims_small : boundary_dims_large).push_back(d);
+  }
   special = rng.Chance(opt.special_values);
   if (special && rng.Chance(0.5)) {
     // Half of the special-value programs compute in real floats only.
@@ -95,7 +100,15 @@ std::optional<P> Gen::PickType(const std::function<bool(P)>& f) {
 }
 
 int64_t Gen::PickDim() {
-  if (rng.Chance(opt.stress_probability)) return rng.Pick(kStressDims);
+  if (rng.Chance(opt.stress_probability)) {
+    // Around a tiling / VMEM boundary; the large ones less often (they
+    // make large arrays, and PickDims keeps within max_elements).
+    if (!boundary_dims_large.empty() &&
+        (boundary_dims_small.empty() || rng.Chance(0.3))) {
+      return rng.Pick(boundary_dims_large);
+    }
+    if (!boundary_dims_small.empty()) return rng.Pick(boundary_dims_small);
+  }
   return rng.Uniform(1, 5);
 }
 
@@ -215,8 +228,18 @@ Value Gen::Finite(const Value& v) {
   return Emit(Like(v), "select", {ok, v, zero}, "", v.bound);
 }
 
-Value Gen::Param(const Shape& shape) {
-  Value v = ctx->builder->AddParameter(shape, InputBound(shape.element_type()));
+Value Gen::Param(const Shape& shape, bool maybe_edge) {
+  const P t = shape.element_type();
+  double bound = InputBound(t);
+  std::vector<InterestingValue> edge;
+  if (maybe_edge && ctx->can_add_params && rng.Chance(opt.edge_inputs)) {
+    edge = EdgeValues(t, false);
+    for (const InterestingValue& v : edge) bound = std::max(bound, v.magnitude);
+  }
+  Value v = ctx->builder->AddParameter(shape, bound);
+  if (!edge.empty()) {
+    edge_params.push_back({ctx->builder->num_parameters() - 1, edge});
+  }
   ctx->pool.push_back(v);
   ctx->uses.push_back(0);
   return v;
@@ -330,7 +353,7 @@ Value Gen::Tame(const Value& v, double b) {
   return Emit(Like(v), "clamp", {l, v, h}, "", b);
 }
 
-Value Gen::Convert(const Value& in, P t) {
+Value Gen::Convert(const Value& in, P t, bool saturate) {
   Value v = in;
   P from = v.shape.element_type();
   if (from == t) return v;
@@ -338,6 +361,13 @@ Value Gen::Convert(const Value& in, P t) {
     v = Unary(rng.Chance(0.5) ? "real" : "imag", v, v.bound, RealPart(from));
     from = v.shape.element_type();
     if (from == t) return v;
+  }
+  if (saturate && (IsInteger(t) || NonfiniteOk())) {
+    // Integers: wrapped or saturated, anywhere in the type's range.
+    const double bound = !IsInteger(t) && v.bound <= Limit(t)
+                             ? v.bound
+                             : std::numeric_limits<double>::infinity();
+    return Emit(Like(v, t), "convert", {v}, "", bound);
   }
   if (!opt.allow_nonfinite) {
     if (IsFloat(from) && IsInteger(t)) {

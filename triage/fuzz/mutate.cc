@@ -8,6 +8,7 @@
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_instruction.h"
 #include "compiler/ir/literal.h"
+#include "triage/fuzz/interesting_values.h"
 
 namespace trench::fuzz {
 namespace {
@@ -214,6 +215,80 @@ std::string PerturbConstant(HloModule& m, Rng& rng) {
   }
   i->set_literal(std::move(lit));
   return "constant " + Name(*i) + ": " + std::to_string(changes) + " elements";
+}
+
+namespace {
+
+// The interesting values operand k of i may take (see EdgeOperand).
+std::vector<InterestingValue> EdgeChoices(const HloInstruction& i, int64_t k,
+                                          bool allow_nonfinite) {
+  const P t = i.operand(k)->shape().element_type();
+  std::vector<InterestingValue> out;
+  const bool real = IsFloat(t) || IsComplex(t);
+  if (real && !allow_nonfinite && i.opcode() == O::kPower) return out;
+  const bool divisor =
+      k == 1 && (i.opcode() == O::kDivide || i.opcode() == O::kRemainder);
+  for (const InterestingValue& v : InterestingValues(t)) {
+    if (real && !allow_nonfinite) {
+      if (!v.finite || v.magnitude > 4) continue;
+      if (divisor && v.magnitude < 0.5) continue;
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string EdgeOperand(HloModule& m, Rng& rng, bool allow_nonfinite) {
+  HloComputation* entry = m.entry_computation();
+  if (!entry) return "";
+  std::vector<std::pair<HloInstruction*, int64_t>> cands;
+  for (HloInstruction* i : entry->MakeInstructionPostOrder()) {
+    if (!HasEdgeSemantics(i->opcode())) continue;
+    for (int64_t k = 0; k < i->operand_count(); ++k) {
+      const Shape& s = i->operand(k)->shape();
+      if (s.IsArray() && !EdgeChoices(*i, k, allow_nonfinite).empty()) {
+        cands.push_back({i, k});
+      }
+    }
+  }
+  if (cands.empty()) return "";
+  auto [instr, k] = rng.Pick(cands);
+  const std::vector<InterestingValue> all =
+      EdgeChoices(*instr, k, allow_nonfinite);
+  std::vector<InterestingValue> values;
+  const int n = static_cast<int>(rng.Uniform(1, 3));
+  for (int j = 0; j < n; ++j) values.push_back(rng.Pick(all));
+  const Shape& s = instr->operand(k)->shape();
+  const P t = s.element_type();
+  const std::string name = instr->name() + ".edge" + std::to_string(k);
+  HloInstruction* repl;
+  if (s.element_count() <= 16) {
+    Literal lit(s);
+    for (int64_t e = 0; e < lit.element_count(); ++e) {
+      StoreInteresting(lit, e, rng.Pick(values));
+    }
+    repl = entry->AddInstruction(
+        HloInstruction::CreateConstant(std::move(lit), name));
+  } else {
+    values.resize(1);
+    Literal scalar{Shape(t, {})};
+    StoreInteresting(scalar, 0, values[0]);
+    HloInstruction* c = entry->AddInstruction(
+        HloInstruction::CreateConstant(std::move(scalar), name + ".scalar"));
+    repl = entry->AddInstruction(
+        HloInstruction::Create(O::kBroadcast, s, {c}, name));
+    repl->mutable_attrs().has_dimensions = true;
+  }
+  instr->ReplaceOperandWith(k, repl);
+  std::string what =
+      "edge " + Name(*instr) + " operand " + std::to_string(k) + ":";
+  for (size_t j = 0; j < values.size(); ++j) {
+    what += std::string(j ? ", " : " ") +
+            std::string(InterestingKindName(values[j].kind));
+  }
+  return what;
 }
 
 namespace {

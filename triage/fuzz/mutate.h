@@ -32,6 +32,17 @@ std::string ChangeLayout(HloModule& m, Rng& rng);
 // +-1, 0), keeping non-finite elements: "constant %c: 3 elements".
 std::string PerturbConstant(HloModule& m, Rng& rng);
 
+// Replaces one operand of an entry op with edge semantics (shifts,
+// divide, remainder, power, maximum, minimum, clamp, compare, convert)
+// by a constant of the operand's shape made of interesting values of its
+// type (interesting_values.h; a literal up to 16 elements, else a
+// broadcast scalar). Integers take any value (XLA defines their wrap,
+// x / 0, x % 0 and over-wide shifts); unless allow_nonfinite, float values
+// are finite and at most 4 in magnitude (the trace's formulas have no
+// guards), float divisors at least 0.5, and float powers are left alone.
+// "edge %div.3 operand 1: max, shift_count".
+std::string EdgeOperand(HloModule& m, Rng& rng, bool allow_nonfinite);
+
 // Feeds an array output of `donor`'s entry into one entry parameter of
 // `m` (flattened, sliced or zero-padded to the element count, reshaped and
 // converted to the parameter's shape); the donor's computations and

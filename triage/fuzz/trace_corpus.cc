@@ -115,6 +115,7 @@ Json MutationOptions::ToJson() const {
   j["change_layout"] = change_layout;
   j["perturb_constant"] = perturb_constant;
   j["splice"] = splice;
+  j["edge_operand"] = edge_operand;
   j["allow_nonfinite"] = allow_nonfinite;
   return j;
 }
@@ -256,8 +257,8 @@ StatusOr<GeneratedCase> TraceCorpus::Sample(
   const int n =
       static_cast<int>(rng.Uniform(0, std::max(0, options.max_mutations)));
   const std::vector<double> weights = {
-      options.swap_op, options.change_dtype, options.change_layout,
-      options.perturb_constant, options.splice};
+      options.swap_op,          options.change_dtype, options.change_layout,
+      options.perturb_constant, options.splice,       options.edge_operand};
   for (int k = 0; k < n; ++k) {
     const int64_t kind = rng.PickWeighted(weights);
     if (kind < 0) break;
@@ -275,6 +276,9 @@ StatusOr<GeneratedCase> TraceCorpus::Sample(
         break;
       case 3:
         what = PerturbConstant(*m, rng);
+        break;
+      case 5:
+        what = EdgeOperand(*m, rng, options.allow_nonfinite);
         break;
       default: {
         const TraceSubgraph& donor =

@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "triage/fuzz/subgraph.h"
 #include "triage/fuzz/generator.h"
+#include "triage/fuzz/subgraph.h"
 
 namespace trench::fuzz {
 
@@ -50,6 +50,9 @@ struct MutationOptions {
   // Relative weights of the mutation kinds.
   double swap_op = 3, change_dtype = 1, change_layout = 1, perturb_constant = 1,
          splice = 1;
+  // EdgeOperand (mutate.h): an operand of an op with edge semantics made of
+  // interesting values.
+  double edge_operand = 2;
   bool allow_nonfinite = false;  // Lets SwapOp introduce unbounded ops.
   Json ToJson() const;
 };
