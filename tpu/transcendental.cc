@@ -432,7 +432,10 @@ float ApproxPow(float x, float y) {
   }
   bool neg = false;
   if (x < 0 || (x == 0 && std::signbit(x))) {
-    if (!y_int && x != 0) return kNaN;
+    // A negative finite base to a non-integer power has no real value;
+    // -inf to any power does (C99 Annex F: +0 for y < 0, +inf for y > 0,
+    // signed by an odd integer y).
+    if (!y_int && x != 0 && !std::isinf(x)) return kNaN;
     neg = y_odd;
   }
   float ax = std::fabs(x);

@@ -144,6 +144,15 @@ TEST(TranscendentalTest, SpecialValues) {
   EXPECT_EQ(ApproxPow(0.0f, -1.0f), INFINITY);
   EXPECT_EQ(ApproxPow(-0.0f, -3.0f), -INFINITY);
   EXPECT_EQ(ApproxPow(NAN, 0.0f), 1.0f);
+  // -inf to a non-integer power (C99 Annex F), found by hlo-fuzz's edge
+  // values: it was NaN.
+  EXPECT_EQ(ApproxPow(-INFINITY, 2.5f), INFINITY);
+  EXPECT_EQ(ApproxPow(-INFINITY, 0.5f), INFINITY);
+  EXPECT_EQ(ApproxPow(-INFINITY, -2.5f), 0.0f);
+  EXPECT_FALSE(std::signbit(ApproxPow(-INFINITY, -2.5f)));
+  EXPECT_EQ(ApproxPow(-INFINITY, 3.0f), -INFINITY);
+  EXPECT_EQ(ApproxPow(-INFINITY, -3.0f), -0.0f);
+  EXPECT_TRUE(std::signbit(ApproxPow(-INFINITY, -3.0f)));
   EXPECT_EQ(ApproxDiv(1.0f, 0.0f), INFINITY);
   EXPECT_EQ(ApproxDiv(-6.0f, 3.0f), -2.0f);
   EXPECT_EQ(ApproxRecip(4.0f), 0.25f);
