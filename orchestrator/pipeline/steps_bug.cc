@@ -93,6 +93,7 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
     RETURN_IF_ERROR(StartWaiting(ctx, *bug, *wait));
     Json out = Json::MakeObject();
     out["waiting_for"] = *wait;
+    out["note"] = (*wait)["reason"];
     return out;
   }
   TransitionFields fields;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "orchestrator/api/api_bodies.h"
 #include "orchestrator/pipeline/step_util.h"
 #include "orchestrator/pipeline/triage_report.h"
 #include "orchestrator/store/records_json.h"
@@ -270,6 +271,8 @@ TEST_F(RootCauseTest, WaiterIsReleasedWhenTheOlderBugIsInvalid) {
   EXPECT_EQ(w->Find("bug")->int64_value(), a);
   EXPECT_NE(w->Find("reason")->string_value().find("waiting for bug"),
             std::string::npos);
+  EXPECT_EQ(out->Find("note")->string_value(),
+            w->Find("reason")->string_value());
   EXPECT_EQ(Get(b).state, BugState::kNew);
   // The reconciler queues nothing for it while bug a is triaged.
   ASSERT_TRUE(Reconcile(ctx_).ok());
@@ -351,6 +354,25 @@ TEST_F(RootCauseTest, WaiterIsReleasedWhenTheOlderBugsStepIsParked) {
   ASSERT_TRUE(Reconcile(ctx_).ok());
   EXPECT_TRUE(ReproduceQueued(b));
   EXPECT_FALSE(ReproduceQueued(a));
+}
+
+TEST_F(RootCauseTest, ADoneJobsNoteIsShownWithTheJob) {
+  Json payload = Json::MakeObject();
+  payload["bug"] = 1;
+  ASSERT_TRUE(queue_->Enqueue("reproduce", payload).ok());
+  StatusOr<std::vector<Job>> leased = queue_->Lease("w", 1, 60000);
+  ASSERT_TRUE(leased.ok());
+  ASSERT_EQ(leased->size(), 1u);
+  Json result = Json::MakeObject();
+  result["note"] = "waiting for bug 1";
+  ASSERT_TRUE(queue_->Complete(LeaseOf((*leased)[0]), result).ok());
+  StatusOr<Job> done = queue_->Get((*leased)[0].id);
+  ASSERT_TRUE(done.ok());
+  const BugJob j = BugJobOf(*done);
+  EXPECT_EQ(j.note, "waiting for bug 1");
+  StatusOr<JobList> back = ParseJobList(ToJson(JobList{{j}, 0}));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->jobs[0].note, "waiting for bug 1");
 }
 
 TEST(SameChangeTest, ComparesChangedLinesOnly) {
