@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "orchestrator/api/api_bodies.h"
+#include "orchestrator/api/web_data.h"
 #include "orchestrator/pipeline/step_util.h"
 #include "orchestrator/pipeline/triage_report.h"
 #include "orchestrator/store/records_json.h"
@@ -169,6 +170,17 @@ TEST_F(RootCauseTest, SameCulpritAndSiteIsADuplicateWithEvidence) {
             std::string::npos)
       << *text;
   EXPECT_NE(text->find("site fold_add"), std::string::npos) << *text;
+
+  // So does the bug page's data (GET /api/v1/bugs/{id}/view).
+  ApiResponse view = WebBugView(store_.get(), ApiOptions{}, b);
+  ASSERT_EQ(view.status, 200) << view.body;
+  StatusOr<Json> page = ParseJson(view.body);
+  ASSERT_TRUE(page.ok());
+  const Json* rc = page->Find("root_cause");
+  ASSERT_NE(rc, nullptr) << view.body;
+  EXPECT_EQ(rc->Find("duplicate")->Find("duplicate_of")->int64_value(), a);
+  EXPECT_EQ(rc->Find("duplicate")->Find("culprit")->string_value(), culprit_);
+  EXPECT_TRUE(rc->Find("waiting_for")->is_null());
 }
 
 TEST_F(RootCauseTest, SameCulpritOtherSiteIsNotADuplicate) {
@@ -333,7 +345,8 @@ TEST_F(RootCauseTest, RestartKeepsTheWaitThenTheCulpritReleasesIt) {
   ASSERT_TRUE(Bisected(a, culprit_).ok());
   ASSERT_TRUE(Reconcile(ctx_).ok());
   EXPECT_TRUE(ReproduceQueued(b));
-  const Json* r = Get(b).details.Find("released");
+  const Bug released = Get(b);
+  const Json* r = released.details.Find("released");
   ASSERT_NE(r, nullptr);
   EXPECT_NE(r->Find("reason")->string_value().find("has its culprit"),
             std::string::npos);
