@@ -81,6 +81,8 @@ StatusOr<BugJob> BugJobFromJson(const JsonDoc& doc) {
   ASSIGN_OR_RETURN(std::optional<std::string> reason,
                    f.OptionalString("parked_reason"));
   j.parked_reason = reason.value_or("");
+  ASSIGN_OR_RETURN(std::optional<std::string> note, f.OptionalString("note"));
+  j.note = note.value_or("");
   ASSIGN_OR_RETURN(j.updated_ms, f.Int("updated_ms"));
   ASSIGN_OR_RETURN(j.bug, f.OptionalInt("bug"));
   ASSIGN_OR_RETURN(std::optional<int64_t> created, f.OptionalInt("created_ms"));
@@ -100,6 +102,10 @@ BugJob BugJobOf(const Job& job) {
   j.max_attempts = job.max_attempts;
   j.last_error = job.last_error;
   j.parked_reason = ParkedReason(job);
+  if (const Json* note = job.result.Find("note");
+      job.state == JobState::kDone && note != nullptr && note->is_string()) {
+    j.note = note->string_value();
+  }
   j.updated_ms = job.updated_ms;
   if (const Json* bug = job.payload.Find("bug");
       bug != nullptr && bug->GetInt64().ok()) {
@@ -151,6 +157,7 @@ JsonDoc ToJson(const BugJob& r) {
   j["max_attempts"] = r.max_attempts;
   j["last_error"] = r.last_error;
   if (!r.parked_reason.empty()) j["parked_reason"] = r.parked_reason;
+  if (!r.note.empty()) j["note"] = r.note;
   j["updated_ms"] = r.updated_ms;
   if (r.bug) j["bug"] = *r.bug;
   if (r.created_ms > 0) j["created_ms"] = r.created_ms;

@@ -69,6 +69,9 @@ struct BugJob {
   int64_t updated_ms = 0;
   std::optional<int64_t> bug;  // The payload's "bug", when it names one.
   int64_t created_ms = 0;
+  // A done job's result "note" (e.g. a finding waiting for an older bug's
+  // culprit, pipeline/root_cause.h); "" when it has none.
+  std::string note;
 };
 BugJob BugJobOf(const Job& job);
 

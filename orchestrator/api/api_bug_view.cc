@@ -240,6 +240,14 @@ StatusOr<JsonDoc> ViewJson(Store* store, const ApiOptions& options,
   out["highlight"] = std::move(highlight);
   out["localization"] = std::move(localization);
   out["culprit"] = CulpritOf(options, bug);
+  // One root cause, one bug (pipeline/root_cause.h): why this bug is a
+  // duplicate, or which older bug it waits for or waited for.
+  JsonDoc root_cause = JsonDoc::object();
+  for (const char* key : {"duplicate", "waiting_for", "released"}) {
+    auto it = details.find(key);
+    root_cause[key] = it != details.end() && it->is_object() ? *it : JsonDoc();
+  }
+  out["root_cause"] = std::move(root_cause);
 
   ASSIGN_OR_RETURN(std::vector<Patch> patches, store->ListPatches(id));
   const std::map<int64_t, int64_t> rounds = PatchRounds(events);

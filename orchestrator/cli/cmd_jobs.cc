@@ -15,7 +15,7 @@ namespace {
 using orchestrator::BugJob;
 
 // One job per line; a failed or parked one's reason (in full, escaped) on
-// the next.
+// the next, or a done one's note (a finding that waits for another bug).
 std::string JobsTable(const std::vector<BugJob>& jobs) {
   std::ostringstream o;
   o << std::left << std::setw(7) << "ID" << std::setw(9) << "STATE"
@@ -34,6 +34,8 @@ std::string JobsTable(const std::vector<BugJob>& jobs) {
     if (!why.empty() && j.state != "done") {
       o << "       " << (j.parked_reason.empty() ? "last error: " : "parked: ")
         << EscapeControls(why, false) << "\n";
+    } else if (!j.note.empty() && j.state == "done") {
+      o << "       note: " << EscapeControls(j.note, false) << "\n";
     }
   }
   return o.str();

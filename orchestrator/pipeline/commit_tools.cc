@@ -278,6 +278,8 @@ bool HoldsString(const Json* list, const std::string& s) {
   return false;
 }
 
+}  // namespace
+
 bool CarriesSignature(const Bug& bug, const std::string& sig) {
   if (bug.signature == "sig:" + sig) return true;
   const Json* finding = bug.details.Find("finding");
@@ -290,8 +292,6 @@ bool CarriesSignature(const Bug& bug, const std::string& sig) {
   const Json* h = s ? s->Find("sig") : nullptr;
   return h && h->is_string() && h->string_value() == sig;
 }
-
-}  // namespace
 
 StatusOr<std::optional<Bug>> FixedLaterThan(StepContext& ctx,
                                             const std::string& signature,

@@ -69,6 +69,11 @@ StatusOr<Json> BuildCommit(StepContext& ctx, const std::string& rev,
 StatusOr<std::optional<Bug>> FixedLaterThan(StepContext& ctx,
                                             const std::string& signature,
                                             const std::string& commit);
+// Whether `bug` carries the coarse signature `sig`: as its signature
+// ("sig:<sig>"), as one of its fuzz finding's coarse signatures
+// (details.finding.coarse_signatures), or as the signature of its own
+// reproduction (details.reproduction.verdict).
+bool CarriesSignature(const Bug& bug, const std::string& sig);
 // Dedup of a reproduced report: the bug already known under the coarse
 // signature `sig` (hlo-diff's verdict signature "sig") that `self` failed
 // with at `commit`. A bug carries `sig` as its signature ("sig:<sig>"),

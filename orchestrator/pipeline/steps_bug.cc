@@ -11,6 +11,7 @@
 #include "compiler/ir/random_inputs.h"
 #include "orchestrator/pipeline/agent_sessions.h"
 #include "orchestrator/pipeline/commit_tools.h"
+#include "orchestrator/pipeline/root_cause.h"
 #include "orchestrator/pipeline/step_util.h"
 #include "orchestrator/pipeline/triage_verbs.h"
 #include "triage/case/case_bundle.h"
@@ -84,6 +85,17 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
   ASSIGN_OR_RETURN(std::optional<Bug> bug,
                    BugForStep(ctx, job, {BugState::kNew}));
   if (!bug) return Json::MakeObject();
+  // An older bug with the same coarse signature is still being triaged:
+  // this one waits for its culprit (root_cause.h) instead of starting the
+  // whole pipeline; the job's result says why.
+  ASSIGN_OR_RETURN(std::optional<Json> wait, RootCauseToWaitFor(ctx, *bug));
+  if (wait) {
+    RETURN_IF_ERROR(StartWaiting(ctx, *bug, *wait));
+    Json out = Json::MakeObject();
+    out["waiting_for"] = *wait;
+    out["note"] = (*wait)["reason"];
+    return out;
+  }
   TransitionFields fields;
   std::optional<std::string> case_sha;
   // A fuzz finding comes as a full case; a report as a module (or text).
@@ -398,24 +410,7 @@ StatusOr<Json> RunBisectStep(StepContext& ctx, const Job& job) {
   ReclaimBuilderSpace(ctx);
   ASSIGN_OR_RETURN(sandbox::Result r, std::move(ran));
   ASSIGN_OR_RETURN(Json report, ToolJson("hlo-bisect commits", r));
-  const Json* culprit = report.Find("culprit");
-  const Json* sha = culprit ? culprit->Find("sha") : nullptr;
-  if (!sha || !sha->is_string()) {
-    return FailedPrecondition("bug " + std::to_string(bug->id) +
-                              ": commit bisection found no single culprit");
-  }
-  Json evidence = Json::MakeObject();
-  evidence["event"] = "culprit_found";
-  evidence["culprit"] = *culprit;
-  if (const Json* c = report.Find("confirmed")) evidence["confirmed"] = *c;
-  TransitionFields f;
-  f.culprit_commit = sha->string_value();
-  f.details = DetailsWith(*bug, "culprit", report);
-  ASSIGN_OR_RETURN(Bug moved,
-                   Advance(ctx, *bug, BugState::kCulpritFound, evidence, f));
-  spdlog::info("culprit_found: bug {} introduced by {}", moved.id,
-               sha->string_value().substr(0, 12));
-  return evidence;
+  return JudgeCulprit(ctx, *bug, report);
 }
 
 }  // namespace trench::orchestrator

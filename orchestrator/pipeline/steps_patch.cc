@@ -12,6 +12,7 @@
 #include "git/patch_apply.h"
 #include "orchestrator/pipeline/agent_sessions.h"
 #include "orchestrator/pipeline/commit_tools.h"
+#include "orchestrator/pipeline/root_cause.h"
 #include "orchestrator/pipeline/step_util.h"
 #include "orchestrator/pipeline/triage_report.h"
 #include "orchestrator/pipeline/triage_verbs.h"
@@ -241,6 +242,16 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   }
   if (patch_id == 0) {
     ASSIGN_OR_RETURN(patch_id, ctx.store->AddPatch(bug.id, branch, diff));
+  }
+  // The same fix for the same culprit as an older open bug: one root
+  // cause, so this bug is that one's duplicate (root_cause.h).
+  ASSIGN_OR_RETURN(std::optional<SameRootCause> same,
+                   SameCulpritAndDraft(ctx, bug, diff, best.strategy));
+  if (same) {
+    Json evidence = Json::MakeObject();
+    evidence["event"] = "patch_drafted";
+    evidence["patch"] = patch_id;
+    return MarkDuplicate(ctx, bug, *same, std::move(evidence), {});
   }
   Json evidence = Json::MakeObject();
   evidence["event"] = "patch_drafted";

@@ -332,6 +332,32 @@ std::string HistoryText(const Json* events) {
   return s;
 }
 
+// The root-cause evidence (root_cause.h): why the bug is a duplicate, or
+// which older bug it waits for or waited for.
+std::string RootCauseLines(const Json* details) {
+  std::string s;
+  if (const Json* d = Obj(details, "duplicate")) {
+    s += "duplicate evidence: " + OneLine(Str(d, "reason"), 300) + "\n";
+    if (const std::string c = Str(d, "culprit"); !c.empty()) {
+      s += "  shared culprit: " + OneLine(c, 80) + "\n";
+    }
+    if (const Json* site = Obj(d, "site")) {
+      s += "  shared site: " + OneLine(MembersLine(site), 200) + "\n";
+    }
+    if (const std::string p = Scalar(d, "older_patch"); !p.empty()) {
+      s += "  same patch as: patch " + p + "\n";
+    }
+  }
+  if (const Json* w = Obj(details, "waiting_for")) {
+    s += "waiting: " + OneLine(Str(w, "reason"), 300) + "\n";
+  }
+  if (const Json* r = Obj(details, "released")) {
+    s += "released from waiting for bug " + Scalar(r, "bug") + ": " +
+         OneLine(Str(r, "reason"), 300) + "\n";
+  }
+  return s;
+}
+
 void Section(std::ostringstream& o, const std::string& title,
              const std::string& body, const std::string& missing = kNotYet) {
   o << "\n## " << title << "\n" << (body.empty() ? missing : body);
@@ -357,6 +383,7 @@ StatusOr<std::string> BugReportText(const Json& bug_response) {
   if (const std::string dup = Scalar(bug, "duplicate_of"); !dup.empty()) {
     o << "duplicate of: bug " << dup << "\n";
   }
+  o << RootCauseLines(Obj(bug, "details"));
   if (const std::string rate = Scalar(bug, "flaky_rate"); !rate.empty()) {
     o << "flaky rate: " << rate << "\n";
   }

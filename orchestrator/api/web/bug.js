@@ -123,7 +123,33 @@
             el('div', {}, el('h3', {}, 'Hints for the drafter'),
                el('ul', {}, d.draft_hints.map((h) => el('li', {},
                    time(h.at_ms), ' ', visible(h.hint))))) : null,
-        d.push ? el('p', {}, 'push: ', visible(json(d.push))) : null);
+        d.push ? el('p', {}, 'push: ', visible(json(d.push))) : null,
+        rootCause(d));
+  }
+
+  // Why the bug is a duplicate, or which older bug it waits (waited) for.
+  function rootCause(d) {
+    const lines = [];
+    const dup = d.duplicate;
+    if (dup && typeof dup === 'object') {
+      lines.push(el('p', {}, 'duplicate evidence: ', visible(dup.reason || '')));
+      if (dup.culprit) {
+        lines.push(el('p', {}, 'shared culprit: ',
+                      el('span', {class: 'mono'}, visible(dup.culprit))));
+      }
+      if (dup.site) lines.push(el('p', {}, 'shared site: ',
+                                  visible(json(dup.site))));
+    }
+    const w = d.waiting_for;
+    if (w && typeof w === 'object') {
+      lines.push(el('p', {}, 'waiting: ', visible(w.reason || '')));
+    }
+    const r = d.released;
+    if (r && typeof r === 'object') {
+      lines.push(el('p', {}, 'released from waiting for #' + Number(r.bug) +
+                    ': ', visible(r.reason || '')));
+    }
+    return lines.length ? el('div', {id: 'root-cause'}, lines) : null;
   }
 
   function evidenceText(ev) {

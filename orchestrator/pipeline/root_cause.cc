@@ -1,0 +1,336 @@
+#include "orchestrator/pipeline/root_cause.h"
+
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+#include <vector>
+
+#include "git/git_repo.h"
+#include "orchestrator/pipeline/commit_tools.h"
+#include "orchestrator/pipeline/step_util.h"
+#include "orchestrator/pipeline/triage_verbs.h"
+
+namespace trench::orchestrator {
+namespace {
+
+std::string StrOf(const Json* j, std::string_view key) {
+  const Json* v = j ? j->Find(key) : nullptr;
+  return v && v->is_string() ? v->string_value() : std::string();
+}
+
+std::string Short(const std::string& sha) { return sha.substr(0, 12); }
+
+// The states of a bug whose root cause is still being looked for.
+bool BeingTriaged(BugState s) {
+  return s == BugState::kNew || s == BugState::kReproduced ||
+         s == BugState::kFlaky || s == BugState::kMinimized ||
+         s == BugState::kLocalized;
+}
+
+// Older open bugs than `bug` whose culprit is `culprit`, oldest first. The
+// bisect step keeps the culprit's report (holding its sha) in the details,
+// which lets SQLite pick the candidates.
+StatusOr<std::vector<Bug>> OlderOpenWithCulprit(StepContext& ctx,
+                                                const Bug& bug,
+                                                const std::string& culprit) {
+  std::vector<Bug> out;
+  if (culprit.empty() || ReopenedFromDuplicate(bug)) return out;
+  ASSIGN_OR_RETURN(std::vector<Bug> bugs, ctx.store->ListBugsMentioning(
+                                              "culprit:" + culprit, culprit));
+  for (Bug& b : bugs) {
+    if (b.id >= bug.id || !IsOpen(b.state)) continue;
+    if (!b.culprit_commit || *b.culprit_commit != culprit) continue;
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+// The lines a diff adds or removes, with the file each belongs to.
+std::vector<std::string> ChangedLines(const std::string& diff) {
+  std::vector<std::string> out;
+  std::istringstream in(diff);
+  std::string file;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.rfind("+++ ", 0) == 0 || line.rfind("--- ", 0) == 0) {
+      if (line.rfind("+++ ", 0) == 0) file = line.substr(4);
+      continue;
+    }
+    if (line.empty() || (line[0] != '+' && line[0] != '-')) continue;
+    out.push_back(file + "\n" + line);
+  }
+  return out;
+}
+
+// The patch `older` drafted that matches, or nullptr.
+const Patch* MatchingPatch(const std::vector<Patch>& patches,
+                           const std::string& diff) {
+  for (const Patch& p : patches) {
+    if (p.verification.Find("rejected")) continue;
+    if (SameChange(p.diff, diff)) return &p;
+  }
+  return nullptr;
+}
+
+// Why the wait for `older` is over, or "" while it goes on.
+StatusOr<std::string> WaitOverBecause(StepContext& ctx, const Bug& older) {
+  if (older.culprit_commit && !BeingTriaged(older.state)) {
+    return "bug " + std::to_string(older.id) + " has its culprit " +
+           Short(*older.culprit_commit) + " (" +
+           std::string(BugStateName(older.state)) + ")";
+  }
+  if (!IsOpen(older.state) || !BeingTriaged(older.state)) {
+    return "bug " + std::to_string(older.id) + " is " +
+           std::string(BugStateName(older.state));
+  }
+  if (const Json* h = older.details.Find("needs_human");
+      h && h->is_bool() && h->bool_value()) {
+    return "bug " + std::to_string(older.id) + " waits for a human";
+  }
+  for (const StepKind& s : Steps()) {
+    if (!s.state || *s.state != older.state) continue;
+    ASSIGN_OR_RETURN(std::optional<Job> last,
+                     ctx.queue->Latest(BugJobKey(older.id, s.kind)));
+    if (last &&
+        (last->state == JobState::kFailed ||
+         last->state == JobState::kParked) &&
+        last->updated_ms >= older.updated_ms) {
+      return "bug " + std::to_string(older.id) + "'s " + s.kind + " step " +
+             std::string(JobStateName(last->state));
+    }
+    break;
+  }
+  return std::string();
+}
+
+}  // namespace
+
+std::string RootCauseSite::Text() const {
+  std::string t = "pass " + pass;
+  if (!site.empty()) return t + ", site " + site;
+  if (!opcode.empty()) return t + ", op " + opcode;
+  return t;
+}
+
+Json RootCauseSite::ToJson() const {
+  Json j = Json::MakeObject();
+  j["pass"] = pass;
+  j["site"] = site.empty() ? Json() : Json(site);
+  j["opcode"] = opcode.empty() ? Json() : Json(opcode);
+  return j;
+}
+
+bool RootCauseSite::Same(const RootCauseSite& o) const {
+  if (pass != o.pass || site != o.site) return false;
+  return !site.empty() || opcode == o.opcode;
+}
+
+std::optional<RootCauseSite> SiteOfBug(const Bug& bug) {
+  const Json* loc = bug.details.Find("localization");
+  const Json* sig = loc ? loc->Find("signature") : nullptr;
+  RootCauseSite s;
+  s.pass = StrOf(sig, "pass");
+  if (s.pass.empty()) return std::nullopt;
+  s.site = StrOf(sig, "site");
+  s.opcode = StrOf(sig, "opcode");
+  return s;
+}
+
+bool SameChange(const std::string& a, const std::string& b) {
+  const std::vector<std::string> la = ChangedLines(a);
+  return !la.empty() && la == ChangedLines(b);
+}
+
+StatusOr<std::optional<SameRootCause>> SameCulpritAndSite(
+    StepContext& ctx, const Bug& bug, const std::string& culprit) {
+  const std::optional<RootCauseSite> site = SiteOfBug(bug);
+  if (!site) return std::optional<SameRootCause>();
+  ASSIGN_OR_RETURN(std::vector<Bug> older,
+                   OlderOpenWithCulprit(ctx, bug, culprit));
+  for (Bug& o : older) {
+    const std::optional<RootCauseSite> other = SiteOfBug(o);
+    if (!other || !other->Same(*site)) continue;
+    SameRootCause same;
+    same.evidence = Json::MakeObject();
+    same.evidence["duplicate_of"] = o.id;
+    same.evidence["reason"] = "same culprit " + Short(culprit) +
+                              " and localized site (" + site->Text() +
+                              ") as bug " + std::to_string(o.id);
+    same.evidence["culprit"] = culprit;
+    same.evidence["site"] = site->ToJson();
+    same.older = std::move(o);
+    return std::optional<SameRootCause>(std::move(same));
+  }
+  return std::optional<SameRootCause>();
+}
+
+StatusOr<std::optional<SameRootCause>> SameCulpritAndDraft(
+    StepContext& ctx, const Bug& bug, const std::string& diff,
+    const std::string& strategy) {
+  ASSIGN_OR_RETURN(
+      std::vector<Bug> older,
+      OlderOpenWithCulprit(ctx, bug, bug.culprit_commit.value_or("")));
+  for (Bug& o : older) {
+    ASSIGN_OR_RETURN(std::vector<Patch> patches, ctx.store->ListPatches(o.id));
+    const Patch* match = MatchingPatch(patches, diff);
+    std::string why;
+    if (match) {
+      why = "its drafted patch changes the same lines";
+    } else if (strategy == "revert_commit" &&
+               StrOf(o.details.Find("draft"), "strategy") == "revert_commit") {
+      why = "both drafted the revert of the whole culprit";
+      const Json* d = o.details.Find("draft");
+      const Json* id = d ? d->Find("patch") : nullptr;
+      for (const Patch& p : patches) {
+        if (id && id->is_integer() && p.id == id->int64_value()) match = &p;
+      }
+    } else {
+      continue;
+    }
+    SameRootCause same;
+    same.evidence = Json::MakeObject();
+    same.evidence["duplicate_of"] = o.id;
+    same.evidence["reason"] = "same culprit " + Short(*bug.culprit_commit) +
+                              " as bug " + std::to_string(o.id) + ", and " +
+                              why;
+    same.evidence["culprit"] = *bug.culprit_commit;
+    same.evidence["strategy"] = strategy;
+    if (match) same.evidence["older_patch"] = match->id;
+    if (const std::optional<RootCauseSite> s = SiteOfBug(bug)) {
+      same.evidence["site"] = s->ToJson();
+    }
+    same.older = std::move(o);
+    return std::optional<SameRootCause>(std::move(same));
+  }
+  return std::optional<SameRootCause>();
+}
+
+StatusOr<Json> MarkDuplicate(StepContext& ctx, const Bug& bug,
+                             const SameRootCause& same, Json evidence,
+                             TransitionFields fields) {
+  for (const auto& [k, v] : same.evidence.object()) evidence[k] = v;
+  fields.duplicate_of = same.older.id;
+  Json d = fields.details ? *fields.details : bug.details;
+  d["duplicate"] = same.evidence;
+  fields.details = std::move(d);
+  ASSIGN_OR_RETURN(Bug moved,
+                   Advance(ctx, bug, BugState::kDuplicate, evidence, fields));
+  spdlog::info("bug {} duplicates bug {}: {}", moved.id, same.older.id,
+               StrOf(&same.evidence, "reason"));
+  return evidence;
+}
+
+StatusOr<Json> JudgeCulprit(StepContext& ctx, const Bug& bug,
+                            const Json& report) {
+  const Json* culprit = report.Find("culprit");
+  const Json* sha = culprit ? culprit->Find("sha") : nullptr;
+  if (!sha || !sha->is_string() || sha->string_value().empty()) {
+    return FailedPrecondition("bug " + std::to_string(bug.id) +
+                              ": commit bisection found no single culprit");
+  }
+  Json evidence = Json::MakeObject();
+  evidence["event"] = "culprit_found";
+  evidence["culprit"] = *culprit;
+  if (const Json* c = report.Find("confirmed")) evidence["confirmed"] = *c;
+  TransitionFields f;
+  f.culprit_commit = sha->string_value();
+  f.details = DetailsWith(bug, "culprit", report);
+  ASSIGN_OR_RETURN(std::optional<SameRootCause> same,
+                   SameCulpritAndSite(ctx, bug, sha->string_value()));
+  if (same) {
+    return MarkDuplicate(ctx, bug, *same, std::move(evidence), std::move(f));
+  }
+  ASSIGN_OR_RETURN(Bug moved,
+                   Advance(ctx, bug, BugState::kCulpritFound, evidence, f));
+  spdlog::info("culprit_found: bug {} introduced by {}", moved.id,
+               Short(sha->string_value()));
+  return evidence;
+}
+
+StatusOr<std::optional<Json>> RootCauseToWaitFor(StepContext& ctx,
+                                                 const Bug& bug) {
+  if (bug.state != BugState::kNew || bug.details.Find("released") ||
+      bug.details.Find("reopened") || StrOf(&bug.details, "source") != "fuzz") {
+    return std::optional<Json>();
+  }
+  const std::string commit = StrOf(&bug.details, "commit");
+  const Json* finding = bug.details.Find("finding");
+  const Json* coarse = finding ? finding->Find("coarse_signatures") : nullptr;
+  if (commit.empty() || !coarse || !coarse->is_array()) {
+    return std::optional<Json>();
+  }
+  std::unique_ptr<hlo_bisect::GitRepo> repo;
+  for (const Json& c : coarse->array()) {
+    if (!c.is_string() || c.string_value().empty()) continue;
+    const std::string& sig = c.string_value();
+    ASSIGN_OR_RETURN(std::vector<Bug> bugs,
+                     ctx.store->ListBugsMentioning("sig:" + sig, sig));
+    for (const Bug& o : bugs) {
+      if (o.id >= bug.id || !BeingTriaged(o.state) ||
+          !CarriesSignature(o, sig)) {
+        continue;
+      }
+      ASSIGN_OR_RETURN(std::string over, WaitOverBecause(ctx, o));
+      if (!over.empty()) continue;
+      const std::string theirs = StrOf(&o.details, "commit");
+      std::string where;
+      if (theirs == commit) {
+        where = "on the same commit " + Short(commit);
+      } else if (!theirs.empty()) {
+        if (!repo) {
+          ASSIGN_OR_RETURN(repo, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
+        }
+        StatusOr<bool> holds = repo->Contains(commit, theirs);
+        if (!holds.ok() || !*holds) continue;
+        where =
+            "on " + Short(commit) + ", which holds its commit " + Short(theirs);
+      } else {
+        continue;
+      }
+      Json w = Json::MakeObject();
+      w["bug"] = o.id;
+      w["coarse_signature"] = sig;
+      w["reason"] = "waiting for bug " + std::to_string(o.id) +
+                    " (same coarse signature " + sig + ", found " + where +
+                    ") to be localized and bisected";
+      w["since_ms"] = ctx.store->clock()->NowMillis();
+      return std::optional<Json>(std::move(w));
+    }
+  }
+  return std::optional<Json>();
+}
+
+Status StartWaiting(StepContext& ctx, const Bug& bug, const Json& waiting_for) {
+  RETURN_IF_ERROR(ctx.store->SetBugDetails(
+      bug.id, DetailsWith(bug, "waiting_for", waiting_for)));
+  spdlog::info("bug {}: {}", bug.id, StrOf(&waiting_for, "reason"));
+  return Status::Ok();
+}
+
+StatusOr<bool> StillWaiting(StepContext& ctx, const Bug& bug) {
+  const Json* w = bug.details.Find("waiting_for");
+  const Json* id = w && w->is_object() ? w->Find("bug") : nullptr;
+  if (!id) return false;
+  std::string why;
+  if (!id->is_integer()) {
+    why = "the bug waited for is not named";
+  } else if (StatusOr<Bug> older = ctx.store->GetBug(id->int64_value());
+             !older.ok()) {
+    if (older.status().code() != StatusCode::kNotFound) return older.status();
+    why = "bug " + std::to_string(id->int64_value()) + " is gone";
+  } else {
+    ASSIGN_OR_RETURN(why, WaitOverBecause(ctx, *older));
+  }
+  if (why.empty()) return true;
+  Json released = Json::MakeObject();
+  released["bug"] = *id;
+  released["reason"] = why;
+  released["at_ms"] = ctx.store->clock()->NowMillis();
+  Json d = DetailsWith(bug, "released", released);
+  d["waiting_for"] = Json();
+  RETURN_IF_ERROR(ctx.store->SetBugDetails(bug.id, d));
+  spdlog::info("bug {}: released from its wait ({})", bug.id, why);
+  return false;
+}
+
+}  // namespace trench::orchestrator

@@ -1,0 +1,105 @@
+// One root cause, one bug: grouping bugs by what caused them once that is
+// known, and holding back new findings while an older bug with the same
+// coarse signature is still being triaged.
+//
+//  - Culprit and site (the bisect step): a bug whose culprit commit and
+//    localized site match an older open bug's is that bug's duplicate. The
+//    site is the localization's pass and rewrite site, or its pass and
+//    opcode when it names no site (SiteOfBug).
+//  - Culprit and fix (the draft step): a bug whose culprit matches an
+//    older open bug's and whose drafted diff is the same (its changed
+//    lines, hunk positions aside), or the same revert of the whole culprit
+//    (strategy "revert_commit" for both), is that bug's duplicate.
+//  - Waiting (the reproduce step): a fuzz finding (state new) carrying a
+//    coarse signature that an older open bug still being triaged (new up
+//    to localized: its culprit not yet known) carries too, found on the
+//    same commit or on a later one holding the older bug's commit, waits
+//    for that bug instead of starting the pipeline. The wait is kept in
+//    the bug's details ("waiting_for": {"bug", "reason", "coarse_signature",
+//    "since_ms"}), so a restarted daemon keeps it; the reconciler asks
+//    StillWaiting on every tick. The waiter is released ("released":
+//    {"bug", "reason", "at_ms"}, "waiting_for" null) once the older bug
+//    has its culprit, or is no longer worked on: closed, fixed, invalid,
+//    duplicate, not reproducible, gone, waiting for a human, or its step's
+//    job failed or parked. A released bug then runs the whole pipeline
+//    (and the culprit-and-site check above may make it a duplicate); it
+//    never waits again.
+//
+// The evidence of a duplicate (the event's and details.duplicate):
+// {"duplicate_of", "reason", "culprit", "site" | "patch", "older_patch"}.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "base/json.h"
+#include "base/status.h"
+#include "orchestrator/pipeline/pipeline.h"
+
+namespace trench::orchestrator {
+
+// Where a localization put a bug's cause.
+struct RootCauseSite {
+  std::string pass;
+  std::string site;    // The rewrite decision's site; "" when none.
+  std::string opcode;  // Compared only when there is no site.
+  // "pass algsimp, site fold_add" or "pass algsimp, op add".
+  std::string Text() const;
+  Json ToJson() const;
+  bool Same(const RootCauseSite& other) const;
+};
+// The bug's localized site (details.localization.signature), or nullopt
+// when it has none (not localized, no pass named).
+std::optional<RootCauseSite> SiteOfBug(const Bug& bug);
+
+struct SameRootCause {
+  Bug older;
+  Json evidence;  // As in the file comment.
+};
+
+// The oldest open bug older than `bug` whose culprit is `culprit` and
+// whose site is `bug`'s. nullopt when there is none, when `bug` has no
+// site, or when a reviewer reopened `bug` from duplicate. Errors: the
+// store's.
+StatusOr<std::optional<SameRootCause>> SameCulpritAndSite(
+    StepContext& ctx, const Bug& bug, const std::string& culprit);
+
+// The oldest open bug older than `bug` with `bug`'s culprit whose drafted
+// patch is `diff` (changed lines compared), or which drafted the same
+// revert_commit. Same exceptions and errors as SameCulpritAndSite.
+StatusOr<std::optional<SameRootCause>> SameCulpritAndDraft(
+    StepContext& ctx, const Bug& bug, const std::string& diff,
+    const std::string& strategy);
+
+// Moves `bug` to duplicate of same.older with same.evidence (the event's
+// evidence, merged into `evidence`, and details.duplicate); `fields` may
+// carry other fields of the move (e.g. the culprit). Returns the evidence.
+StatusOr<Json> MarkDuplicate(StepContext& ctx, const Bug& bug,
+                             const SameRootCause& same, Json evidence,
+                             TransitionFields fields);
+
+// The end of the bisect step: hlo-bisect commits' `report` (with
+// "culprit": {"sha", ...}) moves the localized `bug` to culprit_found, or
+// to duplicate when SameCulpritAndSite finds an older bug. Returns the
+// event's evidence. kFailedPrecondition when the report names no culprit.
+StatusOr<Json> JudgeCulprit(StepContext& ctx, const Bug& bug,
+                            const Json& report);
+
+// Whether two diffs change the same lines of the same files (headers and
+// hunk positions aside).
+bool SameChange(const std::string& a, const std::string& b);
+
+// The wait `bug` (a fuzz finding in state new, never released) should
+// start: the waiting_for record, or nullopt. Errors: the store's; the
+// mirror's when commits must be compared.
+StatusOr<std::optional<Json>> RootCauseToWaitFor(StepContext& ctx,
+                                                 const Bug& bug);
+// Records the wait in the bug's details (logged).
+Status StartWaiting(StepContext& ctx, const Bug& bug, const Json& waiting_for);
+// For a bug whose details hold a wait: true while it must still wait;
+// otherwise it is released (details written, logged) and false returned.
+// False, without writing, for a bug that does not wait.
+StatusOr<bool> StillWaiting(StepContext& ctx, const Bug& bug);
+
+}  // namespace trench::orchestrator
