@@ -6,7 +6,8 @@
 // only by the sign of zero stay marked, finite float results that differ
 // get the difference as their bound, and anything else that sees the sign
 // (a bitcast-convert's integer, 1/x's infinity, a total-order compare)
-// becomes undetermined at that element only.
+// becomes undetermined at that element only. Approximate ops (atan2,
+// divide, ...) keep their ulp allowance on top of the difference.
 #include <cmath>
 #include <cstring>
 
@@ -102,6 +103,11 @@ Status ZeroSignElementwise(BoundsEvaluator& ev, const HloInstruction& instr,
   }
   if (IsComplex(y.element_type())) return Status::Ok();
   auto d = e.mutable_data<double>();
+  // The op's own bound rule may have carried a mark (e.g. |x| of a marked
+  // zero); the rules below decide the marks afresh.
+  for (double& x : d) {
+    if (x == 0) x = 0.0;
+  }
   MarkChoiceZeros(instr, ops, y, d);
   std::vector<size_t> marked;
   for (size_t k = 0; k < ops.size(); ++k) {
@@ -124,7 +130,7 @@ Status ZeroSignElementwise(BoundsEvaluator& ev, const HloInstruction& instr,
     }
     ASSIGN_OR_RETURN(Literal alt, ev.Elementwise(instr, y.shape(), values));
     for (size_t i = 0; i < n; ++i) {
-      if (d[i] != 0 || SameBytes(y, alt, i, w)) continue;
+      if (std::isinf(d[i]) || SameBytes(y, alt, i, w)) continue;
       const double a = is_float ? y.GetAsDouble(i) : 0;
       const double b = is_float ? alt.GetAsDouble(i) : 0;
       if (is_float && a == 0 && b == 0) {
@@ -142,8 +148,9 @@ Status ZeroSignElementwise(BoundsEvaluator& ev, const HloInstruction& instr,
       d[i] = kInf;
       noted = true;
     } else if (spread[i] > 0) {
-      d[i] = spread[i];
-    } else if (any_sign[i]) {
+      // On top of the op's own allowance (approximate ops have one).
+      d[i] += spread[i];
+    } else if (any_sign[i] && d[i] == 0) {
       d[i] = kAnySign;
     }
   }
