@@ -260,6 +260,35 @@ ENTRY e {
           .ok());
 }
 
+std::string SortBits(bool stable) {
+  return std::string(R"(HloModule m
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  s = f32[4] sort(x), dimensions={0}, to_apply=lt)") +
+         (stable ? ", is_stable=true" : "") + R"(
+  ROOT b = s32[4] bitcast-convert(s)
+}
+)";
+}
+
+TEST(NumericsFalseAlarmTest, UnstableSortOfSignedZeroKeys) {
+  const Literal x = R1(F32, std::vector<float>{1, 0.0f, -0.0f, -2});
+  // Sorted: -2, {+0, -0 in either order}, 1.
+  const BoundedResult unstable = Bounds(SortBits(false), {x});
+  EXPECT_EQ(Allowed(unstable, 0), 0);
+  EXPECT_EQ(Allowed(unstable, 1), kInfD);
+  EXPECT_EQ(Allowed(unstable, 2), kInfD);
+  EXPECT_EQ(Allowed(unstable, 3), 0);
+  // A stable sort keeps the input order: +0 then -0.
+  const BoundedResult stable = Bounds(SortBits(true), {x});
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Allowed(stable, i), 0) << i;
+}
+
 TEST(NumericsFalseAlarmTest, WidthChangingBitcastOfExactValues) {
   const char hlo[] = R"(HloModule m
 ENTRY e {
