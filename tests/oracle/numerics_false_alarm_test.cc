@@ -19,6 +19,7 @@ namespace {
 using testing::Allowed;
 using testing::Bounds;
 using testing::Lit;
+using testing::NaiveMatmul;
 using testing::R1;
 using testing::Uniform;
 
@@ -80,36 +81,16 @@ TEST(NumericsFalseAlarmTest, OnePassDotMustKeepInf) {
   }
 }
 
-// C = A.B with both operands rounded to bf16 once (one MXU pass), in f64.
-std::vector<float> OnePass(const std::vector<float>& a,
-                           const std::vector<float>& b, int m, int k, int n) {
-  std::vector<float> c(m * n);
-  for (int i = 0; i < m; ++i) {
-    for (int j = 0; j < n; ++j) {
-      double acc = 0;
-      for (int q = 0; q < k; ++q) {
-        acc += static_cast<double>(static_cast<float>(bf16(a[i * k + q]))) *
-               static_cast<float>(bf16(b[q * n + j]));
-      }
-      c[i * n + j] = static_cast<float>(acc);
-    }
-  }
-  return c;
+// `v` rounded to bf16 (what one MXU pass multiplies).
+std::vector<float> RoundedToBf16(std::vector<float> v) {
+  for (float& x : v) x = static_cast<float>(bf16(x));
+  return v;
 }
 
-std::vector<float> Exact(const std::vector<float>& a,
-                         const std::vector<float>& b, int m, int k, int n) {
-  std::vector<float> c(m * n);
-  for (int i = 0; i < m; ++i) {
-    for (int j = 0; j < n; ++j) {
-      double acc = 0;
-      for (int q = 0; q < k; ++q) {
-        acc += static_cast<double>(a[i * k + q]) * b[q * n + j];
-      }
-      c[i * n + j] = static_cast<float>(acc);
-    }
-  }
-  return c;
+// One pass: both operands rounded to bf16 once, exact products.
+std::vector<float> OnePass(const std::vector<float>& a,
+                           const std::vector<float>& b, int m, int k, int n) {
+  return NaiveMatmul(RoundedToBf16(a), RoundedToBf16(b), m, k, n);
 }
 
 TEST(NumericsFalseAlarmTest, MixedPrecisionDotRunsTheHighestPrecision) {
@@ -124,7 +105,7 @@ TEST(NumericsFalseAlarmTest, MixedPrecisionDotRunsTheHighestPrecision) {
       "operand_precision={default,high}\n}\n";
   const BoundedResult r = Bounds(mixed, args);
   EXPECT_TRUE(
-      CompareWithBounds(Lit(F32, {8, 8}, Exact(a, b, 8, 64, 8)), r).ok());
+      CompareWithBounds(Lit(F32, {8, 8}, NaiveMatmul(a, b, 8, 64, 8)), r).ok());
   // Running the lower precision (one pass) is a precision bug.
   EXPECT_FALSE(
       CompareWithBounds(Lit(F32, {8, 8}, OnePass(a, b, 8, 64, 8)), r).ok());
