@@ -164,9 +164,12 @@ Status ZeroSignElementwise(BoundsEvaluator& ev, const HloInstruction& instr,
 // a marked zero (marked), else 0, as F64 arrays of its dims.
 struct ZeroSigns {
   Literal pos, neg, marked;
-  bool any_zero = false;
+  bool any_pos = false, any_neg = false, any_marked = false;
 };
 ZeroSigns ZeroSignIndicators(const Bounded& b);
+// Whether combining a and b can meet zeros of both signs or a marked one
+// (else no result of theirs needs a mark).
+bool MayMixZeroSigns(const ZeroSigns& a, const ZeroSigns& b);
 // Given the max of those indicators over what an order-dependent min/max
 // combines into each element: marks the exact zero elements of y that saw
 // zeros of both signs or a marked zero, and clears every other mark in e.

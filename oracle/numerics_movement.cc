@@ -109,7 +109,7 @@ StatusOr<Literal> ScatterBound(BoundsEvaluator& ev, const HloInstruction& instr,
         // keeps is unspecified.
         const ZeroSigns zo = ZeroSignIndicators(*ops[0]);
         const ZeroSigns zu = ZeroSignIndicators(*ops[2]);
-        if (zo.any_zero || zu.any_zero) {
+        if (MayMixZeroSigns(zo, zu)) {
           const Literal* pa[] = {&zo.pos, idx, &zu.pos};
           const Literal* na[] = {&zo.neg, idx, &zu.neg};
           const Literal* ma[] = {&zo.marked, idx, &zu.marked};

@@ -174,7 +174,7 @@ StatusOr<Literal> ReduceBound(BoundsEvaluator& ev, const HloInstruction& instr,
       // the order: such zeros have an unspecified sign.
       const ZeroSigns zx = ZeroSignIndicators(*ops[0]);
       const ZeroSigns zi = ZeroSignIndicators(*ops[1]);
-      if (!zx.any_zero && !zi.any_zero) {
+      if (!MayMixZeroSigns(zx, zi)) {
         ClearZeroSignMarks(y, e);
         return e;
       }

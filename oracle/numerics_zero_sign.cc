@@ -170,18 +170,25 @@ ZeroSigns ZeroSignIndicators(const Bounded& b) {
       if (x != 0 || e[i] != 0) continue;
       if (IsSignUnspecified(e[i])) {
         marked[i] = 1;
+        z.any_marked = true;
       } else if (std::signbit(x)) {
         neg[i] = 1;
+        z.any_neg = true;
       } else {
         pos[i] = 1;
+        z.any_pos = true;
       }
-      z.any_zero = true;
     }
   }
   z.pos = F64Array(dims, pos);
   z.neg = F64Array(dims, neg);
   z.marked = F64Array(dims, marked);
   return z;
+}
+
+bool MayMixZeroSigns(const ZeroSigns& a, const ZeroSigns& b) {
+  return a.any_marked || b.any_marked ||
+         ((a.any_pos || b.any_pos) && (a.any_neg || b.any_neg));
 }
 
 void MarkCombinedZeros(const Literal& y, const Literal& pos, const Literal& neg,
