@@ -228,6 +228,7 @@ StatusOr<Bounded> BoundsEvaluator::EvalInstruction(const HloInstruction& instr,
   if (IsElementwise(op) && !copy_array) {
     ASSIGN_OR_RETURN(Literal v, Elementwise(instr, instr.shape(), values));
     ASSIGN_OR_RETURN(Literal e, ElementwiseBound(*this, instr, ops, v));
+    RETURN_IF_ERROR(ZeroSignElementwise(*this, instr, ops, v, e));
     return Bounded{std::move(v), std::move(e)};
   }
   // Structural ops: the nominal value from the oracle's kernel.

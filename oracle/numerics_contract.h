@@ -60,7 +60,22 @@
 //     floats).
 //   * convert float->float: like any elementwise op (identity + rounding to
 //     the target type); int->float: rounding only; bitcast-convert: E stays
-//     0, else +inf.
+//     0, else +inf (between widths: per output element, over the input
+//     elements it shares bits with).
+//   * Sign of zero: a min/max picks one of several equal zeros, so over
+//     +0 and -0 the sign of its zero result depends on the order in which
+//     a compiler combines them (reduce, reduce-window, scatter's min/max
+//     combiner, elementwise max/min/clamp whose operands it may swap or
+//     reassociate, select on an undetermined predicate). Such an exact
+//     zero result gets the bound -0.0 (0 with the sign bit: "either
+//     sign"); data movement carries it like any bound. Every elementwise
+//     op with such operand zeros is evaluated again for each combination
+//     of their signs: results that differ only by the sign of a zero stay
+//     "either sign", finite floats get the difference as their bound, and
+//     anything else that sees the sign bit (bitcast-convert's integers,
+//     1/x's infinity, a TOTALORDER compare) is undetermined at that
+//     element. Float outputs compare -0 == +0, so only what observes the
+//     bits is affected.
 //   * Data movement (broadcast, reshape, bitcast, transpose, slice,
 //     concatenate, pad, reverse, copy, dynamic-slice, dynamic-update-slice,
 //     gather, scatter with an overwrite combiner, tuple, get-tuple-element):
@@ -85,15 +100,19 @@
 //     from the exact product. Undetermined when a partial product of some
 //     order may overflow (the product of the factors above 1 reaches the
 //     overflow threshold) or leave the normal range (that of the factors
-//     below 1 is under the smallest normal number). and/or (pred, integers): exact or
-//     undetermined. Variadic reduces whose reducer only selects (compare,
-//     select, logic ops): exact where the window is exact, else
+//     below 1 is under the smallest normal number). and/or (pred, integers):
+//     exact or undetermined. Variadic reduces whose reducer only selects
+//     (compare, select, logic ops): exact where the window is exact, else
 //     undetermined. Other reducers: exact where all inputs are exact
 //     integers/preds, else undetermined.
 //   * dot / convolution: E(y) = |A|.E(B) + E(A).|B| + E(A).E(B) +
 //     (k' u_acc + p) |A|.|B| + R, computed with the oracle's dot/convolution
 //     on f64 copies; k' = contracted size + 6 (the partial sums of up to
 //     six passes). p models the matrix unit for f32 and f16 operands:
+//     The highest of the operands' precisions governs (XLA gives
+//     precision_config a backend-specific meaning, a request for at least
+//     that accuracy per operand; its TPU back end, like compiler/codegen,
+//     runs the max), so {default,high} runs three passes.
 //     DEFAULT rounds both operands to bf16 once: p = 2 u_bf16 + u_bf16^2;
 //     HIGH (hi*hi + hi*mid + mid*hi) drops terms of order u_bf16^2:
 //     p = 4 u_bf16^2; HIGHEST (six passes) drops order u_bf16^3: p = 6
@@ -101,6 +120,9 @@
 //     0. f32 subnormal operands lose up to h = 2^-134 absolutely in each of
 //     the P bf16 parts (below bf16's range), so then E also gets
 //     P h (|A|.1 + 1.|B|) + K (P h)^2. Integer dots: exact or undetermined.
+//     Non-finite results of a multi-pass dot (governing precision HIGH/HIGHEST)
+//     with a non-finite operand are undetermined: inf splits into bf16 parts,
+//     inf - inf = NaN; a one-pass dot must reproduce them.
 //   * sort along a dimension with a comparator compare(LT|GT) of one key
 //     operand (the oracle's fast-path form): every sorted key may move by
 //     the row's max E (sorting is 1-Lipschitz in the max norm); payloads

@@ -57,6 +57,21 @@ bool HasHoles(const HloInstruction& conv) {
   return false;
 }
 
+// The precision the dot runs at. XLA's precision_config has a
+// backend-specific meaning: each operand's entry asks for at least that
+// much accuracy, so a dot runs at the highest of its operands' precisions
+// (XLA's TPU and GPU back ends take the max; so does compiler/codegen/
+// emit_dot.cc). A compiler may be more accurate than asked (full f32),
+// which the bound of the governing precision covers; a one-pass request
+// never splits inf into bf16 parts. DEFAULT when absent.
+Precision GoverningPrecision(const HloInstruction& instr) {
+  Precision precision = Precision::kDefault;
+  for (Precision p : instr.attrs().operand_precision) {
+    if (Passes(p) > Passes(precision)) precision = p;
+  }
+  return precision;
+}
+
 Literal Ones(const Literal& like) {
   return F64Array(like.shape().dims(),
                   std::vector<double>(like.shape().element_count(), 1.0));
@@ -118,12 +133,7 @@ StatusOr<Literal> ContractionBound(BoundsEvaluator& ev,
     const int64_t outs = of >= 0 && of < rs.rank() ? rs.dim(of) : 1;
     k = outs > 0 ? rs.element_count() / outs : 0;
   }
-  // The lowest requested precision decides (DEFAULT when absent).
-  Precision precision = Precision::kHighest;
-  if (instr.attrs().operand_precision.empty()) precision = Precision::kDefault;
-  for (Precision p : instr.attrs().operand_precision) {
-    if (Passes(p) < Passes(precision)) precision = p;
-  }
+  const Precision precision = GoverningPrecision(instr);
   // The oracle converts operands to the result type first; the MXU rounds
   // each pass's parts to bf16 (nothing to round when the result is bf16).
   double p = 0;

@@ -471,6 +471,32 @@ StatusOr<Literal> FloatBound(BoundsEvaluator& ev, const HloInstruction& instr,
   return e;
 }
 
+// bitcast-convert between types of different widths: the narrower side
+// has one more (minor) dimension of width ratio r; an output element is
+// exact iff every input element it shares bits with is.
+StatusOr<Literal> WidthChangingBitcastBound(const Bounded& in,
+                                            const Literal& y) {
+  const int64_t n_in = in.v.element_count(), n_out = y.element_count();
+  Literal e = FilledBound(y.shape(), 0);
+  auto d = e.mutable_data<double>();
+  const auto ein = in.e.data<double>();
+  if (n_in == 0 || n_out == 0) return e;
+  if (n_out > n_in) {
+    if (n_out % n_in != 0) return InvalidArgument("bitcast-convert widths");
+    const int64_t r = n_out / n_in;
+    for (int64_t j = 0; j < n_out; ++j) {
+      if (ein[j / r] != 0) d[j] = kInf;
+    }
+  } else {
+    if (n_in % n_out != 0) return InvalidArgument("bitcast-convert widths");
+    const int64_t r = n_in / n_out;
+    for (int64_t i = 0; i < n_in; ++i) {
+      if (ein[i] != 0) d[i / r] = kInf;
+    }
+  }
+  return e;
+}
+
 }  // namespace
 
 StatusOr<Literal> ElementwiseBound(BoundsEvaluator& ev,
@@ -478,6 +504,10 @@ StatusOr<Literal> ElementwiseBound(BoundsEvaluator& ev,
                                    const Literal& y) {
   const HloOpcode op = instr.opcode();
   const int64_t n = y.element_count();
+  if (op == HloOpcode::kBitcastConvert && ops.size() == 1 &&
+      ops[0]->v.shape().IsArray() && ops[0]->v.element_count() != n) {
+    return WidthChangingBitcastBound(*ops[0], y);
+  }
   for (const Bounded* b : ops) {
     if (!b->v.shape().IsArray() ||
         (b->v.element_count() != n && b->v.shape().rank() != 0)) {

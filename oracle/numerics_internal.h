@@ -4,6 +4,7 @@
 // bounds, and the per-op bound rules it dispatches to.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -144,6 +145,38 @@ StatusOr<Literal> ReduceBound(BoundsEvaluator& ev, const HloInstruction& instr,
                               BoundedOps ops, const Literal& y);
 StatusOr<Literal> SortBound(BoundsEvaluator& ev, const HloInstruction& instr,
                             BoundedOps ops, const Literal& y);
+
+// numerics_zero_sign.cc: zeros of unspecified sign. A bound of -0.0 (0
+// with the sign bit set) marks an exact zero whose sign a correct compiler
+// may choose (a min/max over zeros of both signs in another order).
+inline constexpr double kAnySign = -0.0;
+inline bool IsSignUnspecified(double e) { return e == 0 && std::signbit(e); }
+// After an elementwise op's bound `e` (of result y): marks the zeros that
+// min/max/clamp (or select on an undetermined predicate) pick among zeros
+// of both signs, and propagates marked operand zeros: the op is evaluated
+// again for every combination of their signs; results that differ only
+// by a zero's sign stay marked, finite float ones get the difference as
+// bound, others (integers of a bitcast-convert, infinities, preds) become
+// undetermined.
+Status ZeroSignElementwise(BoundsEvaluator& ev, const HloInstruction& instr,
+                           BoundedOps ops, const Literal& y, Literal& e);
+// Per element of an exact float array: 1 where it is +0 (pos), -0 (neg) or
+// a marked zero (marked), else 0, as F64 arrays of its dims.
+struct ZeroSigns {
+  Literal pos, neg, marked;
+  bool any_pos = false, any_neg = false, any_marked = false;
+};
+ZeroSigns ZeroSignIndicators(const Bounded& b);
+// Whether combining a and b can meet zeros of both signs or a marked one
+// (else no result of theirs needs a mark).
+bool MayMixZeroSigns(const ZeroSigns& a, const ZeroSigns& b);
+// Given the max of those indicators over what an order-dependent min/max
+// combines into each element: marks the exact zero elements of y that saw
+// zeros of both signs or a marked zero, and clears every other mark in e.
+void MarkCombinedZeros(const Literal& y, const Literal& pos, const Literal& neg,
+                       const Literal& marked, Literal& e);
+// Clears marks of e on nonzero (or non-float) elements of the array y.
+void ClearZeroSignMarks(const Literal& y, Literal& e);
 
 // numerics_dot.cc: dot and convolution.
 StatusOr<Literal> ContractionBound(BoundsEvaluator& ev,

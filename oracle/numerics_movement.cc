@@ -104,6 +104,23 @@ StatusOr<Literal> ScatterBound(BoundsEvaluator& ev, const HloInstruction& instr,
       const HloOpcode r = kind == ReducerKind::kAssign ? HloOpcode::kParameter
                                                        : HloOpcode::kMaximum;
       ASSIGN_OR_RETURN(e, RunF64(ev, instr, args, r));
+      if (kind != ReducerKind::kAssign && IsFloat(t)) {
+        // Updates combine in any order: which zero (+0, -0) a min/max
+        // keeps is unspecified.
+        const ZeroSigns zo = ZeroSignIndicators(*ops[0]);
+        const ZeroSigns zu = ZeroSignIndicators(*ops[2]);
+        if (MayMixZeroSigns(zo, zu)) {
+          const Literal* pa[] = {&zo.pos, idx, &zu.pos};
+          const Literal* na[] = {&zo.neg, idx, &zu.neg};
+          const Literal* ma[] = {&zo.marked, idx, &zu.marked};
+          ASSIGN_OR_RETURN(Literal pos, RunF64(ev, instr, pa, r));
+          ASSIGN_OR_RETURN(Literal neg, RunF64(ev, instr, na, r));
+          ASSIGN_OR_RETURN(Literal marked, RunF64(ev, instr, ma, r));
+          MarkCombinedZeros(y, pos, neg, marked, e);
+        } else {
+          ClearZeroSignMarks(y, e);
+        }
+      }
       if (kind == ReducerKind::kAssign) {
         // Several updates of one element: which one wins is unspecified
         // unless they are all equal; be conservative.

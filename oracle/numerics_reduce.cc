@@ -164,9 +164,30 @@ StatusOr<Literal> ReduceBound(BoundsEvaluator& ev, const HloInstruction& instr,
   const std::vector<double> yd = AsDoubles(y);
   switch (kind) {
     case ReducerKind::kMax:
-    case ReducerKind::kMin:
-      if (exact_in) return FilledBound(y.shape(), 0);
-      return ReduceF64(ev, instr, ex, einit, HloOpcode::kMaximum);
+    case ReducerKind::kMin: {
+      Literal e = FilledBound(y.shape(), 0);
+      if (!exact_in) {
+        ASSIGN_OR_RETURN(e,
+                         ReduceF64(ev, instr, ex, einit, HloOpcode::kMaximum));
+      }
+      // Which of the window's zeros (+0, -0) a min/max returns depends on
+      // the order: such zeros have an unspecified sign.
+      const ZeroSigns zx = ZeroSignIndicators(*ops[0]);
+      const ZeroSigns zi = ZeroSignIndicators(*ops[1]);
+      if (!MayMixZeroSigns(zx, zi)) {
+        ClearZeroSignMarks(y, e);
+        return e;
+      }
+      ASSIGN_OR_RETURN(Literal pos, ReduceF64(ev, instr, zx.pos, zi.pos,
+                                              HloOpcode::kMaximum));
+      ASSIGN_OR_RETURN(Literal neg, ReduceF64(ev, instr, zx.neg, zi.neg,
+                                              HloOpcode::kMaximum));
+      ASSIGN_OR_RETURN(
+          Literal marked,
+          ReduceF64(ev, instr, zx.marked, zi.marked, HloOpcode::kMaximum));
+      MarkCombinedZeros(y, pos, neg, marked, e);
+      return e;
+    }
     case ReducerKind::kAdd: {
       Literal e = FilledBound(y.shape(), 0);
       if (!exact_in) {

@@ -102,11 +102,20 @@ StatusOr<Literal> SortBound(BoundsEvaluator& ev, const HloInstruction& instr,
         nan_key = nan_key || (std::isnan(keys[at(j)]) && !total_order);
       }
       std::vector<double> row_max(n, 0);
+      // Whether the row holds a zero of unspecified sign: wherever an
+      // exact zero of that operand lands, it may be that one.
+      std::vector<char> row_marked(n, 0);
       for (size_t k = 0; k < n; ++k) {
         const auto ek = ops[k]->e.data<double>();
         for (int64_t j = 0; j < len; ++j) {
           row_max[k] = std::max(row_max[k], ek[at(j)]);
+          if (IsSignUnspecified(ek[at(j)]) &&
+              IsFloat(ops[k]->v.element_type()) &&
+              ops[k]->v.GetAsDouble(at(j)) == 0) {
+            row_marked[k] = 1;
+          }
         }
+        if (row_max[k] == 0) row_max[k] = 0.0;
       }
       // Runs of equal keys: an unstable sort may order them either way.
       std::vector<int64_t> run_start(len, 0);
@@ -137,12 +146,23 @@ StatusOr<Literal> SortBound(BoundsEvaluator& ev, const HloInstruction& instr,
         }
         for (size_t k = 0; k < n; ++k) {
           double& bound = out_e[k]->mutable_data<double>()[at(j)];
+          // +0 and -0 keys form one run: an unstable sort may put either
+          // sign at each of its positions.
+          const bool any_sign =
+              row_marked[k] ||
+              (static_cast<int64_t>(k) == *key && run_differs[k][run_start[j]]);
           if (static_cast<int64_t>(k) == *key) {
             bound = nan_key ? kInf : m;
+            if (bound == 0) {
+              bound = any_sign && keys[at(j)] == 0 ? kAnySign : 0.0;
+            }
             continue;
           }
           const bool differs = ambiguous || run_differs[k][run_start[j]];
           bound = differs ? kInf : row_max[k];
+          if (bound == 0) {
+            bound = any_sign && payloads[k][at(j)] == 0 ? kAnySign : 0.0;
+          }
           if (differs && !noted) {
             ev.Note("sort payload at ambiguous key order");
             noted = true;

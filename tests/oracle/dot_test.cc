@@ -11,6 +11,7 @@ namespace {
 
 using testing::ExpectFloats;
 using testing::Lit;
+using testing::NaiveMatmul;
 using testing::OneOp;
 using testing::R1;
 using testing::RunStatus;
@@ -119,23 +120,6 @@ TEST(DotTest, ZeroSizedContractionGivesZeros) {
                          {Lit(F32, {2, 3}, std::vector<float>(6)),
                           Lit(F32, {2, 2}, std::vector<float>(4))})
                    .ok());
-}
-
-// Naive dot for lhs [m,k] x rhs [k,n] in f64, k ascending.
-std::vector<float> NaiveMatmul(const std::vector<float>& a,
-                               const std::vector<float>& b, int64_t m,
-                               int64_t k, int64_t n) {
-  std::vector<float> c(m * n);
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < k; ++p) {
-        s += static_cast<double>(a[i * k + p]) * b[p * n + j];
-      }
-      c[i * n + j] = static_cast<float>(s);
-    }
-  }
-  return c;
 }
 
 TEST(DotTest, BlockedKernelMatchesNaiveLoop) {

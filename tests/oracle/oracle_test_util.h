@@ -113,6 +113,23 @@ inline std::string OneOp(const std::string& result_shape, const std::string& op,
   return text + "\n}\n";
 }
 
+// Naive dot for lhs [m,k] x rhs [k,n] in f64, k ascending.
+inline std::vector<float> NaiveMatmul(const std::vector<float>& a,
+                                      const std::vector<float>& b, int64_t m,
+                                      int64_t k, int64_t n) {
+  std::vector<float> c(m * n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        s += static_cast<double>(a[i * k + p]) * b[p * n + j];
+      }
+      c[i * n + j] = static_cast<float>(s);
+    }
+  }
+  return c;
+}
+
 inline constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 inline constexpr float kInf = std::numeric_limits<float>::infinity();
 
