@@ -68,11 +68,38 @@ StatusOr<ChangedLines> ChangedLinesOfDiff(std::string_view diff) {
   for (const agents::FileDiff& f : d.files) {
     if (f.is_deleted || f.new_path.empty()) continue;
     for (const agents::Hunk& h : f.hunks) {
+      std::set<int64_t>& lines = out[f.new_path];
       int64_t line = h.new_start;
+      // A run of removed lines with no added line marks its site: the
+      // new-side line right after it, or before it at the hunk's end.
+      bool removed = false, added = false;
+      auto flush_removal = [&](int64_t next) {
+        if (removed && !added) {
+          if (next > 0 && next < h.new_start + h.new_count) {
+            lines.insert(next);
+          } else if (line - 1 >= h.new_start) {
+            lines.insert(line - 1);
+          }
+        }
+        removed = added = false;
+      };
       for (const agents::DiffLine& l : h.lines) {
-        if (l.kind == '+') out[f.new_path].insert(line);
-        if (l.kind != '-') ++line;
+        if (l.kind == '-') {
+          removed = true;
+          continue;
+        }
+        if (l.kind == '+') {
+          lines.insert(line);
+          added = true;
+        } else {
+          flush_removal(line);
+        }
+        ++line;
       }
+      flush_removal(0);
+    }
+    if (auto it = out.find(f.new_path); it != out.end() && it->second.empty()) {
+      out.erase(it);
     }
   }
   return out;

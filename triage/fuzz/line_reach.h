@@ -4,7 +4,9 @@
 // embedded target).
 //
 // Changed lines are the new side's added lines ('+') of the commit's
-// unified diff, per repository-relative path. A coverage build has one
+// unified diff, per repository-relative path; a run of removed lines with
+// no added line among them stands for its site, the new-side line right
+// after it (before it when the run ends the hunk). A coverage build has one
 // coverage point per basic block (SanitizerCoverage with no-prune, PC table
 // in point order; hlo-run --coverage-pcs prints it). The binary's DWARF
 // line table (llvm-dwarfdump --debug-line; -gline-tables-only is enough)
@@ -40,8 +42,9 @@ namespace trench::fuzz {
 // Repository-relative path -> new-side line numbers (1-based).
 using ChangedLines = std::map<std::string, std::set<int64_t>>;
 
-// The added lines of unified diff `diff` (git show / git diff output;
-// git/unified_diff.h's parser and its errors). Deleted files add nothing.
+// The changed lines of unified diff `diff` (above; git show / git diff
+// output; git/unified_diff.h's parser and its errors). Deleted files add
+// nothing.
 StatusOr<ChangedLines> ChangedLinesOfDiff(std::string_view diff);
 
 struct SourceLine {
