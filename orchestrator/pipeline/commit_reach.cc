@@ -7,15 +7,16 @@
 
 namespace trench::orchestrator {
 
-StatusOr<std::string> WriteCommitDiff(StepContext& ctx, const std::string& sha,
-                                      const std::string& dir,
-                                      std::string* diff) {
+StatusOr<std::string> CommitDiffText(StepContext& ctx, const std::string& sha) {
   ASSIGN_OR_RETURN(auto mirror, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
-  ASSIGN_OR_RETURN(*diff, agents::DiffOfCommit(*mirror, sha));
-  if (diff->empty()) return std::string();
+  return agents::DiffOfCommit(*mirror, sha);
+}
+
+StatusOr<std::string> WriteDiffFile(const std::string& dir,
+                                    const std::string& diff) {
   const std::string path = dir + "/commit.diff";
   std::ofstream out(path, std::ios::binary);
-  out << *diff;
+  out << diff;
   if (!out.flush()) return IoError("cannot write " + path);
   return path;
 }

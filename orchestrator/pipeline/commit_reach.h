@@ -12,12 +12,13 @@
 
 namespace trench::orchestrator {
 
-// Writes commit `sha`'s diff against its first parent (from the mirror)
-// to <dir>/commit.diff and into *diff. Returns the path, or "" when the
-// commit changes no text. Errors: the mirror's, IoError for the file.
-StatusOr<std::string> WriteCommitDiff(StepContext& ctx, const std::string& sha,
-                                      const std::string& dir,
-                                      std::string* diff);
+// Commit `sha`'s diff against its first parent (from the mirror); "" when
+// it changes no text. Errors: the mirror's.
+StatusOr<std::string> CommitDiffText(StepContext& ctx, const std::string& sha);
+// Writes `diff` to <dir>/commit.diff (readable by the sandboxed tools) and
+// returns the path. IoError when it cannot be written.
+StatusOr<std::string> WriteDiffFile(const std::string& dir,
+                                    const std::string& diff);
 
 // The reach kept with a fuzz job's result: {"lines", "reached", "no_code",
 // "unreached": [...]} of hlo-fuzz's summary "reach" (other keys dropped).

@@ -162,23 +162,20 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
   std::vector<std::string> reach_flags;
   std::string diff;
   if (commits.size() == 1) {
-    ASSIGN_OR_RETURN(std::string lines_dir, ctx.Scratch(job.id, "lines"));
-    StatusOr<std::string> path = WriteCommitDiff(ctx, sha, lines_dir, &diff);
-    if (path.ok() && !path->empty()) {
-      reach_flags = {"--changed-lines", *path};
-      if (ctx.config->fuzz_reach_stop_programs > 0) {
-        reach_flags.insert(
-            reach_flags.end(),
-            {"--reach-stop",
-             std::to_string(ctx.config->fuzz_reach_stop_programs)});
-      }
-    } else if (!path.ok()) {
+    StatusOr<std::string> text = CommitDiffText(ctx, sha);
+    if (text.ok()) {
+      diff = *std::move(text);
+    } else {
       spdlog::warn("fuzz {}: no changed lines: {}", sha.substr(0, 12),
-                   path.status().message());
+                   text.status().message());
+    }
+    if (!diff.empty() && ctx.config->fuzz_reach_stop_programs > 0) {
+      reach_flags = {"--reach-stop",
+                     std::to_string(ctx.config->fuzz_reach_stop_programs)};
     }
   }
   ASSIGN_OR_RETURN(Json summary,
-                   FuzzBuild(ctx, job.id, bin, share, reach_flags));
+                   FuzzBuild(ctx, job.id, bin, share, reach_flags, diff));
   const Json* reach = summary.Find("reach");
   if (reach && reach->is_object()) out["reach"] = BriefReach(*reach);
   if (const Json* findings = summary.Find("findings");
