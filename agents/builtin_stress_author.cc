@@ -2,7 +2,9 @@
 // area. hlo-fuzz focuses on ops or on passes, not both, so an area naming
 // both gets two campaigns that share the time; no area gets one unfocused
 // campaign. Seeds derive from the bug id (or the task's `seed`), so a task
-// replays the same programs. Findings are merged by signature.
+// replays the same programs. Findings are merged by signature. A task with
+// `changed_lines` (the commit's diff and its unreached lines) asks each
+// campaign to measure and steer toward the commit's changed lines.
 #include <algorithm>
 #include <set>
 
@@ -40,6 +42,8 @@ class StressAuthor : public Brain {
     ASSIGN_OR_RETURN(int64_t seconds, TaskInt(task, "seconds", 60));
     ASSIGN_OR_RETURN(int64_t bug, TaskInt(task, "bug", 0));
     ASSIGN_OR_RETURN(int64_t seed, TaskInt(task, "seed", -1));
+    const Json* lines = task.Find("changed_lines");
+    const bool aim_lines = lines != nullptr && lines->is_object();
     if (seed < 0)
       seed = ((bug * 7919 + 17) % 4294967296 + 4294967296) % 4294967296;
     // The fuzz tool's schema caps lists at 16 names.
@@ -70,6 +74,7 @@ class StressAuthor : public Brain {
       if (campaigns[i].focus != "none") {
         args[campaigns[i].focus] = Strings(campaigns[i].names);
       }
+      if (aim_lines) args["changed_lines"] = true;
       ASSIGN_OR_RETURN(ToolResult r, tools.Call("fuzz", args));
       Json round = Json::MakeObject();
       round["focus"] = campaigns[i].focus;

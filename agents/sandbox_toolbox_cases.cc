@@ -9,6 +9,8 @@
 #include "agents/sandbox_toolbox.h"
 #include "agents/sandbox_toolbox_internal.h"
 #include "base/json.h"
+#include "git/git_repo.h"
+#include "git/patch_apply.h"
 
 namespace trench::agents {
 namespace {
@@ -27,6 +29,23 @@ int64_t IntArg(const Json& args, std::string_view key, int64_t fallback) {
   const Json* v = args.Find(key);
   return v && v->is_integer() ? static_cast<int64_t>(v->number_value())
                               : fallback;
+}
+
+// Writes the head commit's diff to <work>/commit.diff for hlo-fuzz
+// --changed-lines; "" when the session has no repository or head.
+StatusOr<std::string> HeadDiffFile(const ToolContext& ctx,
+                                   const std::string& work) {
+  if (ctx.repo.empty() || ctx.head.empty()) return std::string();
+  StatusOr<std::unique_ptr<hlo_bisect::GitRepo>> repo =
+      hlo_bisect::GitRepo::Open(ctx.repo);
+  if (!repo.ok()) return repo.status();
+  ASSIGN_OR_RETURN(std::string diff, DiffOfCommit(**repo, ctx.head));
+  if (diff.empty()) return std::string();
+  const std::string path = work + "/commit.diff";
+  std::ofstream out(path, std::ios::binary);
+  out << diff;
+  if (!out.flush()) return IoError("cannot write " + path);
+  return path;
 }
 
 std::string JoinStrings(const Json* list) {
@@ -281,6 +300,12 @@ StatusOr<ToolResult> SandboxToolBox::Fuzz(const Json& args) {
   }
   if (!ops.empty()) argv.insert(argv.end(), {"--focus", "ops:" + ops});
   if (!passes.empty()) argv.insert(argv.end(), {"--focus", "passes:" + passes});
+  if (const Json* lines = args.Find("changed_lines");
+      lines && lines->is_bool() && lines->bool_value()) {
+    StatusOr<std::string> diff = HeadDiffFile(ctx_, work.path());
+    if (!diff.ok()) return ToolFailure(diff.status().message());
+    if (!diff->empty()) argv.insert(argv.end(), {"--changed-lines", *diff});
+  }
   // Past the budget the campaign still localizes and writes its findings.
   ASSIGN_OR_RETURN(sandbox::Result r,
                    RunToolBinary(ctx_, def, argv, work.path(),
@@ -326,6 +351,13 @@ StatusOr<ToolResult> SandboxToolBox::Fuzz(const Json& args) {
   const Json* programs = summary->Find("programs");
   result.output["programs"] = programs ? *programs : Json(0);
   result.output["findings"] = std::move(findings);
+  if (const Json* reach = summary->Find("reach"); reach && reach->is_object()) {
+    Json brief = Json::MakeObject();
+    for (const char* key : {"lines", "reached", "no_code", "unreached"}) {
+      if (const Json* v = reach->Find(key)) brief[key] = *v;
+    }
+    result.output["reach"] = std::move(brief);
+  }
   return result;
 }
 

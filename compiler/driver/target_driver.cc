@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "compiler/codegen/emitters.h"
+#include "compiler/driver/coverage.h"
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/hlo_printer.h"
 #include "compiler/ir/verifier.h"
@@ -153,6 +154,20 @@ Json StringArray(const std::vector<std::string>& names) {
 
 }  // namespace
 
+Json CoverageFlavour() {
+  Json c = Json::MakeObject();
+  c["kind"] = "sancov-inline-8bit-counters-pc-table";
+  // How to build the flavour: the same CMake build with this option and
+  // clang (SanitizerCoverage is clang's).
+  c["cmake_flags"] = StringArray(
+      {"-DTRENCH_TARGET_COVERAGE=ON", "-DCMAKE_CXX_COMPILER=clang++"});
+  c["instrumented"] = coverage::Available();
+  c["points"] = static_cast<int64_t>(coverage::Size());
+  c["pcs_command"] = StringArray({"hlo-run", "--coverage-pcs"});
+  c["serve_answer_key"] = "coverage";
+  return c;
+}
+
 Json Capabilities() {
   Json j = Json::MakeObject();
   j["tool"] = "hloc";
@@ -186,6 +201,7 @@ Json Capabilities() {
   j["emitters"] = std::move(emitters);
   j["taps"] = true;
   j["serve"] = true;
+  j["coverage"] = CoverageFlavour();
   Json codes = Json::MakeObject();
   codes["ok"] = kExitOk;
   codes["bad_input"] = kExitBadInput;

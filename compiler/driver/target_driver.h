@@ -57,8 +57,13 @@ void RegisterCompileFlags(FlagParser* p, CompileFlags* flags);
 // "passes", "emitters" and "ops" with their "sources" are the target's
 // description of itself (README "The target contract"): the files of each
 // pass and emitter, as globs relative to the repository root, from the
-// "sources" columns of pass_registry.def and emitters.def.
+// "sources" columns of pass_registry.def and emitters.def. "coverage" is
+// the coverage build flavour (CoverageFlavour()).
 Json Capabilities();
+// {"kind", "cmake_flags": [...] (how to build the flavour), "instrumented":
+// whether this binary is that flavour, "points", "pcs_command": [...],
+// "serve_answer_key": "coverage"} (compiler/driver/coverage.h).
+Json CoverageFlavour();
 
 // Crash diagnostics: when the environment variable TRENCH_PASS_TRACE names
 // a file, CompileWithFlags appends one line "enter <pass> <execution>" to it

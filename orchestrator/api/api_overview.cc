@@ -7,6 +7,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct FuzzTotals {
   int64_t programs = 0;
   int64_t findings = 0;
   std::set<std::string> focus;
+  // Changed-line reach of the latest fuzz job that measured it (a
+  // coverage build): {reached, lines}; lines < 0 when none did.
+  int64_t reached = 0, lines = -1;
 };
 
 void AddFocus(const std::string& joined, std::set<std::string>* focus) {
@@ -48,8 +52,11 @@ StatusOr<std::map<std::string, FuzzTotals>> FuzzByCommit(Store* store) {
                        "coalesce(json_extract(result, '$.programs'), 0), "
                        "coalesce(json_array_length(result, '$.filed'), 0), "
                        "coalesce(json_extract(result, '$.focus.passes'), ''), "
-                       "coalesce(json_extract(result, '$.focus.ops'), '') "
-                       "FROM jobs WHERE kind = 'fuzz' AND state = 'done'"));
+                       "coalesce(json_extract(result, '$.focus.ops'), ''), "
+                       "json_extract(result, '$.reach.reached'), "
+                       "json_extract(result, '$.reach.lines') "
+                       "FROM jobs WHERE kind = 'fuzz' AND state = 'done' "
+                       "ORDER BY id"));
   std::map<std::string, FuzzTotals> out;
   while (true) {
     ASSIGN_OR_RETURN(bool row, st.Step());
@@ -61,6 +68,12 @@ StatusOr<std::map<std::string, FuzzTotals>> FuzzByCommit(Store* store) {
     t.findings += st.ColumnInt64(2);
     AddFocus(st.ColumnText(3), &t.focus);
     AddFocus(st.ColumnText(4), &t.focus);
+    const std::optional<int64_t> reached = st.ColumnOptionalInt64(5);
+    const std::optional<int64_t> lines = st.ColumnOptionalInt64(6);
+    if (reached && lines) {
+      t.reached = *reached;
+      t.lines = *lines;
+    }
   }
   return out;
 }
@@ -128,6 +141,11 @@ StatusOr<JsonDoc> CommitsJson(Store* store, const ApiOptions& options) {
     c["findings"] = t.findings;
     c["focus"] =
         JsonDoc(std::vector<std::string>(t.focus.begin(), t.focus.end()));
+    if (t.lines >= 0) {
+      c["reach"] = JsonDoc{{"reached", t.reached}, {"lines", t.lines}};
+    } else {
+      c["reach"] = nullptr;
+    }
     out.push_back(std::move(c));
   }
   return out;

@@ -59,6 +59,14 @@ std::string SummaryText(const fuzz::CampaignSummary& s,
     o << "generator errors: " << s.generator_errors
       << " (first: " << s.first_generator_error << ")\n";
   }
+  if (!s.reach.is_null()) {
+    const Json* a = s.reach.Find("reached");
+    const Json* b = s.reach.Find("lines");
+    const Json* none = s.reach.Find("no_code");
+    o << "changed-line reach: " << (a ? a->Dump() : "?") << "/"
+      << (b ? b->Dump() : "?") << " executable changed lines ("
+      << (none ? none->Dump() : "?") << " changed lines hold no code)\n";
+  }
   o << s.findings.size() << " finding" << (s.findings.size() == 1 ? "" : "s")
     << (s.cancelled ? " (cancelled)" : "") << "\n";
   for (const fuzz::Finding& f : s.findings) {
@@ -88,6 +96,11 @@ int CmdFuzz(const Context& ctx) {
       "exit: 0 done, 1 campaign error or (--fail-on-finding) "
       "findings, 2 usage");
   if (std::optional<int> exit = ParseArgs(ctx, p)) return *exit;
+  std::string note;
+  if (Status s = fuzz::PrepareReach(&f, &note); !s.ok()) {
+    return Fail(ctx, "fuzz: " + s.message());
+  }
+  if (!note.empty()) *ctx.err << "fuzz: " << note << "\n";
   // --progress / --no-progress override the terminal test.
   Progress progress(
       ctx.err, f.progress == 1 || (f.progress == -1 && ctx.err_is_terminal));

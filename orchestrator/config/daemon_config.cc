@@ -302,6 +302,8 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
     RETURN_IF_ERROR(f.Int("jobs", 1, 256, &c.fuzz_jobs));
     RETURN_IF_ERROR(f.Int("seed", 0, INT64_MAX, &c.fuzz_seed));
     RETURN_IF_ERROR(f.Bool("continuous", &c.fuzz_continuous));
+    RETURN_IF_ERROR(f.Int("reach_stop_programs", 0, INT64_MAX,
+                          &c.fuzz_reach_stop_programs));
     return f.Path("corpus", base_dir, &c.fuzz_corpus);
   }));
   RETURN_IF_ERROR(top.Int("reproduce_runs", 1, 1000, &c.reproduce_runs));

@@ -14,8 +14,13 @@
 //     "poll_seconds": 10,
 //     "fuzz": {"budget_seconds": 60, "jobs": 1, "seed": 1,
 //              "corpus": "",            trace corpus dir ("": none)
-//              "continuous": true},     when idle, fuzz the built head
+//              "continuous": true,      when idle, fuzz the built head
 //                                       again (new seed each round)
+//              "reach_stop_programs": 0},  > 0: a commit's campaign on a
+//                                       coverage build ends once every
+//                                       changed line was reached by this
+//                                       many programs and nothing was
+//                                       found (hlo-fuzz --reach-stop)
 //     "reproduce_runs": 3,              re-runs to call a bug reproduced
 //     "reduce_seconds": 300,            hlo-reduce's time limit
 //     "regression": ["dir", ...],       cases a patched build must still
@@ -160,6 +165,7 @@ struct DaemonConfig {
   uint64_t fuzz_seed = 1;
   std::string fuzz_corpus;
   bool fuzz_continuous = true;
+  int64_t fuzz_reach_stop_programs = 0;
   int reproduce_runs = 3;
   double reduce_seconds = 300;
   std::vector<std::string> regression;

@@ -18,6 +18,7 @@
 #include "git/git_repo.h"
 #include "git/patch_apply.h"
 #include "orchestrator/pipeline/build_volume.h"
+#include "orchestrator/pipeline/commit_reach.h"
 #include "orchestrator/pipeline/step_util.h"
 
 namespace trench::orchestrator {
@@ -379,7 +380,8 @@ StatusOr<Json> FileFinding(StepContext& ctx, const std::string& commit,
 
 StatusOr<Json> FuzzBuild(StepContext& ctx, int64_t job_id,
                          const std::string& bin_dir, double seconds,
-                         const std::vector<std::string>& extra_flags) {
+                         const std::vector<std::string>& extra_flags,
+                         const std::string& changed_diff) {
   ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job_id, "fuzz"));
   std::vector<std::string> argv = {
       "hlo-fuzz",
@@ -402,6 +404,10 @@ StatusOr<Json> FuzzBuild(StepContext& ctx, int64_t job_id,
     argv.insert(argv.end(), {"--corpus", ctx.config->fuzz_corpus});
   }
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  if (!changed_diff.empty()) {
+    ASSIGN_OR_RETURN(std::string path, WriteDiffFile(scratch, changed_diff));
+    argv.insert(argv.end(), {"--changed-lines", path});
+  }
   ASSIGN_OR_RETURN(sandbox::Result r,
                    ctx.RunTool(argv, scratch, seconds * 4 + 120));
   return ToolJson("hlo-fuzz", r);

@@ -137,9 +137,13 @@ ChangedArea ChangedAreaOf(const std::string& diff,
 StatusOr<ChangedArea> ChangedAreaOfCommits(
     StepContext& ctx, const std::string& head,
     const std::vector<std::string>& commits, const std::string& scratch);
-// A hlo-fuzz campaign on the build in `bin_dir`: its summary JSON.
+// A hlo-fuzz campaign on the build in `bin_dir`: its summary JSON. A
+// non-empty `changed_diff` (the commit's diff) is written into the
+// campaign's scratch and given as --changed-lines (changed-line reach on a
+// coverage build, commit_reach.h).
 StatusOr<Json> FuzzBuild(StepContext& ctx, int64_t job_id,
                          const std::string& bin_dir, double seconds,
-                         const std::vector<std::string>& extra_flags);
+                         const std::vector<std::string>& extra_flags,
+                         const std::string& changed_diff = "");
 
 }  // namespace trench::orchestrator

@@ -14,6 +14,7 @@
 #include "git/mirror.h"
 #include "git/patch_apply.h"
 #include "orchestrator/pipeline/agent_sessions.h"
+#include "orchestrator/pipeline/commit_reach.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/step_util.h"
 
@@ -154,6 +155,47 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
   Json out = Json::MakeObject();
   int64_t programs = 0;
   double seconds_run = 0;
+  // The commit's changed lines (a single commit, not a round): the
+  // unfocused campaign measures its reach on them when the build is the
+  // target's coverage flavour (hlo-fuzz --changed-lines; otherwise it only
+  // notes that), and the author is told the diff and the lines not reached.
+  std::vector<std::string> reach_flags;
+  std::string diff;
+  if (commits.size() == 1) {
+    StatusOr<std::string> text = CommitDiffText(ctx, sha);
+    if (text.ok()) {
+      diff = *std::move(text);
+    } else {
+      spdlog::warn("fuzz {}: no changed lines: {}", sha.substr(0, 12),
+                   text.status().message());
+    }
+    if (!diff.empty() && ctx.config->fuzz_reach_stop_programs > 0) {
+      reach_flags = {"--reach-stop",
+                     std::to_string(ctx.config->fuzz_reach_stop_programs)};
+    }
+  }
+  ASSIGN_OR_RETURN(Json summary,
+                   FuzzBuild(ctx, job.id, bin, share, reach_flags, diff));
+  const Json* reach = summary.Find("reach");
+  if (reach && reach->is_object()) out["reach"] = BriefReach(*reach);
+  if (const Json* findings = summary.Find("findings");
+      findings && findings->is_array()) {
+    for (const Json& f : findings->array()) {
+      // The bug keeps its campaign's reach (the triage report shows it).
+      Json finding = f;
+      if (reach && reach->is_object() && finding.is_object()) {
+        finding["reach"] = BriefReach(*reach);
+      }
+      ASSIGN_OR_RETURN(Json one, FileFinding(ctx, sha, finding));
+      filed.push_back(std::move(one));
+    }
+  }
+  if (const Json* p = summary.Find("programs"); p && p->is_integer()) {
+    programs += p->int64_value();
+  }
+  if (const Json* t = summary.Find("seconds"); t && t->is_number()) {
+    seconds_run += t->number_value();
+  }
   if (aimed > 0) {
     ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job.id, "author"));
     ASSIGN_OR_RETURN(auto tools, agents::SandboxToolBox::Create(
@@ -168,6 +210,10 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
     task["seconds"] = std::max<int64_t>(
         1, static_cast<int64_t>(share * static_cast<double>(aimed)));
     task["seed"] = (ctx.config->fuzz_seed + job.id) % 4294967296;
+    if (!diff.empty()) {
+      task["changed_lines"] =
+          ChangedLinesTask(diff, reach && reach->is_object() ? *reach : Json());
+    }
     // The author's failure (a broken LLM set-up falls back by itself) must
     // not cost the commit its unfocused campaign.
     StatusOr<Json> raw =
@@ -189,20 +235,6 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
                    sha.substr(0, 12), claim.status().message());
       out["author_error"] = claim.status().message();
     }
-  }
-  ASSIGN_OR_RETURN(Json summary, FuzzBuild(ctx, job.id, bin, share, {}));
-  if (const Json* findings = summary.Find("findings");
-      findings && findings->is_array()) {
-    for (const Json& f : findings->array()) {
-      ASSIGN_OR_RETURN(Json one, FileFinding(ctx, sha, f));
-      filed.push_back(std::move(one));
-    }
-  }
-  if (const Json* p = summary.Find("programs"); p && p->is_integer()) {
-    programs += p->int64_value();
-  }
-  if (const Json* t = summary.Find("seconds"); t && t->is_number()) {
-    seconds_run += t->number_value();
   }
   out["programs"] = programs;
   out["seconds"] = seconds_run;

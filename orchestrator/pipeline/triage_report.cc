@@ -25,6 +25,34 @@ const Json* Arr(const Json* j, std::string_view key) {
   return v != nullptr && v->is_array() ? v : nullptr;
 }
 
+// "changed-line reach of the campaign: 3/4 executable changed lines (1
+// more changed lines hold no code)\nnot reached: a.cc:7, ...\n" from a fuzz
+// finding's "reach" (hlo-fuzz's, kept when the bug was filed); "" when
+// the campaign did not measure it.
+std::string ReachText(const Json* reach) {
+  if (reach == nullptr) return "";
+  const Json* reached = reach->Find("reached");
+  const Json* lines = reach->Find("lines");
+  if (!reached || !lines || !reached->is_integer() || !lines->is_integer()) {
+    return "";
+  }
+  std::string t = "changed-line reach of the campaign: " + reached->Dump() +
+                  "/" + lines->Dump() + " executable changed lines";
+  if (const Json* none = reach->Find("no_code"); none && none->is_integer()) {
+    t += " (" + none->Dump() + " more changed lines hold no code)";
+  }
+  t += "\n";
+  if (const Json* u = Arr(reach, "unreached"); u && !u->array().empty()) {
+    std::string list;
+    for (const Json& l : u->array()) {
+      if (!l.is_string()) continue;
+      list += (list.empty() ? "" : ", ") + l.string_value();
+    }
+    t += "not reached: " + list + "\n";
+  }
+  return t;
+}
+
 std::string Str(const Json* j, std::string_view key) {
   const Json* v = j != nullptr && j->is_object() ? j->Find(key) : nullptr;
   return v != nullptr && v->is_string() ? v->string_value() : "";
@@ -401,6 +429,7 @@ StatusOr<std::string> BugReportText(const Json& bug_response) {
   }
   const std::string source = Str(src.details, "source");
   if (rep.empty() && !source.empty()) rep = "source: " + source + "\n";
+  rep += ReachText(Obj(Obj(src.details, "finding"), "reach"));
   Section(o, "Report", rep, "none (found by trench)\n");
 
   const Json* repro = StepData(src, "reproduction",

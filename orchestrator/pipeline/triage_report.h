@@ -11,7 +11,9 @@
 // itself):
 //   header        bug: id, title, state, signature, times, duplicate_of,
 //                 flaky_rate, fix_commit
-//   Report        details.report {"text", "hlo"?, "inputs"?} (the API)
+//   Report        details.report {"text", "hlo"?, "inputs"?} (the API);
+//                 for a fuzz finding, details.finding.reach: the changed-
+//                 line reach of the commit's campaign (when measured)
 //   Reproduction  bug.case_sha256; details.reproduction {"case"?, "runs",
 //                 "failures", "rate", "verdict": hlo-diff's verdict JSON}
 //                 (-> reproduced, flaky, not_reproducible)

@@ -116,6 +116,14 @@ TEST_F(HloRunTest, OneShotEqualsHlocPlusTpusim) {
   EXPECT_EQ(Slurp(fs::path(run) / "0.npy"), Slurp(fs::path(again) / "0.npy"));
 }
 
+// This build is not the coverage flavour: an empty point table, and serve
+// answers carry no "coverage" (tests/triage/fuzz/coverage_build_test.cc
+// runs the flavour itself).
+TEST_F(HloRunTest, CoveragePcsOfAPlainBuildAreEmpty) {
+  ASSERT_EQ(HloRun({"--coverage-pcs"}), 0) << err_.str();
+  EXPECT_EQ(out_.str(), "{\"size\":0,\"pcs\":[]}\n");
+}
+
 TEST_F(HloRunTest, ExitCodes) {
   EXPECT_EQ(HloRun({"--help"}), 0);
   EXPECT_EQ(HloRun({module_}), 2);

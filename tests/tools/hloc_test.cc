@@ -127,6 +127,13 @@ TEST_F(HlocTest, Capabilities) {
   }
   EXPECT_TRUE(has_algsimp);
   EXPECT_EQ(*j->Find("exit_codes")->Find("compile_error"), Json(3));
+  // The coverage build flavour: how to build it; this build is not it.
+  const Json* cov = j->Find("coverage");
+  ASSERT_NE(cov, nullptr);
+  EXPECT_EQ(cov->Find("cmake_flags")->array().at(0),
+            Json("-DTRENCH_TARGET_COVERAGE=ON"));
+  EXPECT_EQ(*cov->Find("instrumented"), Json(false));
+  EXPECT_EQ(*cov->Find("points"), Json(0));
 }
 
 TEST_F(HlocTest, ExitCodesDistinguishFailures) {

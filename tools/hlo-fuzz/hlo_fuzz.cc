@@ -70,6 +70,12 @@ int RunHloFuzz(int argc, char** argv, std::ostream& out, std::ostream& err) {
   }
   if (histogram > 0)
     return RunFeatureHistogram(f, histogram, histogram_json, out, err);
+  std::string note;
+  if (Status s = fuzz::PrepareReach(&f, &note); !s.ok()) {
+    err << "hlo-fuzz: " << s.ToString() << "\n";
+    return 2;
+  }
+  if (!note.empty()) err << "hlo-fuzz: " << note << "\n";
   const bool progress = f.progress == 1 || (f.progress == -1 && isatty(2));
   fuzz::ProgressFn report;
   if (progress) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/flags.h"
+#include "compiler/driver/coverage.h"
 #include "compiler/driver/run_request.h"
 
 namespace trench {
@@ -13,7 +14,7 @@ using hlo_run::Outcome;
 using hlo_run::Request;
 
 struct Args {
-  bool serve = false, random = false;
+  bool serve = false, random = false, coverage_pcs = false;
   std::string module;
   uint64_t seed = 0;
   Request request;
@@ -34,12 +35,14 @@ void Declare(FlagParser* p, Args* a) {
             "where outputs, taps/ and report.json go");
   p->Bool("serve", &a->serve,
           "serve requests on stdin; the compile flags are the defaults");
+  p->Bool("coverage-pcs", &a->coverage_pcs,
+          "print the coverage build's PC table as JSON and exit");
   hloc::RegisterCompileFlags(p, &a->request.compile);
 }
 
 // The one-shot run's arguments; InvalidArgument naming what is wrong.
 Status Check(const FlagParser& p, Args* a) {
-  if (a->serve) return Status::Ok();
+  if (a->serve || a->coverage_pcs) return Status::Ok();
   if (a->module.empty()) return InvalidArgument("expected one MODULE");
   if (a->random && !a->request.input_files.empty()) {
     return InvalidArgument("--input and --random-inputs are exclusive");
@@ -125,7 +128,26 @@ Json Answer(const Json* id, const Outcome& o) {
   a["exit_code"] = o.exit_code;
   a["message"] = o.message;
   a["report"] = o.report;
+  if (coverage::Available()) {
+    Json c = Json::MakeObject();
+    c["size"] = static_cast<int64_t>(coverage::Size());
+    c["hit"] = coverage::HitsHex();
+    a["coverage"] = std::move(c);
+  }
   return a;
+}
+
+// {"size": N, "pcs": [offset, ...]} (coverage.h PcOffsets; size 0 and no
+// points in a build without the coverage flavour).
+Json CoveragePcs() {
+  Json j = Json::MakeObject();
+  j["size"] = static_cast<int64_t>(coverage::Size());
+  Json pcs = Json::MakeArray();
+  for (uint64_t pc : coverage::PcOffsets()) {
+    pcs.push_back(static_cast<int64_t>(pc));
+  }
+  j["pcs"] = std::move(pcs);
+  return j;
 }
 
 int Serve(const Request& defaults, std::istream& in, std::ostream& out) {
@@ -136,6 +158,7 @@ int Serve(const Request& defaults, std::istream& in, std::ostream& out) {
     const Json* id = j.ok() ? j->Find("id") : nullptr;
     Request r = defaults;
     Status s = j.ok() ? ParseRequest(*j, &r) : j.status();
+    coverage::Reset();  // Each answer covers its own request only.
     Outcome o =
         s.ok() ? hlo_run::Execute(r)
                : Outcome{hloc::kExitBadInput, "bad_input", s.message(), Json()};
@@ -157,6 +180,10 @@ int RunHloRun(int argc, char** argv, std::istream& in, std::ostream& out,
     return *exit;
   }
   if (Status s = Check(p, &a); !s.ok()) return p.UsageError(err, s.message());
+  if (a.coverage_pcs) {
+    out << CoveragePcs().Dump() << "\n";
+    return 0;
+  }
   if (a.serve) return Serve(a.request, in, out);
   Request r = a.request;
   StatusOr<std::string> text = hloc::ReadFile(r.module_origin);

@@ -3,6 +3,7 @@
 //   hlo-run MODULE.hlo (--input F.npy ... | --random-inputs [--seed N])
 //           --output-dir D [hloc's compile flags]
 //   hlo-run --serve [hloc's compile flags as defaults]
+//   hlo-run --coverage-pcs
 //   hlo-run --help
 //
 // One-shot: writes D/<i>.npy, D/taps/<label>.npy, D/report.json (and
@@ -19,6 +20,13 @@
 //       "run_crash"|"memory_error"|"timeout", "exit_code": N, "message",
 //       "report": {...}|null}
 // A malformed request gets status "bad_input"; the server keeps going.
+// In the coverage build flavour (compiler/driver/coverage.h) every answer
+// also has "coverage": {"size": N, "hit": HEX}, the coverage points that
+// request alone hit (counters are reset before each request).
+//
+// hlo-run --coverage-pcs prints {"size": N, "pcs": [offset, ...]}: each
+// coverage point's address (minus the load bias) for symbolizing; size 0
+// without the flavour.
 #pragma once
 
 #include <istream>

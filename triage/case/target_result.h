@@ -43,6 +43,10 @@ struct TargetResult {
   Json report;
   std::vector<Literal> outputs;  // Output array leaves (when ok).
   std::string output_error;      // Why outputs stopped short ("" if not).
+  // A coverage build's points this run hit (hlo-run --serve's answer
+  // "coverage"."hit": compiler/driver/coverage.h's hex bitmap); "" for a
+  // target without the coverage flavour. Not in ToJson (it is large).
+  std::string coverage_hits;
   double seconds = 0;
 
   Json ToJson() const;  // Everything but outputs and stderr_text.

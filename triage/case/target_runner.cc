@@ -506,6 +506,11 @@ StatusOr<TargetResult> TargetRunner::RunServe(const Case& c,
     r.exit_code = static_cast<int>(e->int64_value());
   }
   if (const Json* rep = a->Find("report")) r.report = *rep;
+  if (const Json* cov = a->Find("coverage"); cov && cov->is_object()) {
+    if (const Json* hit = cov->Find("hit"); hit && hit->is_string()) {
+      r.coverage_hits = hit->string_value();
+    }
+  }
   const Json* stage = r.report.Find("stage");
   if (stage && stage->is_string()) r.stage = stage->string_value();
   if (status == "ok") {

@@ -9,7 +9,8 @@
 //   kServe:      one persistent `hlo-run --serve` worker fed JSON-lines
 //                requests (tools/hlo-run/hlo_run.h); a worker that dies or
 //                times out is killed with its process group and restarted
-//                for the next case.
+//                for the next case. A coverage build's answers also say
+//                which coverage points the case hit (coverage_hits).
 //
 // Every process runs with TRENCH_PASS_TRACE=W/pass_trace.txt, so after a
 // crash the last "enter <pass> <n>" line names the pass that was running

@@ -17,6 +17,7 @@
 #include "base/json_nlohmann.h"
 #include "triage/case/case_bundle.h"
 #include "triage/case/verdict.h"
+#include "triage/fuzz/reach_steering.h"
 #include "triage/localize/localization_report.h"
 #include "triage/localize/localize.h"
 
@@ -58,7 +59,41 @@ struct Shared {
   // while its first case is being localized; `localized` is notified).
   std::map<std::string, Json> dedup_of;
   std::condition_variable localized;
+  // With CampaignOptions::changed_lines.
+  std::unique_ptr<LineReach> reach;
+  std::unique_ptr<ReachSteering> steering;
+  std::atomic<int64_t> mutants{0};
+  std::atomic<bool> reach_done{false};
 };
+
+// The summary's "reach" (null without changed lines).
+Json ReachJson(const Shared& s) {
+  if (!s.reach) return Json();
+  Json j = s.reach->ToJson();
+  j["steering"] = s.steering->ToJson();
+  j["mutants"] = s.mutants.load();
+  j["ended_early"] = s.reach_done.load();
+  return j;
+}
+
+// Attributes program `c`'s coverage to the changed lines; a program that
+// reached some becomes a seed candidate. Ends the campaign once every line
+// has its reach_stop_programs programs and nothing was found.
+void CountReach(Shared& s, const hlo_diff::Case& c,
+                const hlo_diff::Verdict& v) {
+  if (!s.reach || !v.target || v.target->coverage_hits.empty()) return;
+  const std::vector<int> ids = s.reach->map().Reached(v.target->coverage_hits);
+  const int fresh = s.reach->Add(ids);
+  s.steering->Offer(c.module_text, c.inputs, c.origin, ids, fresh);
+  const int64_t n = s.options->reach_stop_programs;
+  if (n > 0 && s.reach->AllReachedAtLeast(n)) {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.summary.findings.empty()) {
+      s.reach_done = true;
+      s.stop = true;
+    }
+  }
+}
 
 bool TakeProgram(Shared& s, int64_t* i) {
   if (s.stop.load()) return false;
@@ -85,6 +120,16 @@ StatusOr<GeneratedCase> MakeProgram(const Shared& s, int64_t i,
   const double u = static_cast<double>(h >> 11) * 0x1.0p-53;
   *from_trace = s.corpus != nullptr && u < o.trace_share;
   const uint64_t program_seed = Mix(h);
+  if (s.steering && s.steering->has_seeds()) {
+    const double w = static_cast<double>(Mix(h ^ 0x5eed) >> 11) * 0x1.0p-53;
+    if (w < o.steer_share) {
+      StatusOr<GeneratedCase> m = s.steering->Mutant(program_seed);
+      if (m.ok()) {
+        *from_trace = false;
+        return m;
+      }
+    }
+  }
   if (*from_trace) return s.corpus->Sample(program_seed, o.mutation);
   return GenerateSynthetic(program_seed, o.generator);
 }
@@ -264,6 +309,10 @@ void RunJob(Shared& s, int job) {
         }
       }
     }
+    if (verdict && c.ok()) {
+      if (StringOr(c->origin, "kind") == "reach_mutant") ++s.mutants;
+      CountReach(s, *c, *verdict);
+    }
     if (verdict && hlo_diff::IsFailure(verdict->status)) {
       Record(s, i, std::move(*c), std::move(module), *verdict,
              /*refusal=*/false, work);
@@ -352,6 +401,7 @@ Json CampaignSummary::ToJson() const {
   j["cancelled"] = Json(cancelled);
   j["distinct_findings"] = Json(static_cast<int64_t>(findings.size()));
   j["findings"] = FindingsJson(findings);
+  if (!reach.is_null()) j["reach"] = reach;
   if (!refusals.empty()) j["refusals"] = FindingsJson(refusals);
   return j;
 }
@@ -363,6 +413,14 @@ std::string ProgressLine(const CampaignSummary& s) {
       s.seconds, static_cast<long long>(s.programs),
       s.seconds > 0 ? s.programs / s.seconds : 0.0, s.findings.size());
   std::string line = head;
+  if (!s.reach.is_null()) {
+    const Json* a = s.reach.Find("reached");
+    const Json* b = s.reach.Find("lines");
+    if (a && b && a->is_integer() && b->is_integer()) {
+      line += "  reach " + std::to_string(a->int64_value()) + "/" +
+              std::to_string(b->int64_value()) + " lines";
+    }
+  }
   std::string mix;
   for (const auto& [k, v] : s.statuses) {
     mix += (mix.empty() ? "" : ", ") + k + " " + std::to_string(v);
@@ -420,6 +478,11 @@ StatusOr<CampaignSummary> RunCampaign(const CampaignOptions& options,
   s.corpus = corpus ? &*corpus : nullptr;
   s.summary.corpus_subgraphs =
       corpus ? static_cast<int64_t>(corpus->subgraphs().size()) : 0;
+  if (options.changed_lines) {
+    s.reach = std::make_unique<LineReach>(options.changed_lines);
+    s.steering = std::make_unique<ReachSteering>(
+        s.reach.get(), std::max<int64_t>(1, options.reach_stop_programs));
+  }
   s.start = Clock::now();
   std::vector<std::thread> jobs;
   for (int j = 0; j < options.jobs; ++j) {
@@ -445,6 +508,7 @@ StatusOr<CampaignSummary> RunCampaign(const CampaignOptions& options,
       snapshot = s.summary;
     }
     snapshot.seconds = Since(s.start);
+    snapshot.reach = ReachJson(s);
     if (want_progress) {
       last_progress = Clock::now();
       progress(snapshot);
@@ -456,7 +520,8 @@ StatusOr<CampaignSummary> RunCampaign(const CampaignOptions& options,
   }
   watcher.join();
   s.summary.seconds = Since(s.start);
-  s.summary.cancelled = s.stop.load();
+  s.summary.cancelled = s.stop.load() && !s.reach_done.load();
+  s.summary.reach = ReachJson(s);
   fs::remove_all(fs::path(options.out_dir) / ".work", ec);
   WriteSummary(options.out_dir, s.summary, /*running=*/false);
   if (progress) progress(s.summary);

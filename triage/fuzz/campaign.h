@@ -35,6 +35,7 @@
 #include "base/status.h"
 #include "triage/case/target_runner.h"
 #include "triage/fuzz/generator.h"
+#include "triage/fuzz/line_reach.h"
 #include "triage/fuzz/trace_corpus.h"
 
 namespace trench::fuzz {
@@ -67,6 +68,19 @@ struct CampaignOptions {
   // refused a program (statuses target_unsupported / oracle_unsupported,
   // signature {status, normalized message}); they are not findings.
   bool keep_unsupported = false;
+  // Changed-line reach (line_reach.h). With a map (built from a coverage
+  // build of the target, which must run in kServe mode to say what each
+  // program hit), every program's coverage is attributed to the changed
+  // lines, the summary says the reach, and a share `steer_share` of the
+  // programs are mutants of seeds that reached the lines
+  // (reach_steering.h) once there are seeds. Null: no reach (a target
+  // without the coverage flavour is fuzzed as before).
+  std::shared_ptr<const LineCoverageMap> changed_lines;
+  double steer_share = 0.5;
+  // > 0 (with changed_lines): the campaign ends early once every changed
+  // line was reached by this many programs and there is no finding; seeds
+  // are also kept for lines reached by fewer programs.
+  int64_t reach_stop_programs = 0;
   // Polled a few times a second; when it becomes true the campaign takes no
   // new program, lets the running ones finish and returns normally (e.g.
   // set from a SIGINT handler). May be null.
@@ -104,6 +118,10 @@ struct CampaignSummary {
   double generate_seconds = 0, oracle_seconds = 0, target_seconds = 0;
   int worker_restarts = 0;
   bool cancelled = false;  // Stopped through CampaignOptions::cancel.
+  // With CampaignOptions::changed_lines: LineReach::ToJson() plus
+  // "steering" (ReachSteering::ToJson()), "mutants" (programs that were
+  // seed mutants) and "ended_early" (reach_stop_programs met); else null.
+  Json reach;
 
   int64_t findings_total() const;  // Sum of the findings' counts.
   Json ToJson() const;
@@ -121,7 +139,7 @@ StatusOr<CampaignSummary> RunCampaign(const CampaignOptions& options,
                                       const ProgressFn& progress = nullptr);
 
 // One line for a terminal: "12.0s  345 programs  28.7/s  2 findings
-// (pass 300, mismatch 3, ...)".
+// [reach 3/4 lines] (pass 300, mismatch 3, ...)".
 std::string ProgressLine(const CampaignSummary& s);
 
 }  // namespace trench::fuzz

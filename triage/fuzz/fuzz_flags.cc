@@ -6,6 +6,7 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string_view>
 
 #include "compiler/ir/dtype.h"
@@ -196,7 +197,49 @@ void RegisterFuzzFlags(FlagParser* p, FuzzFlags* f) {
           "fail (hlo-fuzz: exit 10) when anything was\nfound");
   RegisterGeneratorFlags(p, &f->campaign.generator);
   RegisterTargetFlags(p, &f->campaign.target);
+  p->Group("changed-line reach (a coverage build of the target)");
+  p->String("changed-lines", "DIFF", &f->changed_lines,
+            "a unified diff (git show); report the reach\non its added lines "
+            "and steer toward them");
+  p->Number("reach-stop", "N", &f->campaign.reach_stop_programs,
+            "end once every changed line was reached\nby N programs and "
+            "nothing was found");
+  p->Custom("steer-share", "F",
+            "share of programs mutated from seeds that\nreached changed "
+            "lines (default 0.5)",
+            Share(&f->campaign.steer_share));
   p->Group("");
+}
+
+Status PrepareReach(FuzzFlags* f, std::string* note) {
+  note->clear();
+  if (f->changed_lines.empty()) return Status::Ok();
+  std::ifstream in(f->changed_lines, std::ios::binary);
+  if (!in) return IoError(f->changed_lines + ": cannot read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  StatusOr<ChangedLines> lines = ChangedLinesOfDiff(text.str());
+  if (!lines.ok()) {
+    return InvalidArgument(f->changed_lines + ": " + lines.status().message());
+  }
+  if (lines->empty()) {
+    *note = "the diff adds no line: no reach to measure";
+    return Status::Ok();
+  }
+  const hlo_diff::TargetSpec& t = f->campaign.target;
+  StatusOr<LineCoverageMap> map = LineCoverageMap::OfBinary(t.hlo_run, *lines);
+  if (!map.ok()) {
+    *note = "no changed-line reach: " + map.status().message();
+    return Status::Ok();
+  }
+  if (t.mode != hlo_diff::TargetMode::kServe) {
+    return InvalidArgument(
+        "--changed-lines: a coverage build reports per program only in "
+        "--target serve");
+  }
+  f->campaign.changed_lines =
+      std::make_shared<const LineCoverageMap>(std::move(map).value());
+  return Status::Ok();
 }
 
 FuzzFlags DefaultFuzzFlags(const std::string& binary_dir) {

@@ -10,6 +10,7 @@
 //   [--tpusim P] [--timeout S] [--target-flag F ...]
 //   [--progress|--no-progress] [--fail-on-finding]
 //   [--keep-unsupported] [--no-localize]
+//   [--changed-lines DIFF] [--reach-stop N] [--steer-share F]
 //
 // Budgets take a unit: 90, 90s, 5m, 1h. The target binaries default to
 // hlo-run / hloc / tpusim next to the hlo-fuzz binary.
@@ -30,6 +31,9 @@ struct FuzzFlags {
   // -1: progress on a terminal only; 0 off; 1 on.
   int progress = -1;
   bool fail_on_finding = false;
+  // --changed-lines: a unified diff (the commit's) whose added lines the
+  // campaign measures its reach on (PrepareReach).
+  std::string changed_lines;
 };
 
 // hlo-fuzz's usage line. With no argument a campaign does not start: a
@@ -53,6 +57,15 @@ FuzzFlags DefaultFuzzFlags(const std::string& binary_dir);
 // Declares the campaign, generator and target flags on `p`, storing into
 // *f. REQUIRES: *f outlives p->Parse.
 void RegisterFuzzFlags(FlagParser* p, FuzzFlags* f);
+
+// With --changed-lines: reads the diff and maps its added lines onto the
+// target's coverage build (line_reach.h LineCoverageMap::OfBinary on the
+// hlo-run binary), setting f->campaign.changed_lines. A target that is not
+// a coverage build, or no coverage tooling, is not an error: *note says
+// why there is no reach and the campaign runs as before. Errors:
+// IoError/InvalidArgument for an unreadable or malformed diff, and
+// InvalidArgument for a coverage campaign not in serve mode.
+Status PrepareReach(FuzzFlags* f, std::string* note);
 
 // Parses a duration: "90", "90s", "1.5m", "2h". InvalidArgument otherwise.
 StatusOr<double> ParseDuration(const std::string& text);

@@ -28,6 +28,13 @@
                               shown;
   }
 
+  // Changed-line reach: "3/4 lines" (changed lines reached by a program of
+  // the commit's campaign), or "-" when the build was not a coverage one.
+  function reachText(reach) {
+    if (!reach || reach.lines === undefined) return '-';
+    return Number(reach.reached) + '/' + Number(reach.lines) + ' lines';
+  }
+
   function renderCommits(commits) {
     if (!commits || commits.length === 0) {
       replace('commits', 'no commits landed yet');
@@ -35,7 +42,7 @@
     }
     replace('commits', table(
         ['commit', 'summary', 'author', 'landed', 'build', 'programs',
-         'findings', 'focus'],
+         'findings', 'reach', 'focus'],
         commits.map((c) => el('tr', {class: 'commit', 'data-sha': c.sha},
             el('td', {class: 'mono'}, short(c.sha)),
             el('td', {}, visible(c.summary)),
@@ -48,6 +55,7 @@
                 'not built'),
             el('td', {class: 'num'}, c.programs ?? 0),
             el('td', {class: 'num'}, c.findings ?? 0),
+            el('td', {class: 'num reach'}, reachText(c.reach)),
             el('td', {title: (c.focus || []).join(', ')},
                focusText(c.focus || []))))));
   }

@@ -167,6 +167,13 @@ TEST_F(WebDataTest, OverviewGathersCommitsSwarmJobsAndSeries) {
     Json filed = Json::MakeArray();
     filed.push_back(Json::MakeObject());
     fuzzed["filed"] = filed;
+    // The later round measured the changed-line reach.
+    if (round == 1) {
+      Json reach = Json::MakeObject();
+      reach["lines"] = 4;
+      reach["reached"] = 3;
+      fuzzed["reach"] = reach;
+    }
     AddJob("fuzz", payload, "done", fuzzed, t0 + round * 3600 * 1000);
   }
   AddJob("reproduce", Json::MakeObject(), "failed", Json(), t0);
@@ -198,6 +205,9 @@ TEST_F(WebDataTest, OverviewGathersCommitsSwarmJobsAndSeries) {
   EXPECT_EQ(newest.Find("programs")->int64_value(), 200);
   EXPECT_EQ(newest.Find("findings")->int64_value(), 2);
   EXPECT_EQ(newest.Find("focus")->Dump(), R"(["add","algsimp","fusion"])");
+  EXPECT_EQ(newest.Find("reach")->Dump(), R"({"reached":3,"lines":4})");
+  ASSERT_NE(commits.array()[1].Find("reach"), nullptr);
+  EXPECT_TRUE(commits.array()[1].Find("reach")->is_null());
   EXPECT_EQ(commits.array()[1].Find("summary")->string_value(),
             "first <commit>");
   EXPECT_TRUE(commits.array()[1].Find("build")->is_null());

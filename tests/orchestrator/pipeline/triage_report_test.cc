@@ -223,6 +223,36 @@ TEST(TriageReportTest, ANewBugSaysNotYet) {
   ExpectHas(*text, "> it is wrong");
 }
 
+// A fuzz finding's bug shows its campaign's changed-line reach.
+TEST(TriageReportTest, AFuzzFindingShowsTheCampaignsReach) {
+  Bug bug;
+  bug.id = 4;
+  bug.title = "fuzz finding: mismatch";
+  bug.details["source"] = "fuzz";
+  bug.details["finding"]["reach"]["lines"] = 2;
+  bug.details["finding"]["reach"]["reached"] = 1;
+  bug.details["finding"]["reach"]["no_code"] = 1;
+  Json unreached = Json::MakeArray();
+  unreached.push_back("compiler/passes/cse.cc:40");
+  bug.details["finding"]["reach"]["unreached"] = unreached;
+  Json j = Json::MakeObject();
+  j["bug"] = BugToJson(bug);
+  j["events"] = Json::MakeArray();
+  j["patches"] = Json::MakeArray();
+  StatusOr<std::string> text = BugReportText(j);
+  ASSERT_TRUE(text.ok());
+  ExpectHas(*text,
+            "source: fuzz\nchanged-line reach of the campaign: 1/2 "
+            "executable changed lines (1 more changed lines hold no code)\n"
+            "not reached: compiler/passes/cse.cc:40\n");
+  // Without a measured reach, no such line.
+  bug.details["finding"] = Json::MakeObject();
+  j["bug"] = BugToJson(bug);
+  text = BugReportText(j);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->find("changed-line reach"), std::string::npos);
+}
+
 // trench show prints the whole reason of a fallback, however long.
 TEST(TriageReportTest, AFallbackReasonIsShownWhole) {
   Json j = FullBug();
