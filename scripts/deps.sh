@@ -6,6 +6,7 @@ set -euo pipefail
 TRENCH_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config git
   clang libclang-rt-14-dev          # libFuzzer targets
+  llvm                              # llvm-dwarfdump: coverage builds' line maps
   libgtest-dev libgmock-dev
   nlohmann-json3-dev libboost-dev libsqlite3-dev libgit2-dev
   libspdlog-dev libcurl4-openssl-dev

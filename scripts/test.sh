@@ -39,10 +39,22 @@ echo "== target side alone (build-target/, TRENCH_TARGET_ONLY=ON)"
 trench_configure build-target -DTRENCH_TARGET_ONLY=ON -DTRENCH_WERROR=ON
 cmake --build build-target -j "$TRENCH_JOBS"
 
+# The target's coverage build flavour (clang, SanitizerCoverage), which the
+# slow CoverageBuild suite runs programs on; built here, not inside a test.
+trench_coverage_build() {
+  echo "== target coverage flavour (build-coverage/, clang)"
+  CXX=clang++ trench_configure build-coverage -DTRENCH_TARGET_ONLY=ON \
+    -DTRENCH_TARGET_COVERAGE=ON "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
+  cmake --build build-coverage -j "$TRENCH_JOBS" --target hlo-run
+  export TRENCH_COVERAGE_BUILD_DIR="$TRENCH_ROOT/build-coverage"
+}
+
 if [ "$#" -gt 0 ]; then
+  case " $* " in *slow*) trench_coverage_build ;; esac
   ctest --test-dir build --output-on-failure -j "$TRENCH_JOBS" "$@"
   exit 0
 fi
+trench_coverage_build
 
 echo "== fuzz targets (build-fuzz/, clang + libFuzzer)"
 # -O1 with line tables: what libFuzzer and ASan reports need, at about half
