@@ -251,18 +251,16 @@ void FillResult(Store& store, const DemoRepo& repo, DemoResult& r) {
   }
   r.culprit = bug->culprit_commit.value_or("");
   r.culprit_right = r.culprit == repo.bug_commit;
-  if (events.ok()) {
-    for (const Event& e : *events) {
-      const Json* c = e.evidence.Find("culprit");
-      if (e.to != BugState::kCulpritFound || !c || !c->is_object()) continue;
-      const Json* commits = c->Find("commits");
-      const Json* builds = c->Find("builds");
-      if (commits && commits->is_number()) {
-        r.search_commits = static_cast<int>(commits->number_value());
-      }
-      if (builds && builds->is_number()) {
-        r.search_builds = static_cast<int>(builds->number_value());
-      }
+  // The culprit search's own report (hlo-bisect commits), kept in the
+  // bug's details: the range it searched and the builds it made.
+  if (const Json* c = bug->details.Find("culprit"); c && c->is_object()) {
+    const Json* commits = c->Find("commits");
+    const Json* builds = c->Find("builds");
+    if (commits && commits->is_number()) {
+      r.search_commits = static_cast<int>(commits->number_value());
+    }
+    if (builds && builds->is_number()) {
+      r.search_builds = static_cast<int>(builds->number_value());
     }
   }
   if (StatusOr<std::map<BugState, int64_t>> n = store.CountBugsByState();

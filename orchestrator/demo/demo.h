@@ -57,7 +57,7 @@ struct DemoResult {
   std::string culprit;             // The culprit commit found.
   bool culprit_right = false;      // It is the commit that brought the bug.
   int search_commits = 0;          // The culprit search's range.
-  int search_builds = 0;           // Builds it made (skipped ones included).
+  int search_builds = 0;           // Builds it made (not from the cache).
   int bugs_filed = 0;              // Bugs in the store at the end (goal: 1).
   int duplicates = 0;              // Of those, marked duplicate of another.
   // The regression cases the verified patch was checked against (the
