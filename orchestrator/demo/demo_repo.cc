@@ -105,15 +105,18 @@ struct ChainCommit {
   bool broken = false;  // Does not compile (the next commit repairs it).
 };
 
-// The paths a unified diff changes ("--- a/X" and "+++ b/Y" lines).
+// The paths a unified diff changes ("--- X" and "+++ Y" lines, git's
+// "a/" and "b/" prefixes taken off, a tab-separated date dropped).
 std::set<std::string> PathsOfDiff(const std::string& diff) {
   std::set<std::string> paths;
   std::istringstream in(diff);
   std::string line;
   while (std::getline(in, line)) {
-    for (const char* p : {"--- a/", "+++ b/"}) {
-      if (line.starts_with(p)) paths.insert(line.substr(6));
-    }
+    if (!line.starts_with("--- ") && !line.starts_with("+++ ")) continue;
+    std::string path = line.substr(4, line.find('\t', 4) - 4);
+    if (path == "/dev/null") continue;
+    if (path.starts_with("a/") || path.starts_with("b/")) path = path.substr(2);
+    paths.insert(path);
   }
   return paths;
 }
