@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs missing Debian packages, builds (warnings
-# are errors), runs every test (unit, slow and fuzz smoke), and checks that
-# the target side builds alone (TRENCH_TARGET_ONLY).
+# are errors), runs every test (unit, slow, browser and fuzz smoke), checks
+# that the target side builds alone (TRENCH_TARGET_ONLY) and builds its
+# coverage flavour (TRENCH_TARGET_COVERAGE) for the CoverageBuild suite.
 #   scripts/test.sh            everything
 #   scripts/test.sh -L unit    only tests with that ctest label (also: slow,
 #                              browser)
