@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -54,14 +55,25 @@ class FileLock {
 
 }  // namespace
 
-std::string DefaultBuildCommand() {
+std::string DefaultBuildCommand(const std::vector<std::string>& cmake_flags) {
+  std::string extra;
+  for (const std::string& f : cmake_flags) extra += " '" + f + "'";
   return "gen=; command -v ninja >/dev/null 2>&1 && gen='-G Ninja'; "
          "cc=; command -v ccache >/dev/null 2>&1 && "
          "cc=-DCMAKE_CXX_COMPILER_LAUNCHER=ccache; "
          "cmake -S \"$TRENCH_WORKTREE\" -B \"$TRENCH_BUILD_DIR\" $gen "
-         "-DTRENCH_TARGET_ONLY=ON -DCMAKE_BUILD_TYPE=Release $cc && "
-         "cmake --build \"$TRENCH_BUILD_DIR\" -j \"$TRENCH_JOBS\" "
+         "-DTRENCH_TARGET_ONLY=ON -DCMAKE_BUILD_TYPE=Release $cc" +
+         extra +
+         " && cmake --build \"$TRENCH_BUILD_DIR\" -j \"$TRENCH_JOBS\" "
          "--target hloc tpusim hlo-run";
+}
+
+bool IsValidFlavour(const std::string& flavour) {
+  if (flavour.empty() || flavour.size() > 32) return false;
+  for (unsigned char c : flavour) {
+    if (!(std::isdigit(c) || (c >= 'a' && c <= 'z'))) return false;
+  }
+  return true;
 }
 
 CommitBuilder::CommitBuilder(GitRepo* repo, BuilderOptions options)
@@ -104,7 +116,13 @@ StatusOr<BuildResult> CommitBuilder::BuildAs(const std::string& rev,
   }
   ASSIGN_OR_RETURN(std::string sha, repo_->Resolve(rev));
   const fs::path work = fs::absolute(options_.work_dir);
-  const fs::path src = work / "src", build = work / "build",
+  if (!options_.flavour.empty() && !IsValidFlavour(options_.flavour)) {
+    return InvalidArgument("bad build flavour '" + options_.flavour + "'");
+  }
+  const fs::path src = work / "src",
+                 build = work / (options_.flavour.empty()
+                                     ? std::string("build")
+                                     : "build-" + options_.flavour),
                  log = work / "build.log";
   std::error_code ec;
   fs::create_directories(build, ec);

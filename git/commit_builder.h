@@ -6,7 +6,10 @@
 // that builds stay incremental: the checkout only rewrites changed files,
 // and the build directory keeps its objects):
 //   W/src/     the worktree (GitRepo::CheckoutTo)
-//   W/build/   the build directory
+//   W/build/   the build directory (W/build-<flavour>/ for a build
+//              flavour, e.g. the target's coverage flavour: its own
+//              objects, so that plain and flavoured builds of successive
+//              commits both stay incremental)
 //   W/build.log  the last build's output
 //   W/lock       flock'ed during a checkout + build: runs sharing W wait
 //   W/out/<key>/ the entry of the last build of <key>, staged (below)
@@ -27,8 +30,9 @@
 // The build command runs through /bin/sh in W/src with its output in
 // W/build.log and this environment (added to ours):
 //   TRENCH_WORKTREE   W/src (also the working directory)
-//   TRENCH_BUILD_DIR  W/build: the binaries hloc, tpusim and hlo-run must
-//                     be there when the command succeeds
+//   TRENCH_BUILD_DIR  W/build (or W/build-<flavour>): the binaries hloc,
+//                     tpusim and hlo-run must be there when the command
+//                     succeeds
 //   TRENCH_COMMIT     the sha being built
 //   TRENCH_JOBS       parallel jobs (the number of CPUs)
 //   CCACHE_BASEDIR=W, CCACHE_NOHASHDIR=1 unless already set (ccache hits
@@ -51,9 +55,14 @@
 namespace trench::hlo_bisect {
 
 // Our own target side: configure with CMake (Ninja when present, ccache as
-// the compiler launcher when present, -DTRENCH_TARGET_ONLY=ON, Release) and
-// build hloc, tpusim and hlo-run.
-std::string DefaultBuildCommand();
+// the compiler launcher when present, -DTRENCH_TARGET_ONLY=ON, Release,
+// then `cmake_flags`) and build hloc, tpusim and hlo-run.
+// REQUIRES: each of `cmake_flags` is IsSafeCMakeDefine
+// (base/cmake_define.h): they go into the shell command quoted, as they are.
+std::string DefaultBuildCommand(
+    const std::vector<std::string>& cmake_flags = {});
+// Whether `flavour` names a build flavour: 1 to 32 of [a-z0-9].
+bool IsValidFlavour(const std::string& flavour);
 
 struct BuilderOptions {
   std::string work_dir;   // W (created).
@@ -61,6 +70,9 @@ struct BuilderOptions {
   // O: where new entries are staged; "" : W/out, installed into C here.
   std::string output_dir;
   std::string build_command;  // "" : DefaultBuildCommand().
+  // "" : the plain build in W/build; else IsValidFlavour, built in
+  // W/build-<flavour> (the key says which flavour an entry is).
+  std::string flavour;
   double timeout_seconds = 3600;
   size_t log_tail_bytes = 4096;
 };

@@ -195,6 +195,31 @@ StatusOr<std::string> TextToApply(git_repository* repo, git_tree* tree,
 
 }  // namespace
 
+namespace {
+
+// The unified diff from tree `from` (null: the empty tree) to `to`.
+StatusOr<std::string> DiffTrees(git_repository* r, git_tree* from, git_tree* to,
+                                const std::string& path_filter,
+                                const std::string& what) {
+  git_diff_options opts;
+  git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+  std::string filter = path_filter;
+  char* spec = filter.data();
+  if (!filter.empty()) opts.pathspec = {&spec, 1};
+  git_diff* diff = nullptr;
+  TRENCH_GIT_RETURN_IF_ERROR(git_diff_tree_to_tree(&diff, r, from, to, &opts),
+                             "cannot diff " + what);
+  Diff owned_diff(diff);
+  git_buf buf = GIT_BUF_INIT;
+  TRENCH_GIT_RETURN_IF_ERROR(git_diff_to_buf(&buf, diff, GIT_DIFF_FORMAT_PATCH),
+                             "cannot print the diff of " + what);
+  std::string text(buf.ptr ? buf.ptr : "", buf.size);
+  git_buf_dispose(&buf);
+  return text;
+}
+
+}  // namespace
+
 StatusOr<std::string> DiffOfCommit(const hlo_bisect::GitRepo& repo,
                                    const std::string& rev,
                                    const std::string& path_filter) {
@@ -209,22 +234,20 @@ StatusOr<std::string> DiffOfCommit(const hlo_bisect::GitRepo& repo,
     Commit owned(parent);
     ASSIGN_OR_RETURN(parent_tree, TreeOf(parent));
   }
-  git_diff_options opts;
-  git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
-  std::string filter = path_filter;
-  char* spec = filter.data();
-  if (!filter.empty()) opts.pathspec = {&spec, 1};
-  git_diff* diff = nullptr;
-  TRENCH_GIT_RETURN_IF_ERROR(
-      git_diff_tree_to_tree(&diff, r, parent_tree.get(), tree.get(), &opts),
-      "cannot diff " + rev + " against its parent");
-  Diff owned_diff(diff);
-  git_buf buf = GIT_BUF_INIT;
-  TRENCH_GIT_RETURN_IF_ERROR(git_diff_to_buf(&buf, diff, GIT_DIFF_FORMAT_PATCH),
-                             "cannot print the diff of " + rev);
-  std::string text(buf.ptr ? buf.ptr : "", buf.size);
-  git_buf_dispose(&buf);
-  return text;
+  return DiffTrees(r, parent_tree.get(), tree.get(), path_filter,
+                   rev + " against its parent");
+}
+
+StatusOr<std::string> DiffBetween(const hlo_bisect::GitRepo& repo,
+                                  const std::string& from_rev,
+                                  const std::string& to_rev) {
+  git_repository* r = repo.raw();
+  ASSIGN_OR_RETURN(Commit from, LookupCommit(r, from_rev));
+  ASSIGN_OR_RETURN(Commit to, LookupCommit(r, to_rev));
+  ASSIGN_OR_RETURN(Tree from_tree, TreeOf(from.get()));
+  ASSIGN_OR_RETURN(Tree to_tree, TreeOf(to.get()));
+  return DiffTrees(r, from_tree.get(), to_tree.get(), "",
+                   to_rev + " against " + from_rev);
 }
 
 StatusOr<std::string> ApplyPatchOnto(hlo_bisect::GitRepo& repo,

@@ -26,6 +26,12 @@ namespace trench::agents {
 StatusOr<std::string> DiffOfCommit(const hlo_bisect::GitRepo& repo,
                                    const std::string& rev,
                                    const std::string& path_filter = "");
+// The same between any two commits: what `to_rev`'s tree changes from
+// `from_rev`'s (e.g. everything landed since a known-good commit, in the
+// newer commit's line numbers). Errors: as above, for either revision.
+StatusOr<std::string> DiffBetween(const hlo_bisect::GitRepo& repo,
+                                  const std::string& from_rev,
+                                  const std::string& to_rev);
 
 // Applies `diff_text` (a unified diff whose paths are relative to the
 // repository root: git's format or a plain one, as git/patch_normalize.h

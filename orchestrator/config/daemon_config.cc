@@ -304,6 +304,9 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
     RETURN_IF_ERROR(f.Bool("continuous", &c.fuzz_continuous));
     RETURN_IF_ERROR(f.Int("reach_stop_programs", 0, INT64_MAX,
                           &c.fuzz_reach_stop_programs));
+    RETURN_IF_ERROR(f.OneOf("coverage", {"auto", "off"}, &c.fuzz_coverage));
+    RETURN_IF_ERROR(
+        f.String("coverage_build_command", &c.fuzz_coverage_build_command));
     return f.Path("corpus", base_dir, &c.fuzz_corpus);
   }));
   RETURN_IF_ERROR(top.Int("reproduce_runs", 1, 1000, &c.reproduce_runs));

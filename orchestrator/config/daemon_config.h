@@ -21,6 +21,17 @@
 //                                       changed line was reached by this
 //                                       many programs and nothing was
 //                                       found (hlo-fuzz --reach-stop)
+//              "coverage": "off",       "auto": a single commit's campaign
+//                                       runs on the target's coverage
+//                                       flavour (built by the daemon, key
+//                                       "<sha>-coverage") when the target
+//              "coverage_build_command": "" offers one: with this command,
+//                                       or ("") the default CMake build
+//                                       plus the flags of the target's
+//                                       description when build_command
+//                                       is ""; else it is not built and
+//                                       the campaign is focused by pass
+//                                       and op alone
 //     "reproduce_runs": 3,              re-runs to call a bug reproduced
 //     "reduce_seconds": 300,            hlo-reduce's time limit
 //     "regression": ["dir", ...],       cases a patched build must still
@@ -166,6 +177,8 @@ struct DaemonConfig {
   std::string fuzz_corpus;
   bool fuzz_continuous = true;
   int64_t fuzz_reach_stop_programs = 0;
+  std::string fuzz_coverage = "off";  // "auto" | "off".
+  std::string fuzz_coverage_build_command;
   int reproduce_runs = 3;
   double reduce_seconds = 300;
   std::vector<std::string> regression;

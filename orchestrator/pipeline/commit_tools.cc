@@ -160,7 +160,9 @@ Status InfraFailure(const std::string& key, const std::string& why,
 // taken as it is.
 StatusOr<hlo_bisect::BuildResult> BuildKey(StepContext& ctx,
                                            const std::string& rev,
-                                           const std::string& key) {
+                                           const std::string& key,
+                                           const std::string& flavour = "",
+                                           const std::string& command = "") {
   const DaemonPaths& p = *ctx.paths;
   StatusOr<hlo_bisect::BuildResult> hit =
       hlo_bisect::LookupBuild(p.build_cache, key);
@@ -185,9 +187,10 @@ StatusOr<hlo_bisect::BuildResult> BuildKey(StepContext& ctx,
       p.build_out,
       "--timeout",
       std::to_string(ctx.config->build_timeout_seconds)};
-  if (!ctx.config->build_command.empty()) {
-    argv.insert(argv.end(), {"--build-cmd", ctx.config->build_command});
-  }
+  const std::string& cmd =
+      flavour.empty() ? ctx.config->build_command : command;
+  if (!cmd.empty()) argv.insert(argv.end(), {"--build-cmd", cmd});
+  if (!flavour.empty()) argv.insert(argv.end(), {"--flavour", flavour});
   ASSIGN_OR_RETURN(
       BuilderRun run,
       PrepareBuilderRun(ctx, argv, ctx.config->build_timeout_seconds + 60));
@@ -251,6 +254,13 @@ StatusOr<Json> BuildCommit(StepContext& ctx, const std::string& rev,
                      ctx.paths->build_cache + "/" + key + "/bin", b.log_tail)
           .status());
   return b.ToJson();
+}
+
+StatusOr<hlo_bisect::BuildResult> BuildFlavour(StepContext& ctx,
+                                               const std::string& sha,
+                                               const std::string& flavour,
+                                               const std::string& command) {
+  return BuildKey(ctx, sha, sha + "-" + flavour, flavour, command);
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include "agents/claims.h"
 #include "base/json.h"
 #include "base/status.h"
+#include "git/build_cache.h"
 #include "orchestrator/pipeline/build_volume.h"
 #include "orchestrator/pipeline/pipeline.h"
 #include "triage/case/target_description.h"
@@ -61,6 +62,15 @@ void ReclaimBuilderSpace(StepContext& ctx);
 StatusOr<Json> BuildCommit(StepContext& ctx, const std::string& rev,
                            const std::string& sha,
                            const std::string& patch_hash);
+// Builds build flavour `flavour` (hlo-bisect build --flavour: its own build
+// directory) of commit `sha` with `command` ("" : the default CMake build)
+// under cache key "<sha>-<flavour>", taken from the cache when there. No
+// build row is recorded (the commit's build is its plain one). Errors:
+// BuildCommit's (kResourceExhausted when the machine failed the build).
+StatusOr<hlo_bisect::BuildResult> BuildFlavour(StepContext& ctx,
+                                               const std::string& sha,
+                                               const std::string& flavour,
+                                               const std::string& command);
 // The fixed (or closed) bug with `signature` whose fix commit `commit`
 // does not hold (not an ancestor of it, nor it), if any: a finding there
 // predates the fix (a campaign of an older commit that ended after the fix

@@ -155,27 +155,52 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
   Json out = Json::MakeObject();
   int64_t programs = 0;
   double seconds_run = 0;
-  // The commit's changed lines (a single commit, not a round): the
-  // unfocused campaign measures its reach on them when the build is the
+  // The changed lines: the commit's own, or for a continuous round all
+  // that landed since the known-good commit (in head's line numbers). The
+  // unfocused campaign measures its reach on them when it runs on the
   // target's coverage flavour (hlo-fuzz --changed-lines; otherwise it only
-  // notes that), and the author is told the diff and the lines not reached.
+  // notes that), and the author is told the diff and the lines not
+  // reached. Only a commit's own campaign ends early once every line was
+  // reached enough (a round keeps fuzzing).
   std::vector<std::string> reach_flags;
+  StatusOr<std::string> text =
+      commits.size() == 1 ? CommitDiffText(ctx, sha) : RoundDiffText(ctx, sha);
   std::string diff;
-  if (commits.size() == 1) {
-    StatusOr<std::string> text = CommitDiffText(ctx, sha);
-    if (text.ok()) {
-      diff = *std::move(text);
+  if (!text.ok()) {
+    spdlog::warn("fuzz {}: no changed lines: {}", sha.substr(0, 12),
+                 text.status().message());
+  } else if (text->size() > kMaxReachDiffBytes) {
+    spdlog::warn(
+        "fuzz {}: no changed-line reach: the diff has {} bytes "
+        "(more than {})",
+        sha.substr(0, 12), text->size(), kMaxReachDiffBytes);
+    out["reach_skipped"] = "the diff is larger than " +
+                           std::to_string(kMaxReachDiffBytes) + " bytes";
+  } else {
+    diff = *std::move(text);
+  }
+  if (commits.size() == 1 && !diff.empty() &&
+      ctx.config->fuzz_reach_stop_programs > 0) {
+    reach_flags = {"--reach-stop",
+                   std::to_string(ctx.config->fuzz_reach_stop_programs)};
+  }
+  // The unfocused campaign runs on the coverage flavour when there is one
+  // (fuzz.coverage "auto"), else on the plain build (no reach then).
+  std::string fuzz_bin = bin;
+  if (!diff.empty() && ctx.config->fuzz_coverage == "auto") {
+    ASSIGN_OR_RETURN(std::string scratch, ctx.Scratch(job.id, "coverage"));
+    Json note;
+    StatusOr<std::string> cov = CoverageBinOf(ctx, sha, scratch, &note);
+    if (cov.ok()) {
+      fuzz_bin = *cov;
     } else {
-      spdlog::warn("fuzz {}: no changed lines: {}", sha.substr(0, 12),
-                   text.status().message());
+      spdlog::warn("fuzz {}: on the plain build: {}", sha.substr(0, 12),
+                   cov.status().message());
     }
-    if (!diff.empty() && ctx.config->fuzz_reach_stop_programs > 0) {
-      reach_flags = {"--reach-stop",
-                     std::to_string(ctx.config->fuzz_reach_stop_programs)};
-    }
+    out["coverage_build"] = std::move(note);
   }
   ASSIGN_OR_RETURN(Json summary,
-                   FuzzBuild(ctx, job.id, bin, share, reach_flags, diff));
+                   FuzzBuild(ctx, job.id, fuzz_bin, share, reach_flags, diff));
   const Json* reach = summary.Find("reach");
   if (reach && reach->is_object()) out["reach"] = BriefReach(*reach);
   if (const Json* findings = summary.Find("findings");

@@ -64,6 +64,48 @@ TEST(CommitBuilderTest, BuildsCachesAndReusesTheBuildDirectory) {
   EXPECT_EQ(later.builds(), 0);
 }
 
+// A build flavour (the coverage flavour next to the plain build) builds in
+// its own directory, so each stays incremental; its entry has its own key.
+TEST(CommitBuilderTest, AFlavourBuildsInItsOwnDirectory) {
+  TempDir tmp;
+  auto f = MakeFakeRepo(tmp / "repo", 2, {});
+  ASSERT_TRUE(f.repo);
+  CommitBuilder plain(f.repo.get(), Options(tmp));
+  ASSERT_TRUE(plain.Build(f.shas[1]).ok());
+  BuilderOptions o = Options(tmp);
+  o.flavour = "coverage";
+  CommitBuilder flavoured(f.repo.get(), o);
+  StatusOr<BuildResult> r =
+      flavoured.BuildAs(f.shas[1], f.shas[1] + "-coverage");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->built) << r->reason << "\n" << r->log_tail;
+  EXPECT_EQ(r->bin_dir, tmp / "cache/" + f.shas[1] + "-coverage/bin");
+  EXPECT_EQ(ReadText(tmp / "work/build/builds.txt"), f.shas[1] + "\n");
+  EXPECT_EQ(ReadText(tmp / "work/build-coverage/builds.txt"), f.shas[1] + "\n");
+  // The plain entry is untouched and still cached.
+  StatusOr<BuildResult> hit = plain.Build(f.shas[1]);
+  ASSERT_TRUE(hit.ok());
+  EXPECT_TRUE(hit->cached);
+
+  o.flavour = "../x";
+  CommitBuilder bad(f.repo.get(), o);
+  StatusOr<BuildResult> refused = bad.BuildAs(f.shas[1], f.shas[1] + "-x");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "bad build flavour '../x'");
+  EXPECT_FALSE(fs::exists(tmp / "work/build-../x"));
+}
+
+TEST(CommitBuilderTest, TheDefaultCommandCarriesAFlavoursFlags) {
+  const std::string plain = DefaultBuildCommand();
+  const std::string cov = DefaultBuildCommand(
+      {"-DTRENCH_TARGET_COVERAGE=ON", "-DCMAKE_CXX_COMPILER=clang++"});
+  EXPECT_EQ(plain.find("TRENCH_TARGET_COVERAGE"), std::string::npos);
+  EXPECT_NE(cov.find(" '-DTRENCH_TARGET_COVERAGE=ON' "
+                     "'-DCMAKE_CXX_COMPILER=clang++' && cmake --build"),
+            std::string::npos)
+      << cov;
+}
+
 TEST(CommitBuilderTest, BrokenCommitIsRecordedWithItsLogAndCached) {
   TempDir tmp;
   auto f = MakeFakeRepo(tmp / "repo", 2, {{2, FakeCommit{.add_broken = true}}});

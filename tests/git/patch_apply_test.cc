@@ -81,6 +81,25 @@ TEST_F(GitPatchTest, DiffOfCommitWithFilters) {
             StatusCode::kNotFound);
 }
 
+// Everything since an older commit, in the newer commit's line numbers:
+// a line changed by the middle commit and moved by the last one.
+TEST_F(GitPatchTest, DiffBetweenTwoCommits) {
+  const std::string third =
+      Commit(next_, {{"a.txt", "zero\none\nTWO\nthree\nFOUR\n"}}, "third");
+  StatusOr<std::string> d = DiffBetween(*repo_, base_, third);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  StatusOr<UnifiedDiff> parsed = ParseUnifiedDiff(*d);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_NE(d->find("+zero\n"), std::string::npos) << *d;
+  EXPECT_NE(d->find("+TWO\n"), std::string::npos) << *d;
+  EXPECT_NE(d->find("+FOUR\n"), std::string::npos) << *d;
+  EXPECT_NE(d->find("+++ b/dir/c.txt"), std::string::npos) << *d;
+  EXPECT_NE(d->find("@@ -1,4 +1,5 @@"), std::string::npos) << *d;
+  EXPECT_EQ(*DiffBetween(*repo_, third, third), "");
+  EXPECT_EQ(DiffBetween(*repo_, base_, "no-such-rev").status().code(),
+            StatusCode::kNotFound);
+}
+
 TEST_F(GitPatchTest, RevertAppliedOntoACommitAndABranch) {
   const UnifiedDiff forward = *ParseUnifiedDiff(*DiffOfCommit(*repo_, next_));
   const std::string revert = RenderUnifiedDiff(InvertDiff(forward));

@@ -13,7 +13,7 @@ namespace {
 using namespace trench::hlo_bisect;
 
 struct Args {
-  std::string rev, repo, key, build_cmd, cache, work, out;
+  std::string rev, repo, key, build_cmd, flavour, cache, work, out;
   double timeout = 3600;
 };
 
@@ -30,6 +30,8 @@ void Declare(FlagParser* p, Args* a) {
             "store the result under K instead of REV's sha");
   p->String("build-cmd", "CMD", &a->build_cmd,
             "the build command (default: CMake, target side)");
+  p->String("flavour", "NAME", &a->flavour,
+            "a build flavour ([a-z0-9]): built in WORK/build-NAME");
   p->String("cache", "DIR", &a->cache, "built binaries (default WORK/cache)");
   p->String("work", "DIR", &a->work, "worktree and build directory");
   p->String("out", "DIR", &a->out,
@@ -44,7 +46,7 @@ int RunBuildCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   Args a;
   FlagParser p("hlo-bisect build",
                "REV --repo R --work DIR [--key K] [--build-cmd CMD] "
-               "[--cache DIR] [--out DIR] [--timeout S]");
+               "[--flavour NAME] [--cache DIR] [--out DIR] [--timeout S]");
   Declare(&p, &a);
   if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
     return *exit;
@@ -54,6 +56,10 @@ int RunBuildCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
                         : a.work.empty() ? "missing --work"
                                          : nullptr;
   if (missing != nullptr) return p.UsageError(err, missing);
+  if (!a.flavour.empty() && !IsValidFlavour(a.flavour)) {
+    return p.UsageError(
+        err, "--flavour: '" + a.flavour + "' is not 1 to 32 of [a-z0-9]");
+  }
   StatusOr<std::unique_ptr<GitRepo>> repo = GitRepo::Open(a.repo);
   if (!repo.ok()) {
     err << "hlo-bisect build: " << repo.status().message() << "\n";
@@ -64,6 +70,7 @@ int RunBuildCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   bo.cache_dir = a.cache.empty() ? a.work + "/cache" : a.cache;
   bo.output_dir = a.out;
   bo.build_command = a.build_cmd;
+  bo.flavour = a.flavour;
   bo.timeout_seconds = a.timeout;
   CommitBuilder builder(repo->get(), bo);
   StatusOr<BuildResult> r =

@@ -3,9 +3,11 @@
 // daemon runs it in the sandbox, sharing --work and --cache with
 // `hlo-bisect commits`, so a commit is built once for both.
 //
-//   hlo-bisect build REV --repo R [--key K] [--build-cmd CMD] [--cache DIR]
-//       [--work DIR] [--out DIR] [--timeout S]
+//   hlo-bisect build REV --repo R [--key K] [--build-cmd CMD]
+//       [--flavour NAME] [--cache DIR] [--work DIR] [--out DIR] [--timeout S]
 //
+// --flavour NAME builds in WORK/build-NAME (commit_builder.h), e.g. the
+// target's coverage flavour next to its plain build.
 // --key K stores the result under K instead of REV's sha (a patched
 // commit: "<base sha>-p<patch hash>"). --out DIR stages the new entry in
 // DIR/<key> and leaves the cache alone (it may be read-only): the daemon

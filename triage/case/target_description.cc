@@ -6,6 +6,8 @@
 #include <cctype>
 #include <set>
 
+#include "base/cmake_define.h"
+
 namespace trench::hlo_diff {
 namespace {
 
@@ -160,6 +162,35 @@ class Reader {
     return out;
   }
 
+  // "coverage": {"cmake_flags": [...]}: the flavour is offered when the
+  // object is there; each flag is a safe CMake definition.
+  Status Coverage(const Json* field, TargetDescription* d) const {
+    if (field == nullptr) return Status::Ok();
+    if (!field->is_object()) return Error("coverage", "expected an object");
+    d->offers_coverage = true;
+    const Json* flags = field->Find("cmake_flags");
+    if (flags == nullptr) return Status::Ok();
+    if (!flags->is_array()) {
+      return Error("coverage.cmake_flags", "expected an array of strings");
+    }
+    if (flags->array().size() > kMaxCoverageFlags) {
+      return Error("coverage.cmake_flags",
+                   "more than " + std::to_string(kMaxCoverageFlags) + " flags");
+    }
+    for (size_t i = 0; i < flags->array().size(); ++i) {
+      const Json& f = flags->array()[i];
+      const std::string at = "coverage.cmake_flags[" + std::to_string(i) + "]";
+      if (!f.is_string() || !IsSafeCMakeDefine(f.string_value())) {
+        return Error(at, (f.is_string() ? Shown(f.string_value()) : "it") +
+                             " is not -DNAME=VALUE (letters, digits, '_' in "
+                             "the name; no quote, space or shell character "
+                             "in the value)");
+      }
+      d->coverage_cmake_flags.push_back(f.string_value());
+    }
+    return Status::Ok();
+  }
+
   // In a description every unit names its files.
   Status CheckSources(const std::vector<TargetDescription::Unit>& units,
                       const std::string& key) const {
@@ -189,6 +220,7 @@ StatusOr<TargetDescription> ParseTargetDescription(const Json& doc,
   ASSIGN_OR_RETURN(d.passes, r.Units(doc, "passes", &has_sources));
   ASSIGN_OR_RETURN(d.emitters, r.Units(doc, "emitters", &has_sources));
   ASSIGN_OR_RETURN(d.ops, r.Names(doc.Find("ops"), "ops", "op names"));
+  RETURN_IF_ERROR(r.Coverage(doc.Find("coverage"), &d));
   if (!has_sources) {
     d.passes.clear();  // Names alone describe no files.
     return d;
@@ -284,6 +316,11 @@ Json TargetDescription::ToJson() const {
   j["passes"] = units(passes, false);
   j["emitters"] = units(emitters, true);
   j["ops"] = Strings(ops);
+  if (offers_coverage) {
+    Json c = Json::MakeObject();
+    c["cmake_flags"] = Strings(coverage_cmake_flags);
+    j["coverage"] = std::move(c);
+  }
   return j;
 }
 

@@ -13,8 +13,15 @@
 //     "emitters": [{"name": "EmitReduce", "ops": ["reduce"],
 //                   "sources": ["compiler/codegen/emit_reduce.cc",
 //                               "compiler/codegen/stream_reduce.*"]}],
-//     "ops":      ["abs", "add", ...]
+//     "ops":      ["abs", "add", ...],
+//     "coverage": {"cmake_flags": ["-DTRENCH_TARGET_COVERAGE=ON", ...]}
 //   }
+//
+// "coverage" (optional): the target has a coverage build flavour
+// (DESIGN.md "Target contract"; line_reach.h measures changed-line reach
+// on it); "cmake_flags" are what its CMake build adds to build it (at most
+// kMaxCoverageFlags, each IsSafeCMakeDefine of base/cmake_define.h).
+// Other keys of "coverage" are ignored.
 //
 // "name": a pass's name as --disable-passes and the compile report spell
 // it (letters, digits, '_', '.', '-'; at most 128 bytes); an emitter's name
@@ -48,6 +55,7 @@ inline constexpr char kManifestPath[] = "trench-target.json";
 // list of passes and files is kilobytes; a larger one is refused as
 // malformed rather than loaded.
 inline constexpr uint64_t kMaxDescriptionBytes = 1 << 20;
+inline constexpr size_t kMaxCoverageFlags = 16;
 
 struct TargetDescription {
   struct Unit {
@@ -58,6 +66,8 @@ struct TargetDescription {
   std::vector<Unit> passes;
   std::vector<Unit> emitters;
   std::vector<std::string> ops;  // What it compiles ("ops"; may be empty).
+  bool offers_coverage = false;  // A "coverage" entry.
+  std::vector<std::string> coverage_cmake_flags;
 
   // Whether it names the files of any pass or emitter.
   bool described() const { return !passes.empty() || !emitters.empty(); }

@@ -9,6 +9,7 @@
 #include "compiler/ir/random_inputs.h"
 #include "compiler/ir/verifier.h"
 #include "triage/fuzz/generator_internal.h"
+#include "triage/fuzz/size_boundaries.h"
 
 namespace trench::fuzz {
 namespace {
@@ -198,6 +199,7 @@ Json GeneratorOptions::ToJson() const {
   j["same_operand_probability"] = same_operand_probability;
   j["zero_dim_probability"] = zero_dim_probability;
   j["long_row_probability"] = long_row_probability;
+  j["large_probability"] = large_probability;
   j["sibling_probability"] = sibling_probability;
   j["edge_operands"] = edge_operands;
   j["edge_constants"] = edge_constants;
@@ -237,6 +239,7 @@ StatusOr<GeneratorOptions> GeneratorOptions::FromJson(const Json& j) {
       get_double("same_operand_probability", o.same_operand_probability));
   RETURN_IF_ERROR(get_double("zero_dim_probability", o.zero_dim_probability));
   RETURN_IF_ERROR(get_double("long_row_probability", o.long_row_probability));
+  RETURN_IF_ERROR(get_double("large_probability", o.large_probability));
   RETURN_IF_ERROR(get_double("sibling_probability", o.sibling_probability));
   RETURN_IF_ERROR(get_double("edge_operands", o.edge_operands));
   RETURN_IF_ERROR(get_double("edge_constants", o.edge_constants));
@@ -316,7 +319,34 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
       return InvalidArgument("generator options: unknown weight key " + k);
     }
   }
-  internal::Gen g(seed, options);
+  // Large programs: drawn from a stream of their own (the seed's other
+  // draws are those of a program that is not large).
+  GeneratorOptions large = options;
+  std::vector<int64_t> streamed;
+  if (Rng pick(seed ^ 0x3c6ef372fe94f82bull);
+      pick.Chance(options.large_probability)) {
+    std::vector<int64_t> bounds = options.size_boundaries;
+    if (bounds.empty()) {
+      for (const ElementBoundary& b : DefaultBoundaries()) {
+        bounds.push_back(b.elements);
+      }
+    }
+    const int64_t b = *std::max_element(bounds.begin(), bounds.end());
+    if (3 * b + 1 > options.max_elements) {
+      large.max_elements = 3 * b + 1;
+      large.instructions =
+          std::min(options.instructions, GeneratorOptions::kLargeInstructions);
+      const int64_t n =
+          pick.Pick(std::vector<int64_t>{2 * b - 1, 2 * b, 2 * b + 1, 3 * b});
+      // Rank 1, or rank 2 with a few rows (a ragged minor dim when the
+      // rows do not divide n).
+      const int64_t rows = pick.Pick(std::vector<int64_t>{1, 1, 2, 3, 8});
+      streamed = rows == 1 ? std::vector<int64_t>{n}
+                           : std::vector<int64_t>{rows, n / rows};
+    }
+  }
+  const GeneratorOptions& o = streamed.empty() ? options : large;
+  internal::Gen g(seed, o);
   if (g.dtypes.empty()) return InvalidArgument("generator options: no dtype");
 
   std::vector<double> weights;
@@ -345,14 +375,17 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
   g.ctx = &entry;
   // A first parameter so that every program reads an input.
   auto fresh_param = [&] {
-    g.Param(g.MakeShape(
-        g.rng.Pick(g.dtypes),
-        g.FreshDims(static_cast<int>(g.rng.Uniform(
-                        std::min(1, options.max_rank), options.max_rank)),
-                    options.max_elements)));
+    g.Param(g.MakeShape(g.rng.Pick(g.dtypes),
+                        g.FreshDims(static_cast<int>(g.rng.Uniform(
+                                        std::min(1, o.max_rank), o.max_rank)),
+                                    o.max_elements)));
   };
-  fresh_param();
-  for (int n = 0; n < options.instructions; ++n) {
+  if (streamed.empty()) {
+    fresh_param();
+  } else {
+    g.Param(g.MakeShape(g.rng.Pick(g.dtypes), streamed));
+  }
+  for (int n = 0; n < o.instructions; ++n) {
     bool emitted = false;
     for (int attempt = 0; attempt < 8 && !emitted; ++attempt) {
       const int64_t k = g.rng.PickWeighted(weights);
@@ -390,6 +423,7 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
   c.origin["kind"] = "synthetic";
   c.origin["seed"] = seed;
   c.origin["options"] = options.ToJson();
+  if (!streamed.empty()) c.origin["large"] = true;
   if (!g.edge_params.empty()) {
     Json which = Json::MakeArray();
     for (int64_t i : internal::FillEdgeInputs(g, seed, c.inputs)) {

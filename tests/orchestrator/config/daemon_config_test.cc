@@ -43,6 +43,9 @@ TEST(DaemonConfigTest, ErrorsNameTheFieldOrThePosition) {
   EXPECT_EQ(
       error(R"({"var_dir": "v", "repo": "r", "fuzz": {"continuous": 1}})"),
       "t.json: fuzz.continuous: expected true or false, got 1");
+  EXPECT_EQ(
+      error(R"({"var_dir": "v", "repo": "r", "fuzz": {"coverage": "on"}})"),
+      "t.json: fuzz.coverage: expected one of auto, off, got \"on\"");
   EXPECT_EQ(error(R"({"var_dir": "v", "repo": "r", "polll_seconds": 3})"),
             "t.json: polll_seconds: unknown field (a typo?)");
   EXPECT_EQ(error(R"({"var_dir": "v"})"),

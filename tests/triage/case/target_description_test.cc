@@ -79,6 +79,32 @@ TEST(TargetDescriptionTest, CapabilitiesWithoutSourcesDescribeNothing) {
   EXPECT_FALSE(ParseTargetDescriptionText("{}", "m")->described());
 }
 
+TEST(TargetDescriptionTest, TheCoverageFlavourAndItsFlags) {
+  StatusOr<TargetDescription> d = ParseTargetDescriptionText(
+      R"({"passes": [{"name": "cse", "sources": ["c/cse.cc"]}],
+          "coverage": {"kind": "sancov", "instrumented": false,
+                       "cmake_flags": ["-DTRENCH_TARGET_COVERAGE=ON",
+                                       "-DCMAKE_CXX_COMPILER=clang++"]}})",
+      "hloc --capabilities");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_TRUE(d->offers_coverage);
+  EXPECT_EQ(d->coverage_cmake_flags,
+            (std::vector<std::string>{"-DTRENCH_TARGET_COVERAGE=ON",
+                                      "-DCMAKE_CXX_COMPILER=clang++"}));
+  // Kept through the stored form.
+  StatusOr<TargetDescription> back =
+      ParseTargetDescription(d->ToJson(), "stored");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->offers_coverage);
+  EXPECT_EQ(back->coverage_cmake_flags, d->coverage_cmake_flags);
+  // Offered without flags (a target built by its own command), and not.
+  EXPECT_TRUE(
+      ParseTargetDescriptionText(R"({"coverage": {}})", "m")->offers_coverage);
+  EXPECT_FALSE(ParseTargetDescriptionText("{}", "m")->offers_coverage);
+  EXPECT_EQ(ParseTargetDescriptionText("{}", "m")->ToJson().Find("coverage"),
+            nullptr);
+}
+
 TEST(TargetDescriptionTest, MalformedDocumentsAreRejectedWithWhereAndWhat) {
   const std::pair<const char*, const char*> cases[] = {
       {"[1, 2]", "m: the document: expected an object"},
@@ -118,6 +144,16 @@ TEST(TargetDescriptionTest, MalformedDocumentsAreRejectedWithWhereAndWhat) {
       {R"({"passes": [{"name": "a", "sources": ["a\n.cc"]}]})",
        "m: passes[0].sources[0]: \"a\\n.cc\" is not a source glob"},
       {R"({"ops": ["add\u0085"]})", "m: ops[0]: \"add"},
+      {R"({"coverage": "yes"})", "m: coverage: expected an object"},
+      {R"({"coverage": {"cmake_flags": "-DX=ON"}})",
+       "m: coverage.cmake_flags: expected an array of strings"},
+      // The flags go into the daemon's build command: nothing a shell reads.
+      {R"j({"coverage": {"cmake_flags": ["-DX=ON", "-DY=$(id)"]}})j",
+       "m: coverage.cmake_flags[1]: \"-DY=$(id)\" is not -DNAME=VALUE"},
+      {R"({"coverage": {"cmake_flags": ["-DX=a b"]}})",
+       "m: coverage.cmake_flags[0]: \"-DX=a b\" is not -DNAME=VALUE"},
+      {R"({"coverage": {"cmake_flags": [1]}})",
+       "m: coverage.cmake_flags[0]: it is not -DNAME=VALUE"},
   };
   for (const auto& [doc, message] : cases) {
     StatusOr<TargetDescription> d = ParseTargetDescriptionText(doc, "m");

@@ -153,6 +153,7 @@ TEST(GeneratorStressTest, ZeroSizedDimsAreValidEverywhere) {
 TEST(GeneratorStressTest, LongRowsStayWithinTheElementBudget) {
   GeneratorOptions o;
   o.long_row_probability = 1;
+  o.large_probability = 0;  // Large programs have a budget of their own.
   o.focus = {"reduce"};
   o.instructions = 6;
   int long_reduces = 0;
@@ -171,6 +172,54 @@ TEST(GeneratorStressTest, LongRowsStayWithinTheElementBudget) {
     });
   }
   EXPECT_GE(long_reduces, 10);
+}
+
+// Large programs: the first input is streamed-sized around the largest
+// size boundary b (the stream chunk), arrays stay within about 3b + 1
+// elements. Whether a program is large comes from a
+// stream of its own: the programs that are not large are the same with or
+// without large ones.
+TEST(GeneratorStressTest, LargeProgramsReachTheStreamingSizes) {
+  GeneratorOptions o;
+  o.large_probability = 1;
+  const int64_t b = 32768;  // size_boundaries.def kStreamChunk.
+  const std::set<int64_t> streamed = {2 * b - 1, 2 * b, 2 * b + 1, 3 * b};
+  for (uint64_t seed = 0; seed < 12; ++seed) {
+    auto c = GenerateSynthetic(seed, o);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(*c->origin.Find("large"), Json(true));
+    auto m = Parse(*c);
+    ASSERT_NE(m, nullptr);
+    const HloComputation& entry = *m->entry_computation();
+    const int64_t first =
+        entry.parameter_instruction(0)->shape().element_count();
+    // Rank 2 splits n into rows of n / rows (rounded down).
+    bool near = false;
+    for (int64_t n : streamed) near |= first <= n && first * 9 / 8 >= n;
+    EXPECT_TRUE(near) << first;
+    // (A concatenate may append a few elements past the budget.)
+    ForEachInstruction(*m, [&](const HloInstruction& i) {
+      if (i.shape().IsArray()) {
+        EXPECT_LE(i.shape().element_count(), 3 * b + 64) << i.ShortString();
+      }
+    });
+  }
+  GeneratorOptions some;  // The default share.
+  GeneratorOptions none;
+  none.large_probability = 0;
+  int large = 0;
+  for (uint64_t seed = 0; seed < 600; ++seed) {
+    auto a = GenerateSynthetic(seed, some);
+    auto z = GenerateSynthetic(seed, none);
+    ASSERT_TRUE(a.ok() && z.ok());
+    if (a->origin.Find("large")) {
+      ++large;
+      continue;
+    }
+    EXPECT_EQ(a->hlo_text, z->hlo_text) << seed;
+  }
+  EXPECT_GT(large, 0);
+  EXPECT_LT(large, 24);
 }
 
 // Multi-output fusion siblings: the root tuple holds, next to a reduce of

@@ -1,0 +1,198 @@
+// The fuzz step on the target's coverage build flavour (fuzz.coverage
+// "auto"; orchestrator/pipeline/commit_reach.h CoverageBinOf): the daemon
+// builds the flavour of a landed commit itself, through the sandboxed
+// `hlo-bisect build --flavour coverage`, under its own key and build
+// directory, and runs the commit's unfocused campaign on it.
+//  - CoverageFlavourTest: the build command writes wrappers of this build's
+//    tools (as build_step_test.cc does), so the plumbing is checked fast;
+//  - CoverageBuildFuzzStepTest (label "slow", with the CoverageBuild
+//    suites): the flavour's hlo-run is the real coverage build
+//    ($TRENCH_COVERAGE_BUILD_DIR, or <build>/coverage-target when
+//    CoverageBuildTest built it), and the step reports the changed-line
+//    reach of a commit changing a line of dce that every program runs.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "orchestrator/pipeline/commit_reach.h"
+#include "tests/orchestrator/pipeline/step_test_fixture.h"
+
+namespace trench::orchestrator {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A flavour build command: wrappers of this build's tools, a marker naming
+// the build directory it ran in, and a count of its runs in W/flavour.txt.
+std::string FakeFlavourBuild() {
+  return std::string(
+             "echo \"$TRENCH_COMMIT\" >> ../flavour.txt && "
+             "mkdir -p \"$TRENCH_BUILD_DIR\" && "
+             "basename \"$TRENCH_BUILD_DIR\" > \"$TRENCH_BUILD_DIR/dir.txt\" "
+             "&& for t in hloc tpusim hlo-run; do "
+             "printf '#!/bin/sh\\nexec %s/%s \"$@\"\\n' '") +
+         TRENCH_BINARY_DIR +
+         "' \"$t\" > \"$TRENCH_BUILD_DIR/$t\" && "
+         "chmod +x \"$TRENCH_BUILD_DIR/$t\" || exit 1; done";
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class CoverageFlavourTest : public testing::StepTest {
+ protected:
+  void SetUp() override {
+    StepTest::SetUp();
+    base_ = Commit({{"compiler/passes/dce.cc", "// v1\n"}}, "base");
+    changed_ = Commit({{"compiler/passes/dce.cc", "// v2\n"}}, "dce: v2");
+    config_.fuzz_budget_seconds = 2;
+    config_.fuzz_jobs = 1;
+    config_.build_timeout_seconds = 120;
+    config_.fuzz_coverage = "auto";
+    ctx_.worker = "orchestrator";
+  }
+
+  StatusOr<Json> Fuzz(const std::string& commit) {
+    Json payload = Json::MakeObject();
+    payload["commit"] = commit;
+    return RunFuzzStep(ctx_, MakeJob("fuzz", std::move(payload)));
+  }
+
+  std::string base_, changed_;
+};
+
+TEST_F(CoverageFlavourTest, TheStepBuildsTheFlavourOnceAndFuzzesOnIt) {
+  config_.fuzz_coverage_build_command = FakeFlavourBuild();
+  StatusOr<Json> out = Fuzz(changed_);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Json* note = out->Find("coverage_build");
+  ASSERT_NE(note, nullptr) << out->Dump();
+  EXPECT_EQ(*note->Find("key"), Json(changed_ + "-coverage")) << note->Dump();
+  EXPECT_EQ(*note->Find("built"), Json(true)) << note->Dump();
+  // Built in its own directory (the plain build's objects stay), and
+  // installed under its own key.
+  EXPECT_EQ(ReadText(paths_->worktree + "/build-coverage/dir.txt"),
+            "build-coverage\n");
+  EXPECT_FALSE(fs::exists(paths_->worktree + "/build/dir.txt"));
+  EXPECT_TRUE(fs::exists(paths_->build_cache + "/" + changed_ +
+                         "-coverage/bin/hlo-run"));
+  // The campaign ran on it: this build is not instrumented, so the
+  // campaign says it measured no reach (and still fuzzed).
+  EXPECT_GT(out->Find("programs")->int64_value(), 0) << out->Dump();
+  EXPECT_EQ(out->Find("reach"), nullptr) << out->Dump();
+
+  // A second campaign of the commit takes the cached flavour.
+  StatusOr<Json> again = Fuzz(changed_);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again->Find("coverage_build")->Find("cached"), Json(true))
+      << again->Dump();
+  EXPECT_EQ(ReadText(paths_->worktree + "/flavour.txt"), changed_ + "\n");
+}
+
+TEST_F(CoverageFlavourTest, AFlavourThatDoesNotBuildLeavesThePlainBuild) {
+  config_.fuzz_coverage_build_command = "echo broken; exit 1";
+  StatusOr<Json> out = Fuzz(changed_);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Json* note = out->Find("coverage_build");
+  ASSERT_NE(note, nullptr) << out->Dump();
+  EXPECT_EQ(*note->Find("built"), Json(false)) << note->Dump();
+  EXPECT_GT(out->Find("programs")->int64_value(), 0) << out->Dump();
+}
+
+TEST_F(CoverageFlavourTest, ACustomBuildWithoutAFlavourCommandIsNotGuessed) {
+  config_.build_command = "true";
+  StatusOr<Json> out = Fuzz(changed_);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Json* note = out->Find("coverage_build");
+  ASSERT_NE(note, nullptr) << out->Dump();
+  EXPECT_NE(note->Find("skipped")->string_value().find(
+                "fuzz.coverage_build_command is not set"),
+            std::string::npos)
+      << note->Dump();
+  EXPECT_FALSE(fs::exists(paths_->worktree + "/build-coverage"));
+  EXPECT_GT(out->Find("programs")->int64_value(), 0) << out->Dump();
+}
+
+TEST_F(CoverageFlavourTest, OffBuildsNoFlavour) {
+  config_.fuzz_coverage = "off";
+  config_.fuzz_coverage_build_command = FakeFlavourBuild();
+  StatusOr<Json> out = Fuzz(changed_);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->Find("coverage_build"), nullptr) << out->Dump();
+  EXPECT_FALSE(fs::exists(paths_->worktree + "/flavour.txt"));
+}
+
+// A continuous round measures reach on all that landed since the
+// known-good commit, in head's line numbers.
+TEST_F(CoverageFlavourTest, ARoundsChangedLinesAreAllSinceTheKnownGoodCommit) {
+  const std::string later =
+      Commit({{"compiler/passes/cse.cc", "// cse\n"}}, "cse: new");
+  config_.good_commit = base_;
+  StatusOr<std::string> d = RoundDiffText(ctx_, later);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_NE(d->find("+// v2"), std::string::npos) << *d;
+  EXPECT_NE(d->find("+// cse"), std::string::npos) << *d;
+  EXPECT_EQ(*RoundDiffText(ctx_, base_), "");
+  config_.good_commit = "";
+  EXPECT_EQ(*RoundDiffText(ctx_, later), "");  // No known-good commit.
+}
+
+// The real coverage build's directory, or "".
+std::string CoverageBuildDir() {
+  if (const char* dir = std::getenv("TRENCH_COVERAGE_BUILD_DIR"); dir && *dir) {
+    return dir;
+  }
+  const std::string built = std::string(TRENCH_BINARY_DIR) + "/coverage-target";
+  return fs::exists(built + "/hlo-run") ? built : "";
+}
+
+class CoverageBuildFuzzStepTest : public CoverageFlavourTest {};
+
+TEST_F(CoverageBuildFuzzStepTest, TheStepMeasuresReachOnTheFlavour) {
+  const std::string cov = CoverageBuildDir();
+  if (cov.empty()) {
+    GTEST_SKIP() << "no coverage build: set TRENCH_COVERAGE_BUILD_DIR "
+                    "(scripts/test.sh builds build-coverage/)";
+  }
+  // A commit that brings dce's post-order line, which every program runs,
+  // into the text this coverage build was compiled from.
+  const std::string rel = "compiler/passes/dce.cc";
+  const std::string now = ReadText(std::string(TRENCH_SOURCE_DIR) + "/" + rel);
+  const std::string line =
+      "std::vector<HloInstruction*> order = comp->MakeInstructionPostOrder();";
+  const size_t at = now.find(line);
+  ASSERT_NE(at, std::string::npos);
+  std::string before = now;
+  before.replace(at, line.size(), "std::vector<HloInstruction*> order;");
+  const std::string b = Commit({{rel, before}}, "dce: before");
+  const std::string c = Commit({{rel, now}}, "dce: post order");
+  // The flavour: the real coverage hlo-run, and this build's hloc and
+  // tpusim (the campaign runs programs through hlo-run alone).
+  config_.fuzz_coverage_build_command =
+      "mkdir -p \"$TRENCH_BUILD_DIR\" && cp '" + cov +
+      "/hlo-run' \"$TRENCH_BUILD_DIR/hlo-run\" && for t in hloc tpusim; do "
+      "printf '#!/bin/sh\\nexec %s/%s \"$@\"\\n' '" +
+      std::string(TRENCH_BINARY_DIR) +
+      "' \"$t\" > \"$TRENCH_BUILD_DIR/$t\" && "
+      "chmod +x \"$TRENCH_BUILD_DIR/$t\" || exit 1; done";
+  config_.fuzz_budget_seconds = 10;
+  config_.fuzz_reach_stop_programs = 3;
+  StatusOr<Json> out = Fuzz(c);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out->Find("coverage_build")->Find("built"), Json(true))
+      << out->Dump();
+  const Json* reach = out->Find("reach");
+  ASSERT_NE(reach, nullptr) << out->Dump();
+  EXPECT_EQ(*reach->Find("lines"), Json(int64_t{1})) << reach->Dump();
+  EXPECT_EQ(*reach->Find("reached"), Json(int64_t{1})) << reach->Dump();
+  (void)b;
+}
+
+}  // namespace
+}  // namespace trench::orchestrator
