@@ -49,19 +49,20 @@ Json SampleArguments(const CalleeProbe& p, const HloComputation& comp,
   return args;
 }
 
-struct Verdict {
+struct InnerCheck {
   bool found = false;
   Json op;  // The culprit's evidence.
   int64_t checked = 0, unavailable = 0;
 };
 
 // The first member of `p` (post order) whose tap violates its bound.
-StatusOr<Verdict> FirstDivergingOp(const CalleeProbe& p,
-                                   const HloComputation& comp, const Probe& run,
-                                   const NumericsOptions& numerics) {
+StatusOr<InnerCheck> FirstDivergingOp(const CalleeProbe& p,
+                                      const HloComputation& comp,
+                                      const Probe& run,
+                                      const NumericsOptions& numerics) {
   ASSIGN_OR_RETURN(BoundedResult bounds,
                    EvaluateWithBounds(*p.module, p.args, numerics));
-  Verdict v;
+  InnerCheck v;
   for (size_t i = 0; i < p.names.size(); ++i) {
     const HloInstruction* inner = comp.GetInstructionWithName(p.names[i]);
     StatusOr<Literal> tap =
@@ -158,7 +159,7 @@ LevelResult LocalizeCallee(const hlo_diff::Case& c, const HloModule& module,
       tried.push_back(std::move(t));
       continue;
     }
-    StatusOr<Verdict> v = FirstDivergingOp(*probe, comp, *run, numerics);
+    StatusOr<InnerCheck> v = FirstDivergingOp(*probe, comp, *run, numerics);
     if (!v.ok()) return stop("error", "oracle: " + v.status().message());
     t["checked"] = v->checked;
     t["unavailable"] = v->unavailable;

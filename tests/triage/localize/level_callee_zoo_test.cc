@@ -64,6 +64,23 @@ ENTRY main {
 }
 )";
 
+// A map whose to_apply's abs (s32) is broken.
+constexpr char kMapModule[] = R"(HloModule map_abs
+
+f {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ax = s32[] abs(x)
+  ROOT s = s32[] add(ax, y)
+}
+
+ENTRY main {
+  a = s32[8,16] parameter(0)
+  b = s32[8,16] parameter(1)
+  ROOT m = s32[8,16] map(a, b), dimensions={0,1}, to_apply=f
+}
+)";
+
 // A scatter whose combiner's minimum (f32) is broken.
 constexpr char kScatterMinModule[] = R"(HloModule scatter_min
 
@@ -138,6 +155,7 @@ TEST(BugZooCallee, NamesTheOpInsideTheCalledComputation) {
   for (const Expected& e : {
            Expected{"sort", kSortModule, "s", "greater", "gt", "compare"},
            Expected{"reduce", kReduceModule, "r", "l1", "ax", "abs"},
+           Expected{"map", kMapModule, "m", "f", "ax", "abs"},
            Expected{"scatter-min", kScatterMinModule, "s", "combine", "m",
                     "minimum"},
            Expected{"scatter-emitter", kScatterSubModule, "s", "", "",
