@@ -216,27 +216,22 @@ StatusOr<Localization> Localize(const hlo_diff::Case& c,
     } else {
       out.runs += g.runs;  // The fusion level needs the tapped run.
     }
+    // The levels below look inside the graph level's instruction.
+    auto without_graph = [](const char* level) {
+      LevelResult r;
+      r.level = level;
+      r.result = "not_applicable";
+      r.summary = "no diverging instruction from the graph level";
+      return r;
+    };
     if (options.fusion) {
-      if (graph_ok) {
-        add(LocalizeFusion(base, state, options.numerics, &f));
-      } else {
-        LevelResult r;
-        r.level = "fusion";
-        r.result = "not_applicable";
-        r.summary = "no diverging instruction from the graph level";
-        add(std::move(r));
-      }
+      add(graph_ok ? LocalizeFusion(base, state, options.numerics, &f)
+                   : without_graph("fusion"));
     }
     if (options.callee) {
-      if (graph_ok) {
-        add(LocalizeCallee(base, module, state, prober, options.numerics, &f));
-      } else {
-        LevelResult r;
-        r.level = "callee";
-        r.result = "not_applicable";
-        r.summary = "no diverging instruction from the graph level";
-        add(std::move(r));
-      }
+      add(graph_ok ? LocalizeCallee(base, module, state, prober,
+                                    options.numerics, &f)
+                   : without_graph("callee"));
     }
   }
   return out;
