@@ -234,7 +234,8 @@ StatusOr<JsonDoc> ViewJson(Store* store, const ApiOptions& options,
   for (const auto& [key, value] :
        {std::pair{"instruction", &h.instruction},
         {"fusion", &h.fusion},
-        {"fused_instruction", &h.fused_instruction}}) {
+        {"fused_instruction", &h.fused_instruction},
+        {"called_instruction", &h.called_instruction}}) {
     highlight[key] = value->empty() ? JsonDoc() : JsonDoc(*value);
   }
   out["highlight"] = std::move(highlight);

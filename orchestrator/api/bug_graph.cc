@@ -210,7 +210,7 @@ GraphHighlight LocalizedHighlight(const Json& bug_details) {
     return v && v->is_string() ? v->string_value() : std::string();
   };
   GraphHighlight h{text(f, "instruction"), text(f, "fusion"),
-                   text(f, "fused_instruction")};
+                   text(f, "fused_instruction"), text(f, "called_instruction")};
   if (h.instruction.empty()) {
     h.instruction = text(f ? f->Find("rewrite") : nullptr, "instruction");
   }

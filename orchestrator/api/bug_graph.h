@@ -29,13 +29,17 @@ struct GraphHighlight {
   std::string instruction;        // The entry's instruction ("" none).
   std::string fusion;             // Its fusion, when in one ("" none).
   std::string fused_instruction;  // The op inside the fusion ("" none).
+  // The op inside a computation the instruction calls (sort comparator,
+  // reduce body, ...: findings.called_instruction; "" none).
+  std::string called_instruction;
 };
 
 // What a bug's localization (details.localization.findings) marks: the
 // culprit instruction, else the instruction its rewrite decision acted on
 // (findings.rewrite.instruction: a pass localized to one rewrite whose
 // graph level found no single diverging instruction), and the fusion and
-// fused op. Fields that are absent or not strings are "".
+// fused op, and the op inside a called computation. Fields that are absent
+// or not strings are "".
 GraphHighlight LocalizedHighlight(const Json& bug_details);
 
 // The DOT text of module `hlo_text`.

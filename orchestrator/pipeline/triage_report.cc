@@ -242,6 +242,14 @@ std::string LocalizationText(const Json* l) {
   const std::string fusion = Str(f, "fusion");
   if (!fusion.empty()) fused += (fused.empty() ? "" : " ") + ("in " + fusion);
   line("fused op", fused);
+  // The callee level's op inside a called computation (sort comparator,
+  // reduce body, ...), with the computation; the call site is "instruction".
+  std::string called = Str(f, "called_instruction");
+  const std::string called_op = Str(f, "called_opcode");
+  if (!called.empty() && !called_op.empty()) called += " (" + called_op + ")";
+  const std::string callee = Str(f, "called_computation");
+  if (!called.empty() && !callee.empty()) called += " in " + callee;
+  line("called op", called);
   if (const Json* sig = Obj(l, "signature")) {
     s += "signature: " + MembersLine(sig) + "\n";
   }

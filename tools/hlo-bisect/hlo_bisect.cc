@@ -26,9 +26,10 @@ struct Args {
 
 void Declare(FlagParser* p, Args* a) {
   p->set_description(
-      "Localizes a failing case: the pass, rewrite, instruction and op\n"
-      "inside a fused kernel where it goes wrong. Prints the localization\n"
-      "report (JSON unless --text).\n"
+      "Localizes a failing case: the pass, rewrite, instruction, op\n"
+      "inside a fused kernel and op inside a called computation (sort\n"
+      "comparator, reduce body, ...) where it goes wrong. Prints the\n"
+      "localization report (JSON unless --text).\n"
       "Commands: `commits` (commit bisection; hlo-bisect commits --help),\n"
       "`build` (one commit's build; hlo-bisect build --help).");
   p->set_epilog(
@@ -36,7 +37,7 @@ void Declare(FlagParser* p, Args* a) {
       "2 usage or harness error");
   p->Positional("CASE_DIR", &a->case_dir, "the failing case");
   p->String("levels", "L", &a->levels,
-            "the levels to run: pass,rewrite,graph,fusion");
+            "the levels to run: pass,rewrite,graph,fusion,callee");
   p->Switch(
       "json", [a] { a->text = false; }, "the report as JSON (default)");
   p->Switch(
@@ -58,11 +59,12 @@ int RunHloBisect(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return RunCommitBisectCli(argc - 1, argv + 1, out, err);
   }
   Args a;
-  FlagParser p("hlo-bisect",
-               "CASE_DIR [--levels=pass,rewrite,graph,fusion] [--json|--text] "
-               "[--out FILE] [--keep DIR] [target flags]\n"
-               "commits CASE_DIR --repo R --good REV --bad REV ...\n"
-               "build REV --repo R --work DIR ...");
+  FlagParser p(
+      "hlo-bisect",
+      "CASE_DIR [--levels=pass,rewrite,graph,fusion,callee] [--json|--text] "
+      "[--out FILE] [--keep DIR] [target flags]\n"
+      "commits CASE_DIR --repo R --good REV --bad REV ...\n"
+      "build REV --repo R --work DIR ...");
   Declare(&p, &a);
   if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
     return *exit;

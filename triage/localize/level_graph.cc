@@ -6,6 +6,7 @@
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_instruction.h"
 #include "compiler/ir/opcode.h"
+#include "triage/localize/callee_probe.h"
 #include "triage/localize/localize.h"
 
 namespace trench::hlo_bisect {
@@ -168,12 +169,18 @@ LevelResult LocalizeGraph(const hlo_diff::Case& c, const HloModule& module,
       seen[names[i]] = "agrees";
       continue;
     }
-    findings->instruction = names[i];
-    findings->opcode = std::string(OpcodeName(instr->opcode()));
+    // A call site's tuple has no tap: its get-tuple-element shows it.
+    const HloInstruction* named = instr;
+    if (instr->opcode() == HloOpcode::kGetTupleElement &&
+        IsCalleeCallSite(instr->operand(0)->opcode())) {
+      named = instr->operand(0);
+    }
+    findings->instruction = named->name();
+    findings->opcode = std::string(OpcodeName(named->opcode()));
     findings->dtype =
         std::string(PrimitiveTypeName(instr->shape().element_type()));
     Json ops = Json::MakeArray();
-    for (const HloInstruction* op : instr->operands()) {
+    for (const HloInstruction* op : named->operands()) {
       Json x = Json::MakeObject();
       x["name"] = op->name();
       x["opcode"] = std::string(OpcodeName(op->opcode()));
@@ -184,9 +191,10 @@ LevelResult LocalizeGraph(const hlo_diff::Case& c, const HloModule& module,
       ops.push_back(std::move(x));
     }
     Json culprit = Json::MakeObject();
-    culprit["name"] = names[i];
+    culprit["name"] = named->name();
     culprit["opcode"] = findings->opcode;
-    culprit["shape"] = instr->shape().ToString(false);
+    culprit["shape"] = named->shape().ToString(false);
+    if (named != instr) culprit["via"] = names[i];
     culprit["position"] = static_cast<int64_t>(i);
     culprit["check"] = v.ToJson();
     culprit["operands"] = std::move(ops);
@@ -194,8 +202,9 @@ LevelResult LocalizeGraph(const hlo_diff::Case& c, const HloModule& module,
     ev["checked"] = checked;
     ev["unavailable"] = unavailable;
     r.result = "found";
-    r.summary = "first diverging instruction: %" + names[i] + " (" +
-                findings->opcode + ", " + instr->shape().ToString(false) +
+    r.summary = "first diverging instruction: %" + named->name() + " (" +
+                findings->opcode + ", " + named->shape().ToString(false) +
+                (named != instr ? ", seen through %" + names[i] : "") +
                 "): max error " + Json(v.max_abs_error).Dump() + ", allowed " +
                 Json(v.max_allowed).Dump() + ", " +
                 std::to_string(v.mismatches) + "/" +

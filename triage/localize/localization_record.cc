@@ -33,10 +33,18 @@ StatusOr<LocalizationLevelRecord> LevelFromJson(const JsonFields& m) {
   return r;
 }
 
+// A member added later: absent reads as null.
+StatusOr<std::optional<std::string>> AbsentOrString(const JsonFields& m,
+                                                    std::string_view key) {
+  if (m.Find(key) == nullptr) return std::optional<std::string>();
+  return m.NullableString(key);
+}
+
 StatusOr<LocalizationFindingsRecord> FindingsFromJson(const JsonFields& m) {
-  RETURN_IF_ERROR(m.OnlyFields({"pass", "trigger", "pass_execution", "rewrite",
-                                "instruction", "opcode", "fusion",
-                                "fused_instruction", "fused_opcode", "dtype"}));
+  RETURN_IF_ERROR(m.OnlyFields(
+      {"pass", "trigger", "pass_execution", "rewrite", "instruction", "opcode",
+       "fusion", "fused_instruction", "fused_opcode", "dtype",
+       "called_computation", "called_instruction", "called_opcode"}));
   LocalizationFindingsRecord f;
   ASSIGN_OR_RETURN(f.pass, m.NullableString("pass"));
   ASSIGN_OR_RETURN(f.trigger, m.NullableString("trigger"));
@@ -48,6 +56,11 @@ StatusOr<LocalizationFindingsRecord> FindingsFromJson(const JsonFields& m) {
   ASSIGN_OR_RETURN(f.fused_instruction, m.NullableString("fused_instruction"));
   ASSIGN_OR_RETURN(f.fused_opcode, m.NullableString("fused_opcode"));
   ASSIGN_OR_RETURN(f.dtype, m.NullableString("dtype"));
+  ASSIGN_OR_RETURN(f.called_computation,
+                   AbsentOrString(m, "called_computation"));
+  ASSIGN_OR_RETURN(f.called_instruction,
+                   AbsentOrString(m, "called_instruction"));
+  ASSIGN_OR_RETURN(f.called_opcode, AbsentOrString(m, "called_opcode"));
   return f;
 }
 
@@ -102,6 +115,9 @@ JsonDoc ToJson(const LocalizationReport& report) {
   fj["fused_instruction"] = JsonDocOrNull(f.fused_instruction);
   fj["fused_opcode"] = JsonDocOrNull(f.fused_opcode);
   fj["dtype"] = JsonDocOrNull(f.dtype);
+  fj["called_computation"] = JsonDocOrNull(f.called_computation);
+  fj["called_instruction"] = JsonDocOrNull(f.called_instruction);
+  fj["called_opcode"] = JsonDocOrNull(f.called_opcode);
   j["findings"] = std::move(fj);
   j["signature"] = ToJson(report.signature);
   JsonDoc runs = JsonDoc::object();

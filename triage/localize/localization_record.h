@@ -12,7 +12,8 @@
 //                "evidence": {...}}...],
 //    "findings": {"pass", "trigger", "pass_execution", "rewrite",
 //                 "instruction", "opcode", "fusion", "fused_instruction",
-//                 "fused_opcode", "dtype"},
+//                 "fused_opcode", "dtype", "called_computation",
+//                 "called_instruction", "called_opcode"},
 //    "signature": {"status", "pass", "site", "opcode", "dtype", "sig"},
 //    "runs": {"localize": N, "linear_scan": M}}
 // The free-form members ("coarse_signature", a level's "evidence",
@@ -20,12 +21,13 @@
 // JSON: an object, or null where the producer had none.
 //
 // Parsing is strict: every member above must be present (nullable ones may
-// be null), of its type, and no other member may appear outside the
-// free-form ones (hlo-bisect adds none, and neither does the pipeline).
-// Errors are InvalidArgument naming the field by its path: "field
-// 'signature.sig' is missing", "field 'levels[1].runs' must be an integer,
-// got string", "unknown field 'findings.x' (expected one of ...)"; text that
-// is no JSON: "LINE:COL: <what>".
+// be null; the findings' three "called_*" members, added later, may also be
+// absent, as in reports written before them), of its type, and no other member
+// may appear outside the free-form ones (hlo-bisect adds none, and neither does
+// the pipeline). Errors are InvalidArgument naming the field by its path:
+// "field 'signature.sig' is missing", "field 'levels[1].runs' must be an
+// integer, got string", "unknown field 'findings.x' (expected one of ...)";
+// text that is no JSON: "LINE:COL: <what>".
 #pragma once
 
 #include <cstdint>
@@ -70,6 +72,9 @@ struct LocalizationFindingsRecord {
   std::optional<std::string> instruction, opcode;
   std::optional<std::string> fusion, fused_instruction, fused_opcode;
   std::optional<std::string> dtype;
+  // The callee level's op inside a called computation (localize.h).
+  std::optional<std::string> called_computation, called_instruction;
+  std::optional<std::string> called_opcode;
   bool operator==(const LocalizationFindingsRecord&) const = default;
 
   // The rewrite decision's "site" when it names one as a string.

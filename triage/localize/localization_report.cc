@@ -44,6 +44,8 @@ RefinedSignatureRecord RefinedSignatureOf(const Localization& l) {
                            f.rewrite_opcode != "constant";
   if (IsPassCulprit(f.pass) && informative) {
     opcode = f.rewrite_opcode;
+  } else if (!f.called_opcode.empty()) {
+    opcode = f.called_opcode;
   } else if (!f.fused_opcode.empty()) {
     opcode = f.fused_opcode;
   } else if (!f.opcode.empty()) {
@@ -101,6 +103,9 @@ LocalizationReport MakeLocalizationReport(const Localization& l,
   fr.fused_instruction = OrNone(f.fused_instruction);
   fr.fused_opcode = OrNone(f.fused_opcode);
   fr.dtype = OrNone(f.dtype);
+  fr.called_computation = OrNone(f.called_computation);
+  fr.called_instruction = OrNone(f.called_instruction);
+  fr.called_opcode = OrNone(f.called_opcode);
   r.signature = RefinedSignatureOf(l);
   r.runs = {.localize = l.runs, .linear_scan = l.linear_runs};
   return r;

@@ -24,7 +24,8 @@ namespace trench::hlo_bisect {
 // "sig"}. pass: the culprit (a pass, "codegen", "buffer-assignment") or
 // null; site: the rewrite decision's site or null; opcode: for a pass culprit
 // the opcode of the instruction its decision rewrote (when the input module has
-// it and it is no parameter or constant), else the fusion level's member, else
+// it and it is no parameter or constant), else the callee level's op inside a
+// called computation, else the fusion level's member, else
 // the graph level's instruction, else the rewritten instruction's opcode (for
 // back-end culprits), else null; dtype: that instruction's element type,
 // else the coarse signature's, else null.

@@ -43,12 +43,26 @@ TargetProber::TargetProber(hlo_diff::Case c, hlo_diff::TargetSpec spec,
   if (m.ok()) module_ = std::move(m).value();
 }
 
+StatusOr<Probe> Prober::RunCase(const hlo_diff::Case&, bool) {
+  return Unimplemented("this prober runs its own case only");
+}
+
 StatusOr<Probe> TargetProber::Run(const hlo_diff::CaseOptions& options,
                                   bool dump) {
-  const std::string dir =
-      (fs::path(work_root_) / ("run-" + std::to_string(next_++))).string();
   hlo_diff::Case c = case_;
   c.options = options;
+  if (module_ == nullptr) return RunIn(c, nullptr, dump);
+  return RunIn(c, module_.get(), dump);
+}
+
+StatusOr<Probe> TargetProber::RunCase(const hlo_diff::Case& c, bool dump) {
+  return RunIn(c, nullptr, dump);
+}
+
+StatusOr<Probe> TargetProber::RunIn(const hlo_diff::Case& c,
+                                    const HloModule* module, bool dump) {
+  const std::string dir =
+      (fs::path(work_root_) / ("run-" + std::to_string(next_++))).string();
   std::optional<hlo_diff::TargetRunner> one_shot;
   hlo_diff::TargetRunner* runner = &runner_;
   Probe p;
@@ -63,8 +77,8 @@ StatusOr<Probe> TargetProber::Run(const hlo_diff::CaseOptions& options,
     runner = &*one_shot;
   }
   ASSIGN_OR_RETURN(hlo_diff::Verdict v,
-                   module_ ? hlo_diff::ComputeVerdict(c, *module_, *runner, dir)
-                           : hlo_diff::ComputeVerdict(c, *runner, dir));
+                   module ? hlo_diff::ComputeVerdict(c, *module, *runner, dir)
+                          : hlo_diff::ComputeVerdict(c, *runner, dir));
   p.status = v.status_name();
   p.stage = v.stage();
   p.last_pass = v.last_pass();
@@ -109,6 +123,7 @@ bool SameFailure(const Probe& full, const Probe& p) {
 
 Status ParseLevels(const std::string& list, LocalizeOptions* options) {
   options->pass = options->rewrite = options->graph = options->fusion = false;
+  options->callee = false;
   std::stringstream s(list);
   std::string level;
   bool any = false;
@@ -121,9 +136,11 @@ Status ParseLevels(const std::string& list, LocalizeOptions* options) {
       options->graph = true;
     } else if (level == "fusion") {
       options->fusion = true;
+    } else if (level == "callee") {
+      options->callee = true;
     } else {
       return InvalidArgument("--levels: unknown level '" + level +
-                             "' (pass, rewrite, graph, fusion)");
+                             "' (pass, rewrite, graph, fusion, callee)");
     }
     any = true;
   }
@@ -189,7 +206,7 @@ StatusOr<Localization> Localize(const hlo_diff::Case& c,
   if (options.rewrite) {
     add(LocalizeRewrite(base, module, out.full, prober, &f));
   }
-  if (options.graph || options.fusion) {
+  if (options.graph || options.fusion || options.callee) {
     GraphState state;
     LevelResult g = LocalizeGraph(base, module, out.full, prober,
                                   options.numerics, &f, &state);
@@ -199,16 +216,22 @@ StatusOr<Localization> Localize(const hlo_diff::Case& c,
     } else {
       out.runs += g.runs;  // The fusion level needs the tapped run.
     }
+    // The levels below look inside the graph level's instruction.
+    auto without_graph = [](const char* level) {
+      LevelResult r;
+      r.level = level;
+      r.result = "not_applicable";
+      r.summary = "no diverging instruction from the graph level";
+      return r;
+    };
     if (options.fusion) {
-      if (graph_ok) {
-        add(LocalizeFusion(base, state, options.numerics, &f));
-      } else {
-        LevelResult r;
-        r.level = "fusion";
-        r.result = "not_applicable";
-        r.summary = "no diverging instruction from the graph level";
-        add(std::move(r));
-      }
+      add(graph_ok ? LocalizeFusion(base, state, options.numerics, &f)
+                   : without_graph("fusion"));
+    }
+    if (options.callee) {
+      add(graph_ok ? LocalizeCallee(base, module, state, prober,
+                                    options.numerics, &f)
+                   : without_graph("callee"));
     }
   }
   return out;

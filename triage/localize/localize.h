@@ -41,6 +41,19 @@
 //            bound is named. No extra target run. For a crashing fused
 //            kernel, whose inside taps cannot show, the kernel's hero is
 //            named (its reduce, else its dot, else its root).
+//   callee   when the graph level's instruction is a call site that runs a
+//            computation on element values (sort comparator; reduce,
+//            reduce-window, scatter, all-reduce, select-and-scatter
+//            bodies; map): each called computation is outlined into an
+//            entry applying it lane-wise to S scalar argument tuples drawn
+//            from the call site's operand values (callee_probe.h), run
+//            once with --taps=all, and the first op inside (post order)
+//            whose tapped value violates its bound is named, with its
+//            computation and the call site. A probe that does not fail
+//            says the ops are right on their own: the call site's
+//            emitter runs them wrong (result "none"). The graph level
+//            steps back from a get-tuple-element of a call site's tuple
+//            to the call site, whose tuple has no tap of its own.
 //
 // "Fails as the full run does": mismatch and nan_mismatch are one class;
 // crashes (compile_crash, run_crash, timeout, memory_error) must repeat the
@@ -88,6 +101,9 @@ class Prober {
   // are the harness's own (see hlo_diff::ComputeVerdict).
   virtual StatusOr<Probe> Run(const hlo_diff::CaseOptions& options,
                               bool dump) = 0;
+  // Runs another case (a probe module the levels made) on the same target,
+  // likewise. The default: Unimplemented (a prober bound to one case).
+  virtual StatusOr<Probe> RunCase(const hlo_diff::Case& c, bool dump);
 };
 
 // The real target: hlo_diff::ComputeVerdict with a TargetRunner, each run in
@@ -104,8 +120,14 @@ class TargetProber : public Prober {
   TargetProber(hlo_diff::Case c, hlo_diff::TargetSpec spec,
                std::string work_root);
   StatusOr<Probe> Run(const hlo_diff::CaseOptions& options, bool dump) override;
+  StatusOr<Probe> RunCase(const hlo_diff::Case& c, bool dump) override;
 
  private:
+  // Runs `c` (module parsed: `module`, or null to parse it) in a fresh
+  // run directory.
+  StatusOr<Probe> RunIn(const hlo_diff::Case& c, const HloModule* module,
+                        bool dump);
+
   hlo_diff::Case case_;
   std::shared_ptr<const HloModule> module_;  // Null: does not parse.
   hlo_diff::TargetSpec spec_;
@@ -128,7 +150,7 @@ bool SameFailure(const Probe& full, const Probe& p);
 
 // One level's outcome.
 struct LevelResult {
-  std::string level;    // "pass", "rewrite", "graph", "fusion".
+  std::string level;    // "pass", "rewrite", "graph", "fusion", "callee".
   std::string result;   // "found", "none" (searched, nothing to name),
                         // "not_applicable", "error".
   std::string summary;  // One readable line.
@@ -148,16 +170,20 @@ struct Findings {
   std::string fusion;           // Fusion instruction (optimized module).
   std::string fused_instruction, fused_opcode;  // Fusion level's culprit.
   std::string rewrite_opcode;  // Opcode of the rewritten input instruction.
+  // Callee level's culprit: an op inside a computation the graph level's
+  // call site runs (input module).
+  std::string called_computation, called_instruction, called_opcode;
 };
 
 struct LocalizeOptions {
   bool pass = true, rewrite = true, graph = true, fusion = true;
+  bool callee = true;
   // Evaluator options for the oracle (the numerics contract's).
   NumericsOptions numerics;
 };
 
-// Parses "pass,rewrite,graph,fusion" (any subset, any order) into *options.
-// InvalidArgument naming an unknown level.
+// Parses "pass,rewrite,graph,fusion,callee" (any subset, any order) into
+// *options. InvalidArgument naming an unknown level.
 Status ParseLevels(const std::string& list, LocalizeOptions* options);
 
 struct Localization {
@@ -219,6 +245,11 @@ LevelResult LocalizeGraph(const hlo_diff::Case& c, const HloModule& module,
                           const NumericsOptions& numerics, Findings* findings,
                           GraphState* state);
 LevelResult LocalizeFusion(const hlo_diff::Case& c, const GraphState& state,
+                           const NumericsOptions& numerics, Findings* findings);
+// Uses prober.RunCase; the graph level's findings->instruction is the call
+// site.
+LevelResult LocalizeCallee(const hlo_diff::Case& c, const HloModule& module,
+                           const GraphState& state, Prober& prober,
                            const NumericsOptions& numerics, Findings* findings);
 
 // ---- Helpers shared by the levels.

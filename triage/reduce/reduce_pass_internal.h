@@ -177,6 +177,7 @@ std::unique_ptr<ReductionPass> MakeReplaceSubgraphsPass();
 std::unique_ptr<ReductionPass> MakeRewireUsesPass();
 std::unique_ptr<ReductionPass> MakeInlineCallsPass();
 std::unique_ptr<ReductionPass> MakeUnfusePass();
+std::unique_ptr<ReductionPass> MakeSortOperandsPass();
 std::unique_ptr<ReductionPass> MakeShrinkShapesPass();
 std::unique_ptr<ReductionPass> MakeSimplifyConstantsPass();
 std::unique_ptr<ReductionPass> MakeSimplifyInputsPass();

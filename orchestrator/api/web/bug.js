@@ -298,7 +298,9 @@
          h.fusion ? [' · fusion ', el('code', {class: 'hl-fusion'}, h.fusion)]
                   : '',
          h.fused_instruction ? [' · fused op ', el('code', {class:
-             'hl-fused'}, h.fused_instruction)] : '']);
+             'hl-fused'}, h.fused_instruction)] : '',
+         h.called_instruction ? [' · called op ', el('code', {class:
+             'hl-fused'}, h.called_instruction)] : '']);
     if (!text) {
       replace('hlo');
       return;
@@ -309,6 +311,7 @@
       let cls = 'line';
       if (name && name === h.instruction) cls += ' hl-instruction';
       if (name && name === h.fused_instruction) cls += ' hl-fused';
+      if (name && name === h.called_instruction) cls += ' hl-fused';
       if (name && name === h.fusion) cls += ' hl-fusion';
       return el('span', {class: cls}, line + '\n');
     });

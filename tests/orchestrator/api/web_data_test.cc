@@ -421,6 +421,7 @@ TEST_F(WebDataTest, BugViewHasEverythingThePageShows) {
   EXPECT_TRUE(v.Find("minimized_hlo")->is_null());
   EXPECT_EQ(v.Find("highlight")->Find("fused_instruction")->string_value(),
             "m");
+  EXPECT_TRUE(v.Find("highlight")->Find("called_instruction")->is_null());
   EXPECT_EQ(v.Find("localization")
                 ->Find("levels")
                 ->array()[0]
@@ -475,6 +476,17 @@ TEST_F(WebDataTest, GraphHighlightsTheDivergingInstruction) {
                             "/graph.svg")
                 .status,
             404);
+}
+
+TEST(BugGraphTest, HighlightNamesTheOpInsideACalledComputation) {
+  StatusOr<Json> details = ParseJson(R"({"localization": {"findings": {
+      "instruction": "s", "called_computation": "greater",
+      "called_instruction": "gt", "called_opcode": "compare"}}})");
+  ASSERT_TRUE(details.ok());
+  GraphHighlight h = LocalizedHighlight(*details);
+  EXPECT_EQ(h.instruction, "s");
+  EXPECT_EQ(h.called_instruction, "gt");
+  EXPECT_EQ(h.fused_instruction, "");
 }
 
 TEST(BugGraphTest, HighlightFallsBackToTheRewritesInstruction) {

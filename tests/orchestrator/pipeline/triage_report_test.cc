@@ -48,7 +48,8 @@ Json Localization() {
                   "%sub.1", "index": 7},
       "instruction": "%sub.1", "opcode": "subtract", "fusion": "%fusion.2",
       "fused_instruction": "%sub.3", "fused_opcode": "subtract",
-      "dtype": "f32"},
+      "dtype": "f32", "called_computation": "%body",
+      "called_instruction": "%gt", "called_opcode": "compare"},
     "signature": {"status": "mismatch", "pass": "algsimp", "site":
                   "sub-self", "opcode": "subtract", "dtype": "f32",
                   "sig": "feed"},
@@ -164,6 +165,7 @@ TEST(TriageReportTest, EverySectionOfAFullBug) {
            "(decision 7)",
            "instruction: %sub.1 (subtract, f32)",
            "fused op: %sub.3 (subtract) in %fusion.2",
+           "called op: %gt (compare) in %body",
            "pass: found [4 runs] algsimp", "target runs: 9 (a linear scan: 30)",
            // Culprit.
            "## Culprit commit", std::string("commit: ") + kCulprit,

@@ -30,6 +30,9 @@ LocalizationReport Full() {
   r.findings.instruction = "user";
   r.findings.opcode = "add";
   r.findings.dtype = "bf16";
+  r.findings.called_computation = "greater";
+  r.findings.called_instruction = "gt";
+  r.findings.called_opcode = "compare";
   r.signature = {.status = "mismatch",
                  .pass = "algsimp",
                  .site = "t-of-t",
@@ -75,10 +78,29 @@ TEST(LocalizationRecordTest, UnsetFieldsAreWrittenAsNull) {
             R"("findings":{"pass":null,"trigger":null,"pass_execution":null,)"
             R"("rewrite":null,"instruction":null,"opcode":null,)"
             R"("fusion":null,"fused_instruction":null,"fused_opcode":null,)"
-            R"("dtype":null},)"
+            R"("dtype":null,"called_computation":null,)"
+            R"("called_instruction":null,"called_opcode":null},)"
             R"("signature":{"status":"","pass":null,"site":null,)"
             R"("opcode":null,"dtype":null,"sig":""},)"
             R"("runs":{"localize":0,"linear_scan":0}})");
+}
+
+TEST(LocalizationRecordTest, ReportsWithoutTheCalledMembersStillParse) {
+  // Reports written before the callee level have no "called_*" members.
+  StatusOr<LocalizationReport> r =
+      ParseLocalizationReport(Edited([](JsonDoc& j) {
+        for (const char* k :
+             {"called_computation", "called_instruction", "called_opcode"}) {
+          j["findings"].erase(k);
+        }
+      }));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->findings.called_instruction.has_value());
+  EXPECT_EQ(r->findings.instruction, std::optional<std::string>("user"));
+  EXPECT_NE(ErrorOf(Edited([](JsonDoc& j) {
+              j["findings"]["called_opcode"] = 3;
+            })).find("findings.called_opcode"),
+            std::string::npos);
 }
 
 TEST(LocalizationRecordTest, RewriteSite) {

@@ -65,7 +65,7 @@ class ScriptedProber : public Prober {
 
 LocalizeOptions PassAndRewrite() {
   LocalizeOptions o;
-  o.graph = o.fusion = false;
+  o.graph = o.fusion = o.callee = false;
   return o;
 }
 
@@ -115,7 +115,9 @@ TEST(SameFailureTest, ValueClassesAndCrashes) {
 TEST(ParseLevelsTest, SubsetsAndErrors) {
   LocalizeOptions o;
   ASSERT_TRUE(ParseLevels("rewrite,pass", &o).ok());
-  EXPECT_TRUE(o.pass && o.rewrite && !o.graph && !o.fusion);
+  EXPECT_TRUE(o.pass && o.rewrite && !o.graph && !o.fusion && !o.callee);
+  ASSERT_TRUE(ParseLevels("graph,callee", &o).ok());
+  EXPECT_TRUE(o.graph && o.callee && !o.pass && !o.fusion);
   Status bad = ParseLevels("pass,commit", &o);
   EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.message().find("'commit'"), std::string::npos);

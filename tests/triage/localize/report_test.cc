@@ -196,7 +196,9 @@ TEST(LocalizationJsonTest, LayoutIsPinned) {
       R"("trigger":null,"pass_execution":3,"rewrite":{"pass":"algsimp",)"
       R"("site":"transpose-of-transpose","instruction":"t2"},)"
       R"("instruction":"user","opcode":"add","fusion":null,)"
-      R"("fused_instruction":null,"fused_opcode":null,"dtype":"bf16"},)"
+      R"("fused_instruction":null,"fused_opcode":null,"dtype":"bf16",)"
+      R"("called_computation":null,"called_instruction":null,)"
+      R"("called_opcode":null},)"
       R"("signature":{"status":"mismatch","pass":"algsimp",)"
       R"("site":"transpose-of-transpose","opcode":"transpose",)"
       R"("dtype":"bf16","sig":")" +

@@ -26,7 +26,8 @@ TEST(PassRegistryTest, NamesAreUniqueAndSelectable) {
   for (const char* n :
        {"remove-instructions", "remove-outputs", "replace-subgraphs",
         "shrink-shapes", "simplify-constants", "simplify-inputs",
-        "inline-calls", "unfuse", "rewire-uses", "drop-attributes", "rename"}) {
+        "inline-calls", "unfuse", "sort-operands", "rewire-uses",
+        "drop-attributes", "rename"}) {
     EXPECT_TRUE(names.count(n)) << n;
   }
   auto two = ReductionPassesNamed("unfuse,remove-outputs");
