@@ -2,7 +2,8 @@
 // its timeline, runs with their verdicts and error maps (error_map.h), the
 // case and minimized modules with the localized instruction, the
 // localization chain, the culprit commit with its diff (libgit2), the
-// patches with their round, the agent sessions with every message, the
+// patches with their round and coverage (pipeline/draft_coverage.h: a
+// partial revert is flagged), the agent sessions with every message, the
 // bug's jobs and the download links. One response, a handful of indexed
 // queries.
 #include <filesystem>
@@ -195,6 +196,23 @@ std::map<int64_t, int64_t> PatchRounds(const std::vector<Event>& events) {
   return rounds;
 }
 
+// The coverage of each patch (pipeline/draft_coverage.h): the
+// patch_drafted event naming it; a partial revert is flagged there.
+std::map<int64_t, JsonDoc> PatchCoverages(const std::vector<Event>& events) {
+  std::map<int64_t, JsonDoc> out;
+  for (const Event& e : events) {
+    const Json* what = e.evidence.Find("event");
+    if (!what || !what->is_string() || what->string_value() != "patch_drafted")
+      continue;
+    const Json* patch = e.evidence.Find("patch");
+    const Json* coverage = e.evidence.Find("coverage");
+    if (patch && patch->GetInt64().ok() && coverage && coverage->is_object()) {
+      out[*patch->GetInt64()] = ToJsonDoc(*coverage);
+    }
+  }
+  return out;
+}
+
 StatusOr<JsonDoc> ViewJson(Store* store, const ApiOptions& options,
                            int64_t id) {
   ASSIGN_OR_RETURN(Bug bug, store->GetBug(id));
@@ -251,11 +269,14 @@ StatusOr<JsonDoc> ViewJson(Store* store, const ApiOptions& options,
 
   ASSIGN_OR_RETURN(std::vector<Patch> patches, store->ListPatches(id));
   const std::map<int64_t, int64_t> rounds = PatchRounds(events);
+  const std::map<int64_t, JsonDoc> coverages = PatchCoverages(events);
   JsonDoc& patch_list = out["patches"] = JsonDoc::array();
   for (const Patch& p : patches) {
     JsonDoc j = ToJson(p);
     auto round = rounds.find(p.id);
     j["round"] = round != rounds.end() ? JsonDoc(round->second) : JsonDoc();
+    auto coverage = coverages.find(p.id);
+    j["coverage"] = coverage != coverages.end() ? coverage->second : JsonDoc();
     j["download"] = "/api/v1/patches/" + std::to_string(p.id) + ".patch";
     patch_list.push_back(std::move(j));
   }

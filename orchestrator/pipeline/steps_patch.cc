@@ -12,6 +12,7 @@
 #include "git/patch_apply.h"
 #include "orchestrator/pipeline/agent_sessions.h"
 #include "orchestrator/pipeline/commit_tools.h"
+#include "orchestrator/pipeline/draft_coverage.h"
 #include "orchestrator/pipeline/root_cause.h"
 #include "orchestrator/pipeline/step_util.h"
 #include "orchestrator/pipeline/triage_report.h"
@@ -227,13 +228,17 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
     spdlog::warn("patch_drafter: bug {}: {}", bug.id, why);
     return out;
   }
-  // The smallest diff first.
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const agents::DrafterClaim::Candidate& a,
-                      const agents::DrafterClaim::Candidate& b) {
-                     return a.diff.size() < b.diff.size();
-                   });
-  const agents::DrafterClaim::Candidate& best = candidates.front();
+  // The candidate that covers the localized pass, the smallest diff among
+  // equals (draft_coverage.h).
+  std::vector<DraftCandidate> drafted;
+  for (const agents::DrafterClaim::Candidate& c : candidates) {
+    drafted.push_back({c.candidate, c.strategy, c.diff});
+  }
+  ASSIGN_OR_RETURN(auto mirror, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
+  const DraftChoice choice =
+      ChooseDraft(*mirror, bug.culprit_commit.value_or(""), task, drafted);
+  const Json coverage = choice.DetailsJson(drafted);
+  const agents::DrafterClaim::Candidate& best = candidates[choice.best];
   const std::string& diff = best.diff;
   const std::string branch = "trench/bug-" + std::to_string(bug.id);
   int64_t patch_id = 0;
@@ -258,6 +263,7 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   evidence["patch"] = patch_id;
   evidence["strategy"] = best.strategy;
   evidence["candidates"] = static_cast<int64_t>(candidates.size());
+  evidence["coverage"] = *coverage.Find("coverage");
   // The drafting round it came from (1 for the first), for the bug page.
   evidence["round"] = IntOr(bug.details, "draft_rounds", 0) + 1;
   Json draft = Json::MakeObject();
@@ -266,12 +272,18 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   draft["strategy"] = best.strategy;
   draft["rationale"] = best.rationale.value_or("");
   draft["hints"] = static_cast<int64_t>(hints.size());
+  draft["coverage"] = *coverage.Find("coverage");
+  draft["passed_over"] = *coverage.Find("passed_over");
   TransitionFields f;
   f.details = DetailsWith(bug, "draft", draft);
   ASSIGN_OR_RETURN(Bug moved,
                    Advance(ctx, bug, BugState::kPatchDrafted, evidence, f));
   spdlog::info("patch_drafted: bug {} patch {} ({})", moved.id, patch_id,
                best.strategy);
+  if (!choice.coverage.empty() && choice.coverage[choice.best].partial()) {
+    spdlog::warn("patch_drafted: bug {} patch {}: {}", moved.id, patch_id,
+                 choice.coverage[choice.best].Reason());
+  }
   return evidence;
 }
 
