@@ -28,22 +28,16 @@ class DrafterCoverageTest : public ::testing::Test {
   // The repro passes when head + candidate has the codegen copy reverted
   // (and, when `need_pass`, the pass's rule too).
   Json TryPatch(const Json& a, bool need_pass) {
-    StatusOr<std::string> sha = ApplyPatchOnto(
-        *repo_.repo, repo_.head, a.Find("diff")->string_value(), "try", "");
-    if (!sha.ok()) {
-      return Obj({{"applies", false},
-                  {"built", false},
-                  {"repro_status", ""},
-                  {"message", sha.status().message()}});
-    }
-    const std::string codegen = *ReadFileAt(*repo_.repo, *sha, kCodegenFile);
-    const std::string pass = *ReadFileAt(*repo_.repo, *sha, kPassFile);
-    const bool ok = codegen.find("c > 0") != std::string::npos &&
-                    (!need_pass || pass.find("c > 0") != std::string::npos);
-    return Obj({{"applies", true},
-                {"built", true},
-                {"repro_status", ok ? "pass" : "mismatch"},
-                {"message", ""}});
+    return testing::TryPatchAnswer(
+        ApplyPatchOnto(*repo_.repo, repo_.head, a.Find("diff")->string_value(),
+                       "try", ""),
+        [&](const std::string& sha) {
+          const std::string codegen =
+              *ReadFileAt(*repo_.repo, sha, kCodegenFile);
+          const std::string pass = *ReadFileAt(*repo_.repo, sha, kPassFile);
+          return codegen.find("c > 0") != std::string::npos &&
+                 (!need_pass || pass.find("c > 0") != std::string::npos);
+        });
   }
 
   Json Draft(bool need_pass) {
