@@ -10,6 +10,9 @@
 namespace trench::agents {
 namespace {
 
+// Copies are looked for pairwise; a larger culprit is judged without.
+constexpr size_t kMaxBlocksForCopies = 2000;
+
 // ---- Reading the task leniently.
 
 const Json* Member(const Json* j, std::initializer_list<const char*> keys) {
@@ -368,7 +371,8 @@ PatchCoverage JudgeCoverage(const UnifiedDiff& culprit,
     if (b.at.localized && !c.touches_localized) {
       c.left_localized.push_back(b.at.Where());
     }
-    if (std::any_of(blocks.begin(), blocks.end(), [&](const Block& o) {
+    if (blocks.size() <= kMaxBlocksForCopies &&
+        std::any_of(blocks.begin(), blocks.end(), [&](const Block& o) {
           return o.at.fate != BlockFate::kLeft && SameRule(b, o);
         })) {
       c.left_copies.push_back(b.at.Where());

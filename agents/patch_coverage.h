@@ -20,7 +20,8 @@
 // their tokens (identifiers, numbers, literals, operators; Jaccard >= 0.6,
 // at least 3 shared) and their edits do too (the tokens only the added or
 // only the removed lines hold; Jaccard >= 0.5): the same comparison
-// changed in a pass and in the code generator's copy of it.
+// changed in a pass and in the code generator's copy of it. (Copies are
+// looked for in culprits of up to 2000 blocks.)
 //
 // A candidate is flagged `partial` when it
 //   - changes no localized file although the culprit changed one (its
