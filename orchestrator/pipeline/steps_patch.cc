@@ -181,6 +181,9 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
 
   // What submit_patch accepted (the tool's arguments, schema-checked).
   std::vector<agents::DrafterClaim::Candidate> candidates;
+  ASSIGN_OR_RETURN(Json task, DrafterTask(ctx, bug, *head, found_at, scratch));
+  ASSIGN_OR_RETURN(auto mirror, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
+  const std::string culprit = bug.culprit_commit.value_or("");
   agents::ToolContext tc = ToolContextFor(ctx, bin, scratch, *head);
   tc.try_patch = [&](const Json& args) {
     return TryPatch(ctx, bug, *head, job.id, args);
@@ -197,14 +200,22 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
     c.strategy = StringOr(args, "strategy");
     c.diff = diff;
     c.rationale = StringOr(args, "rationale");
+    // The drafter hears at once when its candidate is a partial revert
+    // (draft_coverage.h), so that it may submit one that covers more.
+    const DraftChoice judged =
+        ChooseDraft(*mirror, culprit, task, {{c.candidate, c.strategy, diff}});
     candidates.push_back(std::move(c));
     Json out = Json::MakeObject();
     out["candidate"] = static_cast<int64_t>(candidates.size());
+    if (!judged.coverage.empty() && judged.coverage[0].partial()) {
+      out["warning"] = judged.coverage[0].Reason() +
+                       "; a candidate that also covers the localized pass is "
+                       "preferred";
+    }
     return out;
   };
   ASSIGN_OR_RETURN(auto tools,
                    agents::SandboxToolBox::Create("patch_drafter", tc));
-  ASSIGN_OR_RETURN(Json task, DrafterTask(ctx, bug, *head, found_at, scratch));
   const std::vector<std::string> hints = DraftHintsOf(bug);
   ASSIGN_OR_RETURN(Json raw,
                    RunAgent(ctx, "patch_drafter", bug.id, task, *tools));
@@ -234,9 +245,7 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   for (const agents::DrafterClaim::Candidate& c : candidates) {
     drafted.push_back({c.candidate, c.strategy, c.diff});
   }
-  ASSIGN_OR_RETURN(auto mirror, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
-  const DraftChoice choice =
-      ChooseDraft(*mirror, bug.culprit_commit.value_or(""), task, drafted);
+  const DraftChoice choice = ChooseDraft(*mirror, culprit, task, drafted);
   const Json coverage = choice.DetailsJson(drafted);
   const agents::DrafterClaim::Candidate& best = candidates[choice.best];
   const std::string& diff = best.diff;
