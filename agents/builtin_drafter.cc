@@ -17,8 +17,8 @@
 // patch and the repro); those that build and pass are submit_patch'ed.
 // The claim lists them by coverage (unflagged first; each carries its
 // "coverage", PatchCoverage::ToJson), then smallest diff first. Budget:
-// `max_tries` try_patch calls (default 16) and `seconds` of their reported time
-// (0: no limit).
+// `max_tries` try_patch calls (default 16) and `seconds` of their
+// reported time (0: no limit).
 //
 // A reviewer's hints (task "hints": strings, from a redraft or a
 // rejection's comment) steer the round: a strategy the hints name (e.g.
