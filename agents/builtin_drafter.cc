@@ -6,13 +6,19 @@
 //                      two or more);
 //   4. fix_template    mutations of the lines the culprit changed, nearest
 //                      to the localized rewrite site first (only when no
-//                      revert passed, or when the task says `exhaustive`).
+//                      revert passed, or when the task says `exhaustive`);
+//   5. partial_revert  completed: a passing revert that leaves the
+//                      localized pass's change or a copy of the rule it
+//                      undoes (agents/patch_coverage.h), with those hunks
+//                      reverted too.
 // Reverts are moved onto the head's version of each file first (later
 // commits may have shifted the lines). Every candidate is checked in
 // memory against the head's files, then with try_patch (a build of head +
 // patch and the repro); those that build and pass are submit_patch'ed.
-// The claim lists them smallest diff first. Budget: `max_tries` try_patch
-// calls (default 16) and `seconds` of their reported time (0: no limit).
+// The claim lists them by coverage (unflagged first; each carries its
+// "coverage", PatchCoverage::ToJson), then smallest diff first. Budget:
+// `max_tries` try_patch calls (default 16) and `seconds` of their
+// reported time (0: no limit).
 //
 // A reviewer's hints (task "hints": strings, from a redraft or a
 // rejection's comment) steer the round: a strategy the hints name (e.g.
@@ -25,10 +31,10 @@
 #include <optional>
 
 #include "agents/builtin_brains.h"
+#include "agents/patch_coverage.h"
 #include "agents/patch_strategies.h"
 #include "base/json_nlohmann.h"
 #include "git/unified_diff.h"
-#include "triage/localize/localization_record.h"
 
 namespace trench::agents {
 namespace {
@@ -113,6 +119,12 @@ class DraftSession {
   StatusOr<std::optional<UnifiedDiff>> RevertCommit(
       const UnifiedDiff& full, const std::string& file_revert);
   Status PartialRevert(const UnifiedDiff& passing);
+  // For each passing revert that patch_coverage.h flags as partial (it
+  // leaves the localized pass's change, or a copy of the rule it undoes):
+  // the revert of its culprit hunks plus the ones it left, tried and
+  // submitted as another partial_revert.
+  Status CompleteReverts(const std::string& pass);
+  PatchCoverage CoverageOf(const Candidate& c, const std::string& pass) const;
   Json Claim(const std::string& pass);
   Status TryTemplates(const UnifiedDiff& full,
                       const std::vector<std::string>& files,
@@ -131,6 +143,8 @@ class DraftSession {
   std::map<std::string, std::optional<std::vector<std::string>>> head_files_;
   std::map<std::string, bool> verified_;
   std::vector<Candidate> candidates_;
+  UnifiedDiff full_;                         // The culprit's diff.
+  std::vector<std::string> coverage_files_;  // LocalizedFiles'.
   Json notes_ = Json::MakeArray();
   Json tried_ = Json::MakeArray();
 };
@@ -148,29 +162,11 @@ StatusOr<Json> DraftSession::Run(const Json& task, ToolBox& tools) {
   budget_ = static_cast<double>(seconds);
   const Json* ex = task.Find("exhaustive");
   const bool exhaustive = ex && ex->is_bool() && ex->bool_value();
-  const Json empty;
-  const Json* loc = task.Find("localization");
-  if (loc == nullptr) loc = &empty;
-  std::string pass, site;
-  if (StatusOr<hlo_bisect::LocalizationReport> report =
-          hlo_bisect::LocalizationReportFromJson(ToJsonDoc(*loc));
-      report.ok()) {
-    // The localize step's report (localization_record.h).
-    pass = report->findings.pass.value_or("");
-    if (pass.empty()) pass = report->signature.pass.value_or("");
-    site = report->findings.RewriteSite().value_or("");
-    if (site.empty()) site = report->signature.site.value_or("");
-  } else {
-    // A task from an LLM or a test may carry a partial localization, which
-    // the strict record refuses: it is read leniently, member by member
-    // (the findings, then the refined signature, then the top level).
-    pass = PathString(*loc, {"findings", "pass"});
-    if (pass.empty()) pass = PathString(*loc, {"signature", "pass"});
-    if (pass.empty()) pass = PathString(*loc, {"pass"});
-    site = PathString(*loc, {"findings", "rewrite", "site"});
-    if (site.empty()) site = PathString(*loc, {"signature", "site"});
-    if (site.empty()) site = PathString(*loc, {"site"});
-  }
+  // The localize step's report, or a partial one from an LLM or a test
+  // (patch_coverage.h reads either).
+  const LocalizedScope scope = ScopeOfTask(task);
+  const std::string& pass = scope.pass;
+  const std::string& site = scope.site;
 
   ASSIGN_OR_RETURN(std::optional<UnifiedDiff> full, CulpritDiff(""));
   std::vector<std::string> files;
@@ -179,18 +175,13 @@ StatusOr<Json> DraftSession::Run(const Json& task, ToolBox& tools) {
   }
   // The target's own globs for the culprit (the daemon read them from the
   // target's description); without them, files named after the pass.
-  std::vector<std::string> sources;
-  if (const Json* g = task.Find("culprit_sources"); g && g->is_array()) {
-    for (const Json& e : g->array()) {
-      if (e.is_string()) sources.push_back(e.string_value());
-    }
-  }
-  std::vector<std::string> localized = FilesOfPass(pass, files, sources);
+  std::vector<std::string> localized = FilesOfPass(pass, files, scope.sources);
+  coverage_files_ = LocalizedFiles(scope, files);
   const HintGuide guide = ReadHints(task, files);
   Json applied = Json::MakeArray();
   for (const std::string& h : guide.hints) Note("reviewer's hint: " + h);
   if (!guide.files.empty()) {
-    localized = guide.files;
+    localized = coverage_files_ = guide.files;
     std::string names;
     for (const std::string& f : guide.files) {
       names += (names.empty() ? "" : ", ") + f;
@@ -227,6 +218,10 @@ StatusOr<Json> DraftSession::Run(const Json& task, ToolBox& tools) {
   if (full && guide.strategy != "fix_template" &&
       (candidates_.empty() || exhaustive)) {
     RETURN_IF_ERROR(TryTemplates(*full, template_files, site, exhaustive));
+  }
+  if (full) {
+    full_ = *full;
+    RETURN_IF_ERROR(CompleteReverts(pass));
   }
   Json claim = Claim(pass);
   if (!guide.hints.empty()) {
@@ -309,14 +304,61 @@ Status DraftSession::PartialRevert(const UnifiedDiff& passing) {
                 where);
 }
 
+PatchCoverage DraftSession::CoverageOf(const Candidate& c,
+                                       const std::string& pass) const {
+  return JudgeCoverageText(full_, c.diff, coverage_files_, pass);
+}
+
+Status DraftSession::CompleteReverts(const std::string& pass) {
+  const std::vector<Candidate> submitted = candidates_;
+  for (const Candidate& c : submitted) {
+    if (c.strategy == "fix_template") continue;
+    const PatchCoverage cov = CoverageOf(c, pass);
+    if (!cov.parsed || !cov.partial()) continue;
+    ASSIGN_OR_RETURN(UnifiedDiff revert,
+                     RevertOnHead(SelectHunks(full_, cov.CompletingHunks())));
+    const std::string text = RenderUnifiedDiff(revert);
+    if (std::any_of(candidates_.begin(), candidates_.end(),
+                    [&](const Candidate& o) { return o.diff == text; })) {
+      continue;  // Already a candidate (often the whole revert).
+    }
+    Note(c.strategy + ": " + cov.Reason() + "; trying it completed");
+    ASSIGN_OR_RETURN(bool ok, Verify(revert, "partial_revert"));
+    if (!ok) continue;
+    std::string left = cov.left_localized.empty()
+                           ? ""
+                           : "the localized "
+                             "pass's change at " +
+                                 cov.left_localized.front();
+    if (!cov.left_copies.empty()) {
+      left += (left.empty() ? "" : " and ") + std::string("the same rule at ") +
+              cov.left_copies.front();
+    }
+    RETURN_IF_ERROR(Submit("partial_revert", revert,
+                           "Reverts the culprit " + Culprit() + " where the " +
+                               c.strategy + " candidate does and also " + left +
+                               ", which that candidate leaves in place.",
+                           "completed: " + left));
+  }
+  return Status::Ok();
+}
+
 Json DraftSession::Claim(const std::string& pass) {
-  std::stable_sort(candidates_.begin(), candidates_.end(),
-                   [](const Candidate& a, const Candidate& b) {
-                     return a.changed < b.changed;
+  // The candidates that cover the localized pass first (patch_coverage.h),
+  // then the smallest diff.
+  std::vector<std::pair<PatchCoverage, Candidate>> ranked;
+  for (Candidate& c : candidates_) {
+    ranked.emplace_back(CoverageOf(c, pass), std::move(c));
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) {
+                     return std::pair(a.first.rank(), a.second.changed) <
+                            std::pair(b.first.rank(), b.second.changed);
                    });
   Json list = Json::MakeArray();
-  for (const Candidate& c : candidates_) {
+  for (const auto& [cov, c] : ranked) {
     Json j = Json::MakeObject();
+    j["coverage"] = cov.ToJson();
     j["candidate"] = c.id;
     j["strategy"] = c.strategy;
     j["diff"] = c.diff;
@@ -329,7 +371,7 @@ Json DraftSession::Claim(const std::string& pass) {
   claim["candidates"] = std::move(list);
   claim["tries"] = std::move(tried_);
   if (!pass.empty()) claim["pass"] = pass;
-  if (candidates_.empty()) {
+  if (ranked.empty()) {
     claim["reason"] =
         tries_ == 0
             ? "no candidate could be made for head " + head_.substr(0, 12)

@@ -2,7 +2,8 @@
 // its timeline, runs with their verdicts and error maps (error_map.h), the
 // case and minimized modules with the localized instruction, the
 // localization chain, the culprit commit with its diff (libgit2), the
-// patches with their round, the agent sessions with every message, the
+// patches with their round and coverage (pipeline/draft_coverage.h: a
+// partial revert is flagged), the agent sessions with every message, the
 // bug's jobs and the download links. One response, a handful of indexed
 // queries.
 #include <filesystem>
@@ -179,20 +180,29 @@ StatusOr<std::vector<RunRow>> RunsOf(Store* store, int64_t id) {
   return out;
 }
 
-// The round of each patch: the patch_drafted event naming it.
-std::map<int64_t, int64_t> PatchRounds(const std::vector<Event>& events) {
-  std::map<int64_t, int64_t> rounds;
+// What the patch_drafted event naming a patch says of it: its round, and
+// its coverage (pipeline/draft_coverage.h; a partial revert is flagged).
+struct DraftedPatch {
+  JsonDoc round, coverage;  // null when the event has none.
+};
+std::map<int64_t, DraftedPatch> DraftedPatches(
+    const std::vector<Event>& events) {
+  std::map<int64_t, DraftedPatch> out;
   for (const Event& e : events) {
     const Json* what = e.evidence.Find("event");
-    if (!what || !what->is_string() || what->string_value() != "patch_drafted")
-      continue;
     const Json* patch = e.evidence.Find("patch");
-    const Json* round = e.evidence.Find("round");
-    if (patch && round && patch->GetInt64().ok() && round->GetInt64().ok()) {
-      rounds[*patch->GetInt64()] = *round->GetInt64();
+    if (!what || !what->is_string() ||
+        what->string_value() != "patch_drafted" || !patch ||
+        !patch->GetInt64().ok()) {
+      continue;
     }
+    DraftedPatch& d = out[*patch->GetInt64()];
+    const Json* round = e.evidence.Find("round");
+    if (round && round->GetInt64().ok()) d.round = *round->GetInt64();
+    const Json* coverage = e.evidence.Find("coverage");
+    if (coverage && coverage->is_object()) d.coverage = ToJsonDoc(*coverage);
   }
-  return rounds;
+  return out;
 }
 
 StatusOr<JsonDoc> ViewJson(Store* store, const ApiOptions& options,
@@ -251,12 +261,13 @@ StatusOr<JsonDoc> ViewJson(Store* store, const ApiOptions& options,
   out["root_cause"] = std::move(root_cause);
 
   ASSIGN_OR_RETURN(std::vector<Patch> patches, store->ListPatches(id));
-  const std::map<int64_t, int64_t> rounds = PatchRounds(events);
+  const std::map<int64_t, DraftedPatch> drafted = DraftedPatches(events);
   JsonDoc& patch_list = out["patches"] = JsonDoc::array();
   for (const Patch& p : patches) {
     JsonDoc j = ToJson(p);
-    auto round = rounds.find(p.id);
-    j["round"] = round != rounds.end() ? JsonDoc(round->second) : JsonDoc();
+    auto d = drafted.find(p.id);
+    j["round"] = d != drafted.end() ? d->second.round : JsonDoc();
+    j["coverage"] = d != drafted.end() ? d->second.coverage : JsonDoc();
     j["download"] = "/api/v1/patches/" + std::to_string(p.id) + ".patch";
     patch_list.push_back(std::move(j));
   }

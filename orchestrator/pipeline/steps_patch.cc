@@ -12,6 +12,7 @@
 #include "git/patch_apply.h"
 #include "orchestrator/pipeline/agent_sessions.h"
 #include "orchestrator/pipeline/commit_tools.h"
+#include "orchestrator/pipeline/draft_coverage.h"
 #include "orchestrator/pipeline/root_cause.h"
 #include "orchestrator/pipeline/step_util.h"
 #include "orchestrator/pipeline/triage_report.h"
@@ -180,6 +181,9 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
 
   // What submit_patch accepted (the tool's arguments, schema-checked).
   std::vector<agents::DrafterClaim::Candidate> candidates;
+  ASSIGN_OR_RETURN(Json task, DrafterTask(ctx, bug, *head, found_at, scratch));
+  ASSIGN_OR_RETURN(auto mirror, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
+  const std::string culprit = bug.culprit_commit.value_or("");
   agents::ToolContext tc = ToolContextFor(ctx, bin, scratch, *head);
   tc.try_patch = [&](const Json& args) {
     return TryPatch(ctx, bug, *head, job.id, args);
@@ -196,14 +200,22 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
     c.strategy = StringOr(args, "strategy");
     c.diff = diff;
     c.rationale = StringOr(args, "rationale");
+    // The drafter hears at once when its candidate is a partial revert
+    // (draft_coverage.h), so that it may submit one that covers more.
+    const DraftChoice judged =
+        ChooseDraft(*mirror, culprit, task, {{c.candidate, c.strategy, diff}});
     candidates.push_back(std::move(c));
     Json out = Json::MakeObject();
     out["candidate"] = static_cast<int64_t>(candidates.size());
+    if (!judged.coverage.empty() && judged.coverage[0].partial()) {
+      out["warning"] = judged.coverage[0].Reason() +
+                       "; a candidate that also covers the localized pass is "
+                       "preferred";
+    }
     return out;
   };
   ASSIGN_OR_RETURN(auto tools,
                    agents::SandboxToolBox::Create("patch_drafter", tc));
-  ASSIGN_OR_RETURN(Json task, DrafterTask(ctx, bug, *head, found_at, scratch));
   const std::vector<std::string> hints = DraftHintsOf(bug);
   ASSIGN_OR_RETURN(Json raw,
                    RunAgent(ctx, "patch_drafter", bug.id, task, *tools));
@@ -227,13 +239,15 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
     spdlog::warn("patch_drafter: bug {}: {}", bug.id, why);
     return out;
   }
-  // The smallest diff first.
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const agents::DrafterClaim::Candidate& a,
-                      const agents::DrafterClaim::Candidate& b) {
-                     return a.diff.size() < b.diff.size();
-                   });
-  const agents::DrafterClaim::Candidate& best = candidates.front();
+  // The candidate that covers the localized pass, the smallest diff among
+  // equals (draft_coverage.h).
+  std::vector<DraftCandidate> drafted;
+  for (const agents::DrafterClaim::Candidate& c : candidates) {
+    drafted.push_back({c.candidate, c.strategy, c.diff});
+  }
+  const DraftChoice choice = ChooseDraft(*mirror, culprit, task, drafted);
+  const Json coverage = choice.DetailsJson(drafted);
+  const agents::DrafterClaim::Candidate& best = candidates[choice.best];
   const std::string& diff = best.diff;
   const std::string branch = "trench/bug-" + std::to_string(bug.id);
   int64_t patch_id = 0;
@@ -258,6 +272,7 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   evidence["patch"] = patch_id;
   evidence["strategy"] = best.strategy;
   evidence["candidates"] = static_cast<int64_t>(candidates.size());
+  evidence["coverage"] = *coverage.Find("coverage");
   // The drafting round it came from (1 for the first), for the bug page.
   evidence["round"] = IntOr(bug.details, "draft_rounds", 0) + 1;
   Json draft = Json::MakeObject();
@@ -266,12 +281,18 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   draft["strategy"] = best.strategy;
   draft["rationale"] = best.rationale.value_or("");
   draft["hints"] = static_cast<int64_t>(hints.size());
+  draft["coverage"] = *coverage.Find("coverage");
+  draft["passed_over"] = *coverage.Find("passed_over");
   TransitionFields f;
   f.details = DetailsWith(bug, "draft", draft);
   ASSIGN_OR_RETURN(Bug moved,
                    Advance(ctx, bug, BugState::kPatchDrafted, evidence, f));
   spdlog::info("patch_drafted: bug {} patch {} ({})", moved.id, patch_id,
                best.strategy);
+  if (!choice.coverage.empty() && choice.coverage[choice.best].partial()) {
+    spdlog::warn("patch_drafted: bug {} patch {}: {}", moved.id, patch_id,
+                 choice.coverage[choice.best].Reason());
+  }
   return evidence;
 }
 

@@ -313,6 +313,36 @@ std::string PatchText(const Json* patch) {
   return s;
 }
 
+// How much of the culprit the drafted `patch` undoes (draft_coverage.h):
+// `draft` is details.draft (or the patch_drafted evidence), read only when
+// it names this patch. A partial revert is flagged; the candidates passed
+// over for one that covers the localized pass are listed.
+std::string CoverageText(const Json* draft, const Json* patch) {
+  if (draft == nullptr || Scalar(draft, "patch").empty() ||
+      Scalar(draft, "patch") != Scalar(patch, "id")) {
+    return "";
+  }
+  const Json* c = Obj(draft, "coverage");
+  std::string s;
+  if (const std::string why = Str(c, "unknown"); !why.empty()) {
+    s += "coverage: not judged: " + OneLine(why, 300) + "\n";
+  } else if (const std::string sum = Str(c, "summary"); !sum.empty()) {
+    s += "coverage: " + OneLine(sum, 400) + "\n";
+  }
+  if (Scalar(c, "partial") == "yes") {
+    s += "WARNING: " + OneLine(Str(c, "reason"), 600) + "\n";
+  }
+  if (const Json* over = Arr(draft, "passed_over")) {
+    for (const Json& o : over->array()) {
+      s += "preferred over candidate " + Scalar(&o, "candidate") + " (" +
+           OneLine(Str(&o, "strategy"), 40) + ", " +
+           Scalar(&o, "changed_lines") +
+           " changed lines): " + OneLine(Str(&o, "reason"), 400) + "\n";
+    }
+  }
+  return s;
+}
+
 // The agents' claims in an event's evidence that fell back to the
 // built-in brain: the whole reason, never cut (the evidence line is).
 std::string FallbackLines(const Json* evidence) {
@@ -476,7 +506,10 @@ StatusOr<std::string> BugReportText(const Json& bug_response) {
                          ? &patches->array().back()
                          : nullptr;
   Section(o, "Patch",
-          last != nullptr && last->is_object() ? PatchText(last) : "");
+          last != nullptr && last->is_object()
+              ? CoverageText(StepData(src, "draft", {"patch_drafted"}), last) +
+                    PatchText(last)
+              : "");
   if (const std::string fix = Str(bug, "fix_commit"); !fix.empty()) {
     Section(o, "Fix", "fixed by commit " + fix + "\n");
   }

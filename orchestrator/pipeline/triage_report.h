@@ -26,8 +26,11 @@
 //   Culprit commit  bug.culprit_commit; details.culprit: `hlo-bisect
 //                 commits`' report (git/commit_bisect.h)
 //                 (-> culprit_found)
-//   Patch         the last of "patches": branch, verified, verification
-//                 (any object; its members are listed), diff
+//   Patch         details.draft's "coverage" and "passed_over" when it
+//                 names the last patch (draft_coverage.h: a partial revert
+//                 is a WARNING line); the last of "patches": branch,
+//                 verified, verification (any object; its members are
+//                 listed), diff
 //   Fix           bug.fix_commit
 //   History       one line per event: time, from -> to, actor, evidence
 // A part that is not there yet says "not yet". Malformed or unexpected

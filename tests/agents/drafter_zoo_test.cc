@@ -138,22 +138,16 @@ class DrafterZooTest : public ::testing::TestWithParam<std::string> {
   // try_patch as the daemon would answer it, with "the repro passes"
   // meaning "head + patch has the original sources".
   Json TryPatch(const Json& a) {
-    StatusOr<std::string> sha = ApplyPatchOnto(
-        *repo_, head_, a.Find("diff")->string_value(), "try", "");
-    if (!sha.ok()) {
-      return Obj({{"applies", false},
-                  {"built", false},
-                  {"repro_status", ""},
-                  {"message", sha.status().message()}});
-    }
-    bool pass = true;
-    for (const auto& [path, text] : fixed_) {
-      pass = pass && *ReadFileAt(*repo_, *sha, path) == text;
-    }
-    return Obj({{"applies", true},
-                {"built", true},
-                {"repro_status", pass ? "pass" : "mismatch"},
-                {"message", ""}});
+    return testing::TryPatchAnswer(
+        ApplyPatchOnto(*repo_, head_, a.Find("diff")->string_value(), "try",
+                       ""),
+        [this](const std::string& sha) {
+          bool pass = true;
+          for (const auto& [path, text] : fixed_) {
+            pass = pass && *ReadFileAt(*repo_, sha, path) == text;
+          }
+          return pass;
+        });
   }
 
   void Install(testing::FakeToolBox& tools) {

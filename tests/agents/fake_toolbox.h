@@ -68,6 +68,24 @@ inline ToolResult SourcePage(const std::vector<std::string>& lines,
   return OkResult(std::move(out));
 }
 
+// try_patch's answer for a candidate committed onto the head (`applied`:
+// its commit, or why it does not apply), the repro passing when
+// `passes(commit)` says so.
+inline Json TryPatchAnswer(
+    const StatusOr<std::string>& applied,
+    const std::function<bool(const std::string&)>& passes) {
+  if (!applied.ok()) {
+    return Obj({{"applies", false},
+                {"built", false},
+                {"repro_status", ""},
+                {"message", applied.status().message()}});
+  }
+  return Obj({{"applies", true},
+              {"built", true},
+              {"repro_status", passes(*applied) ? "pass" : "mismatch"},
+              {"message", ""}});
+}
+
 class FakeToolBox : public ToolBox {
  public:
   using Handler = std::function<ToolResult(const Json& args)>;

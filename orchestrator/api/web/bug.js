@@ -465,6 +465,20 @@
                                                String(x)))]));
   }
 
+  // How much of the culprit the patch undoes (pipeline/draft_coverage.h);
+  // a partial revert that leaves the localized pass's change is flagged.
+  function coverage(c) {
+    if (!c || typeof c !== 'object') return null;
+    if (c.unknown) {
+      return el('p', {class: 'coverage'}, 'coverage not judged: ',
+                visible(String(c.unknown)));
+    }
+    return el('div', {class: 'coverage'},
+        el('p', {}, 'coverage: ', visible(String(c.summary || ''))),
+        c.partial ? el('p', {class: 'partial-revert error'}, 'flagged: ',
+                       visible(String(c.reason || 'partial revert'))) : null);
+  }
+
   function renderPatches(patches) {
     if (!patches || patches.length === 0) {
       replace('patches', 'no patch drafted yet');
@@ -481,7 +495,8 @@
            el('a', {href: p.download || ('/api/v1/patches/' + Number(p.id) +
                                          '.patch'), download: ''},
               'download .patch')),
-        verification(p.verification), sideBySide(p.diff))));
+        coverage(p.coverage), verification(p.verification),
+        sideBySide(p.diff))));
   }
 
   // ---- Agent sessions ----

@@ -461,6 +461,33 @@ TEST_F(WebDataTest, BugViewHasEverythingThePageShows) {
             std::string::npos);
 }
 
+// The bug page shows each patch's coverage (pipeline/draft_coverage.h)
+// from the patch_drafted event that named it; a partial revert is flagged.
+TEST_F(WebDataTest, PatchesCarryTheirCoverage) {
+  const int64_t id = NewBug("sig", "t");
+  auto first = check_->AddPatch(id, "trench/bug-1", "--- a/x\n+++ b/x\n");
+  auto second = check_->AddPatch(id, "trench/bug-1", "--- a/y\n+++ b/y\n");
+  ASSERT_TRUE(first.ok() && second.ok());
+  Json coverage = Json::MakeObject();
+  coverage["partial"] = true;
+  coverage["reason"] =
+      "partial revert: it leaves the culprit's change at a.cc:7";
+  Json evidence = Json::MakeObject();
+  evidence["event"] = "patch_drafted";
+  evidence["patch"] = *first;
+  evidence["coverage"] = coverage;
+  ASSERT_TRUE(
+      check_->TransitionBug(id, BugState::kReproduced, "test", evidence).ok());
+  Json v = Call("GET", "/api/v1/bugs/" + std::to_string(id) + "/view").json();
+  ASSERT_EQ(v.Find("patches")->size(), 2u);
+  const Json& p0 = v.Find("patches")->array()[0];
+  ASSERT_EQ(p0.Find("id")->int64_value(), *first);
+  EXPECT_TRUE(p0.Find("coverage")->Find("partial")->bool_value());
+  EXPECT_NE(p0.Find("coverage")->Find("reason")->string_value().find("a.cc:7"),
+            std::string::npos);
+  EXPECT_TRUE(v.Find("patches")->array()[1].Find("coverage")->is_null());
+}
+
 TEST_F(WebDataTest, GraphHighlightsTheDivergingInstruction) {
   const std::string case_sha = PutRealCase(kFusionHlo);
   const Json details = FusionLocalized();
