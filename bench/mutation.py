@@ -28,7 +28,7 @@ seed skips the mutants already there.
 Usage (after building hlo-fuzz, hlo-diff, hloc and hlo-run in build/):
     /usr/bin/python3 bench/mutation.py [--mutants 100] [--budget 120]
         [--jobs 2] [--seed 1] [--build build] [--work DIR]
-        [--rerun-survivors TAG]
+        [--rerun-survivors TAG [--only GLOB]]
 --rerun-survivors TAG gives the recorded run's survivors a fresh campaign
 with the tools in --build (an improved fuzzer), into WORK/mutants-TAG.jsonl.
 """
@@ -224,6 +224,9 @@ def main():
                         "a new campaign with this build's tools (e.g. after "
                         "improving the fuzzer); results in "
                         "WORK/mutants-TAG.jsonl")
+    p.add_argument("--only", metavar="GLOB",
+                   help="with --rerun-survivors: only survivors in files "
+                        "matching GLOB (e.g. '*/stream*')")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     src, build, env = prepare(args.work)
@@ -245,7 +248,8 @@ def main():
         m["index"], m["seed"] = i, args.seed
     if args.rerun_survivors:
         mutants = [m for m in mutants
-                   if done.get(m["index"], {}).get("verdict") == "survived"]
+                   if done.get(m["index"], {}).get("verdict") == "survived"
+                   and fnmatch.fnmatch(m["file"], args.only or "*")]
         results_path = os.path.join(args.work,
                                     "mutants-%s.jsonl" % args.rerun_survivors)
         done = {}

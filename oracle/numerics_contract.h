@@ -43,7 +43,9 @@
 //       a divisor / log argument interval reaches a pole, when tan's
 //       interval contains a pole, when atan2's box touches the branch cut,
 //       and for discontinuous ops (floor, ceil, round-*, sign, remainder's
-//       quotient, convert float->int) whose corners give different results.
+//       quotient, convert float->int) whose corners give different results;
+//       and for power(NaN, +-0) (1 for a quiet NaN, NaN for a signaling
+//       one; the payload is not kept in f64).
 //     - A non-finite nominal element has E = 0 (the compiler must produce
 //       the same NaN-ness / infinity) or +inf. An overflow to infinity in
 //       the result type is fixed when every point of the box overflows; an

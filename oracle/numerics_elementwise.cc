@@ -330,6 +330,14 @@ void AnalyticElement(HloOpcode op, const std::vector<Operand>& o, int64_t i,
   }
 }
 
+// pow(NaN, +-0): 1 for a quiet NaN but a quiet NaN for a signaling one
+// (IEEE 754-2019 9.2.1 and 6.2; glibc's pow), and a narrower NaN widened
+// to f64 here has lost which it was: either result is right.
+bool NanToTheZeroth(HloOpcode op, const std::vector<Operand>& o, int64_t i) {
+  return op == HloOpcode::kPower && o.size() == 2 && std::isnan(o[0].X(i)) &&
+         o[1].X(i) == 0 && o[1].E(i) == 0;
+}
+
 // +1: the largest deviation of this monotone op over [x-E, x+E] is at x+E
 // (exp, expm1: convex increasing); -1: at x-E (log, log1p, sqrt: concave
 // increasing; rsqrt: convex decreasing); 0: evaluate both corners.
@@ -432,7 +440,8 @@ StatusOr<Literal> FloatBound(BoundsEvaluator& ev, const HloInstruction& instr,
   for (int64_t i = 0; i < n; ++i) {
     bool inf_input = false;
     for (const Operand& k : o) inf_input = inf_input || std::isinf(k.E(i));
-    if (inf_input || (interior && InteriorTrouble(op, o, i))) {
+    if (inf_input || (interior && InteriorTrouble(op, o, i)) ||
+        NanToTheZeroth(op, o, i)) {
       d[i] = kInf;
       continue;
     }

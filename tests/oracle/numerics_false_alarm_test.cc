@@ -72,6 +72,33 @@ TEST(NumericsFalseAlarmTest, MixedPrecisionDotMayTurnInfIntoNan) {
   }
 }
 
+// A campaign's false alarm (seed 9100003): power(broadcast(nan(0x1)), y)
+// with y = 0, a signaling NaN in f64. The oracle says 1 (C's pow of a
+// quiet NaN); the target's pow gives NaN (IEEE 754 for a signaling NaN).
+// Either is right there, and only there.
+TEST(NumericsFalseAlarmTest, PowerOfNanToTheZerothIsEither) {
+  const std::string module =
+      "HloModule p\n\nENTRY e {\n  x = f64[3] parameter(0)\n"
+      "  y = f64[3] parameter(1)\n  ROOT p = f64[3] power(x, y)\n}\n";
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const BoundedResult r =
+      Bounds(module, {R1(F64, std::vector<double>{nan, nan, 2}),
+                      R1(F64, std::vector<double>{0, -0.0, 0})});
+  ASSERT_EQ(r.outputs.size(), 1u);
+  EXPECT_EQ(r.outputs[0].nominal.GetAsDouble(0), 1);
+  EXPECT_TRUE(CompareWithBounds(R1(F64, std::vector<double>{1, 1, 1}), r).ok());
+  EXPECT_TRUE(
+      CompareWithBounds(R1(F64, std::vector<double>{nan, nan, 1}), r).ok());
+  // 2^0 is 1, and NaN^1 is NaN: both stay fixed.
+  EXPECT_FALSE(
+      CompareWithBounds(R1(F64, std::vector<double>{1, 1, nan}), r).ok());
+  const BoundedResult one =
+      Bounds(module, {R1(F64, std::vector<double>{nan, 2, 2}),
+                      R1(F64, std::vector<double>{1, 0, 0})});
+  EXPECT_FALSE(
+      CompareWithBounds(R1(F64, std::vector<double>{1, 1, 1}), one).ok());
+}
+
 TEST(NumericsFalseAlarmTest, OnePassDotMustKeepInf) {
   // {default,default} (and no precision) runs one pass: NaN is a bug.
   for (const char* p : {"default,default"}) {
