@@ -41,8 +41,13 @@ StatusOr<std::string> CoverageBinOf(StepContext& ctx, const std::string& sha,
     return FailedPrecondition("no coverage build of " + sha.substr(0, 12) +
                               ": " + why);
   };
-  ASSIGN_OR_RETURN(hlo_diff::TargetDescription target,
-                   TargetOfBuild(ctx, sha, scratch));
+  StatusOr<hlo_diff::TargetDescription> described =
+      TargetOfBuild(ctx, sha, scratch);
+  if (!described.ok()) {
+    (*note)["skipped"] = described.status().message();
+    return described.status();
+  }
+  const hlo_diff::TargetDescription& target = *described;
   if (!target.offers_coverage) {
     return skipped("the target's description offers no coverage flavour");
   }
