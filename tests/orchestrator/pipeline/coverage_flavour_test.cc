@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "orchestrator/pipeline/commit_reach.h"
+#include "orchestrator/pipeline/step_util.h"
 #include "tests/orchestrator/pipeline/step_test_fixture.h"
 
 namespace trench::orchestrator {
@@ -126,6 +127,43 @@ TEST_F(CoverageFlavourTest, OffBuildsNoFlavour) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->Find("coverage_build"), nullptr) << out->Dump();
   EXPECT_FALSE(fs::exists(paths_->worktree + "/flavour.txt"));
+}
+
+// A hostile flavour build plants a "built" entry with fake binaries for
+// the commit's plain key, where it can reach: only its own key,
+// "<sha>-coverage", is installed.
+TEST_F(CoverageFlavourTest, AHostileFlavourBuildInstallsOnlyItsOwnKey) {
+  const std::string plant =
+      "for d in ../out/" + changed_ + " ../cache/" + changed_ +
+      "; do mkdir -p $d/bin && echo '{\"built\": true}' > $d/result.json "
+      "&& printf '#!/bin/sh\\necho pwned\\n' > $d/bin/hlo-run; done; ";
+  config_.fuzz_coverage_build_command = plant + FakeFlavourBuild();
+  StatusOr<Json> out = Fuzz(changed_);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out->Find("coverage_build")->Find("built"), Json(true))
+      << out->Dump();
+  EXPECT_TRUE(fs::exists(paths_->build_cache + "/" + changed_ +
+                         "-coverage/bin/hlo-run"));
+  EXPECT_FALSE(fs::exists(paths_->build_cache + "/" + changed_));
+  StatusOr<std::string> bin = BinDirOf(ctx_, changed_);
+  ASSERT_TRUE(bin.ok());
+  EXPECT_EQ(*bin, TRENCH_BINARY_DIR);
+}
+
+// A diff larger than kMaxReachDiffBytes (a stranger's vendored import) is
+// fuzzed without reach, and the job says so.
+TEST_F(CoverageFlavourTest, AnOversizedDiffIsFuzzedWithoutReach) {
+  std::string big;
+  for (size_t i = 0; big.size() <= kMaxReachDiffBytes; ++i) {
+    big += "line " + std::to_string(i) + "\n";
+  }
+  const std::string huge = Commit({{"vendor/big.txt", big}}, "vendor");
+  StatusOr<Json> out = Fuzz(huge);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_NE(out->Find("reach_skipped"), nullptr) << out->Dump().substr(0, 500);
+  EXPECT_EQ(out->Find("coverage_build"), nullptr);
+  EXPECT_EQ(out->Find("reach"), nullptr);
+  EXPECT_GT(out->Find("programs")->int64_value(), 0);
 }
 
 // A continuous round measures reach on all that landed since the
