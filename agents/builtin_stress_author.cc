@@ -4,7 +4,9 @@
 // campaign. Seeds derive from the bug id (or the task's `seed`), so a task
 // replays the same programs. Findings are merged by signature. A task with
 // `changed_lines` (the commit's diff and its unreached lines) asks each
-// campaign to measure and steer toward the commit's changed lines.
+// campaign to measure and steer toward the commit's changed lines; an area
+// with `large_elements` (the commit changed code that runs only on large
+// arrays) makes half of the programs that large.
 #include <algorithm>
 #include <set>
 
@@ -42,6 +44,7 @@ class StressAuthor : public Brain {
     ASSIGN_OR_RETURN(int64_t seconds, TaskInt(task, "seconds", 60));
     ASSIGN_OR_RETURN(int64_t bug, TaskInt(task, "bug", 0));
     ASSIGN_OR_RETURN(int64_t seed, TaskInt(task, "seed", -1));
+    ASSIGN_OR_RETURN(int64_t large, TaskInt(*area, "large_elements", 0));
     const Json* lines = task.Find("changed_lines");
     const bool aim_lines = lines != nullptr && lines->is_object();
     if (seed < 0)
@@ -75,6 +78,7 @@ class StressAuthor : public Brain {
         args[campaigns[i].focus] = Strings(campaigns[i].names);
       }
       if (aim_lines) args["changed_lines"] = true;
+      if (large > 0) args["large_elements"] = large;
       ASSIGN_OR_RETURN(ToolResult r, tools.Call("fuzz", args));
       Json round = Json::MakeObject();
       round["focus"] = campaigns[i].focus;

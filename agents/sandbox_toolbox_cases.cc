@@ -25,6 +25,10 @@ using internal::StoreCaseDir;
 
 const ToolDef& Def(std::string_view name) { return *FindTool(name); }
 
+// The share of large programs in a campaign aimed at large-array code:
+// half, so that the other half still covers the small-array paths.
+constexpr char kLargeShare[] = "0.5";
+
 int64_t IntArg(const Json& args, std::string_view key, int64_t fallback) {
   const Json* v = args.Find(key);
   return v && v->is_integer() ? static_cast<int64_t>(v->number_value())
@@ -305,6 +309,10 @@ StatusOr<ToolResult> SandboxToolBox::Fuzz(const Json& args) {
     StatusOr<std::string> diff = HeadDiffFile(ctx_, work.path());
     if (!diff.ok()) return ToolFailure(diff.status().message());
     if (!diff->empty()) argv.insert(argv.end(), {"--changed-lines", *diff});
+  }
+  if (const Json* n = args.Find("large_elements"); n && n->is_integer()) {
+    argv.insert(argv.end(),
+                {"--large-share", kLargeShare, "--large-elements", n->Dump()});
   }
   // Past the budget the campaign still localizes and writes its findings.
   ASSIGN_OR_RETURN(sandbox::Result r,

@@ -14,7 +14,8 @@ Each mutant is applied to a copy of the target side (bench/zoo_common.py),
 built incrementally (hlo-run), and given a campaign aimed as the daemon
 aims one at a commit that changes that file: `hlo-fuzz --focus` with the
 passes whose sources the file is (from `hloc --capabilities`), or the ops
-of the emitters it implements; the trace corpus; `--linger 0`, so the
+of the emitters it implements; half of the programs large when the file is
+one of the target's "large_arrays" sources; the trace corpus; `--linger 0`, so the
 campaign ends at the first finding. A finding kills the mutant only when
 the unmutated compiler passes its case (hlo-diff with this checkout's
 build), as bench/zoo_fuzz.py counts them.
@@ -140,6 +141,17 @@ def draw_mutants(src, n, seed):
     return mutants
 
 
+def large_of(path, capabilities):
+    """--large-share/--large-elements for a change to `path`, as the
+    daemon's aimed campaign adds them: half of the programs large when the
+    file is one of the target's "large_arrays" sources."""
+    large = capabilities.get("large_arrays") or {}
+    if any(fnmatch.fnmatch(path, g) for g in large.get("sources", [])):
+        return ["--large-share", "0.5", "--large-elements",
+                str(large["from_elements"])]
+    return []
+
+
 def focus_of(path, capabilities):
     """hlo-fuzz --focus for a change to `path`: the passes whose sources it
     is, else the ops of the emitters it implements, else none."""
@@ -163,7 +175,7 @@ def apply(src, m, new):
         b.write("\n".join(lines))
 
 
-def campaign(args, build, out, index, focus):
+def campaign(args, build, out, index, focus, large):
     """One hlo-fuzz campaign on the mutant's hlo-run, ending at the first
     finding."""
     shutil.rmtree(out, ignore_errors=True)
@@ -172,7 +184,8 @@ def campaign(args, build, out, index, focus):
                 "--linger", "0", "--seed", str(args.seed + index),
                 "--corpus", os.path.join(ROOT, "corpus", "traces"),
                 "--target", "serve", "--hlo-run",
-                os.path.join(build, "hlo-run"), "--out", out] + focus)
+                os.path.join(build, "hlo-run"), "--out", out]
+               + focus + large)
 
 
 def run_mutant(m, args, src, build, env, capabilities):
@@ -183,14 +196,15 @@ def run_mutant(m, args, src, build, env, capabilities):
             return dict(m, verdict="not-buildable")
         out = os.path.join(args.work, "findings", "m%d" % m["index"])
         focus = focus_of(m["file"], capabilities)
+        large = large_of(m["file"], capabilities)
         start = time.time()
-        f = campaign(args, build, out, m["index"], focus)
+        f = campaign(args, build, out, m["index"], focus, large)
         if f.returncode == 2 and "--focus" in f.stderr:
             # The file implements ops the generator does not draw (as the
             # daemon's aimed campaign, the focus is then dropped).
             focus = []
             start = time.time()
-            f = campaign(args, build, out, m["index"], focus)
+            f = campaign(args, build, out, m["index"], focus, large)
         wall = time.time() - start
         try:
             summary = json.loads(f.stdout)
@@ -201,6 +215,7 @@ def run_mutant(m, args, src, build, env, capabilities):
                 if x.get("case") and attributable(x["case"], args.build)]
         common = dict(wall=wall, programs=summary.get("programs"),
                       focus=" ".join(focus[1:]) or "none",
+                      large=int(large[3]) if large else 0,
                       unattributed=len(found) - len(mine))
         if not mine:
             return dict(m, verdict="survived", **common)

@@ -58,6 +58,15 @@ struct StreamArray {
 // Default chunk: 32 vregs (128 KiB of f32 per buffer).
 inline constexpr int64_t kDefaultStreamChunk = 32 * 1024;
 
+// The code that runs only on streamed arrays: these source files (globs
+// relative to the repository root), and the element count from which
+// every array streams (StreamingPays' second rule). hloc --capabilities
+// publishes them as "large_arrays" (triage/case/target_description.h), so
+// a campaign aimed at a change here draws arrays that large.
+inline constexpr int64_t kStreamedFromElements = 2 * kDefaultStreamChunk;
+inline constexpr const char* kStreamedSources[] = {
+    "compiler/codegen/stream_*", "compiler/codegen/streaming.*"};
+
 // The largest chunk (a multiple of 1024, at most `max_chunk` and at most n
 // rounded up to 1024) whose two buffers per array fit in `vmem_avail`
 // bytes; 0 when not even a 1024-element chunk fits.

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/streaming.h"
 #include "compiler/driver/coverage.h"
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/hlo_printer.h"
@@ -202,6 +203,12 @@ Json Capabilities() {
   j["taps"] = true;
   j["serve"] = true;
   j["coverage"] = CoverageFlavour();
+  Json large = Json::MakeObject();
+  large["from_elements"] = codegen::kStreamedFromElements;
+  Json globs = Json::MakeArray();
+  for (const char* g : codegen::kStreamedSources) globs.push_back(g);
+  large["sources"] = std::move(globs);
+  j["large_arrays"] = std::move(large);
   Json codes = Json::MakeObject();
   codes["ok"] = kExitOk;
   codes["bad_input"] = kExitBadInput;

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "orchestrator/api/api_handlers.h"
 #include "orchestrator/daemon/daemon.h"
@@ -21,6 +22,7 @@
 #include "orchestrator/pipeline/step_util.h"
 #include "orchestrator/pipeline/triage_report.h"
 #include "orchestrator/store/job_queue.h"
+#include "orchestrator/store/store_clock.h"
 #include "triage/case/case_bundle.h"
 #include "triage/reduce/reduction_pass.h"
 
@@ -78,15 +80,24 @@ int64_t Instructions(const std::string& case_dir) {
 }
 
 // The bug the pipeline carries furthest (not a duplicate).
-std::optional<Bug> MainBug(Store& store) {
+// The bug the demo carries to the end, judged by the harness (the
+// pipeline never sees `bug_commit`): the bug whose culprit search named
+// the commit that brought the played bug; else the most advanced open
+// bug, so that a finding the pipeline closed (a timeout of a loaded
+// machine that did not reproduce, a bug of the replayed history's own)
+// gives way to one still being worked on; else the most advanced closed
+// one. Duplicates never.
+std::optional<Bug> MainBug(Store& store, const std::string& bug_commit) {
   StatusOr<std::vector<Bug>> bugs = store.ListBugs(std::nullopt, 0, 1000);
   if (!bugs.ok()) return std::nullopt;
+  auto rank = [&](const Bug& b) {
+    return std::make_tuple(b.culprit_commit.value_or("") == bug_commit,
+                           IsOpen(b.state), static_cast<int>(b.state));
+  };
   std::optional<Bug> best;
   for (const Bug& b : *bugs) {
     if (b.state == BugState::kDuplicate) continue;
-    if (!best || static_cast<int>(b.state) > static_cast<int>(best->state)) {
-      best = b;
-    }
+    if (!best || rank(b) > rank(*best)) best = b;
   }
   return best;
 }
@@ -226,7 +237,7 @@ StatusOr<DaemonConfig> DemoConfig(const DemoOptions& o, const DemoRepo& repo,
 }
 
 void FillResult(Store& store, const DemoRepo& repo, DemoResult& r) {
-  std::optional<Bug> bug = MainBug(store);
+  std::optional<Bug> bug = MainBug(store, repo.bug_commit);
   if (!bug) return;
   r.bug_id = bug->id;
   r.state = std::string(BugStateName(bug->state));
@@ -394,14 +405,27 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
   RETURN_IF_ERROR(Land(repo.path, "main", repo.history.back()));
   const SteadyClock::time_point landed = SteadyClock::now();
   progress << "demo: " << repo.history.size() << " commits landed on main\n";
+  // The table's time to the finding is the main bug's, from its filing.
+  const int64_t landed_ms = SystemClock::Get()->NowMillis();
   while (true) {
     printer.Print(*store);
-    std::optional<Bug> bug = MainBug(*store);
-    if (bug && r.found_seconds < 0) r.found_seconds = Since(landed);
-    if (bug && (bug->state == BugState::kProposed || !IsOpen(bug->state))) {
-      break;
-    }
+    std::optional<Bug> bug = MainBug(*store, repo.bug_commit);
     if (bug) {
+      r.found_seconds = static_cast<double>(
+                            std::max<int64_t>(bug->created_ms - landed_ms, 0)) /
+                        1000;
+    }
+    // Done when the main bug is proposed, or closed after its culprit
+    // search named the bug's commit (fixed, or rejected by a reviewer). A
+    // main bug that is closed otherwise is no open bug at all: fuzzing goes
+    // on until the give-up time.
+    const bool settled =
+        bug && (bug->state == BugState::kProposed ||
+                (!IsOpen(bug->state) &&
+                 bug->culprit_commit.value_or("") == repo.bug_commit));
+    if (settled) break;
+    const bool open = bug && IsOpen(bug->state);
+    if (open) {
       const Json* h = bug->details.Find("needs_human");
       if (h && h->is_bool() && h->bool_value()) {
         r.failure = "bug " + std::to_string(bug->id) + " needs a human: " +
@@ -427,8 +451,9 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
       r.failure = "the daemon stopped (a signal, or an error)";
       break;
     }
-    if (!bug && Since(landed) > o.give_up_seconds) {
-      r.failure = "fuzzing found no bug in " +
+    if (!open && Since(landed) > o.give_up_seconds) {
+      r.failure = (bug ? "fuzzing found no bug that stayed open in "
+                       : "fuzzing found no bug in ") +
                   std::to_string(static_cast<int>(Since(landed))) + " s";
       break;
     }

@@ -49,7 +49,7 @@ struct DemoResult {
   std::string dir;
   int64_t bug_id = 0;         // The bug carried to the end (0: none).
   std::string state;          // Its final state.
-  double found_seconds = -1;  // From the landing to the first finding.
+  double found_seconds = -1;  // From the landing to its filing.
   bool reproduced = false;
   int64_t instructions_before = 0, instructions_after = 0;
   std::string pass, site, opcode;  // Localization.

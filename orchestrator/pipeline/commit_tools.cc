@@ -552,6 +552,8 @@ ChangedArea ChangedAreaOf(const std::string& diff,
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("+++ b/", 0) != 0) continue;
     target.NamesOfPath(line.substr(6), &area.passes, &area.ops);
+    area.large_elements = std::max(area.large_elements,
+                                   target.LargeElementsOfPath(line.substr(6)));
   }
   return area;
 }
@@ -584,6 +586,7 @@ StatusOr<ChangedArea> ChangedAreaOfCommits(
 void ChangedArea::Add(const ChangedArea& other) {
   for (const std::string& p : other.passes) AddOnce(passes, p);
   for (const std::string& o : other.ops) AddOnce(ops, o);
+  large_elements = std::max(large_elements, other.large_elements);
 }
 
 }  // namespace trench::orchestrator

@@ -135,6 +135,9 @@ StatusOr<hlo_diff::TargetDescription> TargetOfBuild(StepContext& ctx,
 // source globs (the target's description) match the files it writes.
 struct ChangedArea {
   std::vector<std::string> passes, ops;
+  // The target's "large_arrays" from_elements when a changed file is one
+  // of its large-array sources (the largest of several), else 0.
+  int64_t large_elements = 0;
   // Adds `other`'s names not yet present (order kept).
   void Add(const ChangedArea& other);
 };

@@ -148,8 +148,10 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
   // (its configured brain: the fuzzer with focus, or an LLM writing HLO);
   // the unfocused one is the fuzzer's alone. They share the budget evenly
   // per area named.
-  const size_t aimed =
-      (area.passes.empty() ? 0 : 1) + (area.ops.empty() ? 0 : 1);
+  // A change to large-array code alone (no pass or emitter of its own)
+  // still gets an aimed campaign: of large programs.
+  size_t aimed = (area.passes.empty() ? 0 : 1) + (area.ops.empty() ? 0 : 1);
+  if (aimed == 0 && area.large_elements > 0) aimed = 1;
   const double share = ctx.config->fuzz_budget_seconds / (aimed + 1);
   Json filed = Json::MakeArray();
   Json out = Json::MakeObject();
@@ -162,7 +164,7 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
   // notes that), and the author is told the diff and the lines not
   // reached. Only a commit's own campaign ends early once every line was
   // reached enough (a round keeps fuzzing).
-  std::vector<std::string> reach_flags;
+  std::vector<std::string> campaign_flags;
   StatusOr<std::string> text =
       commits.size() == 1 ? CommitDiffText(ctx, sha) : RoundDiffText(ctx, sha);
   std::string diff;
@@ -181,8 +183,15 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
   }
   if (commits.size() == 1 && !diff.empty() &&
       ctx.config->fuzz_reach_stop_programs > 0) {
-    reach_flags = {"--reach-stop",
-                   std::to_string(ctx.config->fuzz_reach_stop_programs)};
+    campaign_flags = {"--reach-stop",
+                      std::to_string(ctx.config->fuzz_reach_stop_programs)};
+  }
+  // A change to code that runs only on large arrays: a quarter of the
+  // unfocused campaign's programs (half of the author's) are that large.
+  if (area.large_elements > 0) {
+    campaign_flags.insert(campaign_flags.end(),
+                          {"--large-share", "0.25", "--large-elements",
+                           std::to_string(area.large_elements)});
   }
   // The unfocused campaign runs on the coverage flavour when there is one
   // (fuzz.coverage "auto"), else on the plain build (no reach then).
@@ -199,8 +208,8 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
     }
     out["coverage_build"] = std::move(note);
   }
-  ASSIGN_OR_RETURN(Json summary,
-                   FuzzBuild(ctx, job.id, fuzz_bin, share, reach_flags, diff));
+  ASSIGN_OR_RETURN(Json summary, FuzzBuild(ctx, job.id, fuzz_bin, share,
+                                           campaign_flags, diff));
   const Json* reach = summary.Find("reach");
   if (reach && reach->is_object()) out["reach"] = BriefReach(*reach);
   if (const Json* findings = summary.Find("findings");
@@ -231,6 +240,7 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
     Json aim = Json::MakeObject();
     if (!area.passes.empty()) aim["passes"] = Strings(area.passes);
     if (!area.ops.empty()) aim["ops"] = Strings(area.ops);
+    if (area.large_elements > 0) aim["large_elements"] = area.large_elements;
     task["area"] = std::move(aim);
     task["seconds"] = std::max<int64_t>(
         1, static_cast<int64_t>(share * static_cast<double>(aimed)));
@@ -266,6 +276,7 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
   Json focus = Json::MakeObject();
   focus["passes"] = Joined(area.passes);
   focus["ops"] = Joined(area.ops);
+  if (area.large_elements > 0) focus["large_elements"] = area.large_elements;
   out["focus"] = std::move(focus);
   out["filed"] = std::move(filed);
   return out;

@@ -9,6 +9,7 @@
 
 #include "compiler/codegen/compile.h"
 #include "compiler/codegen/emitters.h"
+#include "compiler/codegen/streaming.h"
 #include "compiler/driver/target_driver.h"
 #include "compiler/passes/pass_registry.h"
 #include "triage/case/target_description.h"
@@ -111,6 +112,24 @@ TEST(HlocDescriptionTest, FilesMapToTheirPassOrOp) {
   d->NamesOfPath("compiler/codegen/kernel_builder.cc", &passes, &ops);
   EXPECT_EQ(passes, (std::vector<std::string>{"conv-expander", "fusion"}));
   EXPECT_EQ(ops, (std::vector<std::string>{"fusion", "dot"}));
+}
+
+// The streamed code generator's files say from which size they run, and
+// the globs name files of this tree.
+TEST(HlocDescriptionTest, StreamedFilesAreLargeArraySources) {
+  StatusOr<hlo_diff::TargetDescription> d =
+      hlo_diff::ParseTargetDescription(hloc::Capabilities(), "hloc");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->large_from_elements, codegen::kStreamedFromElements);
+  for (const std::string& g : d->large_sources) {
+    EXPECT_TRUE(MatchesAFile(g)) << g;
+  }
+  EXPECT_EQ(d->LargeElementsOfPath("compiler/codegen/stream_sort.cc"),
+            codegen::kStreamedFromElements);
+  EXPECT_EQ(d->LargeElementsOfPath("compiler/codegen/streaming.cc"),
+            codegen::kStreamedFromElements);
+  EXPECT_EQ(d->LargeElementsOfPath("compiler/codegen/emit_sort.cc"), 0);
+  EXPECT_EQ(d->LargeElementsOfPath("compiler/passes/fusion.cc"), 0);
 }
 
 }  // namespace

@@ -191,6 +191,28 @@ class Reader {
     return Status::Ok();
   }
 
+  // "large_arrays": {"from_elements": N, "sources": [...]}, both required.
+  Status LargeArrays(const Json* field, TargetDescription* d) const {
+    if (field == nullptr) return Status::Ok();
+    if (!field->is_object()) {
+      return Error("large_arrays", "expected an object");
+    }
+    const Json* n = field->Find("from_elements");
+    if (n == nullptr || n->type() != Json::Type::kInt64 ||
+        n->int64_value() < 1 || n->int64_value() > kMaxLargeElements) {
+      return Error(
+          "large_arrays.from_elements",
+          "expected an integer from 1 to " + std::to_string(kMaxLargeElements));
+    }
+    ASSIGN_OR_RETURN(d->large_sources,
+                     Globs(field->Find("sources"), "large_arrays.sources"));
+    if (d->large_sources.empty()) {
+      return Error("large_arrays.sources", "expected at least one glob");
+    }
+    d->large_from_elements = n->int64_value();
+    return Status::Ok();
+  }
+
   // In a description every unit names its files.
   Status CheckSources(const std::vector<TargetDescription::Unit>& units,
                       const std::string& key) const {
@@ -221,6 +243,7 @@ StatusOr<TargetDescription> ParseTargetDescription(const Json& doc,
   ASSIGN_OR_RETURN(d.emitters, r.Units(doc, "emitters", &has_sources));
   ASSIGN_OR_RETURN(d.ops, r.Names(doc.Find("ops"), "ops", "op names"));
   RETURN_IF_ERROR(r.Coverage(doc.Find("coverage"), &d));
+  RETURN_IF_ERROR(r.LargeArrays(doc.Find("large_arrays"), &d));
   if (!has_sources) {
     d.passes.clear();  // Names alone describe no files.
     return d;
@@ -283,6 +306,13 @@ std::vector<std::string> TargetDescription::SourcesOf(
   return out;
 }
 
+int64_t TargetDescription::LargeElementsOfPath(std::string_view path) const {
+  for (const std::string& g : large_sources) {
+    if (SourceGlobMatches(g, path)) return large_from_elements;
+  }
+  return 0;
+}
+
 void TargetDescription::NamesOfPath(std::string_view path,
                                     std::vector<std::string>* pass_names,
                                     std::vector<std::string>* op_names) const {
@@ -320,6 +350,12 @@ Json TargetDescription::ToJson() const {
     Json c = Json::MakeObject();
     c["cmake_flags"] = Strings(coverage_cmake_flags);
     j["coverage"] = std::move(c);
+  }
+  if (large_from_elements > 0) {
+    Json l = Json::MakeObject();
+    l["from_elements"] = large_from_elements;
+    l["sources"] = Strings(large_sources);
+    j["large_arrays"] = std::move(l);
   }
   return j;
 }

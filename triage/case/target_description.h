@@ -14,7 +14,9 @@
 //                   "sources": ["compiler/codegen/emit_reduce.cc",
 //                               "compiler/codegen/stream_reduce.*"]}],
 //     "ops":      ["abs", "add", ...],
-//     "coverage": {"cmake_flags": ["-DTRENCH_TARGET_COVERAGE=ON", ...]}
+//     "coverage": {"cmake_flags": ["-DTRENCH_TARGET_COVERAGE=ON", ...]},
+//     "large_arrays": {"from_elements": 65536,
+//                      "sources": ["compiler/codegen/stream_*"]}
 //   }
 //
 // "coverage" (optional): the target has a coverage build flavour
@@ -22,6 +24,12 @@
 // on it); "cmake_flags" are what its CMake build adds to build it (at most
 // kMaxCoverageFlags, each IsSafeCMakeDefine of base/cmake_define.h).
 // Other keys of "coverage" are ignored.
+//
+// "large_arrays" (optional): the code in "sources" runs only for arrays of
+// at least "from_elements" elements (1 .. kMaxLargeElements), such as
+// loops that stream arrays larger than on-chip memory. A campaign aimed at
+// a change to those files makes more of its programs that large
+// (ChangedArea::large_elements in the daemon, hlo-fuzz --large-elements).
 //
 // "name": a pass's name as --disable-passes and the compile report spell
 // it (letters, digits, '_', '.', '-'; at most 128 bytes); an emitter's name
@@ -56,6 +64,7 @@ inline constexpr char kManifestPath[] = "trench-target.json";
 // malformed rather than loaded.
 inline constexpr uint64_t kMaxDescriptionBytes = 1 << 20;
 inline constexpr size_t kMaxCoverageFlags = 16;
+inline constexpr int64_t kMaxLargeElements = int64_t{1} << 26;
 
 struct TargetDescription {
   struct Unit {
@@ -68,6 +77,9 @@ struct TargetDescription {
   std::vector<std::string> ops;  // What it compiles ("ops"; may be empty).
   bool offers_coverage = false;  // A "coverage" entry.
   std::vector<std::string> coverage_cmake_flags;
+  // "large_arrays": 0 and empty when absent.
+  int64_t large_from_elements = 0;
+  std::vector<std::string> large_sources;
 
   // Whether it names the files of any pass or emitter.
   bool described() const { return !passes.empty() || !emitters.empty(); }
@@ -77,6 +89,9 @@ struct TargetDescription {
   // the emitters' ops whose sources match `path` (repository-relative).
   void NamesOfPath(std::string_view path, std::vector<std::string>* passes,
                    std::vector<std::string>* ops) const;
+  // large_from_elements when `path` matches a "large_arrays" source glob,
+  // else 0.
+  int64_t LargeElementsOfPath(std::string_view path) const;
   // The source globs of a localized culprit: pass `culprit`'s, or for
   // "codegen" (the back end) every emitter's; empty when the description
   // names no such unit.

@@ -252,6 +252,31 @@ void Record(Shared& s, int64_t i, hlo_diff::Case c,
   list[index[sig]].case_dir = written.ok() ? dir.string() : "";
 }
 
+// A timeout may be the machine's load rather than the target: the program
+// runs once more on a fresh runner with kTimeoutRetryFactor times the
+// limit, and a verdict other than a second timeout replaces the first.
+void RetryTimeout(Shared& s, const hlo_diff::Case& c, const HloModule& module,
+                  const std::string& work, hlo_diff::Verdict* verdict) {
+  const hlo_diff::TargetSpec& spec = s.options->target;
+  if (verdict->status != hlo_diff::VerdictStatus::kTimeout ||
+      spec.timeout_seconds <= 0) {
+    return;
+  }
+  hlo_diff::TargetSpec longer = spec;
+  longer.timeout_seconds *= kTimeoutRetryFactor;
+  hlo_diff::TargetRunner runner(longer);
+  StatusOr<hlo_diff::Verdict> again =
+      hlo_diff::ComputeVerdict(c, module, runner, work);
+  const bool finished =
+      again.ok() && again->status != hlo_diff::VerdictStatus::kTimeout;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    ++s.summary.timeouts_retried;
+    if (finished) ++s.summary.timeouts_finished_on_retry;
+  }
+  if (finished) *verdict = *std::move(again);
+}
+
 void RunJob(Shared& s, int job) {
   const CampaignOptions& o = *s.options;
   hlo_diff::TargetRunner runner(o.target);
@@ -279,6 +304,7 @@ void RunJob(Shared& s, int job) {
           hlo_diff::ComputeVerdict(*c, *module, runner, work);
       if (v.ok()) {
         verdict = std::move(*v);
+        RetryTimeout(s, *c, *module, work, &*verdict);
       } else {
         error = v.status().ToString();
       }
@@ -398,6 +424,10 @@ Json CampaignSummary::ToJson() const {
   time["target_share"] = Json(busy > 0 ? target_seconds / busy : 0.0);
   j["time"] = std::move(time);
   j["worker_restarts"] = Json(static_cast<int64_t>(worker_restarts));
+  Json timeouts = Json::MakeObject();
+  timeouts["retried"] = timeouts_retried;
+  timeouts["finished_on_retry"] = timeouts_finished_on_retry;
+  j["timeouts"] = std::move(timeouts);
   j["cancelled"] = Json(cancelled);
   j["distinct_findings"] = Json(static_cast<int64_t>(findings.size()));
   j["findings"] = FindingsJson(findings);

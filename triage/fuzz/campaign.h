@@ -87,6 +87,10 @@ struct CampaignOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
+// A program that timed out runs once more with this many times the
+// target's limit; only a second timeout is a finding.
+inline constexpr double kTimeoutRetryFactor = 3;
+
 struct Finding {
   std::string sig;  // The signature's hash, also the case's directory name.
   Json signature;
@@ -117,6 +121,10 @@ struct CampaignSummary {
   // target (compile + run + process I/O).
   double generate_seconds = 0, oracle_seconds = 0, target_seconds = 0;
   int worker_restarts = 0;
+  // Timeouts are run once more with kTimeoutRetryFactor times the limit
+  // (a loaded machine is not a hung compiler): how many were, and how
+  // many of those finished then (their second verdict counts instead).
+  int64_t timeouts_retried = 0, timeouts_finished_on_retry = 0;
   bool cancelled = false;  // Stopped through CampaignOptions::cancel.
   // With CampaignOptions::changed_lines: LineReach::ToJson() plus
   // "steering" (ReachSteering::ToJson()), "mutants" (programs that were

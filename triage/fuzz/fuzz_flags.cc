@@ -157,6 +157,24 @@ void RegisterGeneratorFlags(FlagParser* p, GeneratorOptions* g) {
             "probability of a 1024..3000-element minor\ndim in a new array "
             "(default 0.12)",
             Share(&g->long_row_probability));
+  p->Custom("large-share", "F",
+            "share of large synthetic programs, whose\nfirst input has about "
+            "--large-elements\nelements (default 0.01)",
+            Share(&g->large_probability));
+  p->Custom("large-elements", "N",
+            "the size of large programs' first input\n(default: twice the "
+            "largest size boundary;\nthe target's \"large_arrays\" "
+            "from_elements)",
+            [g](const std::string& v) -> Status {
+              ASSIGN_OR_RETURN(g->large_elements, ParseFlagNumber<int64_t>(v));
+              if (g->large_elements < 1 ||
+                  g->large_elements > GeneratorOptions::kMaxLargeElements) {
+                return InvalidArgument(
+                    "must be from 1 to " +
+                    std::to_string(GeneratorOptions::kMaxLargeElements));
+              }
+              return Status::Ok();
+            });
   p->Custom("generator-options", "F",
             "generator settings as JSON (flags given\nbefore it are "
             "overridden)",

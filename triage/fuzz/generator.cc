@@ -200,6 +200,7 @@ Json GeneratorOptions::ToJson() const {
   j["zero_dim_probability"] = zero_dim_probability;
   j["long_row_probability"] = long_row_probability;
   j["large_probability"] = large_probability;
+  if (large_elements > 0) j["large_elements"] = large_elements;
   j["sibling_probability"] = sibling_probability;
   j["edge_operands"] = edge_operands;
   j["edge_constants"] = edge_constants;
@@ -240,6 +241,7 @@ StatusOr<GeneratorOptions> GeneratorOptions::FromJson(const Json& j) {
   RETURN_IF_ERROR(get_double("zero_dim_probability", o.zero_dim_probability));
   RETURN_IF_ERROR(get_double("long_row_probability", o.long_row_probability));
   RETURN_IF_ERROR(get_double("large_probability", o.large_probability));
+  RETURN_IF_ERROR(get_int("large_elements", o.large_elements));
   RETURN_IF_ERROR(get_double("sibling_probability", o.sibling_probability));
   RETURN_IF_ERROR(get_double("edge_operands", o.edge_operands));
   RETURN_IF_ERROR(get_double("edge_constants", o.edge_constants));
@@ -304,6 +306,13 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
       options.instructions < 0) {
     return InvalidArgument("generator options: bad sizes");
   }
+  if (options.large_elements < 0 ||
+      options.large_elements > GeneratorOptions::kMaxLargeElements) {
+    return InvalidArgument(
+        "generator options: large_elements must be 0 (from the size "
+        "boundaries) to " +
+        std::to_string(GeneratorOptions::kMaxLargeElements));
+  }
   std::set<std::string> names;
   for (const OpInfo& i : Catalogue()) {
     names.insert(std::string(OpcodeName(i.op)));
@@ -331,19 +340,20 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
         bounds.push_back(b.elements);
       }
     }
-    const int64_t b = *std::max_element(bounds.begin(), bounds.end());
-    if (3 * b + 1 > options.max_elements) {
-      large.max_elements = 3 * b + 1;
-      large.instructions =
-          std::min(options.instructions, GeneratorOptions::kLargeInstructions);
-      const int64_t n =
-          pick.Pick(std::vector<int64_t>{2 * b - 1, 2 * b, 2 * b + 1, 3 * b});
-      // Rank 1, or rank 2 with a few rows (a ragged minor dim when the
-      // rows do not divide n).
-      const int64_t rows = pick.Pick(std::vector<int64_t>{1, 1, 2, 3, 8});
-      streamed = rows == 1 ? std::vector<int64_t>{n}
-                           : std::vector<int64_t>{rows, n / rows};
-    }
+    const int64_t b = options.large_elements > 0
+                          ? options.large_elements
+                          : 2 * *std::max_element(bounds.begin(), bounds.end());
+    large.max_elements = std::max(options.max_elements, b + b / 2 + 1);
+    large.instructions =
+        std::min(options.instructions, GeneratorOptions::kLargeInstructions);
+    const int64_t n = std::max<int64_t>(
+        1, pick.Pick(std::vector<int64_t>{b - 1, b, b + 1, b + b / 2}));
+    // Rank 1, or rank 2 with a few rows (a ragged minor dim when the rows
+    // do not divide n).
+    const int64_t rows =
+        std::min(n, pick.Pick(std::vector<int64_t>{1, 1, 2, 3, 8}));
+    streamed = rows == 1 ? std::vector<int64_t>{n}
+                         : std::vector<int64_t>{rows, n / rows};
   }
   const GeneratorOptions& o = streamed.empty() ? options : large;
   internal::Gen g(seed, o);

@@ -115,14 +115,16 @@ struct GeneratorOptions {
   // max_elements): tiled reductions over several 1024-element chunks with
   // ragged tails.
   double long_row_probability = 0.12;
-  // Probability that a program is large: its arrays may hold up to 3x the
-  // largest size boundary (below) plus one element, its first input is
-  // streamed-sized (2b - 1, 2b, 2b + 1 or 3b elements for the largest
-  // boundary b: the code generator streams arrays from 2 chunks on), and
-  // it has at most kLargeInstructions instructions (origin["large"]). The
-  // choice comes from the seed alone, so other programs stay as they were.
+  // Probability that a program is large: its first input has n - 1, n,
+  // n + 1 or 3n/2 elements for n = large_elements (0: twice the largest
+  // size boundary b, below: the code generator streams arrays from 2
+  // chunks on), its arrays may hold up to 3n/2 + 1 elements, and it has
+  // at most kLargeInstructions instructions (origin["large"]). The choice
+  // comes from the seed alone, so other programs stay as they were.
   double large_probability = 0.01;
-  static constexpr int kLargeInstructions = 8;
+  int64_t large_elements = 0;
+  static constexpr int kLargeInstructions = 4;
+  static constexpr int64_t kMaxLargeElements = int64_t{1} << 26;
   // Probability that a (single-input) reduce comes with multi-output fusion
   // siblings: its input computed from a value x, and elementwise ops on x
   // and on a slice of x shaped like the reduce result, all outputs of the

@@ -7,8 +7,8 @@
 
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/opcode.h"
-#include "triage/fuzz/subgraph.h"
 #include "compiler/ir/verifier.h"
+#include "triage/fuzz/subgraph.h"
 
 namespace trench {
 namespace {

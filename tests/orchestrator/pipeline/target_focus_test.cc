@@ -29,7 +29,9 @@ std::string Manifest(const std::string& cse_file) {
          R"("]},
                         {"name": "dce", "sources": ["compiler/passes/dce.*"]}],
              "emitters": [{"name": "EmitSort", "ops": ["sort"],
-                           "sources": ["compiler/codegen/*sort*.cc"]}]})";
+                           "sources": ["compiler/codegen/*sort*.cc"]}],
+             "large_arrays": {"from_elements": 4096,
+                              "sources": ["compiler/codegen/stream_*"]}})";
 }
 
 class TargetFocusTest : public testing::StepTest {
@@ -110,6 +112,9 @@ TEST_F(TargetFocusTest, TheFocusFollowsARenamedPassFile) {
   const ChangedArea area = AreaOf(changed);
   EXPECT_EQ(area.passes, std::vector<std::string>{"cse"});
   EXPECT_EQ(area.ops, std::vector<std::string>{"sort"});
+  // stream_sort.cc runs only on large arrays; the passes' files do not.
+  EXPECT_EQ(area.large_elements, 4096);
+  EXPECT_EQ(AreaOf(base).large_elements, 0);
 
   // Each description is stored with its build, read from its own commit.
   StatusOr<Build> before = store_->GetBuild(base, "");

@@ -105,6 +105,29 @@ TEST(TargetDescriptionTest, TheCoverageFlavourAndItsFlags) {
             nullptr);
 }
 
+TEST(TargetDescriptionTest, LargeArraySourcesAndTheirSize) {
+  StatusOr<TargetDescription> d = ParseTargetDescriptionText(
+      R"({"emitters": [{"name": "EmitSort", "ops": ["sort"],
+                        "sources": ["cg/emit_sort.cc", "cg/stream_sort.*"]}],
+          "large_arrays": {"from_elements": 65536,
+                           "sources": ["cg/stream_*", "cg/streaming.*"]}})",
+      "hloc --capabilities");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->LargeElementsOfPath("cg/stream_sort.cc"), 65536);
+  EXPECT_EQ(d->LargeElementsOfPath("cg/streaming.h"), 65536);
+  EXPECT_EQ(d->LargeElementsOfPath("cg/emit_sort.cc"), 0);
+  EXPECT_EQ(d->LargeElementsOfPath("cg/sub/stream_x.cc"), 0);
+  StatusOr<TargetDescription> back =
+      ParseTargetDescription(d->ToJson(), "stored");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->large_from_elements, 65536);
+  EXPECT_EQ(back->large_sources, d->large_sources);
+  // Absent: nothing is large, and the stored form says nothing.
+  StatusOr<TargetDescription> none = ParseTargetDescriptionText("{}", "m");
+  EXPECT_EQ(none->LargeElementsOfPath("cg/stream_sort.cc"), 0);
+  EXPECT_EQ(none->ToJson().Find("large_arrays"), nullptr);
+}
+
 TEST(TargetDescriptionTest, MalformedDocumentsAreRejectedWithWhereAndWhat) {
   const std::pair<const char*, const char*> cases[] = {
       {"[1, 2]", "m: the document: expected an object"},
@@ -154,6 +177,20 @@ TEST(TargetDescriptionTest, MalformedDocumentsAreRejectedWithWhereAndWhat) {
        "m: coverage.cmake_flags[0]: \"-DX=a b\" is not -DNAME=VALUE"},
       {R"({"coverage": {"cmake_flags": [1]}})",
        "m: coverage.cmake_flags[0]: it is not -DNAME=VALUE"},
+      {R"({"large_arrays": []})", "m: large_arrays: expected an object"},
+      {R"({"large_arrays": {"sources": ["a.cc"]}})",
+       "m: large_arrays.from_elements: expected an integer from 1 to"},
+      {R"({"large_arrays": {"from_elements": 0, "sources": ["a.cc"]}})",
+       "m: large_arrays.from_elements: expected an integer from 1 to"},
+      {R"({"large_arrays": {"from_elements": 1e9, "sources": ["a.cc"]}})",
+       "m: large_arrays.from_elements: expected an integer from 1 to"},
+      {R"({"large_arrays": {"from_elements": 18446744073709551615,
+                            "sources": ["a.cc"]}})",
+       "m: large_arrays.from_elements: expected an integer from 1 to"},
+      {R"({"large_arrays": {"from_elements": 100}})",
+       "m: large_arrays.sources: expected at least one glob"},
+      {R"({"large_arrays": {"from_elements": 100, "sources": ["/a.cc"]}})",
+       "m: large_arrays.sources[0]: '/a.cc' is absolute"},
   };
   for (const auto& [doc, message] : cases) {
     StatusOr<TargetDescription> d = ParseTargetDescriptionText(doc, "m");

@@ -219,6 +219,62 @@ TEST(CampaignTest, RefusalsAreKeptApartFromFindings) {
   EXPECT_NE(s->refusals[0].case_dir.find("/unsupported/"), std::string::npos);
 }
 
+// A timeout may be the machine's load: the program runs again with three
+// times the limit, and what it says then is the verdict. The fake target
+// hangs on every other call (the first run of each program) and is the
+// real hlo-run otherwise (the retry).
+TEST(CampaignTest, ATimeoutThatFinishesOnRetryIsNotAFinding) {
+  const std::string dir = TempDir("slow");
+  const std::string script = dir + "/fake-hlo-run";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\n"
+         "n=$(cat '"
+      << dir << "/calls' 2>/dev/null || echo 0)\n"
+      << "n=$((n + 1)); echo $n > '" << dir << "/calls'\n"
+      << "[ $((n % 2)) -eq 1 ] && exec sleep 60\n"
+      << "exec '" << TRENCH_BINARY_DIR << "/hlo-run' \"$@\"\n";
+  }
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  CampaignOptions o = SmallCampaign(dir + "/out", 3);
+  o.target.mode = hlo_diff::TargetMode::kHloRun;
+  o.target.hlo_run = script;
+  o.target.timeout_seconds = 2;
+  StatusOr<CampaignSummary> s = RunCampaign(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(s->findings.empty());
+  EXPECT_EQ(Count(*s, "timeout"), 0);
+  EXPECT_EQ(s->timeouts_retried, 3);
+  EXPECT_EQ(s->timeouts_finished_on_retry, 3);
+  EXPECT_EQ(Count(*s, "pass") + Count(*s, "target_unsupported"), 3);
+  const Json j = s->ToJson();
+  EXPECT_EQ(j.Find("timeouts")->Find("finished_on_retry")->int64_value(), 3);
+}
+
+// A target that hangs on every run: the retry times out too, and that is
+// one finding.
+TEST(CampaignTest, ATimeoutOnRetryTooIsAFinding) {
+  const std::string dir = TempDir("hang");
+  const std::string script = dir + "/fake-hlo-run";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\nexec sleep 60\n";
+  }
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  CampaignOptions o = SmallCampaign(dir + "/out", 2);
+  o.target.mode = hlo_diff::TargetMode::kHloRun;
+  o.target.hlo_run = script;
+  o.target.timeout_seconds = 1;
+  o.localize = false;
+  StatusOr<CampaignSummary> s = RunCampaign(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Count(*s, "timeout"), 2);
+  EXPECT_EQ(s->timeouts_retried, 2);
+  EXPECT_EQ(s->timeouts_finished_on_retry, 0);
+  ASSERT_EQ(s->findings.size(), 1u);
+  EXPECT_EQ(s->findings[0].status, "timeout");
+}
+
 TEST(CampaignTest, RejectsUnusableOptions) {
   CampaignOptions o = SmallCampaign(TempDir("bad"), 1);
   o.jobs = 0;
@@ -265,6 +321,19 @@ TEST(FuzzFlagsTest, DurationsFocusAndErrors) {
             std::string::npos);
   const char* unknown[] = {"hlo-fuzz", "--bogus=1"};
   EXPECT_FALSE(ParseFuzzFlags(2, const_cast<char**>(unknown)).ok());
+  const char* large[] = {"hlo-fuzz", "--large-share", "0.5", "--large-elements",
+                         "65536"};
+  StatusOr<FuzzFlags> l = ParseFuzzFlags(5, const_cast<char**>(large));
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->campaign.generator.large_probability, 0.5);
+  EXPECT_EQ(l->campaign.generator.large_elements, 65536);
+  const char* zero[] = {"hlo-fuzz", "--large-elements", "0"};
+  StatusOr<FuzzFlags> z = ParseFuzzFlags(3, const_cast<char**>(zero));
+  ASSERT_FALSE(z.ok());
+  EXPECT_NE(z.status().message().find("--large-elements"), std::string::npos)
+      << z.status().message();
+  const char* share[] = {"hlo-fuzz", "--large-share", "2"};
+  EXPECT_FALSE(ParseFuzzFlags(3, const_cast<char**>(share)).ok());
 }
 
 }  // namespace

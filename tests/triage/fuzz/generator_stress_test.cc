@@ -204,6 +204,28 @@ TEST(GeneratorStressTest, LargeProgramsReachTheStreamingSizes) {
       }
     });
   }
+  // A size of the target's own (hloc's "large_arrays" from_elements).
+  GeneratorOptions sized;
+  sized.large_probability = 1;
+  sized.large_elements = 5000;
+  const std::set<int64_t> around = {4999, 5000, 5001, 7500};
+  for (uint64_t seed = 0; seed < 12; ++seed) {
+    auto c = GenerateSynthetic(seed, sized);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    auto m = Parse(*c);
+    ASSERT_NE(m, nullptr);
+    const int64_t first = m->entry_computation()
+                              ->parameter_instruction(0)
+                              ->shape()
+                              .element_count();
+    bool near = false;
+    for (int64_t n : around) near |= first <= n && first * 9 / 8 >= n;
+    EXPECT_TRUE(near) << first;
+    EXPECT_EQ(c->origin.Find("options")->Find("large_elements")->int64_value(),
+              5000);
+  }
+  sized.large_elements = GeneratorOptions::kMaxLargeElements + 1;
+  EXPECT_FALSE(GenerateSynthetic(1, sized).ok());
   GeneratorOptions some;  // The default share.
   GeneratorOptions none;
   none.large_probability = 0;

@@ -8,8 +8,8 @@
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/hlo_printer.h"
-#include "triage/fuzz/subgraph.h"
 #include "compiler/ir/verifier.h"
+#include "triage/fuzz/subgraph.h"
 
 namespace trench {
 namespace {
