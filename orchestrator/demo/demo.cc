@@ -80,26 +80,10 @@ int64_t Instructions(const std::string& case_dir) {
 }
 
 // The bug the pipeline carries furthest (not a duplicate).
-// The bug the demo carries to the end, judged by the harness (the
-// pipeline never sees `bug_commit`): the bug whose culprit search named
-// the commit that brought the played bug; else the most advanced open
-// bug, so that a finding the pipeline closed (a timeout of a loaded
-// machine that did not reproduce, a bug of the replayed history's own)
-// gives way to one still being worked on; else the most advanced closed
-// one. Duplicates never.
 std::optional<Bug> MainBug(Store& store, const std::string& bug_commit) {
   StatusOr<std::vector<Bug>> bugs = store.ListBugs(std::nullopt, 0, 1000);
   if (!bugs.ok()) return std::nullopt;
-  auto rank = [&](const Bug& b) {
-    return std::make_tuple(b.culprit_commit.value_or("") == bug_commit,
-                           IsOpen(b.state), static_cast<int>(b.state));
-  };
-  std::optional<Bug> best;
-  for (const Bug& b : *bugs) {
-    if (b.state == BugState::kDuplicate) continue;
-    if (!best || rank(b) > rank(*best)) best = b;
-  }
-  return best;
+  return ChooseMainBug(*bugs, bug_commit);
 }
 
 // Prints what happened since the last call: finished commit jobs and
@@ -469,6 +453,20 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
   r.wall_seconds = Since(start);
   if (!run_status.ok() && r.failure.empty()) r.failure = run_status.message();
   return r;
+}
+
+std::optional<Bug> ChooseMainBug(const std::vector<Bug>& bugs,
+                                 const std::string& bug_commit) {
+  auto rank = [&](const Bug& b) {
+    return std::make_tuple(b.culprit_commit.value_or("") == bug_commit,
+                           IsOpen(b.state), static_cast<int>(b.state));
+  };
+  std::optional<Bug> best;
+  for (const Bug& b : bugs) {
+    if (b.state == BugState::kDuplicate) continue;
+    if (!best || rank(b) > rank(*best)) best = b;
+  }
+  return best;
 }
 
 Json DemoResult::ToJson() const {

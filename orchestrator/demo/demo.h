@@ -15,6 +15,7 @@
 #include "base/json.h"
 #include "base/status.h"
 #include "orchestrator/demo/demo_repo.h"
+#include "orchestrator/store/store.h"
 
 namespace trench::orchestrator {
 
@@ -84,6 +85,16 @@ StatusOr<std::string> ResolveZooBug(const std::string& source_dir,
 // stops short is a result with `failure` set; errors are set-up failures.
 StatusOr<DemoResult> RunDemo(const DemoOptions& options,
                              std::ostream& progress);
+
+// The bug a demo carries to the end among `bugs`, judged by the harness
+// (the pipeline never sees `bug_commit`, the commit that brought the
+// played bug): the bug whose culprit search named that commit; else the
+// most advanced open bug, so that a finding the pipeline closed (a
+// timeout of a loaded machine that did not reproduce, a bug of the
+// replayed history's own) gives way to one still being worked on; else
+// the most advanced closed one. Never a duplicate; nullopt when none.
+std::optional<Bug> ChooseMainBug(const std::vector<Bug>& bugs,
+                                 const std::string& bug_commit);
 
 // The --all table (one line per result).
 std::string DemoTable(const std::vector<DemoResult>& results);

@@ -42,6 +42,19 @@ CampaignOptions SmallCampaign(const std::string& out, int64_t programs) {
   return o;
 }
 
+// A campaign of `programs` programs on a fake target: a shell script
+// `dir`/fake-hlo-run (one process per program) running `body`.
+CampaignOptions FakeTargetCampaign(const std::string& dir,
+                                   const std::string& body, int64_t programs) {
+  const std::string script = dir + "/fake-hlo-run";
+  std::ofstream(script) << "#!/bin/sh\n" << body;
+  EXPECT_EQ(chmod(script.c_str(), 0755), 0);
+  CampaignOptions o = SmallCampaign(dir + "/out", programs);
+  o.target.mode = hlo_diff::TargetMode::kHloRun;
+  o.target.hlo_run = script;
+  return o;
+}
+
 int64_t Count(const CampaignSummary& s, const std::string& status) {
   auto it = s.statuses.find(status);
   return it == s.statuses.end() ? 0 : it->second;
@@ -89,16 +102,11 @@ TEST(CampaignTest, TraceCorpusSharesTheProgramsWithSynthetic) {
 // the program), counted once per program, its case written and readable.
 TEST(CampaignTest, CrashesDeduplicateIntoOneFindingWithACase) {
   const std::string dir = TempDir("crash");
-  const std::string script = dir + "/fake-hlo-run";
-  {
-    std::ofstream f(script);
-    f << "#!/bin/sh\necho 'internal error at 0x7f12 in %add.3' >&2\n"
-         "kill -ABRT $$\n";
-  }
-  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
-  CampaignOptions o = SmallCampaign(dir + "/out", 5);
-  o.target.mode = hlo_diff::TargetMode::kHloRun;
-  o.target.hlo_run = script;
+  CampaignOptions o =
+      FakeTargetCampaign(dir,
+                         "echo 'internal error at 0x7f12 in %add.3' >&2\n"
+                         "kill -ABRT $$\n",
+                         5);
   o.jobs = 2;
   StatusOr<CampaignSummary> s = RunCampaign(o);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -122,18 +130,13 @@ TEST(CampaignTest, CrashesDeduplicateIntoOneFindingWithACase) {
 // rewrite, multiply, f32), so they become one finding.
 TEST(CampaignTest, LocalizationMergesCoarseSignaturesOfOneBug) {
   const std::string dir = TempDir("localize");
-  const std::string script = dir + "/fake-hlo-run";
-  {
-    std::ofstream f(script);
-    f << "#!/bin/sh\nm=\"$1\"; shift\n"
-         "sed 's/ multiply(/ add(/' \"$m\" > \"$m.bad.hlo\"\n"
-         "exec '"
-      << TRENCH_BINARY_DIR << "/hlo-run' \"$m.bad.hlo\" \"$@\"\n";
-  }
-  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
-  CampaignOptions o = SmallCampaign(dir + "/out", 24);
-  o.target.mode = hlo_diff::TargetMode::kHloRun;
-  o.target.hlo_run = script;
+  CampaignOptions o = FakeTargetCampaign(
+      dir,
+      std::string("m=\"$1\"; shift\n"
+                  "sed 's/ multiply(/ add(/' \"$m\" > \"$m.bad.hlo\"\n"
+                  "exec '") +
+          TRENCH_BINARY_DIR + "/hlo-run' \"$m.bad.hlo\" \"$@\"\n",
+      24);
   o.generator.focus = {"multiply", "add", "subtract", "negate", "abs"};
   o.generator.dtypes = {PrimitiveType::F32};
   o.generator.special_values = 0;
@@ -159,15 +162,7 @@ TEST(CampaignTest, LocalizationMergesCoarseSignaturesOfOneBug) {
 // running all its programs.
 TEST(CampaignTest, LingerZeroStopsAtTheFirstFinding) {
   const std::string dir = TempDir("linger");
-  const std::string script = dir + "/fake-hlo-run";
-  {
-    std::ofstream f(script);
-    f << "#!/bin/sh\nkill -SEGV $$\n";
-  }
-  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
-  CampaignOptions o = SmallCampaign(dir + "/out", 1000);
-  o.target.mode = hlo_diff::TargetMode::kHloRun;
-  o.target.hlo_run = script;
+  CampaignOptions o = FakeTargetCampaign(dir, "kill -SEGV $$\n", 1000);
   o.linger_seconds = 0;
   StatusOr<CampaignSummary> s = RunCampaign(o);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -197,17 +192,11 @@ TEST(CampaignTest, CancelEndsTheCampaignWithASummary) {
 // keep_unsupported one kept case for the one reason.
 TEST(CampaignTest, RefusalsAreKeptApartFromFindings) {
   const std::string dir = TempDir("refuse");
-  const std::string script = dir + "/fake-hlo-run";
-  {
-    std::ofstream f(script);
-    f << "#!/bin/sh\n"
-         "echo 'UNIMPLEMENTED: hloc: cannot compile frob for f32' >&2\n"
-         "exit 3\n";
-  }
-  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
-  CampaignOptions o = SmallCampaign(dir + "/out", 4);
-  o.target.mode = hlo_diff::TargetMode::kHloRun;
-  o.target.hlo_run = script;
+  CampaignOptions o = FakeTargetCampaign(
+      dir,
+      "echo 'UNIMPLEMENTED: hloc: cannot compile frob for f32' >&2\n"
+      "exit 3\n",
+      4);
   o.keep_unsupported = true;
   StatusOr<CampaignSummary> s = RunCampaign(o);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -225,20 +214,13 @@ TEST(CampaignTest, RefusalsAreKeptApartFromFindings) {
 // real hlo-run otherwise (the retry).
 TEST(CampaignTest, ATimeoutThatFinishesOnRetryIsNotAFinding) {
   const std::string dir = TempDir("slow");
-  const std::string script = dir + "/fake-hlo-run";
-  {
-    std::ofstream f(script);
-    f << "#!/bin/sh\n"
-         "n=$(cat '"
-      << dir << "/calls' 2>/dev/null || echo 0)\n"
-      << "n=$((n + 1)); echo $n > '" << dir << "/calls'\n"
-      << "[ $((n % 2)) -eq 1 ] && exec sleep 60\n"
-      << "exec '" << TRENCH_BINARY_DIR << "/hlo-run' \"$@\"\n";
-  }
-  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
-  CampaignOptions o = SmallCampaign(dir + "/out", 3);
-  o.target.mode = hlo_diff::TargetMode::kHloRun;
-  o.target.hlo_run = script;
+  CampaignOptions o = FakeTargetCampaign(
+      dir,
+      "n=$(cat '" + dir + "/calls' 2>/dev/null || echo 0)\n" +
+          "n=$((n + 1)); echo $n > '" + dir + "/calls'\n" +
+          "[ $((n % 2)) -eq 1 ] && exec sleep 60\n" + "exec '" +
+          TRENCH_BINARY_DIR + "/hlo-run' \"$@\"\n",
+      3);
   o.target.timeout_seconds = 2;
   StatusOr<CampaignSummary> s = RunCampaign(o);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -255,15 +237,7 @@ TEST(CampaignTest, ATimeoutThatFinishesOnRetryIsNotAFinding) {
 // one finding.
 TEST(CampaignTest, ATimeoutOnRetryTooIsAFinding) {
   const std::string dir = TempDir("hang");
-  const std::string script = dir + "/fake-hlo-run";
-  {
-    std::ofstream f(script);
-    f << "#!/bin/sh\nexec sleep 60\n";
-  }
-  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
-  CampaignOptions o = SmallCampaign(dir + "/out", 2);
-  o.target.mode = hlo_diff::TargetMode::kHloRun;
-  o.target.hlo_run = script;
+  CampaignOptions o = FakeTargetCampaign(dir, "exec sleep 60\n", 2);
   o.target.timeout_seconds = 1;
   o.localize = false;
   StatusOr<CampaignSummary> s = RunCampaign(o);
