@@ -45,6 +45,8 @@ class StressAuthor : public Brain {
     ASSIGN_OR_RETURN(int64_t bug, TaskInt(task, "bug", 0));
     ASSIGN_OR_RETURN(int64_t seed, TaskInt(task, "seed", -1));
     ASSIGN_OR_RETURN(int64_t large, TaskInt(*area, "large_elements", 0));
+    ASSIGN_OR_RETURN(std::vector<std::string> large_attributes,
+                     TaskStrings(*area, "large_attributes"));
     const Json* lines = task.Find("changed_lines");
     const bool aim_lines = lines != nullptr && lines->is_object();
     if (seed < 0)
@@ -78,7 +80,12 @@ class StressAuthor : public Brain {
         args[campaigns[i].focus] = Strings(campaigns[i].names);
       }
       if (aim_lines) args["changed_lines"] = true;
-      if (large > 0) args["large_elements"] = large;
+      if (large > 0) {
+        args["large_elements"] = large;
+        if (!large_attributes.empty()) {
+          args["large_attributes"] = Strings(large_attributes);
+        }
+      }
       ASSIGN_OR_RETURN(ToolResult r, tools.Call("fuzz", args));
       Json round = Json::MakeObject();
       round["focus"] = campaigns[i].focus;

@@ -11,6 +11,7 @@
 #include "base/json.h"
 #include "git/git_repo.h"
 #include "git/patch_apply.h"
+#include "triage/case/target_description.h"
 
 namespace trench::agents {
 namespace {
@@ -313,6 +314,22 @@ StatusOr<ToolResult> SandboxToolBox::Fuzz(const Json& args) {
   if (const Json* n = args.Find("large_elements"); n && n->is_integer()) {
     argv.insert(argv.end(),
                 {"--large-share", kLargeShare, "--large-elements", n->Dump()});
+  }
+  if (const Json* a = args.Find("large_attributes"); a && a->is_array()) {
+    for (const Json& e : a->array()) {
+      // NAME=VALUE, each part a plain module attribute token: it goes into
+      // generated HLO text.
+      const std::string& kv = e.string_value();
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos ||
+          !hlo_diff::IsFrontendAttribute(kv.substr(0, eq), kv.substr(eq + 1))) {
+        return ToolFailure(
+            "large_attributes: expected NAME=VALUE of letters, digits, '_', "
+            "'.', '-', got " +
+            Json(kv).Dump());
+      }
+      argv.insert(argv.end(), {"--large-attribute", kv});
+    }
   }
   // Past the budget the campaign still localizes and writes its findings.
   ASSIGN_OR_RETURN(sandbox::Result r,

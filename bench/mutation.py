@@ -145,11 +145,16 @@ def large_of(path, capabilities):
     """--large-share/--large-elements for a change to `path`, as the
     daemon's aimed campaign adds them: half of the programs large when the
     file is one of the target's "large_arrays" sources."""
-    large = capabilities.get("large_arrays") or {}
-    if any(fnmatch.fnmatch(path, g) for g in large.get("sources", [])):
-        return ["--large-share", "0.5", "--large-elements",
-                str(large["from_elements"])]
-    return []
+    groups = [g for g in capabilities.get("large_arrays", [])
+              if any(fnmatch.fnmatch(path, s) for s in g.get("sources", []))]
+    if not groups:
+        return []
+    g = max(groups, key=lambda g: g["from_elements"])
+    flags = ["--large-share", "0.5", "--large-elements",
+             str(g["from_elements"])]
+    for k, v in g.get("frontend_attributes", {}).items():
+        flags += ["--large-attribute", "%s=%s" % (k, v)]
+    return flags
 
 
 def focus_of(path, capabilities):

@@ -58,14 +58,19 @@ struct StreamArray {
 // Default chunk: 32 vregs (128 KiB of f32 per buffer).
 inline constexpr int64_t kDefaultStreamChunk = 32 * 1024;
 
-// The code that runs only on streamed arrays: these source files (globs
-// relative to the repository root), and the element count from which
-// every array streams (StreamingPays' second rule). hloc --capabilities
-// publishes them as "large_arrays" (triage/case/target_description.h), so
-// a campaign aimed at a change here draws arrays that large.
+// The code that runs only on large arrays, as hloc --capabilities
+// publishes it ("large_arrays", triage/case/target_description.h), so that
+// a campaign aimed at a change here draws arrays that large: the linear
+// streamed loop (this file's) from kStreamedFromElements elements
+// (StreamingPays' second rule), and the streamed halves of the emitters
+// (stream_*.cc), which run only when the operands do not fit in VMEM
+// (target_driver.cc gives their size: an f32 array as large as the
+// smallest VMEM a module may ask for, compiler/driver/module_options.h).
 inline constexpr int64_t kStreamedFromElements = 2 * kDefaultStreamChunk;
-inline constexpr const char* kStreamedSources[] = {
-    "compiler/codegen/stream_*", "compiler/codegen/streaming.*"};
+inline constexpr const char* kStreamLoopSources[] = {
+    "compiler/codegen/streaming.*"};
+inline constexpr const char* kVmemOverflowSources[] = {
+    "compiler/codegen/stream_*"};
 
 // The largest chunk (a multiple of 1024, at most `max_chunk` and at most n
 // rounded up to 1024) whose two buffers per array fit in `vmem_avail`

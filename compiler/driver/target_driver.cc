@@ -12,6 +12,7 @@
 #include "compiler/codegen/emitters.h"
 #include "compiler/codegen/streaming.h"
 #include "compiler/driver/coverage.h"
+#include "compiler/driver/module_options.h"
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/hlo_printer.h"
 #include "compiler/ir/verifier.h"
@@ -203,11 +204,25 @@ Json Capabilities() {
   j["taps"] = true;
   j["serve"] = true;
   j["coverage"] = CoverageFlavour();
-  Json large = Json::MakeObject();
-  large["from_elements"] = codegen::kStreamedFromElements;
-  Json globs = Json::MakeArray();
-  for (const char* g : codegen::kStreamedSources) globs.push_back(g);
-  large["sources"] = std::move(globs);
+  // Code that runs only on large arrays (streaming.h).
+  Json large = Json::MakeArray();
+  auto group = [&](int64_t from, const auto& globs, Json attributes) {
+    Json g = Json::MakeObject();
+    g["from_elements"] = from;
+    if (!attributes.is_null()) g["frontend_attributes"] = std::move(attributes);
+    Json list = Json::MakeArray();
+    for (const char* glob : globs) list.push_back(glob);
+    g["sources"] = std::move(list);
+    large.push_back(std::move(g));
+  };
+  group(codegen::kStreamedFromElements, codegen::kStreamLoopSources, Json());
+  // The streamed emitters run when the operands outgrow VMEM: with the
+  // smallest VMEM a module may ask for (module_options.h), from an f32
+  // array of that size, which the simulator runs in seconds rather than
+  // the minutes of a 16 MiB one.
+  Json small = Json::MakeObject();
+  small[kVmemBytesAttribute] = std::to_string(kMinVmemBytes);
+  group(kMinVmemBytes / 4, codegen::kVmemOverflowSources, std::move(small));
   j["large_arrays"] = std::move(large);
   Json codes = Json::MakeObject();
   codes["ok"] = kExitOk;
@@ -253,6 +268,7 @@ StatusOr<codegen::Compilation> CompileWithFlags(const HloModule& module,
                                                 const CompileFlags& flags) {
   InstallPassTraceFromEnv();
   codegen::CompileOptions options = flags.options;
+  RETURN_IF_ERROR(ApplyModuleOptions(module, &options));
   if (!flags.dump_dir.empty()) {
     options.pass_dump_dir = (fs::path(flags.dump_dir) / "passes").string();
   }

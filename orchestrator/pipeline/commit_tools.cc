@@ -552,8 +552,12 @@ ChangedArea ChangedAreaOf(const std::string& diff,
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("+++ b/", 0) != 0) continue;
     target.NamesOfPath(line.substr(6), &area.passes, &area.ops);
-    area.large_elements = std::max(area.large_elements,
-                                   target.LargeElementsOfPath(line.substr(6)));
+    TargetDescription::LargeArrays large =
+        target.LargeArraysOfPath(line.substr(6));
+    if (large.from_elements > area.large_elements) {
+      area.large_elements = large.from_elements;
+      area.large_attributes = std::move(large.frontend_attributes);
+    }
   }
   return area;
 }
@@ -586,7 +590,10 @@ StatusOr<ChangedArea> ChangedAreaOfCommits(
 void ChangedArea::Add(const ChangedArea& other) {
   for (const std::string& p : other.passes) AddOnce(passes, p);
   for (const std::string& o : other.ops) AddOnce(ops, o);
-  large_elements = std::max(large_elements, other.large_elements);
+  if (other.large_elements > large_elements) {
+    large_elements = other.large_elements;
+    large_attributes = other.large_attributes;
+  }
 }
 
 }  // namespace trench::orchestrator

@@ -136,8 +136,10 @@ StatusOr<hlo_diff::TargetDescription> TargetOfBuild(StepContext& ctx,
 struct ChangedArea {
   std::vector<std::string> passes, ops;
   // The target's "large_arrays" from_elements when a changed file is one
-  // of its large-array sources (the largest of several), else 0.
+  // of its large-array sources (the largest group of several), else 0, and
+  // that group's module attributes.
   int64_t large_elements = 0;
+  hlo_diff::FrontendAttributes large_attributes;
   // Adds `other`'s names not yet present (order kept).
   void Add(const ChangedArea& other);
 };

@@ -192,6 +192,10 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
     campaign_flags.insert(campaign_flags.end(),
                           {"--large-share", "0.25", "--large-elements",
                            std::to_string(area.large_elements)});
+    for (const auto& [k, v] : area.large_attributes) {
+      campaign_flags.insert(campaign_flags.end(),
+                            {"--large-attribute", k + "=" + v});
+    }
   }
   // The unfocused campaign runs on the coverage flavour when there is one
   // (fuzz.coverage "auto"), else on the plain build (no reach then).
@@ -240,7 +244,13 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
     Json aim = Json::MakeObject();
     if (!area.passes.empty()) aim["passes"] = Strings(area.passes);
     if (!area.ops.empty()) aim["ops"] = Strings(area.ops);
-    if (area.large_elements > 0) aim["large_elements"] = area.large_elements;
+    if (area.large_elements > 0) {
+      aim["large_elements"] = area.large_elements;
+      Json attrs = Json::MakeArray();
+      for (const auto& [k, v] : area.large_attributes)
+        attrs.push_back(k + "=" + v);
+      if (!attrs.array().empty()) aim["large_attributes"] = std::move(attrs);
+    }
     task["area"] = std::move(aim);
     task["seconds"] = std::max<int64_t>(
         1, static_cast<int64_t>(share * static_cast<double>(aimed)));

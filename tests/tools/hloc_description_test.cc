@@ -10,6 +10,7 @@
 #include "compiler/codegen/compile.h"
 #include "compiler/codegen/emitters.h"
 #include "compiler/codegen/streaming.h"
+#include "compiler/driver/module_options.h"
 #include "compiler/driver/target_driver.h"
 #include "compiler/passes/pass_registry.h"
 #include "triage/case/target_description.h"
@@ -115,21 +116,31 @@ TEST(HlocDescriptionTest, FilesMapToTheirPassOrOp) {
 }
 
 // The streamed code generator's files say from which size they run, and
-// the globs name files of this tree.
+// the globs name files of this tree: the linear streamed loop from two
+// chunks; the emitters' streamed halves, under the smallest VMEM a module
+// may ask for, from an f32 array of that size.
 TEST(HlocDescriptionTest, StreamedFilesAreLargeArraySources) {
   StatusOr<hlo_diff::TargetDescription> d =
       hlo_diff::ParseTargetDescription(hloc::Capabilities(), "hloc");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  EXPECT_EQ(d->large_from_elements, codegen::kStreamedFromElements);
-  for (const std::string& g : d->large_sources) {
-    EXPECT_TRUE(MatchesAFile(g)) << g;
+  ASSERT_EQ(d->large_arrays.size(), 2u);
+  for (const auto& g : d->large_arrays) {
+    for (const std::string& glob : g.sources) {
+      EXPECT_TRUE(MatchesAFile(glob)) << glob;
+    }
   }
-  EXPECT_EQ(d->LargeElementsOfPath("compiler/codegen/stream_sort.cc"),
-            codegen::kStreamedFromElements);
-  EXPECT_EQ(d->LargeElementsOfPath("compiler/codegen/streaming.cc"),
-            codegen::kStreamedFromElements);
-  EXPECT_EQ(d->LargeElementsOfPath("compiler/codegen/emit_sort.cc"), 0);
-  EXPECT_EQ(d->LargeElementsOfPath("compiler/passes/fusion.cc"), 0);
+  const auto loop = d->LargeArraysOfPath("compiler/codegen/streaming.cc");
+  EXPECT_EQ(loop.from_elements, codegen::kStreamedFromElements);
+  EXPECT_TRUE(loop.frontend_attributes.empty());
+  const auto sort = d->LargeArraysOfPath("compiler/codegen/stream_sort.cc");
+  EXPECT_EQ(sort.from_elements, hloc::kMinVmemBytes / 4);
+  EXPECT_EQ(
+      sort.frontend_attributes,
+      (hlo_diff::FrontendAttributes{
+          {hloc::kVmemBytesAttribute, std::to_string(hloc::kMinVmemBytes)}}));
+  EXPECT_EQ(d->LargeArraysOfPath("compiler/codegen/emit_sort.cc").from_elements,
+            0);
+  EXPECT_EQ(d->LargeArraysOfPath("compiler/passes/fusion.cc").from_elements, 0);
 }
 
 }  // namespace

@@ -191,25 +191,55 @@ class Reader {
     return Status::Ok();
   }
 
-  // "large_arrays": {"from_elements": N, "sources": [...]}, both required.
+  // "large_arrays": [{"from_elements": N, "sources": [...]}, ...], both
+  // required in each group.
   Status LargeArrays(const Json* field, TargetDescription* d) const {
     if (field == nullptr) return Status::Ok();
-    if (!field->is_object()) {
-      return Error("large_arrays", "expected an object");
+    if (!field->is_array()) {
+      return Error("large_arrays", "expected an array of objects");
     }
-    const Json* n = field->Find("from_elements");
-    if (n == nullptr || n->type() != Json::Type::kInt64 ||
-        n->int64_value() < 1 || n->int64_value() > kMaxLargeElements) {
-      return Error(
-          "large_arrays.from_elements",
-          "expected an integer from 1 to " + std::to_string(kMaxLargeElements));
+    if (field->array().size() > kMaxLargeGroups) {
+      return Error("large_arrays",
+                   "more than " + std::to_string(kMaxLargeGroups) + " groups");
     }
-    ASSIGN_OR_RETURN(d->large_sources,
-                     Globs(field->Find("sources"), "large_arrays.sources"));
-    if (d->large_sources.empty()) {
-      return Error("large_arrays.sources", "expected at least one glob");
+    for (size_t i = 0; i < field->array().size(); ++i) {
+      const Json& g = field->array()[i];
+      const std::string at = "large_arrays[" + std::to_string(i) + "]";
+      if (!g.is_object()) return Error(at, "expected an object");
+      const Json* n = g.Find("from_elements");
+      if (n == nullptr || n->type() != Json::Type::kInt64 ||
+          n->int64_value() < 1 || n->int64_value() > kMaxLargeElements) {
+        return Error(at + ".from_elements",
+                     "expected an integer from 1 to " +
+                         std::to_string(kMaxLargeElements));
+      }
+      TargetDescription::LargeArrays group;
+      group.from_elements = n->int64_value();
+      if (const Json* a = g.Find("frontend_attributes")) {
+        const std::string where = at + ".frontend_attributes";
+        if (!a->is_object()) return Error(where, "expected an object");
+        if (a->object().size() > kMaxFrontendAttributes) {
+          return Error(where, "more than " +
+                                  std::to_string(kMaxFrontendAttributes) +
+                                  " attributes");
+        }
+        for (const auto& [name, value] : a->object()) {
+          if (!value.is_string() ||
+              !IsFrontendAttribute(name, value.string_value())) {
+            return Error(where + "." + Shown(name),
+                         "expected a name and a string value of letters, "
+                         "digits, '_', '.', '-' (at most 64 bytes each)");
+          }
+          group.frontend_attributes.emplace_back(name, value.string_value());
+        }
+      }
+      ASSIGN_OR_RETURN(group.sources,
+                       Globs(g.Find("sources"), at + ".sources"));
+      if (group.sources.empty()) {
+        return Error(at + ".sources", "expected at least one glob");
+      }
+      d->large_arrays.push_back(std::move(group));
     }
-    d->large_from_elements = n->int64_value();
     return Status::Ok();
   }
 
@@ -306,11 +336,29 @@ std::vector<std::string> TargetDescription::SourcesOf(
   return out;
 }
 
-int64_t TargetDescription::LargeElementsOfPath(std::string_view path) const {
-  for (const std::string& g : large_sources) {
-    if (SourceGlobMatches(g, path)) return large_from_elements;
+bool IsFrontendAttribute(std::string_view name, std::string_view value) {
+  auto plain = [](std::string_view t) {
+    return t.size() <= 64 && std::all_of(t.begin(), t.end(), [](char c) {
+             return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                    c == '.' || c == '-';
+           });
+  };
+  return !name.empty() && plain(name) && plain(value);
+}
+
+TargetDescription::LargeArrays TargetDescription::LargeArraysOfPath(
+    std::string_view path) const {
+  LargeArrays best;
+  for (const LargeArrays& g : large_arrays) {
+    if (g.from_elements <= best.from_elements) continue;
+    for (const std::string& glob : g.sources) {
+      if (SourceGlobMatches(glob, path)) {
+        best = g;
+        break;
+      }
+    }
   }
-  return 0;
+  return best;
 }
 
 void TargetDescription::NamesOfPath(std::string_view path,
@@ -351,11 +399,20 @@ Json TargetDescription::ToJson() const {
     c["cmake_flags"] = Strings(coverage_cmake_flags);
     j["coverage"] = std::move(c);
   }
-  if (large_from_elements > 0) {
-    Json l = Json::MakeObject();
-    l["from_elements"] = large_from_elements;
-    l["sources"] = Strings(large_sources);
-    j["large_arrays"] = std::move(l);
+  if (!large_arrays.empty()) {
+    Json groups = Json::MakeArray();
+    for (const LargeArrays& g : large_arrays) {
+      Json l = Json::MakeObject();
+      l["from_elements"] = g.from_elements;
+      if (!g.frontend_attributes.empty()) {
+        Json a = Json::MakeObject();
+        for (const auto& [k, v] : g.frontend_attributes) a[k] = v;
+        l["frontend_attributes"] = std::move(a);
+      }
+      l["sources"] = Strings(g.sources);
+      groups.push_back(std::move(l));
+    }
+    j["large_arrays"] = std::move(groups);
   }
   return j;
 }

@@ -15,8 +15,11 @@
 //                               "compiler/codegen/stream_reduce.*"]}],
 //     "ops":      ["abs", "add", ...],
 //     "coverage": {"cmake_flags": ["-DTRENCH_TARGET_COVERAGE=ON", ...]},
-//     "large_arrays": {"from_elements": 65536,
-//                      "sources": ["compiler/codegen/stream_*"]}
+//     "large_arrays": [{"from_elements": 65536,
+//                       "sources": ["compiler/codegen/streaming.*"]},
+//                      {"from_elements": 16384,
+//                       "frontend_attributes": {"trench_vmem_bytes": "65536"},
+//                       "sources": ["compiler/codegen/stream_*"]}]
 //   }
 //
 // "coverage" (optional): the target has a coverage build flavour
@@ -25,11 +28,16 @@
 // kMaxCoverageFlags, each IsSafeCMakeDefine of base/cmake_define.h).
 // Other keys of "coverage" are ignored.
 //
-// "large_arrays" (optional): the code in "sources" runs only for arrays of
-// at least "from_elements" elements (1 .. kMaxLargeElements), such as
-// loops that stream arrays larger than on-chip memory. A campaign aimed at
-// a change to those files makes more of its programs that large
-// (ChangedArea::large_elements in the daemon, hlo-fuzz --large-elements).
+// "large_arrays" (optional): groups of code that runs only for large
+// arrays: the code in a group's "sources" runs only for arrays of at least
+// its "from_elements" elements (1 .. kMaxLargeElements), such as loops that
+// stream arrays larger than on-chip memory. A campaign aimed at a change
+// to those files makes more of its programs that large
+// (ChangedArea::large in the daemon, hlo-fuzz --large-elements). A group's
+// "frontend_attributes" (optional) are module attributes under which
+// "from_elements" holds (a target that can compile as if on a smaller
+// chip); large programs carry them in their HloModule header. Names and
+// values are IsFrontendAttribute's. At most kMaxLargeGroups groups.
 //
 // "name": a pass's name as --disable-passes and the compile report spell
 // it (letters, digits, '_', '.', '-'; at most 128 bytes); an emitter's name
@@ -51,6 +59,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/json.h"
@@ -65,6 +74,14 @@ inline constexpr char kManifestPath[] = "trench-target.json";
 inline constexpr uint64_t kMaxDescriptionBytes = 1 << 20;
 inline constexpr size_t kMaxCoverageFlags = 16;
 inline constexpr int64_t kMaxLargeElements = int64_t{1} << 26;
+inline constexpr size_t kMaxLargeGroups = 16;
+inline constexpr size_t kMaxFrontendAttributes = 8;
+
+using FrontendAttributes = std::vector<std::pair<std::string, std::string>>;
+// A module attribute trench may write into HLO text: the name of letters,
+// digits, '_', '.', '-' (1 to 64 bytes), the value of the same characters
+// (0 to 64 bytes), so nothing in it can end the quoted value.
+bool IsFrontendAttribute(std::string_view name, std::string_view value);
 
 struct TargetDescription {
   struct Unit {
@@ -77,9 +94,13 @@ struct TargetDescription {
   std::vector<std::string> ops;  // What it compiles ("ops"; may be empty).
   bool offers_coverage = false;  // A "coverage" entry.
   std::vector<std::string> coverage_cmake_flags;
-  // "large_arrays": 0 and empty when absent.
-  int64_t large_from_elements = 0;
-  std::vector<std::string> large_sources;
+  // "large_arrays" (empty when absent).
+  struct LargeArrays {
+    int64_t from_elements = 0;
+    FrontendAttributes frontend_attributes;  // In the document's order.
+    std::vector<std::string> sources;        // Globs.
+  };
+  std::vector<LargeArrays> large_arrays;
 
   // Whether it names the files of any pass or emitter.
   bool described() const { return !passes.empty() || !emitters.empty(); }
@@ -89,9 +110,9 @@ struct TargetDescription {
   // the emitters' ops whose sources match `path` (repository-relative).
   void NamesOfPath(std::string_view path, std::vector<std::string>* passes,
                    std::vector<std::string>* ops) const;
-  // large_from_elements when `path` matches a "large_arrays" source glob,
-  // else 0.
-  int64_t LargeElementsOfPath(std::string_view path) const;
+  // The "large_arrays" group whose source globs match `path` (of the
+  // largest from_elements when several do); from_elements 0 when none.
+  LargeArrays LargeArraysOfPath(std::string_view path) const;
   // The source globs of a localized culprit: pass `culprit`'s, or for
   // "codegen" (the back end) every emitter's; empty when the description
   // names no such unit.

@@ -11,6 +11,7 @@
 
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/opcode.h"
+#include "triage/case/target_description.h"
 
 namespace trench::fuzz {
 namespace {
@@ -173,6 +174,22 @@ void RegisterGeneratorFlags(FlagParser* p, GeneratorOptions* g) {
                     "must be from 1 to " +
                     std::to_string(GeneratorOptions::kMaxLargeElements));
               }
+              return Status::Ok();
+            });
+  p->Custom("large-attribute", "NAME=VALUE",
+            "a module attribute of large programs\n(frontend_attributes; "
+            "repeatable)",
+            [g](const std::string& v) -> Status {
+              const size_t eq = v.find('=');
+              const std::string name = v.substr(0, eq);
+              const std::string value =
+                  eq == std::string::npos ? "" : v.substr(eq + 1);
+              if (eq == std::string::npos ||
+                  !hlo_diff::IsFrontendAttribute(name, value)) {
+                return InvalidArgument(
+                    "expected NAME=VALUE of letters, digits, '_', '.', '-'");
+              }
+              g->large_attributes.emplace_back(name, value);
               return Status::Ok();
             });
   p->Custom("generator-options", "F",

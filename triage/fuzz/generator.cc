@@ -8,6 +8,7 @@
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/random_inputs.h"
 #include "compiler/ir/verifier.h"
+#include "triage/case/target_description.h"
 #include "triage/fuzz/generator_internal.h"
 #include "triage/fuzz/size_boundaries.h"
 
@@ -201,6 +202,11 @@ Json GeneratorOptions::ToJson() const {
   j["long_row_probability"] = long_row_probability;
   j["large_probability"] = large_probability;
   if (large_elements > 0) j["large_elements"] = large_elements;
+  if (!large_attributes.empty()) {
+    Json a = Json::MakeObject();
+    for (const auto& [k, v] : large_attributes) a[k] = v;
+    j["large_attributes"] = std::move(a);
+  }
   j["sibling_probability"] = sibling_probability;
   j["edge_operands"] = edge_operands;
   j["edge_constants"] = edge_constants;
@@ -242,6 +248,17 @@ StatusOr<GeneratorOptions> GeneratorOptions::FromJson(const Json& j) {
   RETURN_IF_ERROR(get_double("long_row_probability", o.long_row_probability));
   RETURN_IF_ERROR(get_double("large_probability", o.large_probability));
   RETURN_IF_ERROR(get_int("large_elements", o.large_elements));
+  if (const Json* a = j.Find("large_attributes")) {
+    if (!a->is_object()) {
+      return InvalidArgument(
+          "generator options: large_attributes: expected "
+          "an object");
+    }
+    for (const auto& [k, v] : a->object()) {
+      ASSIGN_OR_RETURN(std::string value, v.GetString());
+      o.large_attributes.emplace_back(k, std::move(value));
+    }
+  }
   RETURN_IF_ERROR(get_double("sibling_probability", o.sibling_probability));
   RETURN_IF_ERROR(get_double("edge_operands", o.edge_operands));
   RETURN_IF_ERROR(get_double("edge_constants", o.edge_constants));
@@ -305,6 +322,17 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
   if (options.max_elements < 1 || options.max_rank < 0 ||
       options.instructions < 0) {
     return InvalidArgument("generator options: bad sizes");
+  }
+  if (options.large_attributes.size() > 8) {
+    return InvalidArgument("generator options: more than 8 large_attributes");
+  }
+  for (const auto& [k, v] : options.large_attributes) {
+    if (!hlo_diff::IsFrontendAttribute(k, v)) {
+      return InvalidArgument("generator options: large_attributes: '" + k +
+                             "' = '" + v +
+                             "' is not a module attribute (letters, digits, "
+                             "'_', '.', '-', at most 64 each)");
+    }
   }
   if (options.large_elements < 0 ||
       options.large_elements > GeneratorOptions::kMaxLargeElements) {
@@ -426,6 +454,16 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
 
   GeneratedCase c;
   c.hlo_text = g.pb.Text();
+  if (!streamed.empty() && !options.large_attributes.empty()) {
+    // "HloModule NAME, frontend_attributes={k="v",...}": the values were
+    // checked above, so none can end its quotes.
+    std::string attrs = ", frontend_attributes={";
+    for (size_t i = 0; i < options.large_attributes.size(); ++i) {
+      const auto& [k, v] = options.large_attributes[i];
+      attrs += (i ? "," : "") + k + "=\"" + v + "\"";
+    }
+    c.hlo_text.insert(c.hlo_text.find('\n'), attrs + "}");
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
                    ParseGenerated(c.hlo_text, "generator", seed));
   c.inputs = RandomArguments(*module->entry_computation(), seed);

@@ -123,6 +123,11 @@ struct GeneratorOptions {
   // comes from the seed alone, so other programs stay as they were.
   double large_probability = 0.01;
   int64_t large_elements = 0;
+  // Module attributes of large programs (their HloModule header's
+  // frontend_attributes), under which the target reaches its large-array
+  // code from large_elements (target_description.h "large_arrays"). Each
+  // is hlo_diff::IsFrontendAttribute; at most 8.
+  std::vector<std::pair<std::string, std::string>> large_attributes;
   static constexpr int kLargeInstructions = 4;
   static constexpr int64_t kMaxLargeElements = int64_t{1} << 26;
   // Probability that a (single-input) reduce comes with multi-output fusion

@@ -30,8 +30,9 @@ std::string Manifest(const std::string& cse_file) {
                         {"name": "dce", "sources": ["compiler/passes/dce.*"]}],
              "emitters": [{"name": "EmitSort", "ops": ["sort"],
                            "sources": ["compiler/codegen/*sort*.cc"]}],
-             "large_arrays": {"from_elements": 4096,
-                              "sources": ["compiler/codegen/stream_*"]}})";
+             "large_arrays": [{"from_elements": 4096,
+                               "frontend_attributes": {"vmem": "65536"},
+                               "sources": ["compiler/codegen/stream_*"]}]})";
 }
 
 class TargetFocusTest : public testing::StepTest {
@@ -114,6 +115,8 @@ TEST_F(TargetFocusTest, TheFocusFollowsARenamedPassFile) {
   EXPECT_EQ(area.ops, std::vector<std::string>{"sort"});
   // stream_sort.cc runs only on large arrays; the passes' files do not.
   EXPECT_EQ(area.large_elements, 4096);
+  EXPECT_EQ(area.large_attributes,
+            (hlo_diff::FrontendAttributes{{"vmem", "65536"}}));
   EXPECT_EQ(AreaOf(base).large_elements, 0);
 
   // Each description is stored with its build, read from its own commit.

@@ -109,23 +109,44 @@ TEST(TargetDescriptionTest, LargeArraySourcesAndTheirSize) {
   StatusOr<TargetDescription> d = ParseTargetDescriptionText(
       R"({"emitters": [{"name": "EmitSort", "ops": ["sort"],
                         "sources": ["cg/emit_sort.cc", "cg/stream_sort.*"]}],
-          "large_arrays": {"from_elements": 65536,
-                           "sources": ["cg/stream_*", "cg/streaming.*"]}})",
+          "large_arrays": [{"from_elements": 65536,
+                            "sources": ["cg/streaming.*", "cg/big.cc"]},
+                           {"from_elements": 100000,
+                            "frontend_attributes": {"vmem": "65536"},
+                            "sources": ["cg/stream_*", "cg/big.cc"]}]})",
       "hloc --capabilities");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  EXPECT_EQ(d->LargeElementsOfPath("cg/stream_sort.cc"), 65536);
-  EXPECT_EQ(d->LargeElementsOfPath("cg/streaming.h"), 65536);
-  EXPECT_EQ(d->LargeElementsOfPath("cg/emit_sort.cc"), 0);
-  EXPECT_EQ(d->LargeElementsOfPath("cg/sub/stream_x.cc"), 0);
+  auto elements = [&](const char* path) {
+    return d->LargeArraysOfPath(path).from_elements;
+  };
+  EXPECT_EQ(elements("cg/stream_sort.cc"), 100000);
+  EXPECT_EQ(d->LargeArraysOfPath("cg/stream_sort.cc").frontend_attributes,
+            (FrontendAttributes{{"vmem", "65536"}}));
+  EXPECT_EQ(elements("cg/streaming.h"), 65536);
+  EXPECT_TRUE(
+      d->LargeArraysOfPath("cg/streaming.h").frontend_attributes.empty());
+  // In two groups: the one of the larger size.
+  EXPECT_EQ(elements("cg/big.cc"), 100000);
+  EXPECT_EQ(elements("cg/emit_sort.cc"), 0);
+  EXPECT_EQ(elements("cg/sub/stream_x.cc"), 0);
   StatusOr<TargetDescription> back =
       ParseTargetDescription(d->ToJson(), "stored");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_EQ(back->large_from_elements, 65536);
-  EXPECT_EQ(back->large_sources, d->large_sources);
+  ASSERT_EQ(back->large_arrays.size(), 2u);
+  EXPECT_EQ(back->large_arrays[1].from_elements, 100000);
+  EXPECT_EQ(back->large_arrays[1].sources, d->large_arrays[1].sources);
+  EXPECT_EQ(back->large_arrays[1].frontend_attributes,
+            d->large_arrays[1].frontend_attributes);
   // Absent: nothing is large, and the stored form says nothing.
   StatusOr<TargetDescription> none = ParseTargetDescriptionText("{}", "m");
-  EXPECT_EQ(none->LargeElementsOfPath("cg/stream_sort.cc"), 0);
+  EXPECT_EQ(none->LargeArraysOfPath("cg/stream_sort.cc").from_elements, 0);
   EXPECT_EQ(none->ToJson().Find("large_arrays"), nullptr);
+  EXPECT_TRUE(IsFrontendAttribute("trench_vmem_bytes", "65536"));
+  EXPECT_TRUE(IsFrontendAttribute("a.b-c", ""));
+  EXPECT_FALSE(IsFrontendAttribute("", "1"));
+  EXPECT_FALSE(IsFrontendAttribute("a", "x\""));
+  EXPECT_FALSE(IsFrontendAttribute("a b", "1"));
+  EXPECT_FALSE(IsFrontendAttribute("a", std::string(65, '1')));
 }
 
 TEST(TargetDescriptionTest, MalformedDocumentsAreRejectedWithWhereAndWhat) {
@@ -177,20 +198,32 @@ TEST(TargetDescriptionTest, MalformedDocumentsAreRejectedWithWhereAndWhat) {
        "m: coverage.cmake_flags[0]: \"-DX=a b\" is not -DNAME=VALUE"},
       {R"({"coverage": {"cmake_flags": [1]}})",
        "m: coverage.cmake_flags[0]: it is not -DNAME=VALUE"},
-      {R"({"large_arrays": []})", "m: large_arrays: expected an object"},
-      {R"({"large_arrays": {"sources": ["a.cc"]}})",
-       "m: large_arrays.from_elements: expected an integer from 1 to"},
-      {R"({"large_arrays": {"from_elements": 0, "sources": ["a.cc"]}})",
-       "m: large_arrays.from_elements: expected an integer from 1 to"},
-      {R"({"large_arrays": {"from_elements": 1e9, "sources": ["a.cc"]}})",
-       "m: large_arrays.from_elements: expected an integer from 1 to"},
-      {R"({"large_arrays": {"from_elements": 18446744073709551615,
-                            "sources": ["a.cc"]}})",
-       "m: large_arrays.from_elements: expected an integer from 1 to"},
-      {R"({"large_arrays": {"from_elements": 100}})",
-       "m: large_arrays.sources: expected at least one glob"},
-      {R"({"large_arrays": {"from_elements": 100, "sources": ["/a.cc"]}})",
-       "m: large_arrays.sources[0]: '/a.cc' is absolute"},
+      {R"({"large_arrays": {}})",
+       "m: large_arrays: expected an array of objects"},
+      {R"({"large_arrays": [3]})", "m: large_arrays[0]: expected an object"},
+      {R"({"large_arrays": [{"sources": ["a.cc"]}]})",
+       "m: large_arrays[0].from_elements: expected an integer from 1 to"},
+      {R"({"large_arrays": [{"from_elements": 0, "sources": ["a.cc"]}]})",
+       "m: large_arrays[0].from_elements: expected an integer from 1 to"},
+      {R"({"large_arrays": [{"from_elements": 1e9, "sources": ["a.cc"]}]})",
+       "m: large_arrays[0].from_elements: expected an integer from 1 to"},
+      {R"({"large_arrays": [{"from_elements": 18446744073709551615,
+                             "sources": ["a.cc"]}]})",
+       "m: large_arrays[0].from_elements: expected an integer from 1 to"},
+      {R"({"large_arrays": [{"from_elements": 100}]})",
+       "m: large_arrays[0].sources: expected at least one glob"},
+      {R"({"large_arrays": [{"from_elements": 9, "sources": ["a"],
+                             "frontend_attributes": []}]})",
+       "m: large_arrays[0].frontend_attributes: expected an object"},
+      {R"({"large_arrays": [{"from_elements": 9, "sources": ["a"],
+                             "frontend_attributes": {"v": "1\"}"}}]})",
+       "m: large_arrays[0].frontend_attributes.\"v\": expected a name"},
+      {R"({"large_arrays": [{"from_elements": 9, "sources": ["a"],
+                             "frontend_attributes": {"v": 7}}]})",
+       "m: large_arrays[0].frontend_attributes.\"v\": expected a name"},
+      {R"({"large_arrays": [{"from_elements": 9, "sources": ["a"]},
+                            {"from_elements": 100, "sources": ["/a.cc"]}]})",
+       "m: large_arrays[1].sources[0]: '/a.cc' is absolute"},
   };
   for (const auto& [doc, message] : cases) {
     StatusOr<TargetDescription> d = ParseTargetDescriptionText(doc, "m");

@@ -295,12 +295,21 @@ TEST(FuzzFlagsTest, DurationsFocusAndErrors) {
             std::string::npos);
   const char* unknown[] = {"hlo-fuzz", "--bogus=1"};
   EXPECT_FALSE(ParseFuzzFlags(2, const_cast<char**>(unknown)).ok());
-  const char* large[] = {"hlo-fuzz", "--large-share", "0.5", "--large-elements",
-                         "65536"};
-  StatusOr<FuzzFlags> l = ParseFuzzFlags(5, const_cast<char**>(large));
+  const char* large[] = {"hlo-fuzz",
+                         "--large-share",
+                         "0.5",
+                         "--large-elements",
+                         "65536",
+                         "--large-attribute",
+                         "trench_vmem_bytes=65536"};
+  StatusOr<FuzzFlags> l = ParseFuzzFlags(7, const_cast<char**>(large));
   ASSERT_TRUE(l.ok()) << l.status().ToString();
   EXPECT_EQ(l->campaign.generator.large_probability, 0.5);
   EXPECT_EQ(l->campaign.generator.large_elements, 65536);
+  ASSERT_EQ(l->campaign.generator.large_attributes.size(), 1u);
+  EXPECT_EQ(l->campaign.generator.large_attributes[0].second, "65536");
+  const char* quote[] = {"hlo-fuzz", "--large-attribute", "a=\"}"};
+  EXPECT_FALSE(ParseFuzzFlags(3, const_cast<char**>(quote)).ok());
   const char* zero[] = {"hlo-fuzz", "--large-elements", "0"};
   StatusOr<FuzzFlags> z = ParseFuzzFlags(3, const_cast<char**>(zero));
   ASSERT_FALSE(z.ok());

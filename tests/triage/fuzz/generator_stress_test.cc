@@ -224,6 +224,23 @@ TEST(GeneratorStressTest, LargeProgramsReachTheStreamingSizes) {
     EXPECT_EQ(c->origin.Find("options")->Find("large_elements")->int64_value(),
               5000);
   }
+  // Module attributes go into the large programs' header, and only theirs.
+  sized.large_attributes = {{"trench_vmem_bytes", "65536"}};
+  auto with = GenerateSynthetic(3, sized);
+  ASSERT_TRUE(with.ok()) << with.status().ToString();
+  EXPECT_EQ(with->hlo_text.substr(0, with->hlo_text.find('\n'))
+                .find(", frontend_attributes={trench_vmem_bytes=\"65536\"}"),
+            with->hlo_text.find(','))
+      << with->hlo_text.substr(0, 120);
+  ASSERT_NE(Parse(*with), nullptr);
+  GeneratorOptions small = sized;
+  small.large_probability = 0;
+  auto without = GenerateSynthetic(3, small);
+  ASSERT_TRUE(without.ok());
+  EXPECT_EQ(without->hlo_text.find("frontend_attributes"), std::string::npos);
+  sized.large_attributes = {{"trench_vmem_bytes", "1\"}"}};
+  EXPECT_FALSE(GenerateSynthetic(1, sized).ok());
+  sized.large_attributes.clear();
   sized.large_elements = GeneratorOptions::kMaxLargeElements + 1;
   EXPECT_FALSE(GenerateSynthetic(1, sized).ok());
   GeneratorOptions some;  // The default share.
