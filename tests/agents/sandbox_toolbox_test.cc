@@ -208,6 +208,30 @@ TEST_F(SandboxToolBoxTest, FuzzStoresItsFindings) {
   }
 }
 
+// Module attributes go into generated HLO text: anything but plain
+// NAME=VALUE tokens is refused before hlo-fuzz runs; plain ones run.
+TEST_F(SandboxToolBoxTest, FuzzLargeAttributesAreTokens) {
+  auto box = Box("stress_test_author", Context(/*fake_target=*/true));
+  ASSERT_NE(box, nullptr);
+  for (const char* bad :
+       {R"(["x=\"}"])", R"(["novalue"])", R"(["a b=1"])", R"(["=1"])"}) {
+    StatusOr<Json> args =
+        ParseJson(std::string(R"({"seconds": 1, "large_elements": 64, )") +
+                  R"("large_attributes": )" + bad + "}");
+    ASSERT_TRUE(args.ok()) << bad;
+    StatusOr<ToolResult> f = box->Call("fuzz", *args);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    EXPECT_FALSE(f->ok) << bad;
+    EXPECT_NE(f->error.find("large_attributes"), std::string::npos) << f->error;
+  }
+  StatusOr<Json> good = ParseJson(
+      R"({"seconds": 1, "seed": 5, "large_elements": 64,
+          "large_attributes": ["trench_vmem_bytes=65536"]})");
+  StatusOr<ToolResult> f = box->Call("fuzz", *good);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_TRUE(f->ok) << f->error;
+}
+
 TEST_F(SandboxToolBoxTest, ArgumentsAreCheckedBeforeAnythingRuns) {
   auto box = Box("reproducer", Context());
   ASSERT_NE(box, nullptr);
