@@ -93,11 +93,16 @@ std::string NormalizeMessage(std::string_view message) {
       new std::regex(R"('[^'\s]*[0-9%][^'\s]*')"),
       new std::regex(R"(%[A-Za-z0-9_.\-]+)"),
       new std::regex(R"(\b[A-Za-z_][A-Za-z0-9_\-]*(\.[0-9]+)+\b)"),
+      // Array shapes (bf16[2,3]{1,0}): one bug shows them per program.
+      new std::regex(R"(\b(pred|[a-z]{1,2}[0-9]+)\[[0-9,]*\](\{[0-9,]*\})?)"),
+      // A line:column before a message (the verifier's, the parser's).
+      new std::regex(R"(\b[0-9]+:[0-9]+:\s*)"),
       new std::regex(R"([0-9]+)"),
       new std::regex(R"(\s+)"),
   };
   static const char* const kReplacements[] = {
-      "<path>", "<hex>", "'<name>'", "%<name>", "<name>", "N", " ",
+      "<path>",  "<hex>", "'<name>'", "%<name>", "<name>",
+      "<shape>", "",      "N",        " ",
   };
   std::string s(message);
   for (size_t i = 0; i < std::size(kRules); ++i) {

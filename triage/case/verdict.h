@@ -47,7 +47,8 @@ struct VerdictOptions {
 
 // Strips what varies between instances of one failure: paths (tokens with
 // '/'), hex numbers, quoted names, instruction/computation names
-// (%name, name.N), and every other digit run ("N"); collapses whitespace.
+// (%name, name.N), array shapes ("<shape>"), a "line:col:" location, and
+// every other digit run ("N"); collapses whitespace.
 std::string NormalizeMessage(std::string_view message);
 
 // Opcodes near the producer of flattened output leaf `leaf` of the entry

@@ -23,6 +23,20 @@ TEST(NormalizeMessageTest, StripsWhatVaries) {
   EXPECT_EQ(NormalizeMessage("operand fusion.2  of\tkernel 'k17'\n"),
             "operand <name> of kernel '<name>'");
   EXPECT_EQ(NormalizeMessage(""), "");
+  // One bug, programs of other types, ranks and layouts, and a location.
+  const char* a =
+      "INTERNAL: module fails verification after pass 'algsimp' (execution "
+      "3): in computation %main: %v9: transpose declared shape bf16[2,3,4] "
+      "is not compatible with inferred shape bf16[4,3,2]";
+  const char* b =
+      "INTERNAL: module fails verification after pass 'algsimp' (execution "
+      "5): 12:7: in computation %main: %v2: transpose declared shape "
+      "s32[5,1,2,8]{3,2,1,0} is not compatible with inferred shape "
+      "pred[8,2,1,5]";
+  EXPECT_EQ(NormalizeMessage(a), NormalizeMessage(b));
+  EXPECT_NE(NormalizeMessage(a).find("declared shape <shape> is not"),
+            std::string::npos)
+      << NormalizeMessage(a);
 }
 
 TEST(OpMixTest, TwoProducerStepsThroughTuples) {
