@@ -328,9 +328,9 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
   }
   for (const auto& [k, v] : options.large_attributes) {
     if (!hlo_diff::IsFrontendAttribute(k, v)) {
-      return InvalidArgument("generator options: large_attributes: '" + k +
-                             "' = '" + v +
-                             "' is not a module attribute (letters, digits, "
+      return InvalidArgument("generator options: large_attributes: " +
+                             Json(k).Dump() + " = " + Json(v).Dump() +
+                             " is not a module attribute (letters, digits, "
                              "'_', '.', '-', at most 64 each)");
     }
   }
