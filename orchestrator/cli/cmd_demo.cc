@@ -103,8 +103,8 @@ int CmdDemo(const Context& ctx) {
   p.Custom("timeout", "S", "give up after S seconds (default 3600)",
            hlo_diff::SecondsFlag("timeout", &o.timeout_seconds));
   p.Custom("give-up", "S",
-           "give up when no bug was found S seconds after\nthe landing "
-           "(default 600)",
+           "give up when no bug was found S seconds after\nthe landing, or "
+           "after the last bug was closed\n(default 600)",
            hlo_diff::SecondsFlag("give-up", &o.give_up_seconds));
   p.String("reuse", "BUILDER_DIR", &reuse,
            "an earlier demo's var/builder (its build cache)");

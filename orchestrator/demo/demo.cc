@@ -435,7 +435,15 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
       r.failure = "the daemon stopped (a signal, or an error)";
       break;
     }
-    if (!open && Since(landed) > o.give_up_seconds) {
+    // Give up when nothing was found S seconds after the landing, or S
+    // seconds after the pipeline closed the last bug it had.
+    const double quiet = bug ? static_cast<double>(std::max<int64_t>(
+                                   SystemClock::Get()->NowMillis() -
+                                       std::max(bug->updated_ms, landed_ms),
+                                   0)) /
+                                   1000
+                             : Since(landed);
+    if (!open && quiet > o.give_up_seconds) {
       r.failure = (bug ? "fuzzing found no bug that stayed open in "
                        : "fuzzing found no bug in ") +
                   std::to_string(static_cast<int>(Since(landed))) + " s";

@@ -31,8 +31,10 @@ struct DemoOptions {
   // reused ("" for none): later demos then build incrementally.
   std::string reuse_builder;
   double timeout_seconds = 3600;  // Gives up after this.
-  // Gives up when no bug was found this long after the landing (the daemon
-  // fuzzes the head continuously when config fuzz.continuous is on).
+  // Gives up when no bug was found this long after the landing, or after
+  // the pipeline closed the last bug it had (a false alarm that did not
+  // reproduce); the daemon fuzzes the head continuously when config
+  // fuzz.continuous is on.
   double give_up_seconds = 600;
   // The target repository's history (demo_repo.h): kReplay lands the bug
   // among the checkout's own target-side commits (replay_commits of them,
