@@ -10,6 +10,7 @@
 
 #include "compiler/driver/target_driver.h"
 #include "compiler/ir/hlo_parser.h"
+#include "compiler/ir/hlo_printer.h"
 
 namespace trench::hloc {
 namespace {
@@ -50,6 +51,21 @@ TEST(ModuleOptionsTest, TheHeaderSetsTheVmemSize) {
             65536);
   EXPECT_EQ(*VmemOf(SortModule(", frontend_attributes={}")),
             codegen::CompileOptions().vmem_bytes);
+}
+
+// What the trench-side tools do to a case (copy the module, print it,
+// parse the text again) keeps the option.
+TEST(ModuleOptionsTest, CopiesAndPrintedTextKeepTheOption) {
+  StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(
+      SortModule(", frontend_attributes={trench_vmem_bytes=\"65536\"}"));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  std::unique_ptr<HloModule> copy = (*m)->Clone();
+  StatusOr<std::unique_ptr<HloModule>> again =
+      ParseHloModule(PrintHloModule(*copy));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  codegen::CompileOptions o;
+  ASSERT_TRUE(ApplyModuleOptions(**again, &o).ok());
+  EXPECT_EQ(o.vmem_bytes, 65536);
 }
 
 TEST(ModuleOptionsTest, BadValuesAreNamed) {
