@@ -143,6 +143,26 @@ TEST_F(TargetFocusTest, TheFocusFollowsARenamedPassFile) {
   EXPECT_EQ(round->passes, std::vector<std::string>{"cse"});
 }
 
+// A commit that changes only large-array code (no pass or emitter of its
+// own) still gets an aimed campaign, of large programs with the group's
+// size and module attributes.
+TEST_F(TargetFocusTest, ALargeArrayChangeGetsAnAimedCampaign) {
+  Commit({{"compiler/passes/cse.cc", "// v1\n"},
+          {"trench-target.json", Manifest("compiler/passes/cse.cc")}});
+  const std::string changed =
+      Commit({{"compiler/codegen/stream_tiles.cc", "// v1\n"}});
+  Json payload = Json::MakeObject();
+  payload["commit"] = changed;
+  StatusOr<Json> out = RunFuzzStep(ctx_, MakeJob("fuzz", std::move(payload)));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->Find("focus")->Find("large_elements")->int64_value(), 4096)
+      << out->Dump();
+  EXPECT_EQ(out->Find("focus")->Find("ops")->string_value(), "");
+  const Json* author = out->Find("author");
+  ASSERT_NE(author, nullptr) << out->Dump();
+  EXPECT_EQ(out->Find("author_error"), nullptr) << out->Dump();
+}
+
 // A manifest that is not a description is stored as describing nothing
 // (with a warning), so each commit is read once.
 TEST_F(TargetFocusTest, AMalformedManifestLeavesTheCommitUnfocused) {
