@@ -320,13 +320,8 @@ StatusOr<ToolResult> SandboxToolBox::Fuzz(const Json& args) {
       // NAME=VALUE, each part a plain module attribute token: it goes into
       // generated HLO text.
       const std::string& kv = e.string_value();
-      const size_t eq = kv.find('=');
-      if (eq == std::string::npos ||
-          !hlo_diff::IsFrontendAttribute(kv.substr(0, eq), kv.substr(eq + 1))) {
-        return ToolFailure(
-            "large_attributes: expected NAME=VALUE of letters, digits, '_', "
-            "'.', '-', got " +
-            Json(kv).Dump());
+      if (auto parsed = hlo_diff::ParseFrontendAttribute(kv); !parsed.ok()) {
+        return ToolFailure("large_attributes: " + parsed.status().message());
       }
       argv.insert(argv.end(), {"--large-attribute", kv});
     }

@@ -187,14 +187,18 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
                       std::to_string(ctx.config->fuzz_reach_stop_programs)};
   }
   // A change to code that runs only on large arrays: a quarter of the
-  // unfocused campaign's programs (half of the author's) are that large.
+  // unfocused campaign's programs (half of the author's) are that large,
+  // with the group's module attributes (as NAME=VALUE).
+  std::vector<std::string> large_attributes;
+  for (const auto& [k, v] : area.large_attributes) {
+    large_attributes.push_back(k + "=" + v);
+  }
   if (area.large_elements > 0) {
     campaign_flags.insert(campaign_flags.end(),
                           {"--large-share", "0.25", "--large-elements",
                            std::to_string(area.large_elements)});
-    for (const auto& [k, v] : area.large_attributes) {
-      campaign_flags.insert(campaign_flags.end(),
-                            {"--large-attribute", k + "=" + v});
+    for (const std::string& a : large_attributes) {
+      campaign_flags.insert(campaign_flags.end(), {"--large-attribute", a});
     }
   }
   // The unfocused campaign runs on the coverage flavour when there is one
@@ -246,10 +250,9 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
     if (!area.ops.empty()) aim["ops"] = Strings(area.ops);
     if (area.large_elements > 0) {
       aim["large_elements"] = area.large_elements;
-      Json attrs = Json::MakeArray();
-      for (const auto& [k, v] : area.large_attributes)
-        attrs.push_back(k + "=" + v);
-      if (!attrs.array().empty()) aim["large_attributes"] = std::move(attrs);
+      if (!large_attributes.empty()) {
+        aim["large_attributes"] = Strings(large_attributes);
+      }
     }
     task["area"] = std::move(aim);
     task["seconds"] = std::max<int64_t>(

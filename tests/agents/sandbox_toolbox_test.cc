@@ -224,6 +224,14 @@ TEST_F(SandboxToolBoxTest, FuzzLargeAttributesAreTokens) {
     EXPECT_FALSE(f->ok) << bad;
     EXPECT_NE(f->error.find("large_attributes"), std::string::npos) << f->error;
   }
+  // More attributes than the tool takes: refused by its schema.
+  StatusOr<Json> many = ParseJson(
+      R"({"seconds": 1, "large_elements": 64, "large_attributes":
+          ["a=1", "b=1", "c=1", "d=1", "e=1", "f=1", "g=1", "h=1", "i=1"]})");
+  ASSERT_TRUE(many.ok());
+  StatusOr<ToolResult> refused = box->Call("fuzz", *many);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument)
+      << (refused.ok() ? refused->error : refused.status().ToString());
   StatusOr<Json> good = ParseJson(
       R"({"seconds": 1, "seed": 5, "large_elements": 64,
           "large_attributes": ["trench_vmem_bytes=65536"]})");

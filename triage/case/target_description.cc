@@ -346,6 +346,20 @@ bool IsFrontendAttribute(std::string_view name, std::string_view value) {
   return !name.empty() && plain(name) && plain(value);
 }
 
+StatusOr<std::pair<std::string, std::string>> ParseFrontendAttribute(
+    std::string_view text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos ||
+      !IsFrontendAttribute(text.substr(0, eq), text.substr(eq + 1))) {
+    return InvalidArgument(
+        "expected NAME=VALUE of letters, digits, '_', "
+        "'.', '-' (at most 64 each), got " +
+        Shown(text));
+  }
+  return std::make_pair(std::string(text.substr(0, eq)),
+                        std::string(text.substr(eq + 1)));
+}
+
 TargetDescription::LargeArrays TargetDescription::LargeArraysOfPath(
     std::string_view path) const {
   LargeArrays best;

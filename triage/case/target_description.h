@@ -82,6 +82,10 @@ using FrontendAttributes = std::vector<std::pair<std::string, std::string>>;
 // digits, '_', '.', '-' (1 to 64 bytes), the value of the same characters
 // (0 to 64 bytes), so nothing in it can end the quoted value.
 bool IsFrontendAttribute(std::string_view name, std::string_view value);
+// "NAME=VALUE" (a flag's or a tool argument's form) as an attribute;
+// InvalidArgument quoting the text when it is not IsFrontendAttribute's.
+StatusOr<std::pair<std::string, std::string>> ParseFrontendAttribute(
+    std::string_view text);
 
 struct TargetDescription {
   struct Unit {

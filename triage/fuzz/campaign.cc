@@ -255,12 +255,20 @@ void Record(Shared& s, int64_t i, hlo_diff::Case c,
 // A timeout may be the machine's load rather than the target: the program
 // runs once more on a fresh runner with kTimeoutRetryFactor times the
 // limit, and a verdict other than a second timeout replaces the first.
-void RetryTimeout(Shared& s, const hlo_diff::Case& c, const HloModule& module,
+// Once the campaign is ending (its budget spent, or cancelled) there is no
+// time for that: returns true, and the timeout is unconfirmed, not a
+// finding.
+bool RetryTimeout(Shared& s, const hlo_diff::Case& c, const HloModule& module,
                   const std::string& work, hlo_diff::Verdict* verdict) {
   const hlo_diff::TargetSpec& spec = s.options->target;
   if (verdict->status != hlo_diff::VerdictStatus::kTimeout ||
       spec.timeout_seconds <= 0) {
-    return;
+    return false;
+  }
+  if (s.stop.load() || Since(s.start) >= s.options->budget_seconds) {
+    std::lock_guard<std::mutex> lock(s.mu);
+    ++s.summary.timeouts_unconfirmed;
+    return true;
   }
   hlo_diff::TargetSpec longer = spec;
   longer.timeout_seconds *= kTimeoutRetryFactor;
@@ -275,6 +283,7 @@ void RetryTimeout(Shared& s, const hlo_diff::Case& c, const HloModule& module,
     if (finished) ++s.summary.timeouts_finished_on_retry;
   }
   if (finished) *verdict = *std::move(again);
+  return false;
 }
 
 void RunJob(Shared& s, int job) {
@@ -295,6 +304,7 @@ void RunJob(Shared& s, int job) {
                                  {}, g->origin, &module)
             : StatusOr<hlo_diff::Case>(g.status());
     std::optional<hlo_diff::Verdict> verdict;
+    bool unconfirmed = false;  // A timeout there was no time to re-run.
     std::string error;
     if (c.ok()) {
       c->origin["campaign"] = Json::MakeObject();
@@ -304,7 +314,7 @@ void RunJob(Shared& s, int job) {
           hlo_diff::ComputeVerdict(*c, *module, runner, work);
       if (v.ok()) {
         verdict = std::move(*v);
-        RetryTimeout(s, *c, *module, work, &*verdict);
+        unconfirmed = RetryTimeout(s, *c, *module, work, &*verdict);
       } else {
         error = v.status().ToString();
       }
@@ -339,7 +349,7 @@ void RunJob(Shared& s, int job) {
       if (StringOr(c->origin, "kind") == "reach_mutant") ++s.mutants;
       CountReach(s, *c, *verdict);
     }
-    if (verdict && hlo_diff::IsFailure(verdict->status)) {
+    if (verdict && hlo_diff::IsFailure(verdict->status) && !unconfirmed) {
       Record(s, i, std::move(*c), std::move(module), *verdict,
              /*refusal=*/false, work);
     } else if (verdict && IsRefusal(verdict->status) && o.keep_unsupported) {
@@ -427,6 +437,7 @@ Json CampaignSummary::ToJson() const {
   Json timeouts = Json::MakeObject();
   timeouts["retried"] = timeouts_retried;
   timeouts["finished_on_retry"] = timeouts_finished_on_retry;
+  timeouts["unconfirmed"] = timeouts_unconfirmed;
   j["timeouts"] = std::move(timeouts);
   j["cancelled"] = Json(cancelled);
   j["distinct_findings"] = Json(static_cast<int64_t>(findings.size()));

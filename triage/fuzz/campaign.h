@@ -124,7 +124,10 @@ struct CampaignSummary {
   // Timeouts are run once more with kTimeoutRetryFactor times the limit
   // (a loaded machine is not a hung compiler): how many were, and how
   // many of those finished then (their second verdict counts instead).
+  // A timeout once the campaign is ending is not re-run and is no finding
+  // (unconfirmed).
   int64_t timeouts_retried = 0, timeouts_finished_on_retry = 0;
+  int64_t timeouts_unconfirmed = 0;
   bool cancelled = false;  // Stopped through CampaignOptions::cancel.
   // With CampaignOptions::changed_lines: LineReach::ToJson() plus
   // "steering" (ReachSteering::ToJson()), "mutants" (programs that were

@@ -180,16 +180,9 @@ void RegisterGeneratorFlags(FlagParser* p, GeneratorOptions* g) {
             "a module attribute of large programs\n(frontend_attributes; "
             "repeatable)",
             [g](const std::string& v) -> Status {
-              const size_t eq = v.find('=');
-              const std::string name = v.substr(0, eq);
-              const std::string value =
-                  eq == std::string::npos ? "" : v.substr(eq + 1);
-              if (eq == std::string::npos ||
-                  !hlo_diff::IsFrontendAttribute(name, value)) {
-                return InvalidArgument(
-                    "expected NAME=VALUE of letters, digits, '_', '.', '-'");
-              }
-              g->large_attributes.emplace_back(name, value);
+              ASSIGN_OR_RETURN(auto attribute,
+                               hlo_diff::ParseFrontendAttribute(v));
+              g->large_attributes.push_back(std::move(attribute));
               return Status::Ok();
             });
   p->Custom("generator-options", "F",

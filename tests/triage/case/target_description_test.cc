@@ -147,6 +147,40 @@ TEST(TargetDescriptionTest, LargeArraySourcesAndTheirSize) {
   EXPECT_FALSE(IsFrontendAttribute("a", "x\""));
   EXPECT_FALSE(IsFrontendAttribute("a b", "1"));
   EXPECT_FALSE(IsFrontendAttribute("a", std::string(65, '1')));
+  EXPECT_EQ(ParseFrontendAttribute("trench_vmem_bytes=65536")->second, "65536");
+  EXPECT_FALSE(ParseFrontendAttribute("a=\"}").ok());
+  EXPECT_FALSE(ParseFrontendAttribute("novalue").ok());
+}
+
+// A stranger's hloc may describe itself with too much: more groups or
+// attributes than a description may hold are refused, not loaded.
+TEST(TargetDescriptionTest, OversizedLargeArraysAreRefused) {
+  std::string groups = "[";
+  for (size_t i = 0; i <= kMaxLargeGroups; ++i) {
+    groups += std::string(i ? "," : "") +
+              R"({"from_elements": 9, "sources": ["a.cc"]})";
+  }
+  StatusOr<TargetDescription> many =
+      ParseTargetDescriptionText(R"({"large_arrays": )" + groups + "]}", "m");
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.status().message().find("m: large_arrays: more than"),
+            std::string::npos)
+      << many.status().message();
+  std::string attrs = "{";
+  for (size_t i = 0; i <= kMaxFrontendAttributes; ++i) {
+    attrs +=
+        std::string(i ? "," : "") + "\"a" + std::to_string(i) + "\": \"1\"";
+  }
+  StatusOr<TargetDescription> wide = ParseTargetDescriptionText(
+      R"({"large_arrays": [{"from_elements": 9, "sources": ["a.cc"],
+                            "frontend_attributes": )" +
+          attrs + "}}]}",
+      "m");
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.status().message().find(
+                "m: large_arrays[0].frontend_attributes: more than"),
+            std::string::npos)
+      << wide.status().message();
 }
 
 TEST(TargetDescriptionTest, MalformedDocumentsAreRejectedWithWhereAndWhat) {

@@ -249,6 +249,23 @@ TEST(CampaignTest, ATimeoutOnRetryTooIsAFinding) {
   EXPECT_EQ(s->findings[0].status, "timeout");
 }
 
+// A timeout after the budget is spent cannot be re-run in time: it is
+// counted as unconfirmed and is no finding.
+TEST(CampaignTest, ATimeoutPastTheBudgetIsUnconfirmed) {
+  const std::string dir = TempDir("late");
+  CampaignOptions o = FakeTargetCampaign(dir, "exec sleep 60\n", 1);
+  o.budget_seconds = 0.5;
+  o.target.timeout_seconds = 2;
+  o.localize = false;
+  StatusOr<CampaignSummary> s = RunCampaign(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->programs, 1);
+  EXPECT_EQ(Count(*s, "timeout"), 1);
+  EXPECT_EQ(s->timeouts_unconfirmed, 1);
+  EXPECT_EQ(s->timeouts_retried, 0);
+  EXPECT_TRUE(s->findings.empty());
+}
+
 TEST(CampaignTest, RejectsUnusableOptions) {
   CampaignOptions o = SmallCampaign(TempDir("bad"), 1);
   o.jobs = 0;
