@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/display_text.h"
+
 namespace trench::hloc {
 namespace {
 
@@ -78,7 +80,9 @@ Status ApplyModuleOptions(const HloModule& module,
     const int64_t most = codegen::CompileOptions().vmem_bytes;
     if (ec != std::errc() || end != v.data() + v.size() ||
         bytes < kMinVmemBytes || bytes > most || bytes % 512 != 0) {
-      return InvalidArgument(std::string(kVmemBytesAttribute) + "=\"" + v +
+      // The value is the module author's: shown with its controls escaped.
+      return InvalidArgument(std::string(kVmemBytesAttribute) + "=\"" +
+                             EscapeControls(v.substr(0, 64), false) +
                              "\": expected a multiple of 512 from " +
                              std::to_string(kMinVmemBytes) + " to " +
                              std::to_string(most));

@@ -78,6 +78,12 @@ TEST(ModuleOptionsTest, BadValuesAreNamed) {
     EXPECT_NE(r.status().message().find("trench_vmem_bytes"), std::string::npos)
         << r.status().message();
   }
+  // A stranger's value comes back with its controls escaped.
+  StatusOr<int64_t> raw = VmemOf(
+      SortModule(", frontend_attributes={trench_vmem_bytes=\"1\x1b[2J\"}"));
+  ASSERT_FALSE(raw.ok());
+  EXPECT_EQ(raw.status().message().find('\x1b'), std::string::npos)
+      << raw.status().message();
   for (const char* attrs : {"{trench_vmem_bytes=262144}", "trench_vmem_bytes",
                             "{a=\"x\" b=\"y\"}", "{a=\"x\\\"\"}", "{=\"x\"}"}) {
     StatusOr<int64_t> r =
