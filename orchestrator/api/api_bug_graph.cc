@@ -61,7 +61,8 @@ ApiResponse WebBugGraph(Store* store, const ApiOptions& options, int64_t id) {
       }
       return StatusResponse(dot.status());
     }
-    StatusOr<std::string> drawn = RenderSvg(options.dot_program, *dot);
+    StatusOr<std::string> drawn = RenderSvg(
+        options.dot_program, *dot, 20, 16 << 20, options.graph_sandbox.get());
     if (!drawn.ok()) {
       if (drawn.status().code() == StatusCode::kUnimplemented) {
         return ErrorResponse(503, "unavailable", drawn.status().message());

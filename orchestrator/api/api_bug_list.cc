@@ -1,7 +1,8 @@
 // GET /api/v1/bugs with the dashboard's filters and GET /api/v1/signatures
 // (web_data.h). The filters are SQL over indexed columns and expression
 // indexes (migration 12), so a page of 10,000 bugs is one indexed query
-// and a count; values reach SQL only as bound parameters.
+// for its ids, one read of those bugs and a count; values reach SQL only as
+// bound parameters.
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -106,10 +107,8 @@ StatusOr<JsonDoc> BugListJson(Store* store, const BugFilter& f, int64_t after,
                    }));
   JsonDoc out = JsonDoc::object();
   JsonDoc& bugs = out["bugs"] = JsonDoc::array();
-  for (int64_t id : ids) {
-    ASSIGN_OR_RETURN(Bug bug, store->GetBug(id));
-    bugs.push_back(ToJson(bug));
-  }
+  ASSIGN_OR_RETURN(std::vector<Bug> page_bugs, store->GetBugs(ids));
+  for (const Bug& bug : page_bugs) bugs.push_back(ToJson(bug));
   if (static_cast<int>(ids.size()) == limit) out["next"] = ids.back();
   ASSIGN_OR_RETURN(Statement count,
                    store->db()->Prepare("SELECT count(*) FROM bugs" + where));

@@ -1,5 +1,6 @@
 // GET /api/v1/bugs/{id}/view (web_data.h; the contract's shape): the bug,
-// its timeline, runs with their verdicts and error maps (error_map.h), the
+// its timeline, runs with their verdicts and the error maps hlo-diff drew
+// (triage/case/error_map.h), the
 // case and minimized modules with the localized instruction, the
 // localization chain, the culprit commit with its diff (libgit2), the
 // patches with their round and coverage (pipeline/draft_coverage.h: a
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -16,9 +18,9 @@
 #include "git/patch_apply.h"
 #include "orchestrator/api/api_bodies.h"
 #include "orchestrator/api/bug_graph.h"
-#include "orchestrator/api/error_map.h"
 #include "orchestrator/api/web_data.h"
 #include "orchestrator/pipeline/pipeline.h"
+#include "triage/case/error_map.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -26,6 +28,7 @@ namespace {
 constexpr int kEvents = 5000;
 constexpr int kRuns = 200;
 constexpr int kJobs = 50;
+constexpr size_t kMaps = 16;                 // Error maps shown, at most.
 constexpr size_t kMaxModuleBytes = 1 << 20;  // Larger modules: cut.
 constexpr size_t kMaxDiffBytes = 1 << 20;
 
@@ -219,17 +222,26 @@ StatusOr<JsonDoc> ViewJson(Store* store, const ApiOptions& options,
   ASSIGN_OR_RETURN(std::vector<RunRow> runs, RunsOf(store, id));
   JsonDoc& run_list = out["runs"] = JsonDoc::array();
   JsonDoc& maps = out["error_maps"] = JsonDoc::array();
-  std::map<std::string, std::string> case_dirs;  // sha -> path ("": none).
+  std::set<std::pair<std::string, int64_t>> mapped;  // (case, output).
   for (RunRow& r : runs) {
-    auto dir = case_dirs.find(r.case_sha);
-    if (dir == case_dirs.end()) {
-      StatusOr<Case> c = store->GetCase(r.case_sha);
-      dir = case_dirs.emplace(r.case_sha, c.ok() ? c->path : "").first;
-    }
-    if (!options.runs_dir.empty() && !dir->second.empty()) {
-      for (JsonDoc& m : ErrorMapsOfRun(r.id, r.json["verdict"], dir->second,
-                                       options.runs_dir)) {
-        maps.push_back(std::move(m));
+    // hlo-diff drew them (triage/case/error_map.h); they move out of the
+    // run's verdict into one list, one per case and output, each read
+    // back through ErrorMap::FromJson (a tool's output is data).
+    JsonDoc& verdict = r.json["verdict"];
+    if (verdict.is_object() && verdict.contains("error_maps")) {
+      JsonDoc list = std::move(verdict["error_maps"]);
+      verdict.erase("error_maps");
+      if (!list.is_array()) list = JsonDoc::array();
+      for (const JsonDoc& one : list) {
+        StatusOr<hlo_diff::ErrorMap> m =
+            hlo_diff::ErrorMap::FromJson(FromJsonDoc(one));
+        if (!m.ok() || maps.size() >= kMaps ||
+            !mapped.emplace(r.case_sha, m->output).second) {
+          continue;
+        }
+        JsonDoc shown = ToJsonDoc(m->ToJson());
+        shown["run"] = r.id;
+        maps.push_back(std::move(shown));
       }
     }
     run_list.push_back(std::move(r.json));

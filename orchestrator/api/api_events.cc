@@ -12,7 +12,6 @@
 
 namespace trench::orchestrator {
 
-
 // One client waiting for events after its since=.
 class EventsPending : public PendingResponse {
  public:

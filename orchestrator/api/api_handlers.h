@@ -112,6 +112,10 @@
 #include "orchestrator/store/records_json.h"
 #include "orchestrator/store/store.h"
 
+namespace trench::sandbox {
+struct Options;
+}  // namespace trench::sandbox
+
 namespace trench::orchestrator {
 
 class ToolRunner;
@@ -140,16 +144,18 @@ struct ApiOptions {
   // The web dashboard's data (web_data.h): the watched repository as
   // configured, the git directory read with libgit2 for commit summaries
   // and the culprit's diff (the daemon's mirror; "": `repo`), its branch,
-  // the configured known-good commit, the swarm as configured, where the
-  // reproductions keep the target's outputs (<runs_dir>/<run id>/out/),
-  // and the Graphviz program drawing a bug's module.
+  // the configured known-good commit, the swarm as configured, and the
+  // Graphviz program drawing a bug's module.
   std::string repo;
   std::string git_dir;
   std::string branch;
   std::string good_commit;
   std::map<std::string, RoleConfig> swarm;
-  std::string runs_dir;
   std::string dot_program = "dot";  // A path, or a name looked up in PATH.
+  // Where dot runs (bug_graph.h's RenderSvg): the daemon's sandbox
+  // options, with work_dir the directory each render makes its own below;
+  // null: a plain child process (tests of the pages only).
+  std::shared_ptr<const sandbox::Options> graph_sandbox;
 };
 
 // Which events a feed lists: bug= only that bug's, commit= only that

@@ -1,6 +1,8 @@
 // Module graphs through Graphviz (bug_graph.h).
 #include "orchestrator/api/bug_graph.h"
 
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -14,6 +16,7 @@
 #include "compiler/ir/hlo_module.h"
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/opcode.h"
+#include "sandbox/sandbox.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -154,26 +157,117 @@ StatusOr<std::string> ModuleDot(const std::string& hlo_text,
   return out;
 }
 
+namespace {
+
+// What dot's run says, as RenderSvg's result.
+StatusOr<std::string> DotResult(const std::string& program, bool exited,
+                                int exit_code, bool timed_out,
+                                const std::string& err_last_line,
+                                std::string out, double timeout_seconds,
+                                size_t max_bytes) {
+  if (timed_out) {
+    return ResourceExhausted("dot did not finish in " +
+                             std::to_string(timeout_seconds) + " s");
+  }
+  if (exited && exit_code == 127 && out.empty()) {
+    return Unimplemented("Graphviz `dot` ('" + program +
+                         "') cannot be executed: " + err_last_line);
+  }
+  if (!exited || exit_code != 0) {
+    return Internal(
+        "dot failed (" +
+        (exited ? "exit " + std::to_string(exit_code) : std::string("killed")) +
+        "): " + err_last_line);
+  }
+  if (out.size() > max_bytes) {
+    return ResourceExhausted("the graph's SVG is larger than " +
+                             std::to_string(max_bytes) + " bytes");
+  }
+  return out;
+}
+
+std::string LastLine(const std::string& text) {
+  size_t end = text.find_last_not_of("\n");
+  if (end == std::string::npos) return "";
+  size_t start = text.rfind('\n', end);
+  start = start == std::string::npos ? 0 : start + 1;
+  return text.substr(start, end + 1 - start);
+}
+
+Status WriteDot(const std::string& path, const std::string& dot) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << dot;
+  if (!f.flush()) return IoError("cannot write " + path);
+  return Status::Ok();
+}
+
+// dot in the sandbox: a fresh directory under jail.work_dir holds the DOT
+// file, and the SVG comes back on stdout.
+StatusOr<std::string> RenderInSandbox(const std::string& program,
+                                      const std::string& dot,
+                                      const sandbox::Options& jail,
+                                      double timeout_seconds,
+                                      size_t max_bytes) {
+  std::error_code ec;
+  std::filesystem::create_directories(jail.work_dir, ec);
+  ::chmod(jail.work_dir.c_str(), 0711);  // Runs reach their own dirs only.
+  std::string dir = jail.work_dir + "/graph.XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) {
+    return IoError("cannot create a directory for dot under " + jail.work_dir);
+  }
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{dir};
+  RETURN_IF_ERROR(WriteDot(dir + "/graph.dot", dot));
+  sandbox::Options o = jail;
+  o.argv = {program, "-Tsvg", "graph.dot"};
+  o.work_dir = dir;
+  o.limits.wall_seconds = timeout_seconds;
+  o.limits.cpu_seconds = static_cast<uint64_t>(timeout_seconds) + 1;
+  o.limits.stdout_bytes = max_bytes + 1;
+  o.limits.stderr_bytes = 64 << 10;
+  // The sandbox's /tmp is its own: a dot there has its folder bound in.
+  if (program.rfind("/tmp/", 0) == 0) {
+    o.read_only_paths.push_back(
+        std::filesystem::path(program).parent_path().string());
+  }
+  StatusOr<sandbox::Result> r = sandbox::Run(o);
+  if (!r.ok() && r.status().code() == StatusCode::kNotFound) {
+    return Unimplemented("Graphviz `dot` ('" + program +
+                         "') cannot be started: " + r.status().message());
+  }
+  if (!r.ok()) return r.status();
+  return DotResult(program, r->exited, r->exit_code, r->timed_out,
+                   LastLine(r->stderr_data), std::move(r->stdout_data),
+                   timeout_seconds, max_bytes);
+}
+
+}  // namespace
+
 StatusOr<std::string> RenderSvg(const std::string& dot_program,
                                 const std::string& dot, double timeout_seconds,
-                                size_t max_bytes) {
+                                size_t max_bytes,
+                                const sandbox::Options* jail) {
   const std::string program = FindProgram(dot_program);
   if (program.empty()) {
     return Unimplemented("Graphviz `dot` ('" + dot_program +
                          "') is not installed: the graph needs it (Debian "
                          "package graphviz)");
   }
+  if (jail != nullptr) {
+    return RenderInSandbox(program, dot, *jail, timeout_seconds, max_bytes);
+  }
   char path[] = "/tmp/trench-graph.XXXXXX";
   const int fd = ::mkstemp(path);
   if (fd < 0) return IoError("cannot create a temporary file for dot");
   ::close(fd);
-  {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << dot;
-    if (!f.flush()) {
-      std::filesystem::remove(path);
-      return IoError(std::string("cannot write ") + path);
-    }
+  if (Status s = WriteDot(path, dot); !s.ok()) {
+    std::filesystem::remove(path);
+    return s;
   }
   hlo_diff::ProcessSpec spec;
   spec.argv = {program, "-Tsvg", path};
@@ -183,23 +277,9 @@ StatusOr<std::string> RenderSvg(const std::string& dot_program,
   std::error_code ec;
   std::filesystem::remove(path, ec);
   if (!r.ok()) return r.status();
-  if (r->timed_out) {
-    return ResourceExhausted("dot did not finish in " +
-                             std::to_string(timeout_seconds) + " s");
-  }
-  if (r->exit_code == 127 && r->out.empty()) {
-    return Unimplemented("Graphviz `dot` ('" + program +
-                         "') cannot be executed: " + r->err_last_line);
-  }
-  if (r->exit_code != 0) {
-    return Internal("dot failed (exit " + std::to_string(r->exit_code) +
-                    "): " + r->err_last_line);
-  }
-  if (r->out.size() > max_bytes) {
-    return ResourceExhausted("the graph's SVG is larger than " +
-                             std::to_string(max_bytes) + " bytes");
-  }
-  return std::move(r->out);
+  return DotResult(program, r->exit_code >= 0, r->exit_code, r->timed_out,
+                   r->err_last_line, std::move(r->out), timeout_seconds,
+                   max_bytes);
 }
 
 GraphHighlight LocalizedHighlight(const Json& bug_details) {

@@ -7,8 +7,11 @@
 // quotes; controls become spaces), so no escape sequence of dot's (\N,
 // \G, \l ...) and no markup reaches it; dot escapes them again for SVG.
 //
-// RenderSvg runs dot as a child process (base/subprocess.h: no shell,
-// argv only) with a timeout and a cap on its output.
+// RenderSvg runs dot with a timeout and a cap on its output: in the sandbox
+// when given one (the daemon always does: a fresh directory under its
+// work_dir holds the DOT file, the SVG comes back on stdout; dot is a
+// parser of text that came from strangers), else as a plain child process
+// (base/subprocess.h: no shell, argv only) for tools and tests.
 //
 // Errors: kInvalidArgument when the module does not parse (the parser's
 // line:column); kResourceExhausted for a module of more than `max_nodes`
@@ -22,6 +25,10 @@
 
 #include "base/json.h"
 #include "base/status.h"
+
+namespace trench::sandbox {
+struct Options;
+}  // namespace trench::sandbox
 
 namespace trench::orchestrator {
 
@@ -51,9 +58,13 @@ StatusOr<std::string> ModuleDot(const std::string& hlo_text,
 std::string DotEscape(const std::string& text, size_t max_bytes = 80);
 
 // `dot_program` (a path, or a name looked up in PATH) -Tsvg on `dot`.
+// With `jail`: in the sandbox with those options (argv, work_dir and the
+// time and output limits are set here; jail->work_dir is the directory
+// each render makes its own below, created mode 0711 when missing).
 StatusOr<std::string> RenderSvg(const std::string& dot_program,
                                 const std::string& dot,
                                 double timeout_seconds = 20,
-                                size_t max_bytes = 16 << 20);
+                                size_t max_bytes = 16 << 20,
+                                const sandbox::Options* jail = nullptr);
 
 }  // namespace trench::orchestrator

@@ -393,7 +393,17 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
   ao.branch = config.branch;
   ao.good_commit = config.good_commit;
   ao.swarm = config.swarm;
-  ao.runs_dir = p.var + "/runs";
+  {
+    // dot reads DOT made from strangers' modules: it runs in the sandbox
+    // as the tools do, with a directory of its own per render.
+    sandbox::Options graph =
+        impl->LoopContext().Sandboxed({}, p.work + "/graph", 20);
+    if (var_policy.mask) graph.masked_paths = {p.var};
+    graph.limits.memory_bytes = config.sandbox_run_memory_bytes;
+    graph.limits.total_processes = config.sandbox_run_processes;
+    ao.graph_sandbox =
+        std::make_shared<const sandbox::Options>(std::move(graph));
+  }
   impl->api = std::make_unique<ApiHandlers>(impl->store.get(), ao);
   HttpServerOptions ho;
   ho.address = config.http_address;

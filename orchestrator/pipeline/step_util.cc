@@ -129,65 +129,13 @@ std::optional<hlo_bisect::LocalizationReport> BugLocalization(const Bug& bug) {
 StatusOr<hlo_diff::Verdict> RunVerdict(StepContext& ctx,
                                        const std::string& case_sha,
                                        const std::string& bin_dir,
-                                       const std::string& scratch,
-                                       const std::string& keep_dir) {
+                                       const std::string& scratch) {
   std::vector<std::string> argv = {"hlo-diff", CaseDir(ctx, case_sha)};
   for (std::string& f : TargetFlagsFor(bin_dir)) argv.push_back(std::move(f));
-  if (!keep_dir.empty()) {
-    argv.push_back("--keep");
-    argv.push_back(keep_dir);
-  }
   ASSIGN_OR_RETURN(
       sandbox::Result r,
       ctx.RunTool(argv, scratch, ctx.config->step_timeout_seconds));
   return ToolVerdict(r);
-}
-
-void KeepRunOutputs(StepContext& ctx, int64_t bug_id,
-                    const std::vector<hlo_diff::Verdict>& verdicts,
-                    const std::vector<std::string>& keep_dirs) {
-  constexpr uintmax_t kMaxBytes = 64 << 20;  // Per run.
-  auto keep = [&]() -> Status {
-    ASSIGN_OR_RETURN(Statement st,
-                     ctx.store->db()->Prepare(
-                         "SELECT id FROM runs WHERE bug_id = ?1 ORDER BY id "
-                         "DESC LIMIT ?2"));
-    st.BindInt64(1, bug_id).BindInt64(2, static_cast<int64_t>(verdicts.size()));
-    std::vector<int64_t> ids;
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      ids.insert(ids.begin(), st.ColumnInt64(0));
-    }
-    for (size_t i = 0; i < ids.size() && i < keep_dirs.size(); ++i) {
-      const hlo_diff::VerdictStatus s = verdicts[i].status;
-      if (s != hlo_diff::VerdictStatus::kMismatch &&
-          s != hlo_diff::VerdictStatus::kNanMismatch) {
-        continue;
-      }
-      std::error_code ec;
-      const fs::path from = fs::path(keep_dirs[i]) / "out";
-      if (!fs::is_directory(from, ec)) continue;
-      const fs::path to =
-          fs::path(ctx.paths->var) / "runs" / std::to_string(ids[i]) / "out";
-      fs::create_directories(to, ec);
-      if (ec) return IoError("cannot create " + to.string());
-      uintmax_t bytes = 0;
-      for (const fs::directory_entry& e : fs::directory_iterator(from, ec)) {
-        if (!e.is_regular_file() || e.path().extension() != ".npy") continue;
-        bytes += e.file_size(ec);
-        if (bytes > kMaxBytes) break;
-        fs::copy_file(e.path(), to / e.path().filename(),
-                      fs::copy_options::overwrite_existing, ec);
-        if (ec) return IoError("cannot copy " + e.path().string());
-      }
-    }
-    return Status::Ok();
-  };
-  if (Status s = keep(); !s.ok()) {
-    spdlog::warn("bug {}: the runs' outputs are not kept: {}", bug_id,
-                 s.message());
-  }
 }
 
 StatusOr<hlo_diff::Verdict> ToolVerdict(const sandbox::Result& r) {

@@ -66,20 +66,12 @@ std::optional<hlo_bisect::LocalizationReport> BugLocalization(const Bug& bug);
 // through the verdict's record (verdict_record.h). kInternal for output
 // that is no verdict: ToolJson's message, or "hlo-diff's verdict: " + the
 // member that is wrong ("verdict.status: ...").
-// With `keep_dir`, hlo-diff keeps its work files there (--keep): the
-// target's outputs as keep_dir/out/<i>.npy.
+// A mismatching verdict carries hlo-diff's error maps
+// (triage/case/error_map.h).
 StatusOr<hlo_diff::Verdict> RunVerdict(StepContext& ctx,
                                        const std::string& case_sha,
                                        const std::string& bin_dir,
-                                       const std::string& scratch,
-                                       const std::string& keep_dir = "");
-// Keeps the target's outputs of a bug's newest runs for the bug page's
-// error maps (orchestrator/api/error_map.h): for each failing verdict of
-// `verdicts` (the runs just recorded, in order), keep_dirs[i]/out/*.npy
-// is copied to <var>/runs/<run id>/out/. Best effort: problems are logged.
-void KeepRunOutputs(StepContext& ctx, int64_t bug_id,
-                    const std::vector<hlo_diff::Verdict>& verdicts,
-                    const std::vector<std::string>& keep_dirs);
+                                       const std::string& scratch);
 // The same for hlo-diff's output `r` (run by the caller).
 StatusOr<hlo_diff::Verdict> ToolVerdict(const sandbox::Result& r);
 

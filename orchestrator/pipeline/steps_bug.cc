@@ -160,20 +160,15 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
     return evidence;
   }
   std::vector<hlo_diff::Verdict> verdicts;
-  std::vector<std::string> kept;  // The target's outputs per run.
   for (int i = 0; i < ctx.config->reproduce_runs; ++i) {
     ASSIGN_OR_RETURN(std::string scratch,
                      ctx.Scratch(job.id, "run" + std::to_string(i)));
-    kept.push_back(scratch + "/keep");
     ASSIGN_OR_RETURN(hlo_diff::Verdict v,
-                     RunVerdict(ctx, *case_sha, bin, scratch, kept.back()));
+                     RunVerdict(ctx, *case_sha, bin, scratch));
     verdicts.push_back(std::move(v));
   }
-  ASSIGN_OR_RETURN(Json judged,
-                   JudgeReproduction(ctx, *bug, *case_sha, commit, verdicts,
-                                     std::move(evidence), std::move(fields)));
-  KeepRunOutputs(ctx, bug->id, verdicts, kept);
-  return judged;
+  return JudgeReproduction(ctx, *bug, *case_sha, commit, verdicts,
+                           std::move(evidence), std::move(fields));
 }
 
 StatusOr<Json> JudgeReproduction(StepContext& ctx, const Bug& bug,

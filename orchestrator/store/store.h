@@ -228,6 +228,9 @@ class Store {
                                      const Json& evidence,
                                      const IdempotencyKey& key);
   StatusOr<Bug> GetBug(int64_t id);
+  // The bugs with these ids, in id order, read in one query; ids with no
+  // bug are left out.
+  StatusOr<std::vector<Bug>> GetBugs(const std::vector<int64_t>& ids);
   // Bugs with id > after_id in id order, at most `limit`; only those in
   // `state` when given.
   StatusOr<std::vector<Bug>> ListBugs(std::optional<BugState> state,

@@ -229,6 +229,19 @@ StatusOr<Bug> Store::GetBug(int64_t id) {
   return ReadBug(db(), st);
 }
 
+StatusOr<std::vector<Bug>> Store::GetBugs(const std::vector<int64_t>& ids) {
+  if (ids.empty()) return std::vector<Bug>();
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db()->Prepare(std::string(kBugColumns) +
+                    "WHERE id IN (SELECT value FROM json_each(?1)) "
+                    "ORDER BY id"));
+  Json list = Json::MakeArray();
+  for (int64_t id : ids) list.push_back(id);
+  st.BindText(1, list.Dump());
+  return ReadBugs(db(), st);
+}
+
 StatusOr<std::vector<Bug>> Store::ListBugs(std::optional<BugState> state,
                                            int64_t after_id, int limit) {
   ASSIGN_OR_RETURN(Statement st,

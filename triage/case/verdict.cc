@@ -283,10 +283,23 @@ StatusOr<Verdict> ComputeVerdict(const Case& c, const HloModule& module,
       v.structure_error = cmp.structure_error;
       value_mismatch = true;
     }
+    // Indexed as CompareWithBounds indexes its outputs.
+    const std::vector<const Literal*> actual_leaves = actual.Leaves();
     for (const OutputComparison& o : cmp.outputs) {
       if (o.ok()) continue;
       if (bad_leaf < 0) bad_leaf = o.index;
       if (!o.shape_error.empty() || o.mismatch_count > 0) value_mismatch = true;
+      // Where it differs, for whoever shows the verdict (error_map.h).
+      if (bounded && o.shape_error.empty() &&
+          static_cast<int>(v.error_maps.size()) < kMaxErrorMaps &&
+          o.index >= 0 && o.index < int64_t(actual_leaves.size()) &&
+          o.index < int64_t(bounded->outputs.size())) {
+        const BoundedOutput& b = bounded->outputs[o.index];
+        if (std::optional<ErrorMap> m = ErrorMapOf(
+                o.index, *actual_leaves[o.index], b.nominal, b.allowed)) {
+          v.error_maps.push_back(std::move(*m));
+        }
+      }
     }
     v.outputs = std::move(cmp.outputs);
   }

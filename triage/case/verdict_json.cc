@@ -249,6 +249,11 @@ Json Verdict::ToJson() const {
     j["oracle"] = OracleJson(oracle);
     j["target"] = target ? target->ToJson() : Json();
     if (!structure_error.empty()) j["structure_error"] = structure_error;
+    if (!error_maps.empty()) {
+      Json maps = Json::MakeArray();
+      for (const ErrorMap& m : error_maps) maps.push_back(m.ToJson());
+      j["error_maps"] = maps;
+    }
   }
   j["signature"] = signature.ToJson();
   return j;
@@ -297,6 +302,22 @@ StatusOr<Verdict> Verdict::FromJson(const Json& j) {
   }
   if (r.Has("structure_error")) {
     ASSIGN_OR_RETURN(v.structure_error, r.String("structure_error"));
+  }
+  if (r.Has("error_maps")) {
+    ASSIGN_OR_RETURN(const Json* maps, r.Get("error_maps"));
+    if (!maps->is_array() ||
+        maps->size() > static_cast<size_t>(kMaxErrorMaps)) {
+      return r.Error("error_maps", "expected an array of at most " +
+                                       std::to_string(kMaxErrorMaps));
+    }
+    for (size_t i = 0; i < maps->size(); ++i) {
+      StatusOr<ErrorMap> m = ErrorMap::FromJson(maps->array()[i]);
+      if (!m.ok()) {
+        return r.Error("error_maps[" + std::to_string(i) + "]",
+                       m.status().message());
+      }
+      v.error_maps.push_back(std::move(m).value());
+    }
   }
   return v;
 }

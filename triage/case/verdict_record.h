@@ -15,6 +15,8 @@
 //               "seconds"},
 //    "target": TargetResult::ToJson() | null,
 //    "structure_error"?: "...",
+//    "error_maps"?: [ErrorMap JSON (error_map.h), one per mismatching
+//                    output, contract mode only],
 //    "signature": Signature JSON}
 // A case that could not be read gets {"status": "invalid_input", "message",
 // "signature"} only (InvalidInputVerdict).
@@ -42,6 +44,7 @@
 #include "base/json.h"
 #include "base/status.h"
 #include "oracle/comparator.h"
+#include "triage/case/error_map.h"
 #include "triage/case/target_result.h"
 #include "triage/case/verdict_status.h"
 
@@ -110,6 +113,9 @@ struct Verdict {
   std::optional<TargetResult> target;
   // Why the outputs could not be compared leaf by leaf ("" none).
   std::string structure_error;
+  // Where the mismatching outputs differ (contract mode; at most
+  // kMaxErrorMaps, the first mismatching outputs; empty otherwise).
+  std::vector<ErrorMap> error_maps;
   Signature signature;  // "sig" included.
 
   const char* status_name() const { return VerdictStatusName(status); }

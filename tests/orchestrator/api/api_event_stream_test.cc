@@ -2,7 +2,8 @@
 // client sees each event as it is written (woken by the store's event
 // bell, no polling), resumes after since= or Last-Event-ID, gets
 // heartbeats when idle; streams are capped, a closed client frees its
-// slot, and the server's Stop ends every stream.
+// slot, a client that stops reading is dropped at the write timeout, and
+// the server's Stop ends every stream.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -60,6 +61,19 @@ class ApiEventStreamTest : public ApiTest {
     auto last = check_->LastEventId();
     EXPECT_TRUE(last.ok());
     return last.ok() ? *last : -1;
+  }
+  // Whether a new stream on `target` is taken (200) within 10 s: tries
+  // again while the server still refuses (503, its cap).
+  bool StreamOpensSoon(const std::string& target) {
+    for (int i = 0; i < 200; ++i) {
+      HttpClient again(server_->port());
+      if (!again.SendRaw(StreamRequest(target))) return false;
+      std::optional<std::string> head = again.ReadUntil("\r\n\r\n");
+      if (!head) return false;
+      if (head->starts_with("HTTP/1.1 200")) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
   }
   // Opens a stream and reads its head and preamble; the head's text.
   std::string Open(HttpClient& client, const std::string& target,
@@ -216,19 +230,56 @@ TEST_F(ApiEventStreamCapTest, RefusesPastTheCapAndAClosedClientFreesItsSlot) {
   // The first client goes: the server notices the close (it watches the
   // connection) and its slot is free again.
   first.reset();
-  bool reopened = false;
-  for (int i = 0; i < 200 && !reopened; ++i) {
-    HttpClient again(server_->port());
-    ASSERT_TRUE(again.SendRaw(StreamRequest("/api/v1/events/stream")));
-    std::optional<std::string> head = again.ReadUntil("\r\n\r\n");
-    ASSERT_TRUE(head);
-    reopened = head->starts_with("HTTP/1.1 200");
-    if (!reopened) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_TRUE(reopened);
+  EXPECT_TRUE(StreamOpensSoon("/api/v1/events/stream"));
   // The open one still gets events.
   const int64_t late = NewBug("late");
   EXPECT_EQ(NextEvent(second, "bug").Find("bug_id")->int64_value(), late);
+}
+
+class ApiEventStreamStalledTest : public ApiEventStreamTest {
+ protected:
+  ApiOptions Options() override {
+    ApiOptions options = ApiEventStreamTest::Options();
+    options.max_streams = 1;
+    return options;
+  }
+  HttpServerOptions ServerOptions() override {
+    HttpServerOptions options = ApiEventStreamTest::ServerOptions();
+    options.write_timeout = std::chrono::milliseconds(300);
+    return options;
+  }
+};
+
+TEST_F(ApiEventStreamStalledTest,
+       AClientThatStopsReadingIsDroppedAtTheWriteTimeout) {
+  // A client with a small window reads the head, then nothing more, while
+  // ~16 MB of events go by: more than the kernel buffers on both sides.
+  auto stalled = std::make_unique<HttpClient>(server_->port(), 4096);
+  Open(*stalled, "/api/v1/events/stream");
+  const std::string big(8 << 10, 'x');
+  for (int i = 0; i < 2000; ++i) {
+    ASSERT_TRUE(check_
+                    ->CreateBug({"sig-" + std::to_string(i), "t", std::nullopt,
+                                 Json::MakeObject()},
+                                "test", Json::Object{{"pad", Json(big)}})
+                    .ok());
+  }
+  // Meanwhile the server answers others, and once the stalled stream's
+  // write times out, its one slot is free for a new stream.
+  EXPECT_EQ(Call("GET", "/healthz").status, 200);
+  EXPECT_TRUE(StreamOpensSoon("/api/v1/events/stream?since=" +
+                              std::to_string(LastEvent())));
+  // The stalled client finds its stream cut short: reading on, it reaches
+  // the end of the connection before the last event.
+  std::string got;
+  char chunk[1 << 16];
+  while (true) {
+    ssize_t n = ::recv(stalled->fd(), chunk, sizeof(chunk), 0);
+    if (n <= 0) break;
+    got.append(chunk, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(got.find("\"id\":" + std::to_string(LastEvent()) + ","),
+            std::string::npos);
 }
 
 }  // namespace

@@ -55,8 +55,14 @@ struct HttpReply {
 // One keep-alive connection to 127.0.0.1:port.
 class HttpClient {
  public:
-  explicit HttpClient(uint16_t port) {
+  // `receive_buffer` > 0: SO_RCVBUF before connecting (a small window, for
+  // a client that stops reading).
+  explicit HttpClient(uint16_t port, int receive_buffer = 0) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    if (receive_buffer > 0) {
+      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer,
+                 sizeof(receive_buffer));
+    }
     timeval tv{20, 0};  // A hung server fails the test instead of hanging.
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -69,6 +75,7 @@ class HttpClient {
   }
   ~HttpClient() { close(fd_); }
   bool connected() const { return connected_; }
+  int fd() const { return fd_; }
 
   bool SendRaw(std::string_view bytes) {
     while (!bytes.empty()) {

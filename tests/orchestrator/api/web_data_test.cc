@@ -1,9 +1,12 @@
 // The dashboard's data endpoints (orchestrator/api/web_data.h) over a real
 // socket on a real store file: the overview, the bug list's filters on
 // 10,000 bugs, signatures, the bug view (with a real git repository for
-// the culprit and kept target outputs for the error maps), the graph
-// through Graphviz, and the downloads checked with tar(1).
+// the culprit, and the error maps as hlo-diff draws them), the graph
+// through Graphviz (also in the sandbox), and the downloads checked with
+// tar(1).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -15,10 +18,11 @@
 #include "compiler/ir/npy.h"
 #include "git/git_repo.h"
 #include "orchestrator/api/bug_graph.h"
-#include "orchestrator/api/error_map.h"
 #include "orchestrator/api/http_metrics.h"
+#include "sandbox/sandbox.h"
 #include "tests/orchestrator/api/api_test_util.h"
 #include "triage/case/case_bundle.h"
+#include "triage/case/error_map.h"
 
 namespace trench::orchestrator::testing {
 namespace {
@@ -83,7 +87,6 @@ class WebDataTest : public ApiTest {
     options.repo = repo_dir_;
     options.branch = "main";
     options.good_commit = "";
-    options.runs_dir = dir_ + "/runs";
     options.swarm["reproducer"] = RoleConfig{2, "openai"};
     options.dot_program = DotProgram();
     return options;
@@ -380,7 +383,9 @@ TEST_F(WebDataTest, BugViewHasEverythingThePageShows) {
   ASSERT_TRUE(check_->AddAgentMessage(*session, "user", "the task", 5, 0).ok());
   ASSERT_TRUE(
       check_->AddAgentMessage(*session, "assistant", "a reply", 0, 7).ok());
-  // A failing run whose kept target output differs at element 2.
+  // Failing runs whose verdict maps where output 0 differs (as hlo-diff
+  // draws it: element 2 far outside its allowance); the second run of the
+  // same case repeats the map, which is shown once.
   Json verdict = Json::MakeObject();
   verdict["status"] = "mismatch";
   Json out0 = Json::MakeObject();
@@ -389,12 +394,15 @@ TEST_F(WebDataTest, BugViewHasEverythingThePageShows) {
   Json outputs = Json::MakeArray();
   outputs.push_back(out0);
   verdict["outputs"] = outputs;
+  hlo_diff::ErrorMap drawn = hlo_diff::ErrorGrid(
+      {-2, -3, 100, -5}, {-2, -3, -4, -5}, {1, 1, 1, 1}, 1, 4);
+  drawn.shape = {4};
+  Json maps = Json::MakeArray();
+  maps.push_back(drawn.ToJson());
+  verdict["error_maps"] = maps;
   auto run = check_->AddRun(case_sha, id, *c2, verdict, 0.5);
   ASSERT_TRUE(run.ok());
-  const std::string out_dir = dir_ + "/runs/" + std::to_string(*run) + "/out";
-  fs::create_directories(out_dir);
-  // The module computes -(p * q + q) = -(p + 1) for q = 1.
-  ASSERT_TRUE(WriteNpyFile(out_dir + "/0.npy", F32({-2, -3, 100, -5})).ok());
+  ASSERT_TRUE(check_->AddRun(case_sha, id, *c2, verdict, 0.5).ok());
 
   HttpReply r = Call("GET", "/api/v1/bugs/" + std::to_string(id) + "/view");
   ASSERT_EQ(r.status, 200) << r.body.substr(0, 500);
@@ -402,7 +410,7 @@ TEST_F(WebDataTest, BugViewHasEverythingThePageShows) {
   EXPECT_EQ(v.Find("bug")->Find("title")->string_value(),
             "<script>alert(1)</script>");
   EXPECT_GE(v.Find("events")->size(), 2u);
-  ASSERT_EQ(v.Find("runs")->size(), 1u);
+  ASSERT_EQ(v.Find("runs")->size(), 2u);
   EXPECT_EQ(v.Find("runs")
                 ->array()[0]
                 .Find("verdict")
@@ -550,56 +558,28 @@ TEST(BugGraphTest, LabelsAreEscapedForDot) {
             StatusCode::kResourceExhausted);
 }
 
-// A loop whose trip count the case's author chose (here 10^9): the oracle
-// would run it in the daemon's process, so such a case gets no map.
-constexpr char kEndlessHlo[] = R"(HloModule endless
-cond {
-  s = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(1000000000)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  one = s32[] constant(1)
-  j = s32[] add(i, one)
-  v = f32[4] get-tuple-element(s), index=1
-  ROOT t = (s32[], f32[4]) tuple(j, v)
-}
-ENTRY e {
-  p = f32[4] parameter(0)
-  q = f32[4] parameter(1)
-  z = s32[] constant(0)
-  t0 = (s32[], f32[4]) tuple(z, p)
-  w = (s32[], f32[4]) while(t0), condition=cond, body=body
-  ROOT r = f32[4] get-tuple-element(w), index=1
-})";
-
-TEST_F(WebDataTest, AStrangersLoopIsNotEvaluatedForAnErrorMap) {
-  const std::string case_sha = PutRealCase(kEndlessHlo);
-  JsonDoc verdict = {{"status", "mismatch"},
-                     {"outputs", JsonDoc::array({{{"mismatches", 1}}})}};
-  const std::string out_dir = dir_ + "/runs/7/out";
-  fs::create_directories(out_dir);
-  ASSERT_TRUE(WriteNpyFile(out_dir + "/0.npy", F32({0, 0, 0, 0})).ok());
-  EXPECT_TRUE(
-      ErrorMapsOfRun(7, verdict, dir_ + "/cases/" + case_sha, dir_ + "/runs")
-          .empty());
-}
-
-TEST(ErrorMapTest, CellsHoldTheWorstRatio) {
-  // 2 x 2 elements in one cell each; allowed inf: not counted.
-  JsonDoc g =
-      ErrorGrid({1, 2, 3, 4}, {1, 2.5, 3, 4}, {1, 0.25, INFINITY, 1}, 2, 2);
-  EXPECT_EQ(g["cells"].dump(), "[[0.0,2.0],[null,0.0]]");
-  // 200 columns fold into 64 cells; the worst element of a cell wins.
-  std::vector<double> a(200, 0), n(200, 0), allowed(200, 1);
-  a[199] = 5;
-  JsonDoc wide = ErrorGrid(a, n, allowed, 1, 200);
-  EXPECT_EQ(wide["cols"], 64);
-  EXPECT_EQ(wide["cells"][0][63], 5.0);
-  EXPECT_EQ(wide["cells"][0][0], 0.0);
+TEST_F(WebDataTest, AMalformedErrorMapInAStoredVerdictIsLeftOut) {
+  const std::string case_sha = PutRealCase(kFusionHlo);
+  const int64_t id = NewBug("sig", "t", case_sha);
+  // 10^6 cells claimed, a string cell, a map that is no object: a tool's
+  // output is data, and none of it reaches the page.
+  for (const char* bad :
+       {R"([{"output":0,"shape":[4],"rows":1000,"cols":1000,"cells":[]}])",
+        R"([{"output":0,"shape":[2],"rows":1,"cols":2,"cells":[[1,"<b>"]]}])",
+        R"(["x"])", R"({"output":0})"}) {
+    Json verdict = Json::MakeObject();
+    verdict["status"] = "mismatch";
+    verdict["error_maps"] = *ParseJson(bad);
+    ASSERT_TRUE(check_->AddRun(case_sha, id, "c", verdict, 0.5).ok());
+  }
+  HttpReply r = Call("GET", "/api/v1/bugs/" + std::to_string(id) + "/view");
+  ASSERT_EQ(r.status, 200) << r.body.substr(0, 500);
+  Json v = r.json();
+  EXPECT_EQ(v.Find("error_maps")->size(), 0u);
+  ASSERT_EQ(v.Find("runs")->size(), 4u);
+  for (const Json& run : v.Find("runs")->array()) {
+    EXPECT_EQ(run.Find("verdict")->Find("error_maps"), nullptr);
+  }
 }
 
 TEST(WebRoutesMetricsTest, RoutesArePatterns) {
@@ -621,6 +601,55 @@ TEST_F(WebDataNoDotTest, MissingDotIs503NamingIt) {
       Call("GET", "/api/v1/bugs/" + std::to_string(id) + "/graph.svg");
   EXPECT_EQ(r.status, 503) << r.body;
   EXPECT_NE(r.error_message().find("dot"), std::string::npos);
+}
+
+// The daemon's dot runs in the sandbox. Here "dot" is hostile: it tries
+// to write beside the store, to reach the network, and says who it is.
+class WebDataSandboxedDotTest : public WebDataTest {
+ protected:
+  ApiOptions Options() override {
+    ApiOptions options = WebDataTest::Options();
+    ::chmod(dir_.c_str(), 0711);  // The render dirs' parents: searchable.
+    char tools[] = "/tmp/trench-dot-test.XXXXXX";
+    tools_dir_ = ::mkdtemp(tools) ? tools : "";
+    ::chmod(tools_dir_.c_str(), 0755);
+    outside_ = dir_ + "/owned-by-dot";
+    const std::string dot = tools_dir_ + "/dot";
+    std::ofstream(dot)
+        << "#!/bin/sh\n"
+        << "echo owned > " << outside_ << " 2>/dev/null\n"
+        << "echo here > ./inside || exit 3\n"
+        << "test -s graph.dot || exit 4\n"
+        << "printf '<svg><text>uid=%s</text></svg>' \"$(id -u)\"\n";
+    ::chmod(dot.c_str(), 0755);
+    options.dot_program = dot;
+    sandbox::Options jail;
+    jail.work_dir = dir_ + "/graph";
+    jail.limits.wall_seconds = 20;
+    options.graph_sandbox = std::make_shared<const sandbox::Options>(jail);
+    return options;
+  }
+  void TearDown() override {
+    WebDataTest::TearDown();
+    std::error_code ec;
+    fs::remove_all(tools_dir_, ec);
+  }
+  std::string tools_dir_, outside_;
+};
+
+TEST_F(WebDataSandboxedDotTest, DotRunsInTheSandbox) {
+  const int64_t id = NewBug("sig", "t", PutRealCase(kFusionHlo));
+  HttpReply r =
+      Call("GET", "/api/v1/bugs/" + std::to_string(id) + "/graph.svg");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body.rfind("<svg><text>uid=", 0), 0u) << r.body;
+  if (::geteuid() == 0) {  // Switched away from root.
+    EXPECT_EQ(r.body.find("uid=0<"), std::string::npos) << r.body;
+  }
+  // Nothing written outside its own directory, and that one is gone.
+  EXPECT_FALSE(fs::exists(outside_));
+  std::error_code ec;
+  EXPECT_TRUE(fs::is_empty(dir_ + "/graph", ec)) << ec.message();
 }
 
 TEST_F(WebDataTest, DownloadsAreRealArchivesAndPatches) {

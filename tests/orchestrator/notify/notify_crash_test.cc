@@ -35,27 +35,10 @@ constexpr char kSecretB[] = "secret-b";
 
 class NotifyCrashTest : public StoreTest {
  protected:
-  // Forks a notifier on the store (system clock, fast retries).
   pid_t StartChild(const NotifySetup& setup) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      NotifierOptions o;
-      o.setup = setup;
-      o.backfill = true;  // Whichever child comes first, from event 1.
-      o.poll_seconds = 0.02;
-      o.send_timeout_seconds = 30;
-      auto n = Notifier::Open(path_, std::move(o));
-      if (!n.ok()) _exit(2);
-      (*n)->Run();
-      _exit(0);
-    }
-    return pid;
+    return testing::StartNotifierChild(path_, setup);
   }
-  static void Kill(pid_t pid) {
-    kill(pid, SIGKILL);
-    int status = 0;
-    waitpid(pid, &status, 0);
-  }
+  static void Kill(pid_t pid) { testing::KillChild(pid); }
 };
 
 TEST_F(NotifyCrashTest, SigkillAtRandomMomentsLosesNoneAndDuplicatesNone) {

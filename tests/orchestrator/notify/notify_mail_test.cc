@@ -13,6 +13,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -385,6 +389,73 @@ TEST_F(NotifyMailTest, RefusedRecipientFailsForGoodBusyOneIsRetried) {
   EXPECT_NE(rows[1].last_error.find("reply 451"), std::string::npos)
       << rows[1].last_error;
   EXPECT_TRUE(sink_.Mails().empty());
+}
+
+// The outbox under SIGKILL, for mail: notifiers in child processes are
+// killed at random moments while bugs are filed; a last one finishes.
+// Every new bug got its mail, each under one delivery id (a mail sent
+// again after a kill mid-send carries the same id, so a reader's client
+// can drop it), and the outbox ends with every row sent.
+TEST_F(NotifyMailTest, SigkillAtRandomMomentsLosesNoMail) {
+  // The sink answers each mail 0.3 s after storing it: kills land
+  // mid-send, and such a mail is sent again.
+  NotifySetup setup = MailSetup({"dev@example.org", "slow@example.org"});
+  setup.backoff_seconds = 0.01;
+  setup.max_attempts = 1000;
+  auto start_child = [&] { return testing::StartNotifierChild(path_, setup); };
+  auto kill_child = testing::KillChild;
+  std::mt19937 rng(21);  // Reproducible moments.
+  int filed = 0;
+  for (int round = 0; round < 30; ++round) {
+    const pid_t pid = start_child();
+    std::uniform_int_distribution<int> bugs(0, 2), wait_us(0, 400'000);
+    for (int i = bugs(rng); i > 0; --i) {
+      ASSERT_TRUE(store_
+                      ->CreateBug({.title = "bug " + std::to_string(++filed)},
+                                  "fuzzer", Json())
+                      .ok());
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(wait_us(rng)));
+    kill_child(pid);
+  }
+  ASSERT_GT(filed, 10);
+  const pid_t last = start_child();
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::minutes(3);
+  while (std::chrono::steady_clock::now() < deadline &&
+         !(OutboxRows(store_.get()).size() == static_cast<size_t>(filed) &&
+           OutboxRows(store_.get(), "pending").empty())) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill_child(last);
+
+  auto events = store_->ListEvents(std::nullopt, 0, 100000);
+  ASSERT_TRUE(events.ok());
+  std::map<std::string, int64_t> event_of_delivery;
+  for (const Event& e : *events) {
+    event_of_delivery[DeliveryId(e.id, "email")] = e.id;
+  }
+  std::map<int64_t, std::set<std::string>> deliveries_of;  // event -> ids
+  size_t repeats = 0;
+  std::set<std::string> seen;
+  for (const Mail& m : sink_.Mails()) {
+    const std::string delivery = m.Header("X-Trench-Delivery");
+    auto it = event_of_delivery.find(delivery);
+    ASSERT_NE(it, event_of_delivery.end()) << m.raw;
+    EXPECT_EQ(m.Header("X-Trench-Event"), "finding");
+    deliveries_of[it->second].insert(delivery);
+    if (!seen.insert(delivery).second) ++repeats;
+  }
+  EXPECT_EQ(deliveries_of.size(), static_cast<size_t>(filed));
+  for (const auto& [event, ids] : deliveries_of) {
+    EXPECT_EQ(ids.size(), 1u) << "event " << event;
+  }
+  EXPECT_GE(repeats, 1u);  // Some were killed mid-send and sent again.
+  EXPECT_EQ(OutboxRows(store_.get()).size(), static_cast<size_t>(filed));
+  for (const OutboxRow& r : OutboxRows(store_.get())) {
+    EXPECT_EQ(r.state, "sent") << r.last_error;
+  }
+  std::cout << filed << " mails, " << repeats << " sent again after a kill\n";
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
@@ -75,6 +77,33 @@ inline std::unique_ptr<Notifier> TestNotifier(const std::string& path,
   StatusOr<std::unique_ptr<Notifier>> n = Notifier::Open(path, std::move(o));
   EXPECT_TRUE(n.ok()) << n.status().message();
   return n.ok() ? std::move(*n) : nullptr;
+}
+
+// Forks a notifier on the store at `path` (system clock, fast polls,
+// backfill from event 1: whichever child comes first starts there); the
+// child runs until killed.
+inline pid_t StartNotifierChild(const std::string& path,
+                                const NotifySetup& setup) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    NotifierOptions o;
+    o.setup = setup;
+    o.backfill = true;
+    o.poll_seconds = 0.02;
+    o.send_timeout_seconds = 30;
+    auto n = Notifier::Open(path, std::move(o));
+    if (!n.ok()) _exit(2);
+    (*n)->Run();
+    _exit(0);
+  }
+  return pid;
+}
+
+// SIGKILLs and reaps a child.
+inline void KillChild(pid_t pid) {
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
 }
 
 }  // namespace trench::orchestrator::testing

@@ -8,8 +8,11 @@ and writes each message it accepts to DIR as NNNNNN.eml (the DATA as
 received, dot-unstuffed), after NNNNNN.json ({"from", "to"}: the envelope).
 Prints "ready" on stdout once listening. Recipients starting with
 "reject@" get 550 (a permanent refusal), "busy@" get 451 (transient).
+A message to a "slow@" recipient is written at once but answered 250 only
+0.3 s later (a sender killed meanwhile has delivered it unknowingly).
 Exits 4 when aiosmtpd is not installed, 3 when the port is taken.
 """
+import asyncio
 import json
 import os
 import signal
@@ -46,6 +49,8 @@ class Sink:
         with open(base + ".tmp", "wb") as f:
             f.write(envelope.content)
         os.rename(base + ".tmp", base + ".eml")
+        if any(a.startswith("slow@") for a in envelope.rcpt_tos):
+            await asyncio.sleep(0.3)
         return "250 OK"
 
 

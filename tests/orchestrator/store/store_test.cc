@@ -150,6 +150,26 @@ TEST_F(StoreTest, BuildUpsertKeepsOneRowPerCommitAndPatch) {
   EXPECT_EQ(build->updated_ms, build->created_ms + 10);
 }
 
+TEST_F(StoreTest, GetBugsReadsTheGivenIdsInIdOrder) {
+  auto store = OpenStore(&clock_);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(store
+                    ->CreateBug({.signature = "s" + std::to_string(i),
+                                 .title = "bug " + std::to_string(i)},
+                                "api", Json())
+                    .ok());
+  }
+  auto bugs = store->GetBugs({4, 2, 99, 1});
+  ASSERT_TRUE(bugs.ok()) << bugs.status().ToString();
+  ASSERT_EQ(bugs->size(), 3u);
+  EXPECT_EQ((*bugs)[0].id, 1);
+  EXPECT_EQ((*bugs)[1].id, 2);
+  EXPECT_EQ((*bugs)[2].id, 4);
+  EXPECT_EQ((*bugs)[2].title, "bug 3");
+  EXPECT_EQ((*bugs)[1].signature, "s1");
+  EXPECT_TRUE(store->GetBugs({})->empty());
+}
+
 TEST_F(StoreTest, BadArgumentsAreRefused) {
   auto store = OpenStore(&clock_);
   EXPECT_EQ(store->PutCase("ABC", "p", Json()).status().code(),

@@ -101,6 +101,28 @@ TEST(VerdictTest, WrongTargetGivesMismatchWithSignature) {
   EXPECT_EQ(sig.Find("ops")->Dump(), "[\"add\"]");
   EXPECT_EQ(Str(sig, "sig").size(), 16u);
   EXPECT_EQ(WithSignatureHash(sig), sig);  // The hash is stable.
+  // Where it differs: one map, of output 0, hot at element [1, 0] only.
+  ASSERT_NE(v->Find("error_maps"), nullptr) << v->DumpPretty();
+  ASSERT_EQ(v->Find("error_maps")->size(), 1u);
+  StatusOr<ErrorMap> map =
+      ErrorMap::FromJson(v->Find("error_maps")->array()[0]);
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  EXPECT_EQ(map->output, 0);
+  EXPECT_EQ(map->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(map->rows, 2);
+  EXPECT_EQ(map->cols, 3);
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(map->cells[i].has_value()) << i;
+    if (i == 3) {
+      EXPECT_GT(*map->cells[i], 1.0);
+    } else {
+      EXPECT_LE(*map->cells[i], 1.0) << i;
+    }
+  }
+  // The verdict reads back with its map.
+  StatusOr<Verdict> back = Verdict::FromJson(*v);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->ToJson(), *v);
 }
 
 TEST(VerdictTest, NanOnlyDifferenceIsNanMismatch) {
@@ -115,6 +137,14 @@ TEST(VerdictTest, NanOnlyDifferenceIsNanMismatch) {
   // The bf16 output's neighbourhood: convert <- negate <- add.
   EXPECT_EQ((*v)["signature"].Find("ops")->Dump(),
             "[\"add\",\"convert\",\"negate\"]");
+  // The NaN against -2 is the one hot cell of output 1's map.
+  ASSERT_NE(v->Find("error_maps"), nullptr) << v->DumpPretty();
+  StatusOr<ErrorMap> map =
+      ErrorMap::FromJson(v->Find("error_maps")->array()[0]);
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  EXPECT_EQ(map->output, 1);
+  EXPECT_EQ(map->cells[4], kErrorMapHuge);
+  EXPECT_EQ(map->cells[0], 0.0);
 }
 
 TEST(VerdictTest, MissingOutputIsMismatch) {
@@ -126,6 +156,7 @@ TEST(VerdictTest, MissingOutputIsMismatch) {
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(Str(*v, "status"), "mismatch") << v->DumpPretty();
   EXPECT_NE(Str(*v, "structure_error").find("0.npy"), std::string::npos);
+  EXPECT_EQ(v->Find("error_maps"), nullptr);  // Nothing to draw.
 }
 
 // An hloc that enters a pass and aborts with an assertion message.
