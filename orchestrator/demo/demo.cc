@@ -258,13 +258,13 @@ void FillResult(Store& store, const DemoRepo& repo, DemoResult& r) {
       r.search_builds = static_cast<int>(builds->number_value());
     }
   }
-  if (StatusOr<std::map<BugState, int64_t>> n = store.CountBugsByState();
-      n.ok()) {
-    for (const auto& [state, count] : *n) {
-      r.bugs_filed += static_cast<int>(count);
-      if (state == BugState::kDuplicate)
-        r.duplicates += static_cast<int>(count);
-    }
+  if (StatusOr<std::vector<Bug>> all = store.ListBugs(std::nullopt, 0, 1 << 20);
+      all.ok()) {
+    r.bugs_filed = static_cast<int>(all->size());
+    for (const Bug& b : *all) r.duplicates += b.state == BugState::kDuplicate;
+    FiledBugs filed = ClassifyFiledBugs(*all, *bug, repo.bug_commit);
+    r.copies = filed.copies;
+    r.other_bugs = std::move(filed.others);
   }
   StatusOr<std::vector<Patch>> patches = store.ListPatches(bug->id);
   if (patches.ok()) {
@@ -477,6 +477,36 @@ std::optional<Bug> ChooseMainBug(const std::vector<Bug>& bugs,
   return best;
 }
 
+FiledBugs ClassifyFiledBugs(const std::vector<Bug>& bugs, const Bug& main,
+                            const std::string& bug_commit) {
+  std::set<int64_t> played = {main.id};
+  auto of_played = [&](const Bug& b) {
+    return (b.culprit_commit && *b.culprit_commit == bug_commit) ||
+           b.signature == main.signature ||
+           (b.duplicate_of && played.count(*b.duplicate_of) > 0);
+  };
+  // Twice: a duplicate may point at a copy listed after it.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const Bug& b : bugs) {
+      if (of_played(b)) played.insert(b.id);
+    }
+  }
+  FiledBugs out;
+  for (const Bug& b : bugs) {
+    if (b.id == main.id) continue;
+    if (played.count(b.id) > 0) {
+      ++out.copies;
+      continue;
+    }
+    std::string line = "bug " + std::to_string(b.id) + " (" +
+                       std::string(BugStateName(b.state));
+    if (b.culprit_commit)
+      line += ", culprit " + b.culprit_commit->substr(0, 12);
+    out.others.push_back(line + ")");
+  }
+  return out;
+}
+
 Json DemoResult::ToJson() const {
   Json j = Json::MakeObject();
   j["zoo_bug"] = zoo_bug;
@@ -496,6 +526,10 @@ Json DemoResult::ToJson() const {
   j["search_builds"] = search_builds;
   j["bugs_filed"] = bugs_filed;
   j["duplicates"] = duplicates;
+  j["copies"] = copies;
+  Json others = Json::MakeArray();
+  for (const std::string& o : other_bugs) others.push_back(o);
+  j["other_bugs"] = others;
   j["gated_by"] = gated_by;
   j["own_witness_gated"] = own_witness_gated;
   j["patch_verified"] = patch_verified;
@@ -512,6 +546,10 @@ std::string DemoTable(const std::vector<DemoResult>& results) {
        "(gated by) | bugs filed | wall |\n"
        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const DemoResult& r : results) {
+    std::string others;
+    for (const std::string& o : r.other_bugs) {
+      others += (others.empty() ? ", other: " : "; ") + o;
+    }
     std::ostringstream found;
     if (r.found_seconds >= 0) {
       found << "yes (" << std::fixed << std::setprecision(0) << r.found_seconds
@@ -530,10 +568,10 @@ std::string DemoTable(const std::vector<DemoResult>& results) {
       << ", " << r.search_builds << " builds) | "
       << (r.patch_verified ? "yes" : "no") << " (" << r.gated_by
       << " other zoo witnesses" << (r.own_witness_gated ? ", its own too" : "")
-      << ") | " << r.bugs_filed << " (" << r.duplicates
-      << " marked duplicate) | " << std::fixed << std::setprecision(0)
-      << r.wall_seconds << " s |" << (r.failure.empty() ? "" : " " + r.failure)
-      << "\n";
+      << ") | " << r.bugs_filed << ": the bug, " << r.copies << " copies ("
+      << r.duplicates << " marked duplicate)" << others << " | " << std::fixed
+      << std::setprecision(0) << r.wall_seconds << " s |"
+      << (r.failure.empty() ? "" : " " + r.failure) << "\n";
   }
   return t.str();
 }

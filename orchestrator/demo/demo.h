@@ -61,8 +61,12 @@ struct DemoResult {
   bool culprit_right = false;      // It is the commit that brought the bug.
   int search_commits = 0;          // The culprit search's range.
   int search_builds = 0;           // Builds it made (not from the cache).
-  int bugs_filed = 0;              // Bugs in the store at the end (goal: 1).
+  int bugs_filed = 0;              // Bugs in the store at the end.
   int duplicates = 0;              // Of those, marked duplicate of another.
+  // Of bugs_filed, the played bug's copies besides the judged bug (goal:
+  // 0; ClassifyFiledBugs), and the others, one line each.
+  int copies = 0;
+  std::vector<std::string> other_bugs;
   // The regression cases the verified patch was checked against (the
   // played bug's own witness is never among them: nobody has it for a real
   // bug), and whether it was.
@@ -97,6 +101,19 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& options,
 // the most advanced closed one. Never a duplicate; nullopt when none.
 std::optional<Bug> ChooseMainBug(const std::vector<Bug>& bugs,
                                  const std::string& bug_commit);
+
+// The bugs of a demo's store besides the judged bug `main`: `copies`
+// counts those of the played bug's root cause (culprit `bug_commit`, the
+// judged bug's coarse signature, or a duplicate of one of these); every
+// other bug gets a line in `others`: "bug N (STATE, culprit SHA12)" for a
+// bug of the replayed history's own, "bug N (STATE)" else (e.g. a finding
+// closed as not reproducible).
+struct FiledBugs {
+  int copies = 0;
+  std::vector<std::string> others;
+};
+FiledBugs ClassifyFiledBugs(const std::vector<Bug>& bugs, const Bug& main,
+                            const std::string& bug_commit);
 
 // The --all table (one line per result).
 std::string DemoTable(const std::vector<DemoResult>& results);

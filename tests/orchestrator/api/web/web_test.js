@@ -282,7 +282,8 @@ async function runChecks(browser, base) {
     await page.close();
   });
 
-  await check('bug page shows the highlighted instruction and the graph',
+  await check('bug page shows the highlighted instruction, the graph and ' +
+              'the error map',
               async () => {
     const page = await newPage(browser, base);
     await page.goto(base + '/bugs/' + demoBug.id,
@@ -296,6 +297,8 @@ async function runChecks(browser, base) {
     }, {timeout: 30000});
     await page.waitForSelector('#localization li.level');
     await page.waitForSelector('#patches table.sbs');
+    // The reproduction's error map, drawn by hlo-diff in the sandbox.
+    await page.waitForSelector('#heatmaps canvas.heatmap', {timeout: 30000});
     await shot(page, 'bug');
     await page.close();
   });
