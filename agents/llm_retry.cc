@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "agents/llm_common.h"
+#include "base/lines.h"
 
 namespace trench::agents {
 namespace {
@@ -46,12 +47,6 @@ std::optional<std::time_t> ParseHttpDate(std::string_view v) {
     if (end != nullptr && *end == '\0') return timegm(&tm);
   }
   return std::nullopt;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(uint8_t(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(uint8_t(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 bool IsCancelled(const RetryBounds& bounds) {
@@ -101,7 +96,7 @@ bool IsQuotaError(int status, std::string_view body) {
 }
 
 std::optional<double> ParseRetryAfter(std::string_view value, std::time_t now) {
-  value = Trim(value);
+  value = TrimWhitespace(value);
   if (value.empty()) return std::nullopt;
   if (auto seconds = ParseSeconds(value)) return seconds;
   if (auto date = ParseHttpDate(value)) {
@@ -114,7 +109,8 @@ double RetryDelaySeconds(const LlmConfig& config, int retry,
                          const HttpResponse* response, std::time_t now) {
   std::optional<double> delay;
   if (response != nullptr) {
-    if (auto ms = ParseSeconds(Trim(response->Header("retry-after-ms")))) {
+    if (auto ms =
+            ParseSeconds(TrimWhitespace(response->Header("retry-after-ms")))) {
       delay = *ms / 1000;
     } else {
       delay = ParseRetryAfter(response->Header("retry-after"), now);

@@ -13,6 +13,7 @@
 #include "agents/claims.h"
 #include "agents/json_schema.h"
 #include "agents/sandbox_toolbox_internal.h"
+#include "base/lines.h"
 #include "triage/case/case_bundle.h"
 
 namespace trench::agents::internal {
@@ -21,15 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kMaxErrorChars = 4000;
-
-std::string Trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
-    s.pop_back();
-  }
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
 
 void ReplaceAll(std::string& s, const std::string& from,
                 const std::string& to) {
@@ -129,7 +121,7 @@ std::string FailureText(const ToolDef& def, const sandbox::Result& r,
   } else {
     how = "exited with code " + std::to_string(r.exit_code);
   }
-  std::string err = Trim(r.stderr_data);
+  std::string err(TrimWhitespace(r.stderr_data));
   ReplaceAll(err, work_dir + "/", "");
   ReplaceAll(err, std::string(def.runner) + ": ", "");
   if (err.size() > kMaxErrorChars) {

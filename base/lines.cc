@@ -1,5 +1,7 @@
 #include "base/lines.h"
 
+#include <cctype>
+
 namespace trench {
 
 std::vector<std::string_view> SplitLineViews(std::string_view text) {
@@ -12,6 +14,15 @@ std::vector<std::string_view> SplitLineViews(std::string_view text) {
     pos = nl + 1;
   }
   return out;
+}
+
+std::string_view TrimWhitespace(std::string_view text) {
+  while (!text.empty() &&
+         std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  return text;
 }
 
 }  // namespace trench

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 extern char** environ;
@@ -118,6 +119,27 @@ std::string BoundedCapture::LastLine() const {
   size_t start = all.find_last_of('\n', end);
   start = start == std::string::npos ? 0 : start + 1;
   return all.substr(start, end - start + 1);
+}
+
+std::string FindProgram(const std::string& name) {
+  if (name.empty()) return "";
+  if (name.find('/') != std::string::npos) {
+    return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t colon = dirs.find(':', start);
+    if (colon == std::string::npos) colon = dirs.size();
+    const std::string dir = dirs.substr(start, colon - start);
+    if (!dir.empty()) {
+      const std::string candidate = dir + "/" + name;
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    start = colon + 1;
+  }
+  return "";
 }
 
 StatusOr<ProcessResult> RunProcess(const ProcessSpec& spec) {

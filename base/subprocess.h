@@ -53,6 +53,10 @@ struct ProcessResult {
 // executed exits with 127 and says so on stderr.
 StatusOr<ProcessResult> RunProcess(const ProcessSpec& spec);
 
+// The executable `name` looked up in PATH (or `name` itself when it holds
+// a '/'), or "" when there is none.
+std::string FindProgram(const std::string& name);
+
 // A long-running child talking on stdin/stdout in lines (`hlo-run
 // --serve`). Its stderr is drained into a bounded capture.
 class LineProcess {

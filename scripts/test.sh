@@ -5,13 +5,16 @@
 # coverage flavour (TRENCH_TARGET_COVERAGE) for the CoverageBuild suite.
 #   scripts/test.sh            everything
 #   scripts/test.sh -L unit    only tests with that ctest label (also: slow,
-#                              browser)
+#                              browser, slurm)
 set -euo pipefail
 source "$(dirname "$0")/deps.sh"
 # The browser tests (label "browser"): Debian's chromium, driven by node.
 # Node.js and npm only when the machine has none: a machine whose nodejs
 # comes from another repository (with npm bundled) cannot take Debian's npm.
 TRENCH_PACKAGES+=(chromium)
+# The Slurm tests (label "slurm"): a real single-node cluster the suite
+# starts (tests/orchestrator/slurm/slurm_cluster.h).
+TRENCH_PACKAGES+=(slurm-wlm munge)
 command -v node >/dev/null || TRENCH_PACKAGES+=(nodejs)
 command -v npm >/dev/null || TRENCH_PACKAGES+=(npm)
 trench_install_deps

@@ -96,28 +96,6 @@ class DotWriter {
   std::map<const HloInstruction*, std::string> ids_;
 };
 
-// `name` found on PATH (or itself when it holds a '/'), or "".
-std::string FindProgram(const std::string& name) {
-  if (name.empty()) return "";
-  if (name.find('/') != std::string::npos) {
-    return ::access(name.c_str(), X_OK) == 0 ? name : "";
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t colon = dirs.find(':', start);
-    if (colon == std::string::npos) colon = dirs.size();
-    const std::string dir = dirs.substr(start, colon - start);
-    if (!dir.empty()) {
-      const std::string candidate = dir + "/" + name;
-      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    }
-    start = colon + 1;
-  }
-  return "";
-}
-
 }  // namespace
 
 std::string DotEscape(const std::string& text, size_t max_bytes) {
@@ -252,7 +230,7 @@ StatusOr<std::string> RenderSvg(const std::string& dot_program,
                                 const std::string& dot, double timeout_seconds,
                                 size_t max_bytes,
                                 const sandbox::Options* jail) {
-  const std::string program = FindProgram(dot_program);
+  const std::string program = hlo_diff::FindProgram(dot_program);
   if (program.empty()) {
     return Unimplemented("Graphviz `dot` ('" + dot_program +
                          "') is not installed: the graph needs it (Debian "
