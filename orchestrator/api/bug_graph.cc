@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 
+#include "base/scoped_temp_dir.h"
 #include "base/subprocess.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_instruction.h"
@@ -186,20 +187,11 @@ StatusOr<std::string> RenderInSandbox(const std::string& program,
                                       const sandbox::Options& jail,
                                       double timeout_seconds,
                                       size_t max_bytes) {
-  std::error_code ec;
-  std::filesystem::create_directories(jail.work_dir, ec);
+  ::mkdir(jail.work_dir.c_str(), 0711);
   ::chmod(jail.work_dir.c_str(), 0711);  // Runs reach their own dirs only.
-  std::string dir = jail.work_dir + "/graph.XXXXXX";
-  if (::mkdtemp(dir.data()) == nullptr) {
-    return IoError("cannot create a directory for dot under " + jail.work_dir);
-  }
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } cleanup{dir};
+  ASSIGN_OR_RETURN(std::unique_ptr<ScopedTempDir> scratch,
+                   ScopedTempDir::Make(jail.work_dir, "graph", 0700));
+  const std::string& dir = scratch->path();
   RETURN_IF_ERROR(WriteDot(dir + "/graph.dot", dot));
   sandbox::Options o = jail;
   o.argv = {program, "-Tsvg", "graph.dot"};

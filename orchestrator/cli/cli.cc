@@ -63,6 +63,10 @@ constexpr Command kCommands[] = {
      "the service end to end on a repository made from our own compiler, "
      "where a commit brings a bugzoo bug (built-in brains, no network)",
      CmdDemo},
+    {"run-sandboxed", "DIR",
+     "one sandboxed run described by DIR/request.json, its result written "
+     "to DIR/result.json, stdout, stderr (what a Slurm job runs)",
+     CmdRunSandboxed},
     {"help", "[COMMAND]", "this text, or one command's usage", CmdHelp},
 };
 

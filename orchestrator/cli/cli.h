@@ -99,16 +99,17 @@ int Fail(const Context& ctx, const std::string& message);
 std::string ExtractInlineHlo(std::string_view text);
 
 // The subcommands (one file per group).
-int CmdServe(const Context& ctx);   // cmd_serve.cc
-int CmdReport(const Context& ctx);  // cmd_client.cc
-int CmdBugs(const Context& ctx);    // cmd_client.cc
-int CmdShow(const Context& ctx);    // cmd_client.cc
-int CmdReview(const Context& ctx);  // cmd_client.cc
-int CmdRetry(const Context& ctx);   // cmd_client.cc
-int CmdEvents(const Context& ctx);  // cmd_client.cc
-int CmdJobs(const Context& ctx);    // cmd_jobs.cc
-int CmdTriage(const Context& ctx);  // cmd_triage.cc
-int CmdFuzz(const Context& ctx);    // cmd_fuzz.cc
-int CmdDemo(const Context& ctx);    // cmd_demo.cc
+int CmdServe(const Context& ctx);         // cmd_serve.cc
+int CmdReport(const Context& ctx);        // cmd_client.cc
+int CmdBugs(const Context& ctx);          // cmd_client.cc
+int CmdShow(const Context& ctx);          // cmd_client.cc
+int CmdReview(const Context& ctx);        // cmd_client.cc
+int CmdRetry(const Context& ctx);         // cmd_client.cc
+int CmdEvents(const Context& ctx);        // cmd_client.cc
+int CmdJobs(const Context& ctx);          // cmd_jobs.cc
+int CmdTriage(const Context& ctx);        // cmd_triage.cc
+int CmdFuzz(const Context& ctx);          // cmd_fuzz.cc
+int CmdDemo(const Context& ctx);          // cmd_demo.cc
+int CmdRunSandboxed(const Context& ctx);  // cmd_run_sandboxed.cc
 
 }  // namespace trench::cli
