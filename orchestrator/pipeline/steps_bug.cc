@@ -201,7 +201,15 @@ StatusOr<Json> JudgeReproduction(StepContext& ctx, const Bug& bug,
   reproduction["runs"] = runs;
   reproduction["failures"] = failures;
   reproduction["rate"] = static_cast<double>(failures) / runs;
-  reproduction["verdict"] = last_failure ? last_failure->ToJson() : Json();
+  if (last_failure) {
+    // The error maps stay with the runs (a bug's details are read with
+    // every bug list page): the details keep the verdict without them.
+    hlo_diff::Verdict shown = *last_failure;
+    shown.error_maps.clear();
+    reproduction["verdict"] = shown.ToJson();
+  } else {
+    reproduction["verdict"] = Json();
+  }
   d["reproduction"] = reproduction;
   if (last_failure) d["status"] = last_failure->status_name();
   fields.details = d;

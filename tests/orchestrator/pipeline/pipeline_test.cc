@@ -331,6 +331,40 @@ std::vector<hlo_diff::Verdict> Verdicts(const std::string& sig, int fail,
   return out;
 }
 
+// The error maps of a reproduction stay with its runs; the bug's details
+// (read with every bug list page) keep the verdict without them.
+TEST_F(PipelineTest, ErrorMapsStayWithTheRunsNotInTheBugsDetails) {
+  DaemonPaths paths(dir_ + "/var");
+  ctx_.paths = &paths;
+  const std::vector<std::string> main = MirrorWithThreeCommits(paths);
+  const std::string case_sha(64, 'e');
+  ASSERT_TRUE(store_->PutCase(case_sha, "", Json::MakeObject()).ok());
+  NewBug b;
+  b.signature = "sig:maps";
+  b.details["source"] = "fuzz";
+  const int64_t id = *store_->CreateBug(b, "test", Json::MakeObject());
+  std::vector<hlo_diff::Verdict> verdicts = Verdicts("maps", 2, 2);
+  for (hlo_diff::Verdict& v : verdicts) {
+    v.case_sha = case_sha;
+    v.error_maps.push_back(hlo_diff::ErrorGrid({1, 9}, {1, 1}, {1, 1}, 1, 2));
+  }
+  ASSERT_TRUE(JudgeReproduction(ctx_, *store_->GetBug(id), case_sha, main[0],
+                                verdicts, Json::MakeObject(), {})
+                  .ok());
+  const Bug bug = *store_->GetBug(id);
+  const Json* verdict = bug.details.Find("reproduction")->Find("verdict");
+  ASSERT_NE(verdict, nullptr);
+  EXPECT_EQ(verdict->Find("status")->string_value(), "mismatch");
+  EXPECT_EQ(verdict->Find("error_maps"), nullptr);
+  auto runs = store_->ListRunsForCase(case_sha);
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 2u);
+  for (const auto& r : *runs) {
+    ASSERT_NE(r.verdict.Find("error_maps"), nullptr) << r.verdict.Dump();
+    EXPECT_EQ(r.verdict.Find("error_maps")->size(), 1u);
+  }
+}
+
 // A reproduced report that fails like a known bug is that bug: the open
 // fuzz finding one of whose coarse signatures it has, the report
 // reproduced before it, or a fixed bug whose fix the commit predates. A
