@@ -23,6 +23,7 @@ using internal::ParseToolOutput;
 using internal::RunToolBinary;
 using internal::ScratchDir;
 using internal::StoreCaseDir;
+using internal::VerdictForModel;
 
 const ToolDef& Def(std::string_view name) { return *FindTool(name); }
 
@@ -204,7 +205,7 @@ StatusOr<ToolResult> SandboxToolBox::RunCase(const Json& args) {
   result.output["statuses"] = std::move(statuses);
   const Json* sig = verdicts[top].Find("signature");
   result.output["signature"] = sig ? *sig : Json();
-  result.output["verdict"] = verdicts[top];
+  result.output["verdict"] = VerdictForModel(verdicts[top]);
   return result;
 }
 

@@ -177,4 +177,17 @@ bool IsInside(const std::string& path, const std::string& root) {
   return ri == r.end() || (std::next(ri) == r.end() && ri->empty());
 }
 
+Json VerdictForModel(Json verdict) {
+  if (!verdict.is_object()) return verdict;
+  Json::Object& members = verdict.mutable_object();
+  for (auto it = members.begin(); it != members.end(); ++it) {
+    if (it->first != "error_maps") continue;
+    const size_t n = it->second.is_array() ? it->second.size() : 0;
+    members.erase(it);
+    verdict["error_maps_left_out"] = n;
+    break;
+  }
+  return verdict;
+}
+
 }  // namespace trench::agents::internal

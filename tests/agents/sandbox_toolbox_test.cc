@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "agents/sandbox_toolbox_internal.h"
 #include "git/git_repo.h"
 
 namespace trench::agents {
@@ -129,6 +130,20 @@ TEST_F(SandboxToolBoxTest, WriteReadAndRunACase) {
   EXPECT_TRUE(r->output.Find("verdict")->is_object());
   // Every call's scratch dir is gone.
   EXPECT_TRUE(fs::is_empty(root_ + "/scratch"));
+}
+
+TEST(SandboxToolBoxVerdictTest, ABrainSeesNoErrorMaps) {
+  StatusOr<Json> v = ParseJson(
+      R"({"status":"mismatch","error_maps":[{"cells":[[1e9]]},{}],"x":1})");
+  ASSERT_TRUE(v.ok());
+  const Json shown = internal::VerdictForModel(*v);
+  EXPECT_EQ(shown.Find("error_maps"), nullptr);
+  EXPECT_EQ(*shown.Find("error_maps_left_out"), Json(2));
+  EXPECT_EQ(*shown.Find("status"), Json("mismatch"));
+  EXPECT_EQ(*shown.Find("x"), Json(1));
+  // Without maps the verdict is unchanged.
+  StatusOr<Json> plain = ParseJson(R"({"status":"pass"})");
+  EXPECT_EQ(internal::VerdictForModel(*plain), *plain);
 }
 
 TEST_F(SandboxToolBoxTest, InvalidHloIsAFailedResultWithLineColumn) {
