@@ -155,6 +155,10 @@ StatusOr<ToolResult> SandboxToolBox::ReadCaseTool(const Json& args) {
   if (text.ok()) {
     StatusOr<Json> j = ParseJson(*text);
     if (!j.ok()) return ToolFailure("case.json: " + j.status().message());
+    // A finding's case.json carries its verdict: without the maps.
+    if (j->is_object() && j->Find("verdict") != nullptr) {
+      (*j)["verdict"] = internal::VerdictForModel(*j->Find("verdict"));
+    }
     result.output["case_json"] = *std::move(j);
   }
   return result;

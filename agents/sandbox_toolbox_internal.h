@@ -67,7 +67,8 @@ StatusOr<std::string> StoreCaseDir(const ToolContext& ctx,
 // after normalization; symlinks are not followed).
 bool IsInside(const std::string& path, const std::string& root);
 
-// A verdict as a brain sees it (run_case's "verdict"): its error maps (up
+// A verdict as a brain sees it (run_case's "verdict", read_case's
+// case_json.verdict): its error maps (up
 // to 8 x 64 x 64 numbers, drawn for the dashboard) are left out, and
 // "error_maps_left_out" counts them.
 Json VerdictForModel(Json verdict);
