@@ -19,9 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 using internal::CaseDir;
 using internal::FailureText;
+using internal::MakeScratchDir;
 using internal::ParseToolOutput;
 using internal::RunToolBinary;
-using internal::ScratchDir;
 using internal::StoreCaseDir;
 using internal::VerdictForModel;
 
@@ -115,8 +115,8 @@ Json SizeOf(const std::string& case_dir, int64_t instructions) {
 
 StatusOr<ToolResult> SandboxToolBox::WriteCase(const Json& args) {
   const ToolDef& def = Def("write_case");
-  ASSIGN_OR_RETURN(ScratchDir work,
-                   ScratchDir::Make(ctx_, "write_case", ++calls_));
+  ASSIGN_OR_RETURN(ScopedTempDir work,
+                   MakeScratchDir(ctx_, "write_case", ++calls_));
   const std::string module = work.path() + "/module.hlo";
   {
     std::ofstream out(module, std::ios::binary);
@@ -174,8 +174,8 @@ StatusOr<ToolResult> SandboxToolBox::RunCase(const Json& args) {
   Json statuses = Json::MakeArray();
   int failures = 0;
   for (int64_t i = 0; i < runs; ++i) {
-    ASSIGN_OR_RETURN(ScratchDir work,
-                     ScratchDir::Make(ctx_, "run_case", ++calls_));
+    ASSIGN_OR_RETURN(ScopedTempDir work,
+                     MakeScratchDir(ctx_, "run_case", ++calls_));
     ASSIGN_OR_RETURN(
         sandbox::Result r,
         RunToolBinary(ctx_, def, argv, work.path(), def.wall_seconds));
@@ -214,8 +214,8 @@ StatusOr<ToolResult> SandboxToolBox::ReduceCase(const Json& args) {
   const std::string id = args.Find("case")->string_value();
   StatusOr<std::string> dir = CaseDirWithInputs(ctx_, id);
   if (!dir.ok()) return ToolFailure(dir.status().message());
-  ASSIGN_OR_RETURN(ScratchDir work,
-                   ScratchDir::Make(ctx_, "reduce_case", ++calls_));
+  ASSIGN_OR_RETURN(ScopedTempDir work,
+                   MakeScratchDir(ctx_, "reduce_case", ++calls_));
   const std::string out = work.path() + "/out";
   std::vector<std::string> argv = {*dir, "--out", out, "--bin-dir",
                                    ctx_.bin_dir};
@@ -263,8 +263,8 @@ StatusOr<ToolResult> SandboxToolBox::LocalizeCase(const Json& args) {
   const std::string id = args.Find("case")->string_value();
   StatusOr<std::string> dir = CaseDirWithInputs(ctx_, id);
   if (!dir.ok()) return ToolFailure(dir.status().message());
-  ASSIGN_OR_RETURN(ScratchDir work,
-                   ScratchDir::Make(ctx_, "localize_case", ++calls_));
+  ASSIGN_OR_RETURN(ScopedTempDir work,
+                   MakeScratchDir(ctx_, "localize_case", ++calls_));
   std::vector<std::string> argv = {*dir, "--json", "--bin-dir", ctx_.bin_dir};
   if (std::string levels = JoinStrings(args.Find("levels")); !levels.empty()) {
     argv.push_back("--levels=" + levels);
@@ -289,7 +289,7 @@ StatusOr<ToolResult> SandboxToolBox::Fuzz(const Json& args) {
   if (!ops.empty() && !passes.empty()) {
     return ToolFailure("give `ops` or `passes`, not both");
   }
-  ASSIGN_OR_RETURN(ScratchDir work, ScratchDir::Make(ctx_, "fuzz", ++calls_));
+  ASSIGN_OR_RETURN(ScopedTempDir work, MakeScratchDir(ctx_, "fuzz", ++calls_));
   const std::string out = work.path() + "/out";
   const int64_t seconds = IntArg(args, "seconds", 60);
   std::vector<std::string> argv = {

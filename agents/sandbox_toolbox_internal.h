@@ -9,28 +9,16 @@
 #include "agents/sandbox_toolbox.h"
 #include "agents/tool_registry.h"
 #include "base/json.h"
+#include "base/scoped_temp_dir.h"
 #include "base/status.h"
 #include "sandbox/sandbox.h"
 
 namespace trench::agents::internal {
 
 // A fresh directory scratch_dir/<tool>-<n>.XXXXXX, searchable by the
-// sandbox uid; removed when this object goes away.
-class ScratchDir {
- public:
-  static StatusOr<ScratchDir> Make(const ToolContext& ctx,
-                                   const std::string& tool, int n);
-  ScratchDir(ScratchDir&& o) noexcept : path_(std::move(o.path_)) {
-    o.path_.clear();
-  }
-  ScratchDir& operator=(ScratchDir&&) = delete;
-  ~ScratchDir();
-  const std::string& path() const { return path_; }
-
- private:
-  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
+// sandbox uid; removed when the returned object goes away.
+StatusOr<ScopedTempDir> MakeScratchDir(const ToolContext& ctx,
+                                       const std::string& tool, int n);
 
 // Runs tools_dir/<def.runner> with `args` in the sandbox, `work_dir` as its
 // work dir, for at most `wall_seconds`. kInternal when the binary is

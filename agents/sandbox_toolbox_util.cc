@@ -34,23 +34,12 @@ void ReplaceAll(std::string& s, const std::string& from,
 
 }  // namespace
 
-StatusOr<ScratchDir> ScratchDir::Make(const ToolContext& ctx,
-                                      const std::string& tool, int n) {
-  // mkdtemp: unique across the sessions of this process and others.
-  std::string tmpl =
-      ctx.scratch_dir + "/" + tool + "-" + std::to_string(n) + ".XXXXXX";
-  if (::mkdtemp(tmpl.data()) == nullptr) {
-    return Internal("cannot create a scratch dir in " + ctx.scratch_dir + ": " +
-                    std::strerror(errno));
-  }
-  ::chmod(tmpl.c_str(), 0755);  // The sandbox uid must reach it.
-  return ScratchDir(tmpl);
-}
-
-ScratchDir::~ScratchDir() {
-  if (path_.empty()) return;
-  std::error_code ec;
-  fs::remove_all(path_, ec);
+StatusOr<ScopedTempDir> MakeScratchDir(const ToolContext& ctx,
+                                       const std::string& tool, int n) {
+  // mkdtemp: unique across the sessions of this process and others; the
+  // sandbox uid must reach it (0755).
+  return ScopedTempDir::Make(ctx.scratch_dir, tool + "-" + std::to_string(n),
+                             0755);
 }
 
 StatusOr<sandbox::Result> RunToolBinary(const ToolContext& ctx,

@@ -1,10 +1,11 @@
 // A fresh directory (mkdtemp) that is removed, with everything in it, when
-// the object goes: per-run scratch for a child process (dot, a Slurm job).
+// the object goes: per-run scratch for a child process (a tool in the
+// sandbox, dot, a Slurm job). Movable; the moved-from object removes
+// nothing.
 #pragma once
 
 #include <sys/types.h>
 
-#include <memory>
 #include <string>
 
 #include "base/status.h"
@@ -14,12 +15,16 @@ namespace trench {
 class ScopedTempDir {
  public:
   // <parent>/<prefix>.XXXXXX with `mode`; `parent` is created when missing.
-  // IoError naming `parent` when no directory can be made there.
-  static StatusOr<std::unique_ptr<ScopedTempDir>> Make(
-      const std::string& parent, const std::string& prefix, mode_t mode);
-  ~ScopedTempDir();
+  // IoError naming `parent` and the system's reason when no directory can
+  // be made there.
+  static StatusOr<ScopedTempDir> Make(const std::string& parent,
+                                      const std::string& prefix, mode_t mode);
+  ScopedTempDir(ScopedTempDir&& o) noexcept : path_(std::move(o.path_)) {
+    o.path_.clear();
+  }
+  ScopedTempDir& operator=(ScopedTempDir&&) = delete;
   ScopedTempDir(const ScopedTempDir&) = delete;
-  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  ~ScopedTempDir();
 
   const std::string& path() const { return path_; }
 

@@ -189,9 +189,9 @@ StatusOr<std::string> RenderInSandbox(const std::string& program,
                                       size_t max_bytes) {
   ::mkdir(jail.work_dir.c_str(), 0711);
   ::chmod(jail.work_dir.c_str(), 0711);  // Runs reach their own dirs only.
-  ASSIGN_OR_RETURN(std::unique_ptr<ScopedTempDir> scratch,
+  ASSIGN_OR_RETURN(ScopedTempDir scratch,
                    ScopedTempDir::Make(jail.work_dir, "graph", 0700));
-  const std::string& dir = scratch->path();
+  const std::string& dir = scratch.path();
   RETURN_IF_ERROR(WriteDot(dir + "/graph.dot", dot));
   sandbox::Options o = jail;
   o.argv = {program, "-Tsvg", "graph.dot"};

@@ -55,9 +55,9 @@ StatusOr<sandbox::Result> SlurmRunner::Run(
                            options_.shared_dir + ": the node would not see it");
   }
   ASSIGN_OR_RETURN(
-      std::unique_ptr<ScopedTempDir> scratch,
+      ScopedTempDir scratch,
       ScopedTempDir::Make(options_.shared_dir, "run." + tag, 0700));
-  const std::string& dir = scratch->path();
+  const std::string& dir = scratch.path();
   RETURN_IF_ERROR(sandbox::WriteRunRequest(dir, options));
   JobSpec job;
   job.name = options_.job_name_prefix + "-" + tag;
