@@ -1,9 +1,7 @@
 // One sandboxed run as a Slurm job (slurm_run.h).
 #include "orchestrator/slurm/slurm_run.h"
 
-#include <stdlib.h>
-#include <sys/stat.h>
-
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -27,9 +25,10 @@ bool Under(const std::string& path, const std::string& dir) {
 
 // The last line of the job's output file (what run-sandboxed said).
 std::string LastOutputLine(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  const std::streamoff size = f ? static_cast<std::streamoff>(f.tellg()) : 0;
+  f.seekg(std::max<std::streamoff>(0, size - 4096));  // Its tail only.
   std::string text((std::istreambuf_iterator<char>(f)), {});
-  if (text.size() > 4096) text = text.substr(text.size() - 4096);
   std::string last;
   for (std::string_view line : SplitLineViews(text)) {
     if (!TrimWhitespace(line).empty()) last = std::string(line);
