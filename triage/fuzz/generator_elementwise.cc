@@ -262,7 +262,9 @@ bool EmitBinary(Gen& g, O op, Value a, Edge edge = {}) {
         if (IsInteger(t)) {
           b = NonZeroInt(g, b);
         } else if (IsComplex(t)) {
-          // Real part >= 1: |b| >= 1.
+          // Real part >= 1: |b| >= 1. Tamed first, so that the offset
+          // and the sum stay finite in the type.
+          b = g.Tame(b, lim / 4);
           b = g.Binary("add", b, g.Splat(t, b.shape.dims(), b.bound + 1),
                        2 * b.bound + 1);
         } else {

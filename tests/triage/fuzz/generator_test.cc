@@ -134,6 +134,23 @@ TEST(GeneratorTest, FocusAndDtypesRestrictTheProgram) {
   }
 }
 
+// Found by the 100,000-program false-alarm campaign: a complex divisor
+// whose bound was near the type's limit got an offset of bound + 1 to keep
+// its real part >= 1, and the sum's constant (2 * f32 max) did not fit c64.
+// Long chains of complex divisions must stay finite in the type.
+TEST(GeneratorTest, ComplexDivisorGuardsStayInRange) {
+  EXPECT_TRUE(
+      GenerateSynthetic(12324550382033465502ull, GeneratorOptions()).ok());
+  GeneratorOptions o;
+  o.instructions = 40;
+  o.focus = {"divide", "add", "multiply"};
+  o.dtypes = {PrimitiveType::C64};
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    auto c = GenerateSynthetic(seed, o);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+  }
+}
+
 // The quality check at scale: 300 programs of 5..40 ops.
 TEST(GeneratorTest, ThreeHundredProgramsVerifyEvaluateAndCover) {
   std::set<HloOpcode> ops;
