@@ -43,7 +43,7 @@ ApiResponse ApiHandlers::Handle(const ApiRequest& request) {
   return response;
 }
 
-void ApiHandlers::SetToolRunner(const ToolRunner* runner) {
+void ApiHandlers::SetExecutor(const Executor* runner) {
   std::lock_guard<std::mutex> lock(mu_);
   runner_ = runner;
 }

@@ -118,7 +118,7 @@ struct Options;
 
 namespace trench::orchestrator {
 
-class ToolRunner;
+class Executor;
 
 struct ApiOptions {
   std::string token;  // Bearer token for writes; empty: writes refused.
@@ -185,7 +185,7 @@ class ApiHandlers {
   // The runner whose counters /metrics reports (null, the default: they
   // read 0). Not owned; must outlive the handlers or be unset first.
   // Thread-safe.
-  void SetToolRunner(const ToolRunner* runner);
+  void SetExecutor(const Executor* runner);
 
  private:
   ApiResponse Route(const ApiRequest& request);
@@ -219,8 +219,8 @@ class ApiHandlers {
   friend class EventStream;
 
   std::mutex mu_;
-  Store* store_;                        // Used under mu_.
-  const ToolRunner* runner_ = nullptr;  // GUARDED_BY(mu_)
+  Store* store_;                      // Used under mu_.
+  const Executor* runner_ = nullptr;  // GUARDED_BY(mu_)
   ApiOptions options_;
   HttpMetrics http_metrics_;  // Thread-safe itself.
   std::shared_ptr<EventWaiters> waiters_;

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "orchestrator/api/build_info.h"
+#include "orchestrator/pipeline/executor.h"
 #include "orchestrator/pipeline/fallback_reason.h"
 #include "orchestrator/pipeline/pipeline.h"
-#include "orchestrator/pipeline/tool_runner.h"
 #include "orchestrator/store/job_queue.h"
 
 namespace trench::orchestrator {
@@ -41,8 +41,8 @@ const std::vector<double>& BuildBounds() {
 // What the families read.
 struct Sources {
   Store* store;
-  const ToolRunner* runner;  // May be null.
-  const HttpMetrics* http;   // May be null.
+  const Executor* runner;   // May be null.
+  const HttpMetrics* http;  // May be null.
 };
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
@@ -105,6 +105,11 @@ class Writer {
     }
     Line("_sum", labels, Number(h.sum));
     Line("_count", labels, std::to_string(h.count));
+  }
+  // A summary's _sum and _count samples.
+  void Summary(const Labels& labels, double sum, int64_t count) {
+    Line("_sum", labels, Number(sum));
+    Line("_count", labels, std::to_string(count));
   }
   std::string Take() { return std::move(out_); }
 
@@ -180,6 +185,37 @@ Status WriteToolRuns(const Sources& s, Writer* w) {
 
 Status WriteToolRunsRunning(const Sources& s, Writer* w) {
   w->Sample(static_cast<int64_t>(s.runner ? s.runner->running() : 0));
+  return Status::Ok();
+}
+
+Status WriteExecutorRuns(const Sources& s, Writer* w) {
+  if (!s.runner) return Status::Ok();
+  const ExecutorStats st = s.runner->Stats();
+  for (const auto& [state, n] : st.runs_by_state) {
+    w->Sample({{"executor", st.kind}, {"state", state}}, n);
+  }
+  return Status::Ok();
+}
+
+Status WriteExecutorQueueWait(const Sources& s, Writer* w) {
+  if (!s.runner) return Status::Ok();
+  const ExecutorStats st = s.runner->Stats();
+  w->Summary({{"executor", st.kind}}, st.queue_wait_seconds_sum,
+             st.queue_wait_count);
+  return Status::Ok();
+}
+
+Status WriteExecutorRuntime(const Sources& s, Writer* w) {
+  if (!s.runner) return Status::Ok();
+  const ExecutorStats st = s.runner->Stats();
+  w->Summary({{"executor", st.kind}}, st.runtime_seconds_sum, st.runtime_count);
+  return Status::Ok();
+}
+
+Status WriteExecutorRequeues(const Sources& s, Writer* w) {
+  if (!s.runner) return Status::Ok();
+  const ExecutorStats st = s.runner->Stats();
+  w->Sample({{"executor", st.kind}}, st.requeued);
   return Status::Ok();
 }
 
@@ -461,7 +497,7 @@ constexpr Family kFamilies[] = {
 
 }  // namespace
 
-StatusOr<std::string> RenderMetrics(Store* store, const ToolRunner* runner,
+StatusOr<std::string> RenderMetrics(Store* store, const Executor* runner,
                                     const HttpMetrics* http) {
   const Sources sources{store, runner, http};
   Writer w;

@@ -4,7 +4,7 @@
 // tokens, job kinds, pipeline and build durations) are read from it on
 // each scrape, so they survive restarts and agree with the API; the
 // sandboxed tool runs and the HTTP requests are counters of this process
-// (the ToolRunner's and HttpMetrics').
+// (the executor's and HttpMetrics').
 #pragma once
 
 #include <string>
@@ -15,14 +15,14 @@
 
 namespace trench::orchestrator {
 
-class ToolRunner;
+class Executor;
 
 // The exposition text for the store's current counts, `runner`'s and
 // `http`'s. `store` is not owned and is used on the calling thread only;
 // `runner` (not owned, may be null: its series read 0) and `http` (not
 // owned, may be null: no HTTP series) are only read. Label values are
 // escaped (\\, \", \n). Errors: the store's.
-StatusOr<std::string> RenderMetrics(Store* store, const ToolRunner* runner,
+StatusOr<std::string> RenderMetrics(Store* store, const Executor* runner,
                                     const HttpMetrics* http = nullptr);
 
 }  // namespace trench::orchestrator

@@ -2,6 +2,8 @@
 // reader: each section names its fields, and anything else is refused.
 #include "orchestrator/config/daemon_config.h"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -169,6 +171,72 @@ class Section {
   std::set<std::string> known_;
 };
 
+// Names that reach a Slurm command line: 1-64 of [A-Za-z0-9_.-], not
+// starting with '-' (the Slurm client checks them again).
+bool IsSlurmName(const std::string& s) {
+  if (s.empty() || s.size() > 64 || s[0] == '-') return false;
+  return std::all_of(s.begin(), s.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' ||
+           ch == '.' || ch == '-';
+  });
+}
+
+Status ReadExecutor(Section& e, const std::string& base_dir, DaemonConfig* c) {
+  ExecutorConfig& x = c->executor;
+  RETURN_IF_ERROR(e.OneOf("kind", {"local", "slurm"}, &x.kind));
+  RETURN_IF_ERROR(e.String("partition", &x.partition));
+  RETURN_IF_ERROR(e.String("account", &x.account));
+  RETURN_IF_ERROR(e.Int("max_jobs", 1, 100000, &x.max_jobs));
+  RETURN_IF_ERROR(e.Int("time_limit", 0, 525600, &x.time_limit_minutes));
+  RETURN_IF_ERROR(e.String("shared_dir", &x.shared_dir));
+  RETURN_IF_ERROR(e.StringList("extra_args", &x.extra_args));
+  RETURN_IF_ERROR(e.Path("slurm_bin_dir", base_dir, &x.slurm_bin_dir));
+  RETURN_IF_ERROR(e.Path("slurm_conf", base_dir, &x.slurm_conf));
+  RETURN_IF_ERROR(e.Seconds("poll_seconds", &x.poll_seconds));
+  RETURN_IF_ERROR(e.Check());  // A typo first: "partiton" is not missing.
+  if (x.poll_seconds < 0.05 || x.poll_seconds > 60) {
+    return e.Error("poll_seconds", "expected 0.05 to 60 seconds");
+  }
+  for (const std::string& a : x.extra_args) {
+    const bool printable = std::all_of(
+        a.begin(), a.end(), [](char ch) { return ch > ' ' && ch < 127; });
+    if (a.rfind("--", 0) != 0 || a.size() < 3 || !printable) {
+      return e.Error("extra_args",
+                     "expected sbatch options such as "
+                     "\"--qos=low\" (\"--\", printable, no "
+                     "spaces), got " +
+                         Json(a).Dump());
+    }
+  }
+  if (!x.account.empty() && !IsSlurmName(x.account)) {
+    return e.Error("account",
+                   "expected a Slurm name (letters, digits, _ . "
+                   "-), got " +
+                       Json(x.account).Dump());
+  }
+  if (!x.partition.empty() && !IsSlurmName(x.partition)) {
+    return e.Error("partition",
+                   "expected a Slurm name (letters, digits, _ "
+                   ". -), got " +
+                       Json(x.partition).Dump());
+  }
+  if (x.kind != "slurm") return Status::Ok();
+  if (x.partition.empty()) {
+    return e.Error("partition", "required with kind \"slurm\"");
+  }
+  if (x.shared_dir.empty() || fs::path(x.shared_dir).is_relative()) {
+    return e.Error("shared_dir",
+                   "required with kind \"slurm\": an absolute path every "
+                   "node mounts, got " +
+                       Json(x.shared_dir).Dump());
+  }
+  x.shared_dir = fs::path(x.shared_dir).lexically_normal().string();
+  while (x.shared_dir.size() > 1 && x.shared_dir.back() == '/') {
+    x.shared_dir.pop_back();
+  }
+  return Status::Ok();
+}
+
 Status ReadSwarm(Section& swarm, DaemonConfig* c) {
   std::set<std::string> brains = {"builtin"};
   for (const std::string& b : LlmBackends()) brains.insert(b);
@@ -300,6 +368,7 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
   RETURN_IF_ERROR(top.Object("fuzz", [&](Section& f) {
     RETURN_IF_ERROR(f.Seconds("budget_seconds", &c.fuzz_budget_seconds));
     RETURN_IF_ERROR(f.Int("jobs", 1, 256, &c.fuzz_jobs));
+    RETURN_IF_ERROR(f.Int("shards", 1, 1024, &c.fuzz_shards));
     RETURN_IF_ERROR(f.Int("seed", 0, INT64_MAX, &c.fuzz_seed));
     RETURN_IF_ERROR(f.Bool("continuous", &c.fuzz_continuous));
     RETURN_IF_ERROR(f.Int("reach_stop_programs", 0, INT64_MAX,
@@ -324,6 +393,8 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
   RETURN_IF_ERROR(top.Seconds("step_timeout_seconds", &c.step_timeout_seconds));
   RETURN_IF_ERROR(
       top.Int("max_concurrent_runs", 1, 1024, &c.max_concurrent_runs));
+  RETURN_IF_ERROR(top.Object(
+      "executor", [&](Section& e) { return ReadExecutor(e, base_dir, &c); }));
   RETURN_IF_ERROR(top.Seconds("drain_seconds", &c.drain_seconds));
   RETURN_IF_ERROR(top.Int("max_crashes", 1, 1'000'000, &c.max_crashes));
   RETURN_IF_ERROR(top.Object("http", [&](Section& h) {

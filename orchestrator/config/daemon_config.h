@@ -16,6 +16,11 @@
 //              "corpus": "",            trace corpus dir ("": none)
 //              "continuous": true,      when idle, fuzz the built head
 //                                       again (new seed each round)
+//              "shards": 1,             a campaign is this many runs at
+//                                       once (Slurm jobs or local runs),
+//                                       each with 1/N of the programs of
+//                                       the same seed (hlo-fuzz --shard);
+//                                       their findings are merged
 //              "reach_stop_programs": 0},  > 0: a commit's campaign on a
 //                                       coverage build ends once every
 //                                       changed line was reached by this
@@ -50,6 +55,8 @@
 //                                            builds of different commits)
 //     "step_timeout_seconds": 900,      any other tool run
 //     "max_concurrent_runs": 2,         sandboxed runs at once (global cap)
+//     "executor": {"kind": "local"},    where sandboxed runs execute
+//                                       (ExecutorConfig)
 //     "drain_seconds": 30,              graceful shutdown: wait for steps
 //     "max_crashes": 50,                a job whose runs the daemon lost
 //                                       (killed, crashed) this often is
@@ -163,6 +170,37 @@ struct LlmBackendConfig {
   double output_usd_per_mtok = 0;
 };
 
+// executor: where every sandboxed run executes (pipeline/executor.h).
+//   {"kind": "local"}                 the daemon's host (the default), or
+//   {"kind": "slurm",                 each run a Slurm job:
+//    "partition": "trench",           required: it must exist and be up
+//    "account": "",                   --account ("": none)
+//    "max_jobs": 16,                  jobs in the queue or running at once
+//    "time_limit": 0,                 a job's --time in minutes (0: the
+//                                     run's own wall limit plus 2 min)
+//    "shared_dir": "/shared/trench",  required, absolute: mounted by every
+//                                     node at the same path; cases/,
+//                                     builder/ and work/ live there
+//    "extra_args": ["--qos=low"],     more sbatch options ("--name" or
+//                                     "--name=value")
+//    "slurm_bin_dir": "",             sbatch & co. ("": from PATH)
+//    "slurm_conf": "",                SLURM_CONF for them ("": default)
+//    "poll_seconds": 1}               how often a job's state is read
+// The daemon refuses to start when a Slurm command is missing, the
+// partition does not exist, or shared_dir is not a writable directory.
+struct ExecutorConfig {
+  std::string kind = "local";  // "local" | "slurm".
+  std::string partition;
+  std::string account;
+  int max_jobs = 16;
+  int time_limit_minutes = 0;
+  std::string shared_dir;
+  std::vector<std::string> extra_args;
+  std::string slurm_bin_dir;
+  std::string slurm_conf;
+  double poll_seconds = 1;
+};
+
 struct DaemonConfig {
   std::string var_dir;
   std::string repo;
@@ -173,6 +211,7 @@ struct DaemonConfig {
   double poll_seconds = 10;
   double fuzz_budget_seconds = 60;
   int fuzz_jobs = 1;
+  int fuzz_shards = 1;
   uint64_t fuzz_seed = 1;
   std::string fuzz_corpus;
   bool fuzz_continuous = true;
@@ -192,6 +231,7 @@ struct DaemonConfig {
   bool builder_clean = false;
   double step_timeout_seconds = 900;
   int max_concurrent_runs = 2;
+  ExecutorConfig executor;
   double drain_seconds = 30;
   int max_crashes = 50;
   std::string http_address = "127.0.0.1";

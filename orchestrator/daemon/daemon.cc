@@ -31,6 +31,7 @@
 #include "orchestrator/pipeline/agent_setup.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/pipeline.h"
+#include "orchestrator/slurm/slurm_executor.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/limited_dir.h"
 #include "triage/case/target_flags.h"
@@ -64,7 +65,7 @@ struct Daemon::Impl {
   std::unique_ptr<JobQueue> queue;
   std::unique_ptr<ApiHandlers> api;
   std::unique_ptr<HttpServer> http;
-  std::unique_ptr<ToolRunner> runner;
+  std::unique_ptr<Executor> runner;  // Local or Slurm.
   std::unique_ptr<RepoWatcher> watcher;
   std::unique_ptr<Notifier> notifier;  // Null without a notify section.
   std::unique_ptr<asio::steady_timer> drain_timer;
@@ -77,7 +78,11 @@ struct Daemon::Impl {
   std::atomic<int> live_workers{0};
   Status error = Status::Ok();
 
-  explicit Impl(DaemonConfig c) : config(std::move(c)), paths(config.var_dir) {}
+  explicit Impl(DaemonConfig c)
+      : config(std::move(c)),
+        paths(config.var_dir, config.executor.kind == "slurm"
+                                  ? config.executor.shared_dir
+                                  : std::string()) {}
 
   JobQueueOptions QueueOptions() const {
     JobQueueOptions o;
@@ -277,6 +282,31 @@ Daemon::~Daemon() {
   if (impl_->lock_fd >= 0) ::close(impl_->lock_fd);
 }
 
+namespace {
+
+// The Slurm executor of config.executor, checked: commands, partition,
+// shared_dir.
+StatusOr<std::unique_ptr<slurm::SlurmExecutor>> CreateSlurmExecutor(
+    const DaemonConfig& config) {
+  const ExecutorConfig& x = config.executor;
+  slurm::SlurmExecutorOptions o;
+  std::error_code ec;
+  o.run.trench_binary = fs::read_symlink("/proc/self/exe", ec).string();
+  o.run.shared_dir = x.shared_dir;
+  o.run.partition = x.partition;
+  o.run.account = x.account;
+  o.run.extra_args = x.extra_args;
+  o.run.job_name_prefix = slurm::DaemonJobPrefix(config.var_dir);
+  o.run.poll_seconds = x.poll_seconds;
+  o.client.bin_dir = x.slurm_bin_dir;
+  o.client.slurm_conf = x.slurm_conf;
+  o.max_jobs = x.max_jobs;
+  o.time_limit_minutes = x.time_limit_minutes;
+  return slurm::SlurmExecutor::Create(std::move(o));
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
   auto impl = std::make_unique<Impl>(config);
   const DaemonPaths& p = impl->paths;
@@ -290,6 +320,18 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
   impl->libgit2_held = true;
   git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
   std::error_code ec;
+  // Slurm: checked before anything is created under shared_dir.
+  std::unique_ptr<slurm::SlurmExecutor> slurm_executor;
+  if (config.executor.kind == "slurm") {
+    ASSIGN_OR_RETURN(slurm_executor, CreateSlurmExecutor(impl->config));
+    if (impl->config.builder_disk_bytes > 0) {
+      spdlog::info(
+          "builder: a plain directory on the shared filesystem (the "
+          "builder.disk_bytes image is not used with the Slurm executor: a "
+          "loop mount on this host is not seen by the nodes)");
+      impl->config.builder_disk_bytes = 0;
+    }
+  }
   for (const std::string& dir :
        {p.var, p.cases, p.builder, p.build_cache, p.work}) {
     fs::create_directories(dir, ec);
@@ -309,7 +351,7 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
     if (impl->lock_fd >= 0) ::close(impl->lock_fd);
     return FailedPrecondition("another trench daemon runs on " + p.var);
   }
-  ASSIGN_OR_RETURN(impl->builder_volume, SetUpBuilder(config, p));
+  ASSIGN_OR_RETURN(impl->builder_volume, SetUpBuilder(impl->config, p));
   impl->tools_dir =
       config.tools_dir.empty() ? hlo_diff::ExecutableDir() : config.tools_dir;
   for (const char* tool :
@@ -439,8 +481,23 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
   if (var_policy.mask) ro.masked_paths = {p.var};
   ro.memory_bytes = config.sandbox_run_memory_bytes;
   ro.processes = config.sandbox_run_processes;
-  impl->runner = std::make_unique<ToolRunner>(impl->ioc, std::move(ro));
-  impl->api->SetToolRunner(impl->runner.get());  // Its counters in /metrics.
+  if (slurm_executor) {
+    slurm_executor->SetDefaults(std::move(ro));
+    ASSIGN_OR_RETURN(std::vector<std::string> left,
+                     slurm_executor->LeftByPreviousRun(impl->store.get()));
+    if (!left.empty()) {
+      Json f = Json::MakeObject();
+      f["jobs"] = static_cast<int64_t>(left.size());
+      LogWithFields(spdlog::level::warn,
+                    "Slurm jobs of the previous run: their steps reattach "
+                    "to them, none is submitted again",
+                    f);
+    }
+    impl->runner = std::move(slurm_executor);
+  } else {
+    impl->runner = std::make_unique<ToolRunner>(impl->ioc, std::move(ro));
+  }
+  impl->api->SetExecutor(impl->runner.get());  // Its counters in /metrics.
   impl->drain_timer = std::make_unique<asio::steady_timer>(impl->ioc);
   impl->signals =
       std::make_unique<asio::signal_set>(impl->ioc, SIGTERM, SIGINT);

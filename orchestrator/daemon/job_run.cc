@@ -39,7 +39,9 @@ Status RunLeasedJob(StepContext& ctx, JobQueue& queue, const Job& job,
   start["payload"] = job.payload;
   LogWithFields(spdlog::level::info, "job started", start);
   const auto t0 = std::chrono::steady_clock::now();
+  ctx.BeginJob(job.id, job.attempts);
   StatusOr<Json> result = handler(ctx, job);
+  ctx.BeginJob(0, 0);
   Json end = Json::MakeObject();
   end["duration_ms"] = static_cast<int64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -19,6 +19,7 @@
 #include "git/patch_apply.h"
 #include "orchestrator/pipeline/build_volume.h"
 #include "orchestrator/pipeline/commit_reach.h"
+#include "orchestrator/pipeline/fuzz_shards.h"
 #include "orchestrator/pipeline/step_util.h"
 
 namespace trench::orchestrator {
@@ -194,7 +195,7 @@ StatusOr<hlo_bisect::BuildResult> BuildKey(StepContext& ctx,
   ASSIGN_OR_RETURN(
       BuilderRun run,
       PrepareBuilderRun(ctx, argv, ctx.config->build_timeout_seconds + 60));
-  StatusOr<sandbox::Result> r = ctx.runner->Run(run.options);
+  StatusOr<sandbox::Result> r = ctx.Run(run.options);
   ReclaimBuilderSpace(ctx);
   if (!r.ok()) {
     return InfraFailure(
@@ -401,8 +402,6 @@ StatusOr<Json> FuzzBuild(StepContext& ctx, int64_t job_id,
       std::to_string(ctx.config->fuzz_jobs),
       "--seed",
       std::to_string(ctx.config->fuzz_seed + job_id),
-      "--out",
-      scratch + "/out",
       "--no-progress",
       "--hlo-run",
       bin_dir + "/hlo-run",
@@ -418,9 +417,31 @@ StatusOr<Json> FuzzBuild(StepContext& ctx, int64_t job_id,
     ASSIGN_OR_RETURN(std::string path, WriteDiffFile(scratch, changed_diff));
     argv.insert(argv.end(), {"--changed-lines", path});
   }
-  ASSIGN_OR_RETURN(sandbox::Result r,
-                   ctx.RunTool(argv, scratch, seconds * 4 + 120));
-  return ToolJson("hlo-fuzz", r);
+  // One run, or fuzz.shards runs at once (Slurm jobs on as many nodes),
+  // each with its share of the seed's programs and its own findings dir.
+  const int shards = std::max(1, ctx.config->fuzz_shards);
+  argv[0] = ctx.Tool(argv[0]);
+  std::vector<sandbox::Options> runs;
+  for (int k = 0; k < shards; ++k) {
+    std::vector<std::string> shard = argv;
+    const std::string out =
+        scratch +
+        (shards == 1 ? std::string("/out") : "/out-" + std::to_string(k));
+    shard.insert(shard.end(), {"--out", out});
+    for (std::string& flag : ShardFlags(k, shards)) shard.push_back(flag);
+    runs.push_back(ctx.Sandboxed(std::move(shard), scratch, seconds * 4 + 120));
+  }
+  if (shards == 1) {
+    ASSIGN_OR_RETURN(sandbox::Result r, ctx.Run(runs.front()));
+    return ToolJson("hlo-fuzz", r);
+  }
+  std::vector<Json> summaries;
+  for (StatusOr<sandbox::Result>& r : ctx.RunAll(runs)) {
+    if (!r.ok()) return r.status();
+    ASSIGN_OR_RETURN(Json summary, ToolJson("hlo-fuzz", *r));
+    summaries.push_back(std::move(summary));
+  }
+  return MergeFuzzSummaries(summaries);
 }
 
 StatusOr<Json> FileAuthorFindings(StepContext& ctx, const std::string& commit,
@@ -500,8 +521,8 @@ StatusOr<TargetDescription> DescribeTarget(StepContext& ctx,
     return manifest.status();
   }
   ASSIGN_OR_RETURN(sandbox::Result r,
-                   ctx.runner->Run(ctx.Sandboxed(
-                       {bin_dir + "/hloc", "--capabilities"}, scratch, 60)));
+                   ctx.Run(ctx.Sandboxed({bin_dir + "/hloc", "--capabilities"},
+                                         scratch, 60)));
   const std::string origin = "hloc --capabilities of " + sha.substr(0, 12);
   // Killed from outside (the OOM killer, a machine too loaded to answer in
   // time): ask again later; nothing is stored.

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <filesystem>
+#include <thread>
 
 #include "orchestrator/pipeline/root_cause.h"
 #include "sandbox/limited_dir.h"
@@ -11,17 +12,19 @@
 namespace trench::orchestrator {
 namespace fs = std::filesystem;
 
-DaemonPaths::DaemonPaths(const std::string& var_dir)
-    : var(var_dir),
-      store(var_dir + "/store.db"),
-      cases(var_dir + "/cases"),
-      builder(var_dir + "/builder"),
-      mirror(var_dir + "/builder/repo.git"),
-      worktree(var_dir + "/builder/work"),
-      build_out(var_dir + "/builder/work/out"),
-      build_image(var_dir + "/builder/work.img"),
-      build_cache(var_dir + "/builder/cache"),
-      work(var_dir + "/work") {}
+DaemonPaths::DaemonPaths(const std::string& var_dir,
+                         const std::string& shared_dir)
+    : var(var_dir), store(var_dir + "/store.db") {
+  const std::string root = shared_dir.empty() ? var_dir : shared_dir;
+  cases = root + "/cases";
+  builder = root + "/builder";
+  mirror = root + "/builder/repo.git";
+  worktree = root + "/builder/work";
+  build_out = root + "/builder/work/out";
+  build_image = root + "/builder/work.img";
+  build_cache = root + "/builder/cache";
+  work = root + "/work";
+}
 
 const std::vector<StepKind>& Steps() {
   constexpr std::optional<BugState> kNone;
@@ -94,16 +97,69 @@ StatusOr<sandbox::Result> StepContext::RunTool(std::vector<std::string> argv,
                                                const std::string& work_dir,
                                                double timeout) const {
   argv[0] = Tool(argv[0]);
-  return runner->Run(Sandboxed(std::move(argv), work_dir, timeout));
+  return Run(Sandboxed(std::move(argv), work_dir, timeout));
+}
+
+void StepContext::BeginJob(int64_t id, int attempt) {
+  job_id = id;
+  job_attempt = attempt;
+  run_seq = 0;
+}
+
+StatusOr<sandbox::Result> StepContext::Run(
+    const sandbox::Options& options) const {
+  RunLabel label;
+  label.job_id = job_id;
+  label.attempt = job_attempt;
+  label.seq = run_seq++;
+  label.store = store;
+  return runner->Run(options, label);
+}
+
+std::vector<StatusOr<sandbox::Result>> StepContext::RunAll(
+    const std::vector<sandbox::Options>& runs) const {
+  std::vector<StatusOr<sandbox::Result>> out(runs.size(), IoError("not run"));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    RunLabel label;
+    label.job_id = job_id;
+    label.attempt = job_attempt;
+    label.seq = run_seq++;
+    // Each thread records its run on a store connection of its own: a
+    // connection is used by one thread at a time.
+    threads.emplace_back([this, &runs, &out, i, label]() mutable {
+      std::unique_ptr<Store> own;
+      if (store != nullptr) {
+        StatusOr<std::unique_ptr<Store>> opened =
+            Store::Open(paths->store, StoreOptions());
+        if (opened.ok()) own = std::move(*opened);
+      }
+      label.store = own.get();
+      out[i] = runner->Run(runs[i], label);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return out;
 }
 
 StatusOr<std::string> StepContext::Scratch(int64_t job_id,
                                            const std::string& tag) const {
   const std::string dir =
       paths->work + "/" + std::to_string(job_id) + "-" + tag;
+  std::error_code ec;
+  if (runner->kind() != "local") {
+    // On the shared filesystem, a plain directory: a tmpfs mounted here
+    // would be this host's alone. A re-run after a crash keeps it while
+    // runs the previous daemon started may still use it (it reattaches
+    // to them); otherwise it starts afresh.
+    if (!runner->MayHaveLiveRuns(job_id, store)) fs::remove_all(dir, ec);
+    fs::create_directories(dir, ec);
+    if (ec) return IoError("cannot create " + dir + ": " + ec.message());
+    ::chmod(dir.c_str(), 0711);
+    return dir;
+  }
   // A re-run after a crash starts afresh.
   RETURN_IF_ERROR(sandbox::UnmountLimitedDir(dir));
-  std::error_code ec;
   fs::remove_all(dir, ec);
   RETURN_IF_ERROR(sandbox::MountLimitedDir(dir, config->sandbox_scratch_bytes,
                                            config->sandbox_scratch_inodes)

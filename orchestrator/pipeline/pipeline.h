@@ -20,6 +20,7 @@
 #include "base/json.h"
 #include "base/status.h"
 #include "orchestrator/config/daemon_config.h"
+#include "orchestrator/pipeline/executor.h"
 #include "orchestrator/pipeline/tool_runner.h"
 #include "orchestrator/store/job_queue.h"
 #include "orchestrator/store/store.h"
@@ -28,9 +29,13 @@
 
 namespace trench::orchestrator {
 
-// The state directory's layout.
+// The state directory's layout. With a shared directory (the Slurm
+// executor's shared_dir, which every node mounts), what runs read and
+// write (cases/, builder/, work/) lives there instead of under var; the
+// store stays in var, on the daemon's host.
 struct DaemonPaths {
-  explicit DaemonPaths(const std::string& var_dir);
+  explicit DaemonPaths(const std::string& var_dir,
+                       const std::string& shared_dir = "");
   std::string var;
   std::string store;    // var/store.db
   std::string cases;    // var/cases/<sha256>/ (content-addressed)
@@ -54,10 +59,24 @@ struct StepContext {
   const DaemonPaths* paths = nullptr;
   Store* store = nullptr;
   JobQueue* queue = nullptr;
-  ToolRunner* runner = nullptr;
-  std::string tools_dir;  // Resolved: hlo-diff, hlo-reduce, ...
-  std::string worker;     // "reproducer#0", for event actors.
+  Executor* runner = nullptr;  // Local or Slurm (executor.h).
+  std::string tools_dir;       // Resolved: hlo-diff, hlo-reduce, ...
+  std::string worker;          // "reproducer#0", for event actors.
   const std::atomic<bool>* stopping = nullptr;
+  // The job being handled (set by the worker before each handler; 0
+  // outside a job) and its runs so far: each run's RunLabel.
+  int64_t job_id = 0;
+  int job_attempt = 0;
+  mutable int run_seq = 0;
+  // Starts a new job's numbering of runs.
+  void BeginJob(int64_t id, int attempt);
+
+  // Runs `options` through the executor, labelled as this job's next run.
+  StatusOr<sandbox::Result> Run(const sandbox::Options& options) const;
+  // Runs each of `runs` at once (a thread each), labelled in order as
+  // this job's next runs; their outcomes in the same order.
+  std::vector<StatusOr<sandbox::Result>> RunAll(
+      const std::vector<sandbox::Options>& runs) const;
 
   // Sandbox options for `argv` with `work_dir` writable (created) and the
   // daemon's read-only paths visible; `timeout` in seconds.

@@ -161,8 +161,8 @@ agents::ToolContext ToolContextFor(const StepContext& ctx,
   tc.gid = ctx.config->sandbox_gid;
   tc.fuzz_jobs = ctx.config->fuzz_jobs;
   tc.fuzz_corpus = ctx.config->fuzz_corpus;
-  ToolRunner* runner = ctx.runner;
-  tc.run = [runner](const sandbox::Options& o) { return runner->Run(o); };
+  // The agents' runs are the job's runs, labelled in turn.
+  tc.run = [&ctx](const sandbox::Options& o) { return ctx.Run(o); };
   return tc;
 }
 

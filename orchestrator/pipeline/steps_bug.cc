@@ -409,7 +409,7 @@ StatusOr<Json> RunBisectStep(StepContext& ctx, const Job& job) {
   ASSIGN_OR_RETURN(
       BuilderRun run,
       PrepareBuilderRun(ctx, argv, ctx.config->build_timeout_seconds * 4));
-  StatusOr<sandbox::Result> ran = ctx.runner->Run(run.options);
+  StatusOr<sandbox::Result> ran = ctx.Run(run.options);
   ReclaimBuilderSpace(ctx);
   ASSIGN_OR_RETURN(sandbox::Result r, std::move(ran));
   ASSIGN_OR_RETURN(Json report, ToolJson("hlo-bisect commits", r));

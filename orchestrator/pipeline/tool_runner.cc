@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <chrono>
 #include <future>
 #include <map>
 #include <utility>
@@ -111,8 +112,34 @@ int ToolRunner::FreeUid() const {
   return -1;
 }
 
+void AddRunnerDefaults(const ToolRunnerOptions& defaults,
+                       sandbox::Options* options) {
+  options->masked_paths.insert(options->masked_paths.end(),
+                               defaults.masked_paths.begin(),
+                               defaults.masked_paths.end());
+  if (options->limits.memory_bytes == 0)
+    options->limits.memory_bytes = defaults.memory_bytes;
+  if (options->limits.total_processes == 0)
+    options->limits.total_processes = defaults.processes;
+}
+
+StatusOr<sandbox::Result> ToolRunner::Run(const sandbox::Options& options,
+                                          const RunLabel& label) {
+  (void)label;
+  return Run(options);
+}
+
+ExecutorStats ToolRunner::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  ExecutorStats s = stats_;
+  s.kind = kind();
+  s.runs_by_state["running"] = running_;
+  return s;
+}
+
 StatusOr<sandbox::Result> ToolRunner::Run(const sandbox::Options& given) {
   sandbox::Options options = given;
+  const auto asked = std::chrono::steady_clock::now();
   const auto dir_key =
       std::make_pair(static_cast<const void*>(this), given.work_dir);
   auto shared = [&] {
@@ -129,6 +156,10 @@ StatusOr<sandbox::Result> ToolRunner::Run(const sandbox::Options& given) {
     if (killed_) return FailedPrecondition("shutting down: run refused");
     ++running_;
     ++total_runs_;
+    stats_.queue_wait_seconds_sum +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - asked)
+            .count();
+    ++stats_.queue_wait_count;
     if (!uid_used_.empty()) {
       std::lock_guard<std::mutex> l(shared_dirs_mu);
       auto [it, added] = SharedDirs().try_emplace(dir_key, SharedDir{-1, 0});
@@ -141,13 +172,7 @@ StatusOr<sandbox::Result> ToolRunner::Run(const sandbox::Options& given) {
       options.uid = options.gid = options_.uid_first + it->second.index;
     }
   }
-  options.masked_paths.insert(options.masked_paths.end(),
-                              options_.masked_paths.begin(),
-                              options_.masked_paths.end());
-  if (options.limits.memory_bytes == 0)
-    options.limits.memory_bytes = options_.memory_bytes;
-  if (options.limits.total_processes == 0)
-    options.limits.total_processes = options_.processes;
+  AddRunnerDefaults(options_, &options);
   auto promise = std::make_shared<std::promise<StatusOr<sandbox::Result>>>();
   std::future<StatusOr<sandbox::Result>> done = promise->get_future();
   boost::asio::post(ioc_, [this, options, promise] {
@@ -173,6 +198,11 @@ StatusOr<sandbox::Result> ToolRunner::Run(const sandbox::Options& given) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     --running_;
+    ++stats_.runs_by_state[r.ok() && r->ok() ? "completed" : "failed"];
+    if (r.ok()) {
+      stats_.runtime_seconds_sum += r->wall_seconds;
+      ++stats_.runtime_count;
+    }
     if (uses_uid) {
       std::lock_guard<std::mutex> l(shared_dirs_mu);
       auto it = SharedDirs().find(dir_key);

@@ -1,7 +1,8 @@
-// Runs sandboxed processes for the daemon's worker threads: each run is
-// spawned on the daemon's event loop (sandbox::Spawn: completion through a
-// pidfd on that loop, no thread per child), under a global cap on
-// concurrent runs, while the calling worker thread waits for its result.
+// The local executor (executor.h): runs sandboxed processes for the
+// daemon's worker threads on the daemon's own host. Each run is spawned on
+// the daemon's event loop (sandbox::Spawn: completion through a pidfd on
+// that loop, no thread per child), under a global cap on concurrent runs,
+// while the calling worker thread waits for its result.
 #pragma once
 
 #include <sys/types.h>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "orchestrator/pipeline/executor.h"
 #include "sandbox/capabilities.h"
 #include "sandbox/sandbox.h"
 
@@ -69,7 +71,12 @@ struct ToolRunnerOptions {
   uint64_t processes = 0;
 };
 
-class ToolRunner {
+// What every executor adds to a run's options: the masked paths, and the
+// run's memory and process limits where the options leave them 0.
+void AddRunnerDefaults(const ToolRunnerOptions& defaults,
+                       sandbox::Options* options);
+
+class ToolRunner : public Executor {
  public:
   // `ioc` must be run by a thread that outlives every run (the sandbox's
   // PR_SET_PDEATHSIG ties each run to the spawning thread).
@@ -81,12 +88,17 @@ class ToolRunner {
   // the loop's thread. Errors: Spawn's, and kFailedPrecondition "shutting
   // down" once KillAll() was called.
   StatusOr<sandbox::Result> Run(const sandbox::Options& options);
+  // The same; local runs need no label.
+  StatusOr<sandbox::Result> Run(const sandbox::Options& options,
+                                const RunLabel& label) override;
 
+  std::string kind() const override { return "local"; }
   // Kills every run in flight and refuses new ones (graceful shutdown
   // after the drain time). Thread-safe.
-  void KillAll();
-  int running() const;
-  int64_t total_runs() const;
+  void KillAll() override;
+  int running() const override;
+  int64_t total_runs() const override;
+  ExecutorStats Stats() const override;
 
  private:
   // A free uid's index, or -1 (none, or no range). REQUIRES: mu_ held.
@@ -100,6 +112,7 @@ class ToolRunner {
   std::condition_variable slot_free_;
   int running_ = 0;
   int64_t total_runs_ = 0;
+  ExecutorStats stats_;  // GUARDED_BY(mu_)
   bool killed_ = false;
   std::set<std::shared_ptr<sandbox::Process>> in_flight_;
 };

@@ -15,14 +15,6 @@
 namespace trench::orchestrator::slurm {
 namespace {
 
-bool Under(const std::string& path, const std::string& dir) {
-  const std::filesystem::path p =
-      std::filesystem::path(path).lexically_normal();
-  const std::filesystem::path d = std::filesystem::path(dir).lexically_normal();
-  auto [end, _] = std::mismatch(d.begin(), d.end(), p.begin(), p.end());
-  return end == d.end();
-}
-
 // The last line of the job's output file (what run-sandboxed said).
 std::string LastOutputLine(const std::string& path) {
   std::ifstream f(path, std::ios::binary | std::ios::ate);
@@ -38,6 +30,74 @@ std::string LastOutputLine(const std::string& path) {
 
 }  // namespace
 
+bool PathIsUnder(const std::string& path, const std::string& dir) {
+  const std::filesystem::path p =
+      std::filesystem::path(path).lexically_normal();
+  const std::filesystem::path d = std::filesystem::path(dir).lexically_normal();
+  auto [end, _] = std::mismatch(d.begin(), d.end(), p.begin(), p.end());
+  return end == d.end() || (std::next(end) == d.end() && end->empty());
+}
+
+JobSpec RunJobSpec(const SlurmRunOptions& options, const sandbox::Options& run,
+                   const std::string& name, const std::string& dir,
+                   int time_limit_minutes) {
+  JobSpec job;
+  job.name = name;
+  job.partition = options.partition;
+  job.account = options.account;
+  job.extra_args = options.extra_args;
+  job.work_dir = dir;
+  job.argv = {options.trench_binary, "run-sandboxed", dir};
+  // The sandbox's own wall clock ends the run; Slurm's limit is a backstop.
+  job.time_limit_minutes =
+      time_limit_minutes > 0 ? time_limit_minutes
+      : run.limits.wall_seconds > 0
+          ? static_cast<int>(std::ceil(run.limits.wall_seconds / 60)) + 2
+          : 0;
+  return job;
+}
+
+StatusOr<JobInfo> WaitForJob(
+    const SlurmClient& client, int64_t id, double poll_seconds,
+    const std::function<bool()>& stop,
+    const std::function<void(const JobInfo&)>& on_state) {
+  while (true) {
+    if (stop && stop()) {
+      RETURN_IF_ERROR(client.Cancel(id));
+      return Cancelled("Slurm job " + std::to_string(id) + " cancelled");
+    }
+    StatusOr<JobInfo> q = client.Query(id);
+    if (q.ok()) {
+      if (on_state) on_state(*q);
+      if (IsFinished(q->state)) return *q;
+    } else if (q.status().code() == StatusCode::kNotFound) {
+      JobInfo gone;  // Forgotten: the result files say how it ended.
+      gone.id = id;
+      return gone;
+    } else {
+      return q.status();
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(poll_seconds));
+  }
+}
+
+StatusOr<sandbox::Result> FinishedRunResult(const std::string& dir,
+                                            const std::string& name, int64_t id,
+                                            JobState state,
+                                            const sandbox::Limits& limits) {
+  const std::string what = "Slurm job " + std::to_string(id) + " (" +
+                           std::string(JobStateName(state)) + ")";
+  if (IsClusterFailure(state)) {
+    return IoError(what + ": cluster failure, to be requeued");
+  }
+  StatusOr<sandbox::Result> r = sandbox::ReadRunResult(dir, limits);
+  if (r.ok()) return r;
+  if (r.status().code() != StatusCode::kNotFound) return r.status();
+  const std::string said = LastOutputLine(dir + "/" + name + ".out");
+  return IoError(what + " ended without a result" +
+                 (said.empty() ? std::string() : ": " + said));
+}
+
 SlurmRunner::SlurmRunner(const SlurmClient* client, SlurmRunOptions options)
     : client_(client), options_(std::move(options)) {}
 
@@ -48,7 +108,7 @@ StatusOr<sandbox::Result> SlurmRunner::Run(
   if (!IsSlurmToken(tag)) {
     return InvalidArgument("job tag '" + tag + "' is not a Slurm token");
   }
-  if (!Under(options.work_dir, options_.shared_dir)) {
+  if (!PathIsUnder(options.work_dir, options_.shared_dir)) {
     return InvalidArgument("work dir " + options.work_dir +
                            " is not under the shared directory " +
                            options_.shared_dir + ": the node would not see it");
@@ -58,49 +118,15 @@ StatusOr<sandbox::Result> SlurmRunner::Run(
       ScopedTempDir::Make(options_.shared_dir, "run." + tag, 0700));
   const std::string& dir = scratch.path();
   RETURN_IF_ERROR(sandbox::WriteRunRequest(dir, options));
-  JobSpec job;
-  job.name = options_.job_name_prefix + "-" + tag;
-  job.partition = options_.partition;
-  job.account = options_.account;
-  job.extra_args = options_.extra_args;
-  job.work_dir = dir;
-  job.argv = {options_.trench_binary, "run-sandboxed", dir};
-  // The sandbox's own wall clock ends the run; Slurm's limit is a backstop.
-  job.time_limit_minutes =
-      options.limits.wall_seconds > 0
-          ? static_cast<int>(std::ceil(options.limits.wall_seconds / 60)) + 2
-          : 0;
-  ASSIGN_OR_RETURN(int64_t id, client_->Submit(job));
+  const std::string name = options_.job_name_prefix + "-" + tag;
+  ASSIGN_OR_RETURN(int64_t id,
+                   client_->Submit(RunJobSpec(options_, options, name, dir)));
   if (on_submit) on_submit(id);
-  JobInfo info;
-  while (true) {
-    if (cancel != nullptr && cancel->load()) {
-      RETURN_IF_ERROR(client_->Cancel(id));
-      return Cancelled("Slurm job " + std::to_string(id) + " cancelled");
-    }
-    StatusOr<JobInfo> q = client_->Query(id);
-    if (q.ok()) {
-      info = *q;
-      if (IsFinished(info.state)) break;
-    } else if (q.status().code() == StatusCode::kNotFound) {
-      break;  // Forgotten: the result files say how it ended.
-    } else {
-      return q.status();  // Transient: the caller retries the step.
-    }
-    std::this_thread::sleep_for(
-        std::chrono::duration<double>(options_.poll_seconds));
-  }
-  const std::string what = "Slurm job " + std::to_string(id) + " (" +
-                           std::string(JobStateName(info.state)) + ")";
-  if (IsClusterFailure(info.state)) {
-    return IoError(what + ": cluster failure, to be requeued");
-  }
-  StatusOr<sandbox::Result> r = sandbox::ReadRunResult(dir, options.limits);
-  if (r.ok()) return r;
-  if (r.status().code() != StatusCode::kNotFound) return r.status();
-  const std::string said = LastOutputLine(dir + "/" + job.name + ".out");
-  return IoError(what + " ended without a result" +
-                 (said.empty() ? std::string() : ": " + said));
+  ASSIGN_OR_RETURN(
+      JobInfo info,
+      WaitForJob(*client_, id, options_.poll_seconds,
+                 [cancel] { return cancel != nullptr && cancel->load(); }, {}));
+  return FinishedRunResult(dir, name, id, info.state, options.limits);
 }
 
 }  // namespace trench::orchestrator::slurm

@@ -35,6 +35,36 @@ struct SlurmRunOptions {
   double poll_seconds = 0.5;
 };
 
+// The job that runs the request already written in `dir` (under
+// options.shared_dir): "run-sandboxed DIR" as `name`, with the run's wall
+// limit plus 2 minutes as its Slurm time limit unless `time_limit_minutes`
+// is set.
+JobSpec RunJobSpec(const SlurmRunOptions& options, const sandbox::Options& run,
+                   const std::string& name, const std::string& dir,
+                   int time_limit_minutes = 0);
+
+// Polls job `id` every `poll_seconds` until Slurm reports it finished or
+// forgets it (then state kUnknown), calling `on_state` with each state read.
+// `stop` (may be empty) is asked before each poll: true scancels the job
+// and returns kCancelled. Errors: the client's (transient: the caller
+// retries).
+StatusOr<JobInfo> WaitForJob(
+    const SlurmClient& client, int64_t id, double poll_seconds,
+    const std::function<bool()>& stop,
+    const std::function<void(const JobInfo&)>& on_state);
+
+// The Result of the run in `dir` whose job `name` (Slurm id `id`) ended in
+// `state`: the files run-sandboxed wrote; kIoError "cluster failure" for a
+// node failure, preemption or boot failure; kIoError naming the job's last
+// output line when it left no result.
+StatusOr<sandbox::Result> FinishedRunResult(const std::string& dir,
+                                            const std::string& name, int64_t id,
+                                            JobState state,
+                                            const sandbox::Limits& limits);
+
+// Whether `path` is `dir` or below it (lexically).
+bool PathIsUnder(const std::string& path, const std::string& dir);
+
 class SlurmRunner {
  public:
   // `client` is not owned and must outlive the runner.

@@ -256,6 +256,27 @@ CREATE TABLE notify_outbox (
 CREATE INDEX notify_outbox_due ON notify_outbox (state, next_attempt_ms);
 )sql";
 
+// The Slurm executor's jobs (orchestrator/slurm/slurm_job_records.h): one
+// row per run it started, named by its queue job and place, with the
+// Slurm id once sbatch answered. A row not `finished` is a job a daemon
+// started and did not see end: a restarted daemon reattaches to it.
+constexpr char kExecutorJobs[] = R"sql(
+CREATE TABLE executor_jobs (
+  name TEXT PRIMARY KEY,
+  job_id INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  slurm_id INTEGER,
+  state TEXT NOT NULL,
+  finished INTEGER NOT NULL DEFAULT 0 CHECK (finished IN (0, 1)),
+  requeues INTEGER NOT NULL DEFAULT 0,
+  submitted_ms INTEGER NOT NULL,
+  started_ms INTEGER,
+  ended_ms INTEGER
+);
+CREATE INDEX executor_jobs_live ON executor_jobs(finished, job_id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kInitialSchema},
     {2, "lookup indexes and live-job dedup", kIndexes},
@@ -268,6 +289,7 @@ constexpr Migration kMigrations[] = {
     {9, "agent session fallback reason", kSessionFallbackReason},
     {10, "notification outbox", kNotifyOutbox},
     {11, "web dashboard indexes", kWebIndexes},
+    {12, "Slurm executor jobs", kExecutorJobs},
 };
 
 Status EnsureMetaTable(Db* db) {

@@ -107,7 +107,7 @@ bool TakeProgram(Shared& s, int64_t* i) {
       return false;
     }
   }
-  *i = s.next.fetch_add(1);
+  *i = s.next.fetch_add(1) * s.options->shard_count + s.options->shard_index;
   const int64_t max = s.options->max_programs;
   return max <= 0 || *i < max;
 }

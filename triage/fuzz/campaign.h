@@ -46,6 +46,12 @@ struct CampaignOptions {
   uint64_t seed = 1;
   // Stop after this many programs (0: only the budget stops the campaign).
   int64_t max_programs = 0;
+  // This campaign is shard shard_index of shard_count: it runs programs
+  // shard_index, shard_index + shard_count, ... of the seed's campaign
+  // (max_programs counts the whole campaign's), so that the shards of one
+  // seed together run the programs of one unsharded campaign.
+  int64_t shard_index = 0;
+  int64_t shard_count = 1;
   // >= 0: stop this many seconds after the first finding (the budget still
   // applies); < 0: run the whole budget.
   double linger_seconds = -1;

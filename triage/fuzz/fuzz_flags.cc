@@ -130,6 +130,31 @@ void RegisterCampaignFlags(FlagParser* p, CampaignOptions* c) {
             "campaign seed (default 1); program i is\nreproducible from "
             "(seed, i)");
   p->Number("max-programs", "N", &c->max_programs, "stop after N programs");
+  p->Custom("shard", "K/N",
+            "run programs K, K+N, K+2N... of the campaign\n(0 <= K < N): N "
+            "shards of one seed run\nthe programs of one campaign; "
+            "--max-programs\ncounts the whole campaign's",
+            [c](const std::string& v) -> Status {
+              const size_t slash = v.find('/');
+              int64_t k = -1, n = 0;
+              if (slash != std::string::npos) {
+                auto a = std::from_chars(v.data(), v.data() + slash, k);
+                auto b = std::from_chars(v.data() + slash + 1,
+                                         v.data() + v.size(), n);
+                if (a.ptr != v.data() + slash || b.ptr != v.data() + v.size()) {
+                  k = -1;
+                }
+              }
+              if (k < 0 || n < 1 || k >= n || n > 1 << 20) {
+                return InvalidArgument(
+                    "--shard: expected K/N with 0 <= K < "
+                    "N, got '" +
+                    v + "'");
+              }
+              c->shard_index = k;
+              c->shard_count = n;
+              return Status::Ok();
+            });
   p->Custom("linger", "T", "stop T after the first finding (0: at once)",
             Duration(&c->linger_seconds));
   p->Bool("keep-unsupported", &c->keep_unsupported,

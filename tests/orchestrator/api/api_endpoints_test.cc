@@ -469,7 +469,7 @@ TEST_F(ApiEndpointsTest, MetricsCountTheToolRuns) {
 
   // The runner spawns on the server's loop (ioc_, run by thread_).
   ToolRunner runner(ioc_, 2);
-  handlers_->SetToolRunner(&runner);
+  handlers_->SetExecutor(&runner);
   std::filesystem::permissions(dir_, std::filesystem::perms(0755));
   const std::string work = dir_ + "/work";
   std::filesystem::create_directories(work);
@@ -502,7 +502,7 @@ TEST_F(ApiEndpointsTest, MetricsCountTheToolRuns) {
   EXPECT_NE(r.body.find("trench_tool_runs_running 0\n"), std::string::npos)
       << r.body;
   EXPECT_NE(r.body.find("trench_target_runs_total 0\n"), std::string::npos);
-  handlers_->SetToolRunner(nullptr);
+  handlers_->SetExecutor(nullptr);
 }
 
 TEST_F(ApiEndpointsTest, ConcurrentReportsAllLand) {

@@ -49,6 +49,13 @@ TEST(CliFuzzTest, ShortCampaign) {
 
   EXPECT_EQ(RunFuzz({"fuzz", "--budget", "soon"}, &out, &err), kExitUsage);
   EXPECT_NE(err.find("trench: "), std::string::npos) << err;
+  for (const char* bad : {"2/2", "1", "-1/2", "1/0", "a/b", "0/2x"}) {
+    EXPECT_EQ(RunFuzz({"fuzz", "--shard", bad}, &out, &err), kExitUsage);
+    EXPECT_NE(err.find("--shard: expected K/N with 0 <= K < N, got '" +
+                       std::string(bad) + "'"),
+              std::string::npos)
+        << err;
+  }
   EXPECT_EQ(RunFuzz({"fuzz", "--help"}, &out, &err), kExitOk);
   EXPECT_NE(out.find("usage: trench fuzz"), std::string::npos);
   fs::remove_all(dir);

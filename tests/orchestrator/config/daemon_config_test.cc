@@ -66,6 +66,59 @@ TEST(DaemonConfigTest, ErrorsNameTheFieldOrThePosition) {
             "t.json: budgets.bug_cost_usd: expected an amount >= 0, got -1");
 }
 
+TEST(DaemonConfigTest, ExecutorIsLocalByDefaultAndSlurmIsChecked) {
+  StatusOr<DaemonConfig> d =
+      ParseDaemonConfig(R"({"var_dir": "v", "repo": "r"})", "t.json", "/");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->executor.kind, "local");
+  EXPECT_EQ(d->fuzz_shards, 1);
+  StatusOr<DaemonConfig> s = ParseDaemonConfig(
+      R"({"var_dir": "v", "repo": "r", "fuzz": {"shards": 4},
+          "executor": {"kind": "slurm", "partition": "fuzz",
+                       "account": "team-a", "max_jobs": 32,
+                       "time_limit": 90, "shared_dir": "/shared/trench/",
+                       "extra_args": ["--qos=low", "--exclusive"]}})",
+      "t.json", "/");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->fuzz_shards, 4);
+  EXPECT_EQ(s->executor.kind, "slurm");
+  EXPECT_EQ(s->executor.partition, "fuzz");
+  EXPECT_EQ(s->executor.account, "team-a");
+  EXPECT_EQ(s->executor.max_jobs, 32);
+  EXPECT_EQ(s->executor.time_limit_minutes, 90);
+  EXPECT_EQ(s->executor.shared_dir, "/shared/trench");
+  EXPECT_EQ(s->executor.extra_args,
+            (std::vector<std::string>{"--qos=low", "--exclusive"}));
+  auto error = [](const std::string& executor) {
+    StatusOr<DaemonConfig> c = ParseDaemonConfig(
+        R"({"var_dir": "v", "repo": "r", "executor": )" + executor + "}",
+        "t.json", "/");
+    EXPECT_FALSE(c.ok()) << executor;
+    return c.ok() ? std::string() : c.status().message();
+  };
+  EXPECT_EQ(error(R"({"kind": "k8s"})"),
+            "t.json: executor.kind: expected one of local, slurm, got \"k8s\"");
+  EXPECT_EQ(error(R"({"kind": "slurm", "shared_dir": "/s"})"),
+            "t.json: executor.partition: required with kind \"slurm\"");
+  EXPECT_EQ(error(R"({"kind": "slurm", "partition": "p",
+                      "shared_dir": "rel/dir"})"),
+            "t.json: executor.shared_dir: required with kind \"slurm\": an "
+            "absolute path every node mounts, got \"rel/dir\"");
+  EXPECT_EQ(error(R"({"kind": "slurm", "partition": "p; rm -rf /",
+                      "shared_dir": "/s"})"),
+            "t.json: executor.partition: expected a Slurm name (letters, "
+            "digits, _ . -), got \"p; rm -rf /\"");
+  EXPECT_EQ(error(R"({"kind": "slurm", "partition": "p", "shared_dir": "/s",
+                      "extra_args": ["--qos low"]})")
+                .substr(0, 50),
+            "t.json: executor.extra_args: expected sbatch optio");
+  EXPECT_EQ(error(R"({"max_jobs": 0})"),
+            "t.json: executor.max_jobs: expected an integer in [1, 100000], "
+            "got 0");
+  EXPECT_EQ(error(R"({"kind": "slurm", "partiton": "p"})"),
+            "t.json: executor.partiton: unknown field (a typo?)");
+}
+
 TEST(DaemonConfigTest, SandboxUidRangeCoversTheConcurrentRuns) {
   StatusOr<DaemonConfig> d =
       ParseDaemonConfig(R"({"var_dir": "v", "repo": "r"})", "t.json", "/");

@@ -75,22 +75,11 @@ TEST(SlurmNamesTest, BadSpecsAndMissingCommandsAreClearErrors) {
   EXPECT_EQ(missing.ListJobs("").status().code(), StatusCode::kInvalidArgument);
 }
 
-class SlurmClusterTest : public ::testing::Test {
+class SlurmClusterTest : public testing::SlurmClusterSuite {
  protected:
-  static void SetUpTestSuite() {
-    cluster_ = new testing::SlurmCluster();
-    std::string skip;
-    Status s = cluster_->Start(&skip);
-    skip_ = skip;
-    start_ = s;
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
   void SetUp() override {
-    if (!skip_.empty()) GTEST_SKIP() << skip_;
-    ASSERT_TRUE(start_.ok()) << start_.message();
+    SlurmClusterSuite::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     client_ = std::make_unique<SlurmClient>(
         ClientOptions{.slurm_conf = cluster_->conf()});
   }
@@ -118,14 +107,8 @@ class SlurmClusterTest : public ::testing::Test {
     return j;
   }
 
-  static testing::SlurmCluster* cluster_;
-  static std::string skip_;
-  static Status start_;
   std::unique_ptr<SlurmClient> client_;
 };
-testing::SlurmCluster* SlurmClusterTest::cluster_ = nullptr;
-std::string SlurmClusterTest::skip_;
-Status SlurmClusterTest::start_;
 
 TEST_F(SlurmClusterTest, APartitionIsCheckedByName) {
   EXPECT_TRUE(client_->CheckPartition("trench").ok());

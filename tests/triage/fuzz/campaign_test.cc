@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <set>
 #include <string>
 
 #include "tests/traces_dir.h"
@@ -156,6 +158,47 @@ TEST(CampaignTest, LocalizationMergesCoarseSignaturesOfOneBug) {
   }
   EXPECT_EQ(s->findings.size(), 1u);
   EXPECT_GT(coarse, 1u);  // Otherwise the test shows no merging.
+}
+
+// Two shards of one seed (--shard 0/2 and 1/2) run the programs of the
+// unsharded campaign between them: the same statuses add up, and the same
+// signatures are found. The fake target crashes on programs holding some
+// opcodes, with the opcode in its message (one signature per opcode).
+TEST(CampaignTest, TwoShardsFindWhatOneCampaignFinds) {
+  const std::string crash =
+      "op=$(grep -o -m1 -E ' (multiply|maximum|negate)\\(' \"$1\" | head -1 "
+      "| tr -d ' (')\n"
+      "if [ -n \"$op\" ]; then echo \"internal error in $op\" >&2; "
+      "kill -ABRT $$; fi\n"
+      "exec '" +
+      std::string(TRENCH_BINARY_DIR) + "/hlo-run' \"$@\"\n";
+  auto campaign = [&](const std::string& name, int64_t k, int64_t n) {
+    CampaignOptions o = FakeTargetCampaign(TempDir(name), crash, 24);
+    o.generator.focus = {"multiply", "maximum", "negate", "add", "abs"};
+    o.generator.dtypes = {PrimitiveType::F32};
+    o.shard_index = k;
+    o.shard_count = n;
+    return RunCampaign(o);
+  };
+  StatusOr<CampaignSummary> whole = campaign("shard_whole", 0, 1);
+  StatusOr<CampaignSummary> a = campaign("shard_a", 0, 2);
+  StatusOr<CampaignSummary> b = campaign("shard_b", 1, 2);
+  ASSERT_TRUE(whole.ok() && a.ok() && b.ok());
+  EXPECT_EQ(whole->programs, 24);
+  EXPECT_EQ(a->programs + b->programs, 24);
+  EXPECT_EQ(a->programs, 12);
+  std::map<std::string, int64_t> sum = a->statuses;
+  for (const auto& [k, v] : b->statuses) sum[k] += v;
+  EXPECT_EQ(sum, whole->statuses);
+  std::set<std::string> one, two;
+  for (const Finding& f : whole->findings) one.insert(f.sig);
+  for (const CampaignSummary* s : {&*a, &*b}) {
+    for (const Finding& f : s->findings) two.insert(f.sig);
+  }
+  EXPECT_GT(one.size(), 1u);  // Otherwise the test shows nothing.
+  EXPECT_EQ(one, two);
+  // Program numbers are the campaign's: shard 1 runs the odd ones.
+  for (const Finding& f : b->findings) EXPECT_EQ(f.first_program % 2, 1);
 }
 
 // With linger 0 the campaign stops at the first finding instead of

@@ -1,0 +1,314 @@
+// The Slurm executor (orchestrator/slurm/slurm_executor.h) on a real
+// single-node cluster the suite starts (label "slurm"): runs as jobs with
+// their ids in the store, the start-up checks, a requeue after a job is
+// cancelled from outside, reattachment to the jobs a killed daemon left
+// (none submitted twice), and a drain that cancels its own jobs only.
+#include "orchestrator/slurm/slurm_executor.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "base/scoped_temp_dir.h"
+#include "orchestrator/slurm/slurm_job_records.h"
+#include "orchestrator/store/store.h"
+#include "sandbox/run_files.h"
+#include "tests/orchestrator/slurm/slurm_cluster.h"
+
+namespace trench::orchestrator::slurm {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+class SlurmClusterExecutorTest : public testing::SlurmClusterSuite {
+ protected:
+  void SetUp() override {
+    SlurmClusterSuite::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    StatusOr<ScopedTempDir> dir =
+        ScopedTempDir::Make("/tmp", "exec-store", 0700);
+    ASSERT_TRUE(dir.ok());
+    store_dir_ = std::make_unique<ScopedTempDir>(std::move(*dir));
+    StatusOr<std::unique_ptr<Store>> store =
+        Store::Open(store_dir_->path() + "/store.db", StoreOptions());
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    store_ = std::move(*store);
+    prefix_ = "trench-t" + std::to_string(::getpid() % 100000) + "-" +
+              std::to_string(++counter_);
+  }
+
+  SlurmExecutorOptions Options() const {
+    SlurmExecutorOptions o;
+    o.run.trench_binary = std::string(TRENCH_BINARY_DIR) + "/trench";
+    o.run.shared_dir = cluster_->shared_dir();
+    o.run.partition = testing::SlurmCluster::kPartition;
+    o.run.job_name_prefix = prefix_;
+    o.run.poll_seconds = 0.1;
+    o.client.slurm_conf = cluster_->conf();
+    return o;
+  }
+  std::unique_ptr<SlurmExecutor> Make() const {
+    StatusOr<std::unique_ptr<SlurmExecutor>> e =
+        SlurmExecutor::Create(Options());
+    EXPECT_TRUE(e.ok()) << e.status().message();
+    return e.ok() ? std::move(*e) : nullptr;
+  }
+  // A shell command in a fresh work dir on the shared filesystem.
+  sandbox::Options Shell(const std::string& name, const std::string& script) {
+    const std::string work = cluster_->shared_dir() + "/" + prefix_ + name;
+    fs::create_directories(work);
+    sandbox::Options o;
+    o.argv = {"/bin/sh", "-c", script};
+    o.work_dir = work;
+    o.limits.wall_seconds = 120;
+    return o;
+  }
+  RunLabel Label(int64_t job, int seq) const {
+    return RunLabel{
+        .job_id = job, .attempt = 1, .seq = seq, .store = store_.get()};
+  }
+  // The record of `name` once it has a Slurm id and `state` (up to 60 s).
+  SlurmJobRecord WaitForRecord(const std::string& name,
+                               const std::string& state) {
+    for (int i = 0; i < 600; ++i) {
+      // A connection of this thread's own: the store's is the runner's.
+      StatusOr<std::unique_ptr<Store>> s =
+          Store::Open(store_dir_->path() + "/store.db", StoreOptions());
+      if (s.ok()) {
+        StatusOr<std::optional<SlurmJobRecord>> r =
+            GetJobRecord(s->get(), name);
+        if (r.ok() && r->has_value() && (*r)->slurm_id &&
+            (*r)->state == state) {
+          return **r;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "no record of " << name << " in state " << state;
+    return {};
+  }
+  // Our jobs Slurm knows of (queued, running or recently ended).
+  size_t JobsNamed(const std::string& name) {
+    SlurmClient client(ClientOptions{.slurm_conf = cluster_->conf()});
+    StatusOr<std::vector<JobInfo>> jobs = client.ListJobs(name);
+    EXPECT_TRUE(jobs.ok()) << jobs.status().message();
+    size_t n = 0;
+    for (const JobInfo& j : jobs.ok() ? *jobs : std::vector<JobInfo>{}) {
+      n += j.name == name;
+    }
+    return n;
+  }
+
+  static inline int counter_ = 0;
+  std::unique_ptr<ScopedTempDir> store_dir_;
+  std::unique_ptr<Store> store_;
+  std::string prefix_;
+};
+
+TEST_F(SlurmClusterExecutorTest, ARunIsAJobWithItsIdStoredAndTheLocalResult) {
+  std::unique_ptr<SlurmExecutor> e = Make();
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->kind(), "slurm");
+  StatusOr<sandbox::Result> r =
+      e->Run(Shell("plain", "echo out; echo err >&2; exit 7"), Label(41, 0));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->exited);
+  EXPECT_EQ(r->exit_code, 7);
+  EXPECT_EQ(r->stdout_data, "out\n");
+  StatusOr<std::optional<SlurmJobRecord>> rec =
+      GetJobRecord(store_.get(), prefix_ + "-j41-r0");
+  ASSERT_TRUE(rec.ok() && rec->has_value());
+  EXPECT_TRUE((*rec)->finished);
+  EXPECT_EQ((*rec)->state, "COMPLETED");
+  EXPECT_EQ((*rec)->job_id, 41);
+  EXPECT_EQ((*rec)->attempt, 1);
+  ASSERT_TRUE((*rec)->slurm_id.has_value());
+  EXPECT_GT(*(*rec)->slurm_id, 0);
+  const ExecutorStats s = e->Stats();
+  EXPECT_EQ(s.kind, "slurm");
+  EXPECT_EQ(s.runs_by_state.at("COMPLETED"), 1);
+  EXPECT_EQ(s.queue_wait_count, 1);
+  EXPECT_EQ(s.runtime_count, 1);
+  EXPECT_EQ(e->total_runs(), 1);
+  EXPECT_FALSE(e->MayHaveLiveRuns(41, store_.get()));
+  // Its request and result files are gone; the work dir stays.
+  EXPECT_FALSE(
+      fs::exists(cluster_->shared_dir() + "/runs/" + prefix_ + "-j41-r0"));
+  // A work dir outside the shared directory never reaches Slurm.
+  sandbox::Options elsewhere = Shell("x", "true");
+  elsewhere.work_dir = "/tmp";
+  EXPECT_EQ(e->Run(elsewhere, Label(41, 1)).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST_F(SlurmClusterExecutorTest, StartUpRefusesABadPartitionOrMissingCommands) {
+  SlurmExecutorOptions o = Options();
+  o.run.partition = "gpu-large";
+  StatusOr<std::unique_ptr<SlurmExecutor>> bad = SlurmExecutor::Create(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(bad.status().message(),
+            "executor slurm: Slurm partition 'gpu-large' does not exist "
+            "(sinfo shows: trench)");
+  o = Options();
+  o.client.bin_dir = "/nonexistent/slurm/bin";
+  bad = SlurmExecutor::Create(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "executor slurm: sinfo not found in /nonexistent/slurm/bin "
+            "(install slurm-client, or set executor.slurm_bin_dir)");
+  o = Options();
+  o.run.shared_dir = "/nonexistent/shared";
+  bad = SlurmExecutor::Create(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("shared_dir /nonexistent/shared is "
+                                        "not a directory"),
+            std::string::npos)
+      << bad.status().message();
+}
+
+// As when its node dies: the job is cancelled by someone else. The run is
+// submitted again and ends as it would have; the step sees one result.
+TEST_F(SlurmClusterExecutorTest, AJobCancelledOutsideIsRequeuedAndEndsTheSame) {
+  std::unique_ptr<SlurmExecutor> e = Make();
+  ASSERT_NE(e, nullptr);
+  const std::string name = prefix_ + "-j42-r0";
+  sandbox::Options o =
+      Shell("requeue", "echo start >> starts; sleep 3; echo done");
+  std::thread killer([&] {
+    SlurmJobRecord rec = WaitForRecord(name, "RUNNING");
+    if (!rec.slurm_id) return;
+    SlurmClient client(ClientOptions{.slurm_conf = cluster_->conf()});
+    EXPECT_TRUE(client.Cancel(*rec.slurm_id).ok());
+  });
+  StatusOr<sandbox::Result> r = e->Run(o, Label(42, 0));
+  killer.join();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->ok()) << r->Summary();
+  EXPECT_EQ(r->stdout_data, "done\n");
+  EXPECT_EQ(ReadAll(o.work_dir + "/starts"), "start\nstart\n");
+  EXPECT_EQ(e->Stats().requeued, 1);
+  EXPECT_EQ(e->Stats().runs_by_state.at("CANCELLED"), 1);
+  EXPECT_EQ(e->Stats().runs_by_state.at("COMPLETED"), 1);
+  StatusOr<std::optional<SlurmJobRecord>> rec =
+      GetJobRecord(store_.get(), name);
+  ASSERT_TRUE(rec.ok() && rec->has_value());
+  EXPECT_EQ((*rec)->requeues, 1);
+  EXPECT_TRUE((*rec)->finished);
+}
+
+// What a daemon killed by SIGKILL leaves: a request, a stored record, and
+// its job running (or already ended). A new executor on the same store
+// waits for that job instead of submitting the run again, also when the
+// crash came between sbatch and the id's record.
+TEST_F(SlurmClusterExecutorTest,
+       ARestartedExecutorReattachesAndNeverResubmits) {
+  const SlurmExecutorOptions opts = Options();
+  SlurmClient client(opts.client);
+  auto leave = [&](int64_t job, sandbox::Options o, bool record_id) {
+    const std::string name = prefix_ + "-j" + std::to_string(job) + "-r0";
+    const std::string dir = opts.run.shared_dir + "/runs/" + name;
+    fs::create_directories(dir);
+    EXPECT_TRUE(sandbox::WriteRunRequest(dir, o).ok());
+    SlurmJobRecord rec;
+    rec.name = name;
+    rec.job_id = job;
+    rec.attempt = 1;
+    rec.submitted_ms = 1;
+    EXPECT_TRUE(RecordSubmitting(store_.get(), rec).ok());
+    StatusOr<int64_t> id = client.Submit(RunJobSpec(opts.run, o, name, dir));
+    EXPECT_TRUE(id.ok()) << id.status().message();
+    if (record_id && id.ok()) {
+      EXPECT_TRUE(RecordSlurmId(store_.get(), name, *id).ok());
+    }
+    return name;
+  };
+  // The runs' options as the executor would send them: with its defaults.
+  auto as_sent = [](sandbox::Options o) {
+    AddRunnerDefaults(ToolRunnerOptions(), &o);
+    return o;
+  };
+  const sandbox::Options running =
+      Shell("left-running", "echo run >> runs; sleep 3; echo finished");
+  const sandbox::Options no_id =
+      Shell("left-no-id", "echo run >> runs; sleep 2; echo finished");
+  const sandbox::Options different =
+      Shell("left-different", "echo old >> runs; sleep 60");
+  const std::string a = leave(43, as_sent(running), true);
+  const std::string b = leave(44, as_sent(no_id), false);
+  const std::string c = leave(45, as_sent(different), true);
+  std::unique_ptr<SlurmExecutor> e = Make();
+  ASSERT_NE(e, nullptr);
+  StatusOr<std::vector<std::string>> left = e->LeftByPreviousRun(store_.get());
+  ASSERT_TRUE(left.ok());
+  EXPECT_EQ(left->size(), 3u);
+  EXPECT_TRUE(e->MayHaveLiveRuns(43, store_.get()));
+  for (auto [job, o] :
+       {std::pair<int64_t, sandbox::Options>{43, running}, {44, no_id}}) {
+    StatusOr<sandbox::Result> r = e->Run(o, Label(job, 0));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->stdout_data, "finished\n");
+    EXPECT_EQ(ReadAll(o.work_dir + "/runs"), "run\n") << "submitted twice";
+  }
+  EXPECT_EQ(JobsNamed(a), 1u);
+  EXPECT_EQ(JobsNamed(b), 1u);
+  // A left job for another request at the same place is the old daemon's:
+  // it is cancelled, and the run asked for now is submitted.
+  sandbox::Options now = Shell("left-different", "echo new >> runs");
+  StatusOr<sandbox::Result> r = e->Run(now, Label(45, 0));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->ok());
+  EXPECT_EQ(JobsNamed(c), 2u);
+  EXPECT_TRUE(e->LeftByPreviousRun(store_.get())->empty());
+}
+
+// Drain (KillAll) cancels the executor's own jobs, and only those.
+TEST_F(SlurmClusterExecutorTest, DrainCancelsItsOwnJobsOnly) {
+  SlurmClient client(ClientOptions{.slurm_conf = cluster_->conf()});
+  JobSpec other;
+  other.name = "someone-else-" + prefix_;
+  other.partition = testing::SlurmCluster::kPartition;
+  other.work_dir = cluster_->shared_dir();
+  other.argv = {"/bin/sleep", "120"};
+  other.time_limit_minutes = 5;
+  StatusOr<int64_t> theirs = client.Submit(other);
+  ASSERT_TRUE(theirs.ok()) << theirs.status().message();
+  std::unique_ptr<SlurmExecutor> e = Make();
+  ASSERT_NE(e, nullptr);
+  const std::string name = prefix_ + "-j46-r0";
+  StatusOr<sandbox::Result> r = IoError("not run");
+  std::thread run(
+      [&] { r = e->Run(Shell("drain", "sleep 120"), Label(46, 0)); });
+  const SlurmJobRecord rec = WaitForRecord(name, "RUNNING");
+  e->KillAll();
+  run.join();
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition)
+      << r.status().message();
+  ASSERT_TRUE(rec.slurm_id.has_value());
+  for (int i = 0; i < 100; ++i) {
+    StatusOr<JobInfo> mine = client.Query(*rec.slurm_id);
+    if (mine.ok() && IsFinished(mine->state)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(client.Query(*rec.slurm_id)->state, JobState::kCancelled);
+  StatusOr<JobInfo> still = client.Query(*theirs);
+  ASSERT_TRUE(still.ok());
+  EXPECT_FALSE(IsFinished(still->state)) << JobStateName(still->state);
+  EXPECT_EQ(e->Run(Shell("late", "true"), Label(46, 1)).status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(client.Cancel(*theirs).ok());
+}
+
+}  // namespace
+}  // namespace trench::orchestrator::slurm
