@@ -6,10 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 extern char** environ;
 
@@ -142,6 +146,71 @@ std::string FindProgram(const std::string& name) {
   return "";
 }
 
+namespace {
+
+// The time a run could use a CPU: its wall time minus the time it was
+// runnable but waited for one. The kernel's run-queue wait
+// (/proc/PID/schedstat) is only booked when the task next runs, which a
+// starved task rarely does; so the clock samples the task's state
+// (/proc/PID/stat: 'R' is running or runnable) at each check and takes
+// the runnable time minus the CPU time it got (schedstat's first field)
+// as the wait.
+class RunClock {
+ public:
+  RunClock(pid_t pid, Clock::time_point start)
+      : pid_(pid), start_(start), last_(start), cpu0_(CpuSeconds()) {}
+
+  // Whether the deadline of `timeout` seconds passed, and whether the run
+  // was starved then (see kMaxTimeoutStretch). Call it often (each poll).
+  struct Deadline {
+    bool passed = false;
+    bool starved = false;
+  };
+  Deadline Check(double timeout) {
+    const Clock::time_point now = Clock::now();
+    if (Runnable()) {
+      runnable_ += std::chrono::duration<double>(now - last_).count();
+    }
+    last_ = now;
+    Deadline d;
+    if (timeout <= 0) return d;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if (elapsed <= timeout) return d;
+    const double cpu = CpuSeconds() - cpu0_;
+    const double waited = cpu >= 0 ? std::max(0.0, runnable_ - cpu) : 0;
+    if (elapsed - waited > timeout) {
+      d.passed = true;
+    } else if (elapsed > timeout * kMaxTimeoutStretch) {
+      d.passed = true;
+      d.starved = true;
+    }
+    return d;
+  }
+
+ private:
+  // CPU seconds of the task so far; -1 when the kernel does not say.
+  double CpuSeconds() const {
+    std::ifstream f("/proc/" + std::to_string(pid_) + "/schedstat");
+    unsigned long long run_ns = 0;
+    if (!(f >> run_ns)) return -1;
+    return static_cast<double>(run_ns) / 1e9;
+  }
+  bool Runnable() const {
+    std::ifstream f("/proc/" + std::to_string(pid_) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(f)), {});
+    const size_t paren = text.rfind(')');
+    return paren != std::string::npos && paren + 2 < text.size() &&
+           text[paren + 2] == 'R';
+  }
+
+  pid_t pid_;
+  Clock::time_point start_, last_;
+  double cpu0_;
+  double runnable_ = 0;
+};
+
+}  // namespace
+
 StatusOr<ProcessResult> RunProcess(const ProcessSpec& spec) {
   if (spec.argv.empty()) return InvalidArgument("RunProcess: empty argv");
   ExecArrays arrays(spec);
@@ -166,11 +235,13 @@ StatusOr<ProcessResult> RunProcess(const ProcessSpec& spec) {
   BoundedCapture out(spec.capture_bytes), err(spec.capture_bytes);
   int wstatus = 0;
   bool exited = false;
+  RunClock clock(pid, start);
   while (!exited) {
-    if (spec.timeout_seconds > 0 &&
-        SecondsSince(start) > spec.timeout_seconds) {
+    if (const RunClock::Deadline d = clock.Check(spec.timeout_seconds);
+        d.passed) {
       ::kill(-pid, SIGKILL);
       r.timed_out = true;
+      r.starved = d.starved;
       break;
     }
     pollfd fds[2];
@@ -245,13 +316,14 @@ Status LineProcess::Start(const ProcessSpec& spec) {
   return Status();
 }
 
-void LineProcess::Reap(bool timed_out) {
+void LineProcess::Reap(bool timed_out, bool starved) {
   if (pid_ > 0) {
     ::kill(-pid_, SIGKILL);
     int wstatus = 0;
     ::waitpid(pid_, &wstatus, 0);
     last_exit_ = ProcessResult();
     last_exit_.timed_out = timed_out;
+    last_exit_.starved = starved;
     DecodeWait(wstatus, &last_exit_);
   }
   if (err_fd_ >= 0) {
@@ -285,6 +357,7 @@ StatusOr<std::string> LineProcess::Request(const std::string& line,
                                            double timeout_seconds) {
   if (pid_ <= 0) return FailedPrecondition("worker not running");
   const auto start = Clock::now();
+  RunClock clock(pid_, start);
   std::string msg = line + "\n";
   for (size_t done = 0; done < msg.size();) {
     ssize_t n = ::write(in_fd_, msg.data() + done, msg.size() - done);
@@ -302,9 +375,11 @@ StatusOr<std::string> LineProcess::Request(const std::string& line,
       pending_.erase(0, nl + 1);
       return answer;
     }
-    if (timeout_seconds > 0 && SecondsSince(start) > timeout_seconds) {
-      Reap(true);
-      return Status(StatusCode::kDeadlineExceeded, "worker timed out");
+    if (const RunClock::Deadline d = clock.Check(timeout_seconds); d.passed) {
+      Reap(true, d.starved);
+      return Status(StatusCode::kDeadlineExceeded,
+                    d.starved ? "worker starved of CPU (the machine is busy)"
+                              : "worker timed out");
     }
     if (out_fd_ < 0) {
       Reap(false);

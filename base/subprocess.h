@@ -38,8 +38,19 @@ struct ProcessSpec {
   size_t capture_bytes = 64 << 10;
 };
 
+// Timeouts count the time a process could run: the wall time minus what
+// it spent runnable but waiting for a CPU (sampled from /proc/PID/stat and
+// /proc/PID/schedstat; the process itself, not its children), so that a
+// machine busy with other work does not turn a slow run into a timeout. A
+// run is killed when that time passes the timeout, or in any case at
+// kMaxTimeoutStretch times the timeout; killed there with less than the
+// timeout of run time, it was starved (ProcessResult::starved), which is
+// the machine's state, not a verdict on the program.
+inline constexpr double kMaxTimeoutStretch = 10;
+
 struct ProcessResult {
   bool timed_out = false;  // Killed (with its process group) at the timeout.
+  bool starved = false;    // Timed out while mostly waiting for a CPU.
   int exit_code = -1;      // When it exited normally.
   int signal = 0;          // When a signal ended it.
   std::string out, err;    // Captured (bounded).
@@ -85,7 +96,7 @@ class LineProcess {
   std::string stderr_text() const { return err_.str(); }
 
  private:
-  void Reap(bool timed_out);
+  void Reap(bool timed_out, bool starved = false);
 
   pid_t pid_ = -1;
   int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;

@@ -7,74 +7,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/json_reader.h"
+
 namespace trench::sandbox {
 namespace {
 
 constexpr size_t kMaxJsonBytes = 1 << 20;
-
-// Member access with errors that name the member ("request.limits.cpu").
-class Reader {
- public:
-  Reader(const Json& j, std::string where) : j_(j), where_(std::move(where)) {}
-  Status Object() const {
-    return j_.is_object() ? Status::Ok() : Error("", "expected an object");
-  }
-  StatusOr<const Json*> Get(const char* key) const {
-    const Json* v = j_.Find(key);
-    if (v == nullptr) return Error(key, "missing");
-    return v;
-  }
-  StatusOr<uint64_t> Uint(const char* key) const {
-    ASSIGN_OR_RETURN(const Json* v, Get(key));
-    StatusOr<uint64_t> n = v->GetUint64();
-    if (!n.ok()) return Error(key, "expected a non-negative integer");
-    return n;
-  }
-  StatusOr<int64_t> Int(const char* key) const {
-    ASSIGN_OR_RETURN(const Json* v, Get(key));
-    StatusOr<int64_t> n = v->GetInt64();
-    if (!n.ok()) return Error(key, "expected an integer");
-    return n;
-  }
-  StatusOr<double> Number(const char* key) const {
-    ASSIGN_OR_RETURN(const Json* v, Get(key));
-    if (!v->is_number() || v->number_value() < 0) {
-      return Error(key, "expected a non-negative number");
-    }
-    return v->number_value();
-  }
-  StatusOr<bool> Bool(const char* key) const {
-    ASSIGN_OR_RETURN(const Json* v, Get(key));
-    if (!v->is_bool()) return Error(key, "expected a boolean");
-    return v->bool_value();
-  }
-  StatusOr<std::string> String(const char* key) const {
-    ASSIGN_OR_RETURN(const Json* v, Get(key));
-    if (!v->is_string()) return Error(key, "expected a string");
-    return v->string_value();
-  }
-  StatusOr<std::vector<std::string>> Strings(const char* key) const {
-    ASSIGN_OR_RETURN(const Json* v, Get(key));
-    if (!v->is_array()) return Error(key, "expected an array of strings");
-    std::vector<std::string> out;
-    for (const Json& s : v->array()) {
-      if (!s.is_string()) return Error(key, "expected an array of strings");
-      out.push_back(s.string_value());
-    }
-    return out;
-  }
-  Reader Sub(const Json& j, const char* key) const {
-    return Reader(j, where_ + "." + key);
-  }
-  Status Error(std::string_view key, const std::string& what) const {
-    return InvalidArgument(where_ + (key.empty() ? "" : ".") +
-                           std::string(key) + ": " + what);
-  }
-
- private:
-  const Json& j_;
-  std::string where_;
-};
 
 Json Strings(const std::vector<std::string>& v) {
   Json a = Json::MakeArray();
@@ -125,7 +63,7 @@ StatusOr<Json> ReadJsonFile(const std::string& path) {
 }
 
 template <typename E>
-StatusOr<E> EnumFrom(const Reader& r, const char* key,
+StatusOr<E> EnumFrom(const JsonReader& r, const char* key,
                      std::initializer_list<E> values, const char* (*name)(E)) {
   ASSIGN_OR_RETURN(std::string s, r.String(key));
   for (E e : values) {
@@ -134,7 +72,7 @@ StatusOr<E> EnumFrom(const Reader& r, const char* key,
   return r.Error(key, "unknown value '" + s + "'");
 }
 
-StatusOr<Isolation> IsolationFrom(const Reader& r) {
+StatusOr<Isolation> IsolationFrom(const JsonReader& r) {
   return EnumFrom<Isolation>(r, "isolation",
                              {Isolation::kAuto, Isolation::kBuiltin,
                               Isolation::kBwrap, Isolation::kNone},
@@ -173,8 +111,8 @@ Json OptionsToJson(const Options& o) {
 }
 
 StatusOr<Options> OptionsFromJson(const Json& j) {
-  const Reader r(j, "request");
-  RETURN_IF_ERROR(r.Object());
+  const JsonReader r(j, "request");
+  RETURN_IF_ERROR(r.Check());
   Options o;
   ASSIGN_OR_RETURN(o.argv, r.Strings("argv"));
   if (o.argv.empty()) return r.Error("argv", "empty");
@@ -183,9 +121,9 @@ StatusOr<Options> OptionsFromJson(const Json& j) {
   ASSIGN_OR_RETURN(o.read_only_paths, r.Strings("read_only_paths"));
   ASSIGN_OR_RETURN(o.masked_paths, r.Strings("masked_paths"));
   ASSIGN_OR_RETURN(const Json* lj, r.Get("limits"));
-  const Reader l = r.Sub(*lj, "limits");
-  RETURN_IF_ERROR(l.Object());
-  ASSIGN_OR_RETURN(o.limits.wall_seconds, l.Number("wall_seconds"));
+  const JsonReader l = r.Sub(*lj, "limits");
+  RETURN_IF_ERROR(l.Check());
+  ASSIGN_OR_RETURN(o.limits.wall_seconds, l.NonNegative("wall_seconds"));
   ASSIGN_OR_RETURN(o.limits.cpu_seconds, l.Uint("cpu_seconds"));
   ASSIGN_OR_RETURN(o.limits.address_space_bytes, l.Uint("address_space_bytes"));
   ASSIGN_OR_RETURN(o.limits.file_size_bytes, l.Uint("file_size_bytes"));
@@ -234,8 +172,8 @@ Json ResultToJson(const Result& x) {
 }
 
 StatusOr<Result> ResultFromJson(const Json& j) {
-  const Reader r(j, "result");
-  RETURN_IF_ERROR(r.Object());
+  const JsonReader r(j, "result");
+  RETURN_IF_ERROR(r.Check());
   Result x;
   ASSIGN_OR_RETURN(x.exited, r.Bool("exited"));
   ASSIGN_OR_RETURN(int64_t code, r.Int("exit_code"));
@@ -248,8 +186,8 @@ StatusOr<Result> ResultFromJson(const Json& j) {
   ASSIGN_OR_RETURN(x.timed_out, r.Bool("timed_out"));
   ASSIGN_OR_RETURN(uint64_t hit, r.Uint("limits_hit"));
   x.limits_hit = static_cast<unsigned>(hit);
-  ASSIGN_OR_RETURN(x.wall_seconds, r.Number("wall_seconds"));
-  ASSIGN_OR_RETURN(x.cpu_seconds, r.Number("cpu_seconds"));
+  ASSIGN_OR_RETURN(x.wall_seconds, r.NonNegative("wall_seconds"));
+  ASSIGN_OR_RETURN(x.cpu_seconds, r.NonNegative("cpu_seconds"));
   ASSIGN_OR_RETURN(x.max_rss_bytes, r.Uint("max_rss_bytes"));
   ASSIGN_OR_RETURN(x.memory_peak_bytes, r.Uint("memory_peak_bytes"));
   ASSIGN_OR_RETURN(x.oom_killed, r.Bool("oom_killed"));
@@ -266,8 +204,13 @@ Status WriteRunRequest(const std::string& dir, const Options& options) {
 }
 
 StatusOr<Options> ReadRunRequest(const std::string& dir) {
-  ASSIGN_OR_RETURN(Json j, ReadJsonFile(dir + "/request.json"));
-  return OptionsFromJson(j);
+  const std::string path = dir + "/request.json";
+  ASSIGN_OR_RETURN(Json j, ReadJsonFile(path));
+  StatusOr<Options> o = OptionsFromJson(j);
+  if (!o.ok()) {
+    return Status(o.status().code(), path + ": " + o.status().message());
+  }
+  return o;
 }
 
 Status WriteRunResult(const std::string& dir, const Result& result) {

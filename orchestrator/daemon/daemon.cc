@@ -462,9 +462,18 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
        {DescribeSandbox(caps, config.sandbox_namespaces),
         SandboxReport{cgroups.mode == sandbox::CgroupMode::kNone,
                       cgroups.Describe()},
-        DescribeScratch(
-            sandbox::LimitedDirError(), config.sandbox_scratch_bytes,
-            config.sandbox_scratch_inodes, sandbox::SweepLimitedDirs(p.work)),
+        slurm_executor
+            ? SandboxReport{false,
+                            "executor: Slurm partition '" +
+                                config.executor.partition + "', shared_dir " +
+                                config.executor.shared_dir +
+                                " (cases, builds, scratch dirs), at most " +
+                                std::to_string(config.executor.max_jobs) +
+                                " jobs at once"}
+            : DescribeScratch(sandbox::LimitedDirError(),
+                              config.sandbox_scratch_bytes,
+                              config.sandbox_scratch_inodes,
+                              sandbox::SweepLimitedDirs(p.work)),
         var_policy.report}) {
     if (r.warning) {
       spdlog::warn("{}", r.text);

@@ -336,12 +336,36 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
     Json reg = Json::MakeArray();
     for (const std::string& d : config.regression) reg.push_back(d);
     c["regression"] = reg;
+    c["build_command"] = config.build_command;
+    if (config.executor.kind == "slurm") {
+      // Its runs' files are on the shared filesystem: serve finds them
+      // there, and reattaches to the jobs a killed demo left.
+      const ExecutorConfig& x = config.executor;
+      Json e = Json::MakeObject();
+      e["kind"] = x.kind;
+      e["partition"] = x.partition;
+      e["account"] = x.account;
+      e["max_jobs"] = static_cast<int64_t>(x.max_jobs);
+      e["time_limit"] = static_cast<int64_t>(x.time_limit_minutes);
+      e["shared_dir"] = x.shared_dir;
+      Json args = Json::MakeArray();
+      for (const std::string& a : x.extra_args) args.push_back(a);
+      e["extra_args"] = std::move(args);
+      e["slurm_bin_dir"] = x.slurm_bin_dir;
+      e["slurm_conf"] = x.slurm_conf;
+      e["poll_seconds"] = x.poll_seconds;
+      c["executor"] = std::move(e);
+    }
     std::ofstream(o.dir + "/var.json") << c.DumpPretty() << "\n";
   }
   if (!o.reuse_builder.empty()) {
+    const std::string builder =
+        (config.executor.kind == "slurm" ? config.executor.shared_dir
+                                         : config.var_dir) +
+        "/builder";
     for (const char* d : {"cache", "ccache"}) {
-      fs::create_directories(config.var_dir + "/builder", ec);
-      fs::copy(o.reuse_builder + "/" + d, config.var_dir + "/builder/" + d,
+      fs::create_directories(builder, ec);
+      fs::copy(o.reuse_builder + "/" + d, builder + "/" + d,
                fs::copy_options::recursive | fs::copy_options::skip_existing,
                ec);
     }

@@ -147,7 +147,7 @@ StatusOr<std::string> StepContext::Scratch(int64_t job_id,
   const std::string dir =
       paths->work + "/" + std::to_string(job_id) + "-" + tag;
   std::error_code ec;
-  if (runner->kind() != "local") {
+  if (runner != nullptr && runner->kind() != "local") {
     // On the shared filesystem, a plain directory: a tmpfs mounted here
     // would be this host's alone. A re-run after a crash keeps it while
     // runs the previous daemon started may still use it (it reattaches

@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
 
 #include "tests/triage/case/hlo_diff_test_util.h"
 
@@ -53,6 +58,44 @@ TEST(RunProcessTest, TimeoutKillsTheProcessGroup) {
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->timed_out);
   EXPECT_EQ(r->out, "");
+}
+
+// A run that waits for a CPU while other work takes it (a busy loop at
+// nice 0 on the same CPU, the run at nice 19) is not timed out while it
+// could not run: at kMaxTimeoutStretch times the limit it is killed as
+// starved, not as a slow program. The same run alone times out at the
+// limit, not starved.
+TEST(RunProcessTest, AStarvedRunIsNotATimeout) {
+  if (::access("/usr/bin/taskset", X_OK) != 0) GTEST_SKIP() << "no taskset";
+  const std::string spin = "while :; do :; done";
+  ProcessSpec alone;
+  alone.argv = {"/usr/bin/taskset", "-c", "0", "/bin/sh", "-c", spin};
+  alone.timeout_seconds = 0.4;
+  StatusOr<ProcessResult> a = RunProcess(alone);
+  ASSERT_TRUE(a.ok());
+  EXPECT_TRUE(a->timed_out);
+  EXPECT_LT(a->seconds, 0.4 * kMaxTimeoutStretch);
+  // Starvation needs the kernel's run-queue accounting; without it the
+  // run times out as before.
+  std::ifstream schedstat("/proc/self/schedstat");
+  unsigned long long run = 0, wait = 0;
+  if (!(schedstat >> run >> wait)) GTEST_SKIP() << "no /proc/PID/schedstat";
+  EXPECT_FALSE(a->starved) << a->seconds;
+  ProcessSpec hog;
+  hog.argv = {"/usr/bin/taskset", "-c", "0", "/bin/sh", "-c", spin};
+  hog.timeout_seconds = 5;
+  std::thread hogger([&] { (void)RunProcess(hog); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ProcessSpec starved;
+  starved.argv = {"/usr/bin/taskset", "-c", "0", "/usr/bin/nice", "-n", "19",
+                  "/bin/sh",          "-c", spin};
+  starved.timeout_seconds = 0.4;
+  StatusOr<ProcessResult> s = RunProcess(starved);
+  hogger.join();
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->timed_out);
+  EXPECT_TRUE(s->starved) << s->seconds;
+  EXPECT_GE(s->seconds, 0.4 * kMaxTimeoutStretch);
 }
 
 TEST(RunProcessTest, MissingProgramExits127) {

@@ -175,6 +175,18 @@ Status CheckExecuted(const ProcessResult& p) {
   return Status();
 }
 
+// A run killed at its deadline while it mostly waited for a CPU (see
+// kMaxTimeoutStretch): the machine was busy, which says nothing about the
+// program. kResourceExhausted: the caller runs it again later, never
+// records a timeout verdict from it.
+Status CheckNotStarved(const ProcessResult& p) {
+  if (!p.starved) return Status();
+  return Status(StatusCode::kResourceExhausted,
+                "the target was starved of CPU for " +
+                    std::to_string(static_cast<int>(p.seconds)) +
+                    " s (the machine is busy): no verdict, run it again");
+}
+
 double Remaining(const TargetSpec& spec, Clock::time_point start) {
   if (spec.timeout_seconds <= 0) return 0;
   double left = spec.timeout_seconds -
@@ -365,6 +377,7 @@ StatusOr<TargetResult> TargetRunner::RunTwoStep(const Case& c,
   compile.capture_bytes = spec_.capture_bytes;
   ASSIGN_OR_RETURN(ProcessResult p, RunProcess(compile));
   RETURN_IF_ERROR(CheckExecuted(p));
+  RETURN_IF_ERROR(CheckNotStarved(p));
   r.stage = "compile";
   Classify(p, /*compile_step=*/true, &r);
   r.report["compile"] = LastJsonLine(p.out);
@@ -383,6 +396,7 @@ StatusOr<TargetResult> TargetRunner::RunTwoStep(const Case& c,
   run.capture_bytes = spec_.capture_bytes;
   ASSIGN_OR_RETURN(p, RunProcess(run));
   RETURN_IF_ERROR(CheckExecuted(p));
+  RETURN_IF_ERROR(CheckNotStarved(p));
   r.stage = "run";
   Classify(p, /*compile_step=*/false, &r);
   r.report["run"] = ReadJsonFile(work / "out" / "report.json");
@@ -416,6 +430,7 @@ StatusOr<TargetResult> TargetRunner::RunOneShot(const Case& c,
   spec.capture_bytes = spec_.capture_bytes;
   ASSIGN_OR_RETURN(ProcessResult p, RunProcess(spec));
   RETURN_IF_ERROR(CheckExecuted(p));
+  RETURN_IF_ERROR(CheckNotStarved(p));
   const PassTrace t = ReadPassTrace(trace);
   TargetResult r;
   r.report = ReadJsonFile(work / "out" / "report.json");
@@ -482,6 +497,7 @@ StatusOr<TargetResult> TargetRunner::RunServe(const Case& c,
     // The worker died or hung; it is gone and restarts on the next case.
     ProcessResult p = worker_->process.last_exit();
     RETURN_IF_ERROR(CheckExecuted(p));
+    RETURN_IF_ERROR(CheckNotStarved(p));
     if (p.signal == 0 && !p.timed_out && p.exit_code == kExitOk) {
       p.exit_code = 255;  // Ended without answering: not a clean exit.
     }

@@ -5,73 +5,26 @@
 #include <cmath>
 #include <limits>
 
+#include "base/json_reader.h"
 #include "triage/case/verdict.h"
 
 namespace trench::hlo_diff {
 namespace {
 
-// Member access with errors that name the member ("verdict.oracle.seconds").
-class Reader {
- public:
-  Reader(const Json& j, std::string where) : j_(j), where_(std::move(where)) {}
+// A number, or "nan"/"inf"/"-inf" (the comparator's statistics).
+StatusOr<double> Stat(const JsonReader& r, std::string_view key) {
+  ASSIGN_OR_RETURN(const Json* v, r.Get(key));
+  if (v->is_number()) return v->number_value();
+  if (v->is_string()) {
+    const std::string& s = v->string_value();
+    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-inf") return -std::numeric_limits<double>::infinity();
+  }
+  return r.Error(key, "expected a number");
+}
 
-  Status Check() const {
-    return j_.is_object() ? Status() : Error("", "expected an object");
-  }
-  bool Has(std::string_view key) const { return j_.Find(key) != nullptr; }
-  StatusOr<const Json*> Get(std::string_view key) const {
-    const Json* v = j_.Find(key);
-    if (v == nullptr) return Error(key, "missing");
-    return v;
-  }
-  StatusOr<std::string> String(std::string_view key) const {
-    ASSIGN_OR_RETURN(const Json* v, Get(key));
-    if (!v->is_string()) return Error(key, "expected a string");
-    return v->string_value();
-  }
-  StatusOr<int64_t> Int(std::string_view key) const {
-    ASSIGN_OR_RETURN(const Json* v, Get(key));
-    StatusOr<int64_t> i = v->GetInt64();
-    if (!i.ok()) return Error(key, "expected an integer");
-    return i;
-  }
-  StatusOr<uint64_t> Uint(std::string_view key) const {
-    ASSIGN_OR_RETURN(const Json* v, Get(key));
-    StatusOr<uint64_t> i = v->GetUint64();
-    if (!i.ok()) return Error(key, "expected a non-negative integer");
-    return i;
-  }
-  StatusOr<bool> Bool(std::string_view key) const {
-    ASSIGN_OR_RETURN(const Json* v, Get(key));
-    if (!v->is_bool()) return Error(key, "expected a boolean");
-    return v->bool_value();
-  }
-  // A number, or "nan"/"inf"/"-inf" (the comparator's statistics).
-  StatusOr<double> Stat(std::string_view key) const {
-    ASSIGN_OR_RETURN(const Json* v, Get(key));
-    if (v->is_number()) return v->number_value();
-    if (v->is_string()) {
-      const std::string& s = v->string_value();
-      if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
-      if (s == "inf") return std::numeric_limits<double>::infinity();
-      if (s == "-inf") return -std::numeric_limits<double>::infinity();
-    }
-    return Error(key, "expected a number");
-  }
-  Reader Sub(const Json& j, std::string_view key) const {
-    return Reader(j, where_ + "." + std::string(key));
-  }
-  Status Error(std::string_view key, const std::string& what) const {
-    return InvalidArgument(where_ + (key.empty() ? "" : ".") +
-                           std::string(key) + ": " + what);
-  }
-
- private:
-  const Json& j_;
-  std::string where_;
-};
-
-StatusOr<ElementMismatch> MismatchFromJson(const Reader& r, const Json& j) {
+StatusOr<ElementMismatch> MismatchFromJson(const JsonReader& r, const Json& j) {
   RETURN_IF_ERROR(r.Check());
   ElementMismatch m;
   ASSIGN_OR_RETURN(m.linear_index, r.Int("linear_index"));
@@ -86,16 +39,16 @@ StatusOr<ElementMismatch> MismatchFromJson(const Reader& r, const Json& j) {
   ASSIGN_OR_RETURN(const Json* actual, r.Get("actual"));
   m.expected = *expected;
   m.actual = *actual;
-  ASSIGN_OR_RETURN(m.abs_error, r.Stat("abs_error"));
-  ASSIGN_OR_RETURN(m.rel_error, r.Stat("rel_error"));
+  ASSIGN_OR_RETURN(m.abs_error, Stat(r, "abs_error"));
+  ASSIGN_OR_RETURN(m.rel_error, Stat(r, "rel_error"));
   if (j.Find("allowed") != nullptr) {
-    ASSIGN_OR_RETURN(m.allowed, r.Stat("allowed"));
+    ASSIGN_OR_RETURN(m.allowed, Stat(r, "allowed"));
   }
   return m;
 }
 
 // One entry of "outputs" (oracle/comparator_report.cc's layout).
-StatusOr<OutputComparison> OutputFromJson(const Reader& r, const Json& j) {
+StatusOr<OutputComparison> OutputFromJson(const JsonReader& r, const Json& j) {
   RETURN_IF_ERROR(r.Check());
   OutputComparison o;
   ASSIGN_OR_RETURN(o.index, r.Int("index"));
@@ -106,13 +59,13 @@ StatusOr<OutputComparison> OutputFromJson(const Reader& r, const Json& j) {
     return o;
   }
   ASSIGN_OR_RETURN(const Json* tol, r.Get("tolerance"));
-  const Reader t = r.Sub(*tol, "tolerance");
+  const JsonReader t = r.Sub(*tol, "tolerance");
   RETURN_IF_ERROR(t.Check());
-  ASSIGN_OR_RETURN(o.tolerance.abs, t.Stat("abs"));
-  ASSIGN_OR_RETURN(o.tolerance.rel, t.Stat("rel"));
+  ASSIGN_OR_RETURN(o.tolerance.abs, Stat(t, "abs"));
+  ASSIGN_OR_RETURN(o.tolerance.rel, Stat(t, "rel"));
   ASSIGN_OR_RETURN(o.element_count, r.Int("elements"));
-  ASSIGN_OR_RETURN(o.max_abs_error, r.Stat("max_abs_error"));
-  ASSIGN_OR_RETURN(o.max_rel_error, r.Stat("max_rel_error"));
+  ASSIGN_OR_RETURN(o.max_abs_error, Stat(r, "max_abs_error"));
+  ASSIGN_OR_RETURN(o.max_rel_error, Stat(r, "max_rel_error"));
   ASSIGN_OR_RETURN(o.max_ulp_error, r.Uint("max_ulp_error"));
   ASSIGN_OR_RETURN(o.mismatch_count, r.Int("mismatches"));
   ASSIGN_OR_RETURN(o.nonfinite_mismatch_count, r.Int("nonfinite_mismatches"));
@@ -125,13 +78,13 @@ StatusOr<OutputComparison> OutputFromJson(const Reader& r, const Json& j) {
   }
   if (r.Has("bounded")) {
     ASSIGN_OR_RETURN(o.bounded, r.Bool("bounded"));
-    ASSIGN_OR_RETURN(o.max_allowed, r.Stat("max_allowed"));
+    ASSIGN_OR_RETURN(o.max_allowed, Stat(r, "max_allowed"));
     ASSIGN_OR_RETURN(o.undetermined_count, r.Int("undetermined"));
   }
   return o;
 }
 
-StatusOr<VerdictStatus> StatusFromJson(const Reader& r) {
+StatusOr<VerdictStatus> StatusFromJson(const JsonReader& r) {
   ASSIGN_OR_RETURN(std::string status, r.String("status"));
   StatusOr<VerdictStatus> s = ParseVerdictStatus(status);
   if (!s.ok()) return r.Error("status", s.status().message());
@@ -139,7 +92,7 @@ StatusOr<VerdictStatus> StatusFromJson(const Reader& r) {
 }
 
 // A string or null (nullopt).
-StatusOr<std::optional<std::string>> OptionalString(const Reader& r,
+StatusOr<std::optional<std::string>> OptionalString(const JsonReader& r,
                                                     std::string_view key) {
   ASSIGN_OR_RETURN(const Json* v, r.Get(key));
   if (v->is_null()) return std::optional<std::string>();
@@ -151,7 +104,7 @@ Json OptionalJson(const std::optional<std::string>& s) {
   return s ? Json(*s) : Json();
 }
 
-StatusOr<Signature> SignatureFromJson(const Reader& r, const Json& j) {
+StatusOr<Signature> SignatureFromJson(const JsonReader& r, const Json& j) {
   RETURN_IF_ERROR(r.Check());
   Signature s;
   ASSIGN_OR_RETURN(s.status, StatusFromJson(r));
@@ -194,7 +147,7 @@ Json OracleJson(const OracleRun& o) {
   return j;
 }
 
-StatusOr<OracleRun> OracleFromJson(const Reader& r, const Json& j) {
+StatusOr<OracleRun> OracleFromJson(const JsonReader& r, const Json& j) {
   RETURN_IF_ERROR(r.Check());
   OracleRun o;
   if (j.Find("undetermined") != nullptr) {
@@ -202,7 +155,7 @@ StatusOr<OracleRun> OracleFromJson(const Reader& r, const Json& j) {
   }
   ASSIGN_OR_RETURN(o.status, r.String("status"));
   ASSIGN_OR_RETURN(o.message, r.String("message"));
-  ASSIGN_OR_RETURN(o.seconds, r.Stat("seconds"));
+  ASSIGN_OR_RETURN(o.seconds, Stat(r, "seconds"));
   return o;
 }
 
@@ -226,7 +179,7 @@ Json Signature::ToJson() const {
 }
 
 StatusOr<Signature> Signature::FromJson(const Json& j) {
-  return SignatureFromJson(Reader(j, "signature"), j);
+  return SignatureFromJson(JsonReader(j, "signature"), j);
 }
 
 std::string SignatureHash(const Signature& s) {
@@ -260,7 +213,7 @@ Json Verdict::ToJson() const {
 }
 
 StatusOr<Verdict> Verdict::FromJson(const Json& j) {
-  const Reader r(j, "verdict");
+  const JsonReader r(j, "verdict");
   RETURN_IF_ERROR(r.Check());
   Verdict v;
   ASSIGN_OR_RETURN(v.status, StatusFromJson(r));

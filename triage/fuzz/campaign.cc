@@ -310,8 +310,22 @@ void RunJob(Shared& s, int job) {
       c->origin["campaign"] = Json::MakeObject();
       c->origin["campaign"]["seed"] = Json(static_cast<int64_t>(o.seed));
       c->origin["campaign"]["program"] = Json(i);
+      // A target starved of CPU by other work on the machine gave no
+      // verdict: it runs again (a few times, after a pause) before the
+      // program is counted as a harness error; never a finding.
       StatusOr<hlo_diff::Verdict> v =
           hlo_diff::ComputeVerdict(*c, *module, runner, work);
+      for (int again = 0; again < kStarvedRetries && !v.ok() &&
+                          v.status().code() == StatusCode::kResourceExhausted &&
+                          !s.stop.load();
+           ++again) {
+        {
+          std::lock_guard<std::mutex> lock(s.mu);
+          ++s.summary.starved_retries;
+        }
+        std::this_thread::sleep_for(std::chrono::seconds(1 << again));
+        v = hlo_diff::ComputeVerdict(*c, *module, runner, work);
+      }
       if (v.ok()) {
         verdict = std::move(*v);
         unconfirmed = RetryTimeout(s, *c, *module, work, &*verdict);
@@ -438,6 +452,7 @@ Json CampaignSummary::ToJson() const {
   timeouts["retried"] = timeouts_retried;
   timeouts["finished_on_retry"] = timeouts_finished_on_retry;
   timeouts["unconfirmed"] = timeouts_unconfirmed;
+  timeouts["starved_retries"] = starved_retries;
   j["timeouts"] = std::move(timeouts);
   j["cancelled"] = Json(cancelled);
   j["distinct_findings"] = Json(static_cast<int64_t>(findings.size()));

@@ -96,6 +96,9 @@ struct CampaignOptions {
 // A program that timed out runs once more with this many times the
 // target's limit; only a second timeout is a finding.
 inline constexpr double kTimeoutRetryFactor = 3;
+// A program whose target run was starved of CPU (base/subprocess.h's
+// kMaxTimeoutStretch) runs again up to this many times.
+inline constexpr int kStarvedRetries = 3;
 
 struct Finding {
   std::string sig;  // The signature's hash, also the case's directory name.
@@ -134,6 +137,8 @@ struct CampaignSummary {
   // (unconfirmed).
   int64_t timeouts_retried = 0, timeouts_finished_on_retry = 0;
   int64_t timeouts_unconfirmed = 0;
+  // Target runs starved of CPU (no verdict) and run again.
+  int64_t starved_retries = 0;
   bool cancelled = false;  // Stopped through CampaignOptions::cancel.
   // With CampaignOptions::changed_lines: LineReach::ToJson() plus
   // "steering" (ReachSteering::ToJson()), "mutants" (programs that were

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "orchestrator/slurm/slurm_run.h"
-#include "tests/orchestrator/slurm/slurm_cluster.h"
+#include "tests/orchestrator/slurm/slurm_cluster_suite.h"
 
 namespace trench::orchestrator::slurm {
 namespace {

@@ -120,17 +120,8 @@ class SlurmCluster {
   // A directory every job and the test see (mode 1777).
   std::string shared_dir() const { return dir_ + "/shared"; }
 
- private:
-  static std::string Find(const std::string& name) {
-    for (const char* d : {"/usr/sbin/", "/usr/bin/"}) {
-      if (::access((d + name).c_str(), X_OK) == 0) return d + name;
-    }
-    return hlo_diff::FindProgram(name);
-  }
-  std::string Socket() const { return dir_ + "/munge.sock"; }
-
-  // Runs `argv` as a child in a process group of its own, its output
-  // appended to `log`.
+  // Starts `argv` (argv[0] a path) as the leader of a new process group,
+  // its stdout and stderr appended to `log`.
   static pid_t Spawn(const std::vector<std::string>& argv,
                      const std::string& log) {
     const pid_t pid = ::fork();
@@ -151,6 +142,18 @@ class SlurmCluster {
     }
     return pid;
   }
+
+ private:
+  static std::string Find(const std::string& name) {
+    for (const char* d : {"/usr/sbin/", "/usr/bin/"}) {
+      if (::access((d + name).c_str(), X_OK) == 0) return d + name;
+    }
+    return hlo_diff::FindProgram(name);
+  }
+  std::string Socket() const { return dir_ + "/munge.sock"; }
+
+  // Runs `argv` as a child in a process group of its own, its output
+  // appended to `log`.
 
   template <typename F>
   static bool WaitFor(F ready) {
@@ -215,30 +218,6 @@ class SlurmCluster {
 
   std::string dir_;
   std::vector<pid_t> pids_;
-};
-
-// A test suite on one cluster: started before the suite's first test,
-// stopped after its last; a test is skipped when it cannot run here.
-class SlurmClusterSuite : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    cluster_ = new SlurmCluster();
-    std::string skip;
-    start_ = cluster_->Start(&skip);
-    skip_ = skip;
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-  void SetUp() override {
-    if (!skip_.empty()) GTEST_SKIP() << skip_;
-    ASSERT_TRUE(start_.ok()) << start_.message();
-  }
-
-  static inline SlurmCluster* cluster_ = nullptr;
-  static inline std::string skip_;
-  static inline Status start_;
 };
 
 }  // namespace trench::orchestrator::testing

@@ -10,26 +10,21 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "base/scoped_temp_dir.h"
+#include "orchestrator/pipeline/fuzz_shards.h"
 #include "orchestrator/slurm/slurm_job_records.h"
 #include "orchestrator/store/store.h"
 #include "sandbox/run_files.h"
-#include "tests/orchestrator/slurm/slurm_cluster.h"
+#include "tests/orchestrator/slurm/slurm_cluster_suite.h"
 
 namespace trench::orchestrator::slurm {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 class SlurmClusterExecutorTest : public testing::SlurmClusterSuite {
  protected:
@@ -189,6 +184,10 @@ TEST_F(SlurmClusterExecutorTest, AJobCancelledOutsideIsRequeuedAndEndsTheSame) {
   std::thread killer([&] {
     SlurmJobRecord rec = WaitForRecord(name, "RUNNING");
     if (!rec.slurm_id) return;
+    // Once the program itself runs (its first line is written).
+    for (int i = 0; i < 600 && !fs::exists(o.work_dir + "/starts"); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     SlurmClient client(ClientOptions{.slurm_conf = cluster_->conf()});
     EXPECT_TRUE(client.Cancel(*rec.slurm_id).ok());
   });
@@ -197,7 +196,7 @@ TEST_F(SlurmClusterExecutorTest, AJobCancelledOutsideIsRequeuedAndEndsTheSame) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->ok()) << r->Summary();
   EXPECT_EQ(r->stdout_data, "done\n");
-  EXPECT_EQ(ReadAll(o.work_dir + "/starts"), "start\nstart\n");
+  EXPECT_EQ(testing::ReadAll(o.work_dir + "/starts"), "start\nstart\n");
   EXPECT_EQ(e->Stats().requeued, 1);
   EXPECT_EQ(e->Stats().runs_by_state.at("CANCELLED"), 1);
   EXPECT_EQ(e->Stats().runs_by_state.at("COMPLETED"), 1);
@@ -259,7 +258,8 @@ TEST_F(SlurmClusterExecutorTest,
     StatusOr<sandbox::Result> r = e->Run(o, Label(job, 0));
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_EQ(r->stdout_data, "finished\n");
-    EXPECT_EQ(ReadAll(o.work_dir + "/runs"), "run\n") << "submitted twice";
+    EXPECT_EQ(testing::ReadAll(o.work_dir + "/runs"), "run\n")
+        << "submitted twice";
   }
   EXPECT_EQ(JobsNamed(a), 1u);
   EXPECT_EQ(JobsNamed(b), 1u);
@@ -271,6 +271,133 @@ TEST_F(SlurmClusterExecutorTest,
   EXPECT_TRUE(r->ok());
   EXPECT_EQ(JobsNamed(c), 2u);
   EXPECT_TRUE(e->LeftByPreviousRun(store_.get())->empty());
+}
+
+// A campaign as 2 Slurm shards finds the signatures one job finds on the
+// same seed, also when one shard's job is cancelled while it runs (as
+// when its node dies): that shard is requeued and ends the same. The
+// target is a script that crashes on programs with some opcodes, the
+// opcode in its message (one signature per opcode).
+TEST_F(SlurmClusterExecutorTest,
+       TwoShardsFindTheSignaturesOfOneEvenIfOneIsLost) {
+  std::unique_ptr<SlurmExecutor> e = Make();
+  ASSERT_NE(e, nullptr);
+  const std::string bin = TRENCH_BINARY_DIR;
+  const std::string target_dir =
+      cluster_->shared_dir() + "/" + prefix_ + "-target";
+  fs::create_directories(target_dir);
+  const std::string target = target_dir + "/hlo-run";
+  std::ofstream(target)
+      << "#!/bin/sh\n"
+      << "op=$(grep -o -m1 -E ' (multiply|maximum|negate)\\(' \"$1\" | "
+         "head -1 | tr -d ' (')\n"
+      << "if [ -n \"$op\" ]; then echo \"internal error in $op\" >&2; "
+         "kill -ABRT $$; fi\n"
+      << "exec '" << bin << "/hlo-run' \"$@\"\n";
+  ::chmod(target.c_str(), 0755);
+  auto campaign = [&](const std::string& name, int k, int n) {
+    sandbox::Options o = Shell(name, "");
+    o.argv = {bin + "/hlo-fuzz",
+              "--max-programs",
+              "40",
+              "--budget",
+              "10m",
+              "--jobs",
+              "1",
+              "--seed",
+              "77",
+              "--no-progress",
+              "--out",
+              o.work_dir + "/out",
+              "--target",
+              "hlo-run",
+              "--hlo-run",
+              target,
+              "--focus",
+              "ops:multiply,maximum,negate,add,abs"};
+    o.read_only_paths = {bin, target_dir};
+    if (n > 1) {
+      o.argv.insert(o.argv.end(),
+                    {"--shard", std::to_string(k) + "/" + std::to_string(n)});
+    }
+    return o;
+  };
+  auto summary = [](const StatusOr<sandbox::Result>& r) {
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    StatusOr<Json> j = ParseJson(r.ok() ? r->stdout_data : "");
+    EXPECT_TRUE(j.ok()) << (r.ok() ? r->stderr_data : "");
+    return j.ok() ? *j : Json::MakeObject();
+  };
+  auto sigs = [](const Json& s) {
+    std::set<std::string> out;
+    if (const Json* f = s.Find("findings"); f && f->is_array()) {
+      for (const Json& one : f->array()) {
+        if (const Json* sig = one.Find("sig")) out.insert(sig->string_value());
+      }
+    }
+    return out;
+  };
+  const Json one = summary(e->Run(campaign("one", 0, 1), Label(50, 0)));
+  // Shard 1's job is cancelled from outside once it runs.
+  std::thread killer([&] {
+    SlurmJobRecord rec = WaitForRecord(prefix_ + "-j51-r1", "RUNNING");
+    if (!rec.slurm_id) return;
+    SlurmClient client(ClientOptions{.slurm_conf = cluster_->conf()});
+    EXPECT_TRUE(client.Cancel(*rec.slurm_id).ok());
+  });
+  std::vector<Json> shards(2);
+  std::vector<std::thread> runs;
+  for (int k = 0; k < 2; ++k) {
+    runs.emplace_back([&, k] {
+      StatusOr<std::unique_ptr<Store>> own =
+          Store::Open(store_dir_->path() + "/store.db", StoreOptions());
+      ASSERT_TRUE(own.ok());
+      RunLabel label = Label(51, k);
+      label.store = own->get();
+      shards[k] =
+          summary(e->Run(campaign("shard" + std::to_string(k), k, 2), label));
+    });
+  }
+  for (std::thread& t : runs) t.join();
+  killer.join();
+  StatusOr<Json> merged = MergeFuzzSummaries(shards);
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  EXPECT_EQ((*merged)["programs"].int64_value(), 40);
+  EXPECT_EQ(one.Find("programs")->int64_value(), 40);
+  EXPECT_GT(sigs(one).size(), 1u) << one.Dump();
+  EXPECT_EQ(sigs(*merged), sigs(one));
+  EXPECT_EQ((*merged)["statuses"].Dump(), one.Find("statuses")->Dump());
+  EXPECT_EQ(e->Stats().requeued, 1);
+}
+
+// A job still RUNNING past its run's wall limit plus the grace is
+// cancelled by the executor and reported as timed out. (The node's sandbox
+// normally ends the run at its wall limit first; a negative grace makes
+// the executor act before it does.)
+TEST_F(SlurmClusterExecutorTest, AJobRunningPastItsLimitIsCancelledAsATimeout) {
+  SlurmExecutorOptions o = Options();
+  o.timeout_grace_seconds = -2.5;
+  StatusOr<std::unique_ptr<SlurmExecutor>> e = SlurmExecutor::Create(o);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  sandbox::Options run = Shell("past-limit", "sleep 60");
+  run.limits.wall_seconds = 3;
+  StatusOr<sandbox::Result> r = (*e)->Run(run, Label(47, 0));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_FALSE(r->ok());
+  EXPECT_LT(r->wall_seconds, 30);
+  StatusOr<std::optional<SlurmJobRecord>> rec =
+      GetJobRecord(store_.get(), prefix_ + "-j47-r0");
+  ASSERT_TRUE(rec.ok() && rec->has_value());
+  EXPECT_TRUE((*rec)->finished);
+  EXPECT_EQ((*rec)->state, "CANCELLED");
+  SlurmClient client(ClientOptions{.slurm_conf = cluster_->conf()});
+  for (int i = 0; i < 100; ++i) {
+    StatusOr<JobInfo> q = client.Query(*(*rec)->slurm_id);
+    if (q.ok() && IsFinished(q->state)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(client.Query(*(*rec)->slurm_id)->state, JobState::kCancelled);
 }
 
 // Drain (KillAll) cancels the executor's own jobs, and only those.
