@@ -17,10 +17,12 @@
 //              "continuous": true,      when idle, fuzz the built head
 //                                       again (new seed each round)
 //              "shards": 1,             a campaign is this many runs at
-//                                       once (Slurm jobs or local runs),
-//                                       each with 1/N of the programs of
-//                                       the same seed (hlo-fuzz --shard);
-//                                       their findings are merged
+//                                       once (Slurm jobs or local runs)
+//                                       for the whole budget, shard k
+//                                       running programs k, k+N, ... of
+//                                       the seed's sequence (hlo-fuzz
+//                                       --shard); their findings are
+//                                       merged by signature
 //              "reach_stop_programs": 0},  > 0: a commit's campaign on a
 //                                       coverage build ends once every
 //                                       changed line was reached by this

@@ -116,20 +116,21 @@ void SlurmExecutor::Count(const std::string& final_state, double wait,
   }
 }
 
-int64_t SlurmExecutor::FindLeftJob(Store* store, const std::string& name,
-                                   const std::string& dir,
-                                   const std::string& request) {
-  StatusOr<std::optional<SlurmJobRecord>> rec = GetJobRecord(store, name);
-  if (!rec.ok() || !rec->has_value() || (*rec)->finished) return 0;
-  std::optional<int64_t> id = (*rec)->slurm_id;
+StatusOr<int64_t> SlurmExecutor::FindLeftJob(Store* store,
+                                             const std::string& name,
+                                             const std::string& dir,
+                                             const std::string& request) {
+  ASSIGN_OR_RETURN(std::optional<SlurmJobRecord> rec,
+                   GetJobRecord(store, name));
+  if (!rec || rec->finished) return 0;
+  std::optional<int64_t> id = rec->slurm_id;
   if (!id) {
     // Submitted just before a crash, before its id was stored: found by
-    // its unique name.
-    StatusOr<std::vector<JobInfo>> listed = client_.ListJobs(name);
-    if (listed.ok()) {
-      for (const JobInfo& j : *listed) {
-        if (j.name == name) id = j.id;  // The newest (id order).
-      }
+    // its unique name. A failed squeue is retried by the step, never
+    // taken for "no job" (that would submit it twice).
+    ASSIGN_OR_RETURN(std::vector<JobInfo> listed, client_.ListJobs(name));
+    for (const JobInfo& j : listed) {
+      if (j.name == name) id = j.id;  // The newest (id order).
     }
     if (!id) return 0;
   }
@@ -150,8 +151,10 @@ StatusOr<sandbox::Result> SlurmExecutor::RunOnce(
   Store* store = label.job_id > 0 ? label.store : nullptr;
   const std::string request = sandbox::OptionsToJson(options).Dump();
   std::string store_error;
-  int64_t id =
-      store && requeues == 0 ? FindLeftJob(store, name, dir, request) : 0;
+  int64_t id = 0;
+  if (store && requeues == 0) {
+    ASSIGN_OR_RETURN(id, FindLeftJob(store, name, dir, request));
+  }
   const bool attached = id != 0;
   if (!attached) {
     std::error_code ec;

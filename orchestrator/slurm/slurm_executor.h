@@ -91,10 +91,13 @@ class SlurmExecutor : public Executor {
                                     const std::string& name,
                                     const std::string& dir, int requeues,
                                     bool* requeue);
-  // The live job a previous daemon left for `name`, when its request is
-  // `request` (else it is cancelled); 0 when there is none.
-  int64_t FindLeftJob(Store* store, const std::string& name,
-                      const std::string& dir, const std::string& request);
+  // The job a previous daemon left for `name` (queued, running, or ended
+  // with its result in `dir`), when its request is `request` (else it is
+  // cancelled); 0 when there is none. Errors: the store's and squeue's
+  // (transient: the step retries).
+  StatusOr<int64_t> FindLeftJob(Store* store, const std::string& name,
+                                const std::string& dir,
+                                const std::string& request);
   void Track(const std::string& name, int64_t id);
   void Untrack(const std::string& name);
   void Count(const std::string& final_state, double wait, double run);

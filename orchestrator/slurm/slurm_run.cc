@@ -61,6 +61,7 @@ StatusOr<JobInfo> WaitForJob(
     const SlurmClient& client, int64_t id, double poll_seconds,
     const std::function<bool()>& stop,
     const std::function<void(const JobInfo&)>& on_state) {
+  int failures = 0;  // Consecutive transient failures of scontrol.
   while (true) {
     if (stop && stop()) {
       RETURN_IF_ERROR(client.Cancel(id));
@@ -68,14 +69,15 @@ StatusOr<JobInfo> WaitForJob(
     }
     StatusOr<JobInfo> q = client.Query(id);
     if (q.ok()) {
+      failures = 0;
       if (on_state) on_state(*q);
       if (IsFinished(q->state)) return *q;
     } else if (q.status().code() == StatusCode::kNotFound) {
       JobInfo gone;  // Forgotten: the result files say how it ended.
       gone.id = id;
       return gone;
-    } else {
-      return q.status();
+    } else if (++failures >= kMaxQueryFailures) {
+      return q.status();  // The caller's step retries (and reattaches).
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(poll_seconds));
   }

@@ -46,8 +46,10 @@ JobSpec RunJobSpec(const SlurmRunOptions& options, const sandbox::Options& run,
 // Polls job `id` every `poll_seconds` until Slurm reports it finished or
 // forgets it (then state kUnknown), calling `on_state` with each state read.
 // `stop` (may be empty) is asked before each poll: true scancels the job
-// and returns kCancelled. Errors: the client's (transient: the caller
-// retries).
+// and returns kCancelled. A failed scontrol is asked again; errors: the
+// client's after kMaxQueryFailures failures in a row (transient: the
+// caller retries).
+inline constexpr int kMaxQueryFailures = 10;
 StatusOr<JobInfo> WaitForJob(
     const SlurmClient& client, int64_t id, double poll_seconds,
     const std::function<bool()>& stop,

@@ -19,6 +19,7 @@
 
 #include "base/sha256.h"
 #include "orchestrator/api/http_metrics.h"
+#include "orchestrator/pipeline/executor.h"
 #include "orchestrator/store/job_queue.h"
 #include "tests/orchestrator/api/api_test_util.h"
 
@@ -168,6 +169,11 @@ std::vector<std::string> Validate(const std::string& text) {
     if (s.name != family) {
       for (const char* sfx : {"_bucket", "_sum", "_count"}) {
         if (type == "histogram" && s.name == family + sfx) suffix = sfx;
+        // A summary without quantiles: _sum and _count only.
+        if (type == "summary" && std::string(sfx) != "_bucket" &&
+            s.name == family + sfx) {
+          suffix = sfx;
+        }
       }
       if (suffix.empty()) {
         problems.push_back(where + "not of family " + family);
@@ -357,6 +363,48 @@ TEST_F(MetricsTest, HttpRequestsByRoutePatternMethodAndCode) {
   // The scrape itself is counted (seen on the next one).
   Has(Metrics(),
       R"(trench_http_requests_total{route="/metrics",method="GET",code="200"} 1)");
+}
+
+// An executor with fixed counters (what a Slurm executor reports).
+class FixedExecutor : public Executor {
+ public:
+  std::string kind() const override { return "slurm"; }
+  StatusOr<sandbox::Result> Run(const sandbox::Options&,
+                                const RunLabel&) override {
+    return Internal("not for running");
+  }
+  void KillAll() override {}
+  int running() const override { return 2; }
+  int64_t total_runs() const override { return 9; }
+  ExecutorStats Stats() const override {
+    ExecutorStats s;
+    s.kind = "slurm";
+    s.runs_by_state = {
+        {"PENDING", 1}, {"RUNNING", 1}, {"COMPLETED", 6}, {"NODE_FAIL", 1}};
+    s.queue_wait_seconds_sum = 13.5;
+    s.queue_wait_count = 8;
+    s.runtime_seconds_sum = 120.25;
+    s.runtime_count = 7;
+    s.requeued = 1;
+    return s;
+  }
+};
+
+TEST_F(MetricsTest, ExecutorRunsByStateQueueWaitRuntimeAndRequeues) {
+  FixedExecutor executor;
+  handlers_->SetExecutor(&executor);
+  const std::string body = Metrics();
+  Has(body, R"(trench_executor_runs{executor="slurm",state="PENDING"} 1)");
+  Has(body, R"(trench_executor_runs{executor="slurm",state="COMPLETED"} 6)");
+  Has(body, R"(trench_executor_runs{executor="slurm",state="NODE_FAIL"} 1)");
+  Has(body, R"(trench_executor_queue_wait_seconds_sum{executor="slurm"} 13.5)");
+  Has(body, R"(trench_executor_queue_wait_seconds_count{executor="slurm"} 8)");
+  Has(body, R"(trench_executor_runtime_seconds_sum{executor="slurm"} 120.25)");
+  Has(body, R"(trench_executor_runtime_seconds_count{executor="slurm"} 7)");
+  Has(body, R"(trench_executor_requeues_total{executor="slurm"} 1)");
+  Has(body, "trench_tool_runs_total 9");
+  Has(body, "trench_tool_runs_running 2");
+  handlers_->SetExecutor(nullptr);
 }
 
 TEST_F(MetricsTest, JobsByKindAndStateEscapedAndComplete) {

@@ -21,17 +21,11 @@
 #include "base/json.h"
 #include "orchestrator/store/job_queue.h"
 #include "orchestrator/store/store.h"
+#include "tests/orchestrator/read_all.h"
 
 namespace trench::orchestrator::testing {
 
 namespace fs = std::filesystem;
-
-inline std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 inline std::string Tail(const std::string& text, size_t n = 4000) {
   return text.size() > n ? "..." + text.substr(text.size() - n) : text;

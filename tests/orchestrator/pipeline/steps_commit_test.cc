@@ -8,6 +8,7 @@
 
 #include "tests/agents/scripted_llm_server.h"
 #include "tests/orchestrator/pipeline/step_test_fixture.h"
+#include "tests/orchestrator/read_all.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -137,6 +138,30 @@ TEST_F(FuzzStepTest, ACommitThatChangesNoPassGetsTheUnfocusedCampaign) {
   EXPECT_GT(out->Find("programs")->int64_value(), 0) << out->Dump();
   EXPECT_TRUE(store_->ListAgentSessions(std::nullopt)->empty());
   EXPECT_EQ(server_.requests().size(), 0u);
+}
+
+// fuzz.shards = 2: the campaign is two runs at once, each with its own
+// findings dir and `--shard k/2`, and the step counts both shards'
+// programs (the merged summary).
+TEST_F(FuzzStepTest, ACampaignInShardsRunsEveryShardAndMergesThem) {
+  config_.fuzz_shards = 2;
+  const int64_t runs_before = runner_.total_runs();
+  const Job job = FuzzJob(docs_);
+  StatusOr<Json> out = RunFuzzStep(ctx_, job);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_GE(runner_.total_runs() - runs_before, 2);
+  const std::string scratch =
+      paths_->work + "/" + std::to_string(job.id) + "-fuzz";
+  int64_t programs = 0;
+  for (const char* shard : {"/out-0", "/out-1"}) {
+    StatusOr<Json> summary =
+        ParseJson(testing::ReadAll(scratch + shard + "/summary.json"));
+    ASSERT_TRUE(summary.ok()) << shard << ": " << summary.status().message();
+    ASSERT_NE(summary->Find("programs"), nullptr);
+    EXPECT_GT(summary->Find("programs")->int64_value(), 0) << shard;
+    programs += summary->Find("programs")->int64_value();
+  }
+  EXPECT_EQ(out->Find("programs")->int64_value(), programs) << out->Dump();
 }
 
 // A broken LLM set-up falls back to the built-in author (the fuzzer with

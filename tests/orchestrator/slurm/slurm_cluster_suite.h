@@ -3,21 +3,12 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "tests/orchestrator/read_all.h"
 #include "tests/orchestrator/slurm/slurm_cluster.h"
 
 namespace trench::orchestrator::testing {
-
-// The whole file at `path` ("" when it cannot be read).
-inline std::string ReadAll(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // A test suite on one cluster: started before the suite's first test,
 // stopped after its last; a test is skipped when it cannot run here.

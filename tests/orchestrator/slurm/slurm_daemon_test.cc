@@ -214,7 +214,8 @@ TEST_F(SlurmClusterDaemonTest,
                                    out + ".serve.log");
   ASSERT_GT(serve, 0);
   bool finished = false;
-  for (int i = 0; i < 2400 && !finished; ++i) {
+  // A cold build on a loaded 2-core machine: up to 40 minutes.
+  for (int i = 0; i < 9600 && !finished; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     StatusOr<std::unique_ptr<Store>> s =
         Store::Open(out + "/var/store.db", StoreOptions());
