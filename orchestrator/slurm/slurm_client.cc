@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "base/display_text.h"
 #include "base/lines.h"
 #include "base/subprocess.h"
 
@@ -182,7 +183,10 @@ StatusOr<SlurmClient::Output> SlurmClient::RunCommand(
                   program + " did not answer in " +
                       std::to_string(options_.command_timeout_seconds) + " s");
   }
-  return Output{std::move(r->out), r->err_last_line, r->exit_code};
+  // What Slurm's commands print reaches logs and messages: one line,
+  // no controls.
+  return Output{std::move(r->out), OneLine(r->err_last_line, 300),
+                r->exit_code};
 }
 
 Status SlurmClient::CheckPartition(const std::string& partition) const {
@@ -252,8 +256,7 @@ StatusOr<int64_t> SlurmClient::Submit(const JobSpec& job) const {
       std::string(TrimWhitespace(o.out.substr(0, o.out.find(';'))));
   std::optional<int64_t> id = ParseId(first);
   if (!id) {
-    return Internal("sbatch printed no job id: '" +
-                    std::string(TrimWhitespace(o.out)) + "'");
+    return Internal("sbatch printed no job id: '" + OneLine(o.out, 200) + "'");
   }
   return *id;
 }

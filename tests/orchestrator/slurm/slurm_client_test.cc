@@ -5,6 +5,8 @@
 #include "orchestrator/slurm/slurm_client.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
@@ -46,6 +48,39 @@ TEST(SlurmNamesTest, OnlyTokensReachACommandLine) {
   EXPECT_FALSE(IsSlurmToken(std::string(65, 'a')));
   EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
   EXPECT_EQ(ShellQuote(""), "''");
+}
+
+// Slurm's commands are another program's output: an sbatch that prints no
+// job id, or an error with terminal escapes, is an error shown as one
+// line without controls.
+TEST(SlurmNamesTest, AnSbatchWithoutAJobIdIsAnErrorShownSafely) {
+  char tmpl[] = "/tmp/fake-slurm.XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string bin = tmpl;
+  auto fake = [&](const std::string& name, const std::string& body) {
+    const std::string path = bin + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    ::chmod(path.c_str(), 0755);
+  };
+  JobSpec job;
+  job.name = "ok";
+  job.work_dir = bin;
+  job.argv = {"/bin/true"};
+  fake("sbatch", "printf '\\033[2Jnot an id\\n'\n");
+  SlurmClient client({.bin_dir = bin});
+  StatusOr<int64_t> r = client.Submit(job);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "sbatch printed no job id: '[2Jnot an id'");
+  fake("sbatch", "printf 'bad\\033]0;owned\\007 thing\\n' >&2; exit 1\n");
+  r = client.Submit(job);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().message().find('\033'), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("sbatch refused job 'ok': bad"),
+            std::string::npos)
+      << r.status().message();
+  std::filesystem::remove_all(bin);
 }
 
 TEST(SlurmNamesTest, BadSpecsAndMissingCommandsAreClearErrors) {
