@@ -325,11 +325,19 @@ StatusOr<Json> RunCheckFixesStep(StepContext& ctx, const Job& job) {
       evidence["verdict"] = v.ToJson();
       TransitionFields f;
       f.fix_commit = sha;
-      ASSIGN_OR_RETURN(Bug moved,
-                       Advance(ctx, bug, BugState::kFixed, evidence, f));
-      spdlog::info("fix_verified: bug {} fixed by {}", moved.id,
+      // Another worker (a check of another commit) may have moved the bug
+      // since it was listed: its state now decides.
+      ASSIGN_OR_RETURN(Bug now, ctx.store->GetBug(bug.id));
+      if (!CheckTransition(now.state, BugState::kFixed).ok()) continue;
+      StatusOr<Bug> moved = Advance(ctx, now, BugState::kFixed, evidence, f);
+      if (!moved.ok()) {
+        ASSIGN_OR_RETURN(Bug again, ctx.store->GetBug(bug.id));
+        if (again.state != now.state) continue;  // Moved meanwhile.
+        return moved.status();
+      }
+      spdlog::info("fix_verified: bug {} fixed by {}", moved->id,
                    sha.substr(0, 12));
-      fixed.push_back(moved.id);
+      fixed.push_back(moved->id);
     }
   }
   Json out = Json::MakeObject();
