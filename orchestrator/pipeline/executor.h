@@ -55,6 +55,9 @@ class Executor {
   virtual ~Executor() = default;
   // "local" or "slurm".
   virtual std::string kind() const = 0;
+  // Whether runs execute on the daemon's own host (so that a work dir
+  // there may be a tmpfs of this host's).
+  virtual bool RunsOnThisHost() const = 0;
   // Runs `options` and waits for its end. REQUIRES: not on the daemon's
   // event loop thread. Errors: kFailedPrecondition "shutting down" after
   // KillAll(); the kind's own (transient ones retryable).

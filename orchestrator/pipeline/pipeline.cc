@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 DaemonPaths::DaemonPaths(const std::string& var_dir,
                          const std::string& shared_dir)
     : var(var_dir), store(var_dir + "/store.db") {
-  const std::string root = shared_dir.empty() ? var_dir : shared_dir;
+  root = shared_dir.empty() ? var_dir : shared_dir;
   cases = root + "/cases";
   builder = root + "/builder";
   mirror = root + "/builder/repo.git";
@@ -106,14 +106,18 @@ void StepContext::BeginJob(int64_t id, int attempt) {
   run_seq = 0;
 }
 
-StatusOr<sandbox::Result> StepContext::Run(
-    const sandbox::Options& options) const {
+RunLabel StepContext::NextLabel() const {
   RunLabel label;
   label.job_id = job_id;
   label.attempt = job_attempt;
   label.seq = run_seq++;
   label.store = store;
-  return runner->Run(options, label);
+  return label;
+}
+
+StatusOr<sandbox::Result> StepContext::Run(
+    const sandbox::Options& options) const {
+  return runner->Run(options, NextLabel());
 }
 
 std::vector<StatusOr<sandbox::Result>> StepContext::RunAll(
@@ -121,21 +125,19 @@ std::vector<StatusOr<sandbox::Result>> StepContext::RunAll(
   std::vector<StatusOr<sandbox::Result>> out(runs.size(), IoError("not run"));
   std::vector<std::thread> threads;
   for (size_t i = 0; i < runs.size(); ++i) {
-    RunLabel label;
-    label.job_id = job_id;
-    label.attempt = job_attempt;
-    label.seq = run_seq++;
+    const RunLabel label = NextLabel();
     // Each thread records its run on a store connection of its own: a
     // connection is used by one thread at a time.
-    threads.emplace_back([this, &runs, &out, i, label]() mutable {
+    threads.emplace_back([this, &runs, &out, i, label] {
       std::unique_ptr<Store> own;
       if (store != nullptr) {
         StatusOr<std::unique_ptr<Store>> opened =
             Store::Open(paths->store, StoreOptions());
         if (opened.ok()) own = std::move(*opened);
       }
-      label.store = own.get();
-      out[i] = runner->Run(runs[i], label);
+      RunLabel mine = label;
+      mine.store = own.get();
+      out[i] = runner->Run(runs[i], mine);
     });
   }
   for (std::thread& t : threads) t.join();
@@ -147,7 +149,7 @@ StatusOr<std::string> StepContext::Scratch(int64_t job_id,
   const std::string dir =
       paths->work + "/" + std::to_string(job_id) + "-" + tag;
   std::error_code ec;
-  if (runner != nullptr && runner->kind() != "local") {
+  if (runner != nullptr && !runner->RunsOnThisHost()) {
     // On the shared filesystem, a plain directory: a tmpfs mounted here
     // would be this host's alone. A re-run after a crash keeps it while
     // runs the previous daemon started may still use it (it reattaches

@@ -37,7 +37,9 @@ struct DaemonPaths {
   explicit DaemonPaths(const std::string& var_dir,
                        const std::string& shared_dir = "");
   std::string var;
-  std::string store;    // var/store.db
+  std::string store;  // var/store.db
+  // Where cases/, builder/ and work/ are: var, or the shared directory.
+  std::string root;
   std::string cases;    // var/cases/<sha256>/ (content-addressed)
   std::string builder;  // var/builder/: the daemon's (0755, root)
   std::string mirror;   // var/builder/repo.git (bare mirror of the repo)
@@ -71,6 +73,8 @@ struct StepContext {
   // Starts a new job's numbering of runs.
   void BeginJob(int64_t id, int attempt);
 
+  // The label of this job's next run.
+  RunLabel NextLabel() const;
   // Runs `options` through the executor, labelled as this job's next run.
   StatusOr<sandbox::Result> Run(const sandbox::Options& options) const;
   // Runs each of `runs` at once (a thread each), labelled in order as

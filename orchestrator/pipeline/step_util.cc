@@ -43,10 +43,7 @@ StatusOr<std::string> ImportCase(StepContext& ctx, const std::string& dir,
                                  const Json& origin) {
   ASSIGN_OR_RETURN(hlo_diff::Case c, hlo_diff::ReadCase(dir));
   if (origin.is_object() && origin.size() > 0) c.origin = origin;
-  // Under <root>/cases: the state dir's, or the shared directory's.
-  ASSIGN_OR_RETURN(std::string path,
-                   hlo_diff::StoreCase(
-                       fs::path(ctx.paths->cases).parent_path().string(), c));
+  ASSIGN_OR_RETURN(std::string path, hlo_diff::StoreCase(ctx.paths->root, c));
   // Readable by the sandbox's uid.
   std::error_code ec;
   for (const auto& e : fs::recursive_directory_iterator(path, ec)) {

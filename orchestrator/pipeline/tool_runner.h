@@ -93,6 +93,7 @@ class ToolRunner : public Executor {
                                 const RunLabel& label) override;
 
   std::string kind() const override { return "local"; }
+  bool RunsOnThisHost() const override { return true; }
   // Kills every run in flight and refuses new ones (graceful shutdown
   // after the drain time). Thread-safe.
   void KillAll() override;

@@ -71,6 +71,7 @@ class SlurmExecutor : public Executor {
   StatusOr<std::vector<std::string>> LeftByPreviousRun(Store* store) const;
 
   std::string kind() const override { return "slurm"; }
+  bool RunsOnThisHost() const override { return false; }
   StatusOr<sandbox::Result> Run(const sandbox::Options& options,
                                 const RunLabel& label) override;
   void KillAll() override;

@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "base/lines.h"
-#include "base/scoped_temp_dir.h"
 #include "sandbox/run_files.h"
 
 namespace trench::orchestrator::slurm {
@@ -98,37 +97,6 @@ StatusOr<sandbox::Result> FinishedRunResult(const std::string& dir,
   const std::string said = LastOutputLine(dir + "/" + name + ".out");
   return IoError(what + " ended without a result" +
                  (said.empty() ? std::string() : ": " + said));
-}
-
-SlurmRunner::SlurmRunner(const SlurmClient* client, SlurmRunOptions options)
-    : client_(client), options_(std::move(options)) {}
-
-StatusOr<sandbox::Result> SlurmRunner::Run(
-    const sandbox::Options& options, const std::string& tag,
-    const std::function<void(int64_t)>& on_submit,
-    const std::atomic<bool>* cancel) {
-  if (!IsSlurmToken(tag)) {
-    return InvalidArgument("job tag '" + tag + "' is not a Slurm token");
-  }
-  if (!PathIsUnder(options.work_dir, options_.shared_dir)) {
-    return InvalidArgument("work dir " + options.work_dir +
-                           " is not under the shared directory " +
-                           options_.shared_dir + ": the node would not see it");
-  }
-  ASSIGN_OR_RETURN(
-      ScopedTempDir scratch,
-      ScopedTempDir::Make(options_.shared_dir, "run." + tag, 0700));
-  const std::string& dir = scratch.path();
-  RETURN_IF_ERROR(sandbox::WriteRunRequest(dir, options));
-  const std::string name = options_.job_name_prefix + "-" + tag;
-  ASSIGN_OR_RETURN(int64_t id,
-                   client_->Submit(RunJobSpec(options_, options, name, dir)));
-  if (on_submit) on_submit(id);
-  ASSIGN_OR_RETURN(
-      JobInfo info,
-      WaitForJob(*client_, id, options_.poll_seconds,
-                 [cancel] { return cancel != nullptr && cancel->load(); }, {}));
-  return FinishedRunResult(dir, name, id, info.state, options.limits);
 }
 
 }  // namespace trench::orchestrator::slurm

@@ -369,6 +369,7 @@ TEST_F(MetricsTest, HttpRequestsByRoutePatternMethodAndCode) {
 class FixedExecutor : public Executor {
  public:
   std::string kind() const override { return "slurm"; }
+  bool RunsOnThisHost() const override { return false; }
   StatusOr<sandbox::Result> Run(const sandbox::Options&,
                                 const RunLabel&) override {
     return Internal("not for running");

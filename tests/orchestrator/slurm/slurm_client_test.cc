@@ -1,7 +1,7 @@
 // The Slurm client (orchestrator/slurm/slurm_client.h): its names and
 // checks alone (unit), and against a real single-node cluster the suite
 // starts (SlurmCluster*, label "slurm": slurm-wlm and munge, as root),
-// with a sandboxed run as a Slurm job (slurm_run.h).
+// (the executor's runs as jobs: slurm_executor_test.cc).
 #include "orchestrator/slurm/slurm_client.h"
 
 #include <gtest/gtest.h>
@@ -15,7 +15,6 @@
 #include <sstream>
 #include <thread>
 
-#include "orchestrator/slurm/slurm_run.h"
 #include "tests/orchestrator/slurm/slurm_cluster_suite.h"
 
 namespace trench::orchestrator::slurm {
@@ -197,51 +196,6 @@ TEST_F(SlurmClusterTest, RunningJobsAreListedByPrefixAndCancelled) {
   ASSERT_TRUE(client_->Cancel(*id).ok());
   EXPECT_EQ(WaitFinished(*id).state, JobState::kCancelled);
   EXPECT_TRUE(client_->Cancel(*id).ok());  // Again: nothing to do.
-}
-
-// A sandboxed run through Slurm (slurm_run.h) reports what the same run
-// reports here, hostile parts included.
-TEST_F(SlurmClusterTest, ASandboxedRunAsAJobReportsTheLocalResult) {
-  SlurmRunner runner(
-      client_.get(),
-      {.trench_binary = std::string(TRENCH_BINARY_DIR) + "/trench",
-       .shared_dir = cluster_->shared_dir(),
-       .partition = testing::SlurmCluster::kPartition,
-       .poll_seconds = 0.1});
-  auto options = [&](const std::string& name) {
-    const std::string work = cluster_->shared_dir() + "/" + name;
-    std::filesystem::create_directories(work);
-    sandbox::Options o;
-    // Writes beside its work dir (refused: read-only), then reports.
-    o.argv = {"/bin/sh", "-c",
-              "echo x > ../escaped 2>/dev/null; echo out; echo err >&2; "
-              "test -e ../escaped && exit 9; exit 7"};
-    o.work_dir = work;
-    o.limits.wall_seconds = 30;
-    return o;
-  };
-  StatusOr<sandbox::Result> local = sandbox::Run(options("local"));
-  ASSERT_TRUE(local.ok()) << local.status().message();
-  int64_t submitted = 0;
-  StatusOr<sandbox::Result> remote = runner.Run(
-      options("remote"), "sandboxed", [&](int64_t id) { submitted = id; });
-  ASSERT_TRUE(remote.ok()) << remote.status().message();
-  EXPECT_GT(submitted, 0);
-  for (const sandbox::Result* r : {&*local, &*remote}) {
-    EXPECT_TRUE(r->exited);
-    EXPECT_EQ(r->exit_code, 7) << r->Summary();
-    EXPECT_EQ(r->stdout_data, "out\n");
-    EXPECT_TRUE(r->stderr_data.ends_with("err\n")) << r->stderr_data;
-  }
-  EXPECT_EQ(remote->stderr_data, local->stderr_data);  // The same refusal.
-  EXPECT_EQ(remote->isolation, local->isolation);
-  EXPECT_EQ(remote->namespaced, local->namespaced);
-  EXPECT_FALSE(std::filesystem::exists(cluster_->shared_dir() + "/escaped"));
-  // A work dir the nodes would not see is refused before submitting.
-  sandbox::Options elsewhere = options("x");
-  elsewhere.work_dir = "/tmp";
-  EXPECT_EQ(runner.Run(elsewhere, "elsewhere", {}).status().code(),
-            StatusCode::kInvalidArgument);
 }
 
 TEST_F(SlurmClusterTest, AJobSlurmNeverHadIsNotFound) {

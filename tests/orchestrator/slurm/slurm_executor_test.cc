@@ -147,6 +147,48 @@ TEST_F(SlurmClusterExecutorTest, ARunIsAJobWithItsIdStoredAndTheLocalResult) {
             StatusCode::kInvalidArgument);
 }
 
+// A sandboxed run as a job reports what the same run reports here,
+// hostile parts included: it writes beside its work dir, and it tries to
+// forge its own result and rewrite its request in the run's directory on
+// the shared filesystem (root's, 0700: refused), which would make
+// run-sandboxed, as root on the node, report or run something else.
+TEST_F(SlurmClusterExecutorTest, AHostileRunAsAJobReportsTheLocalResult) {
+  std::unique_ptr<SlurmExecutor> e = Make();
+  ASSERT_NE(e, nullptr);
+  const std::string run_dir =
+      cluster_->shared_dir() + "/runs/" + prefix_ + "-j48-r0";
+  auto options = [&](const std::string& name) {
+    return Shell(name,
+                 "echo x > ../escaped 2>/dev/null; "
+                 "echo '{}' > " +
+                     run_dir +
+                     "/result.json 2>/dev/null; "
+                     "echo '{}' > " +
+                     run_dir +
+                     "/request.json 2>/dev/null; "
+                     "echo out; echo err >&2; "
+                     "test -e ../escaped && exit 9; exit 7");
+  };
+  StatusOr<sandbox::Result> local = sandbox::Run(options("local"));
+  ASSERT_TRUE(local.ok()) << local.status().message();
+  StatusOr<sandbox::Result> remote = e->Run(options("remote"), Label(48, 0));
+  ASSERT_TRUE(remote.ok()) << remote.status().message();
+  StatusOr<std::optional<SlurmJobRecord>> rec =
+      GetJobRecord(store_.get(), prefix_ + "-j48-r0");
+  ASSERT_TRUE(rec.ok() && rec->has_value() && (*rec)->slurm_id);
+  EXPECT_GT(*(*rec)->slurm_id, 0);
+  for (const sandbox::Result* r : {&*local, &*remote}) {
+    EXPECT_TRUE(r->exited);
+    EXPECT_EQ(r->exit_code, 7) << r->Summary();
+    EXPECT_EQ(r->stdout_data, "out\n");
+    EXPECT_TRUE(r->stderr_data.ends_with("err\n")) << r->stderr_data;
+  }
+  EXPECT_EQ(remote->stderr_data, local->stderr_data);  // The same refusals.
+  EXPECT_EQ(remote->isolation, local->isolation);
+  EXPECT_EQ(remote->namespaced, local->namespaced);
+  EXPECT_FALSE(fs::exists(cluster_->shared_dir() + "/escaped"));
+}
+
 TEST_F(SlurmClusterExecutorTest, StartUpRefusesABadPartitionOrMissingCommands) {
   SlurmExecutorOptions o = Options();
   o.run.partition = "gpu-large";
