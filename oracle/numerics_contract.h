@@ -19,9 +19,10 @@
 //     operands (f(x)) and at the corners x +- E(x) of every operand (2 for
 //     unary, 4 binary, 8 ternary; plus 0 for power's base when its interval
 //     contains 0; one corner for exp/expm1 (x+E) and log/log1p/sqrt/rsqrt
-//     (x-E), whose deviation is largest on that side). add, subtract,
-//     multiply, negate, abs, maximum, minimum, clamp and float->float
-//     convert use the closed-form interval spread instead (Ea+Eb,
+//     (x-E), whose deviation is largest on that side, unless a nominal
+//     result is non-finite: exp(x) may overflow where exp(x-E) does not).
+//     add, subtract, multiply, negate, abs, maximum, minimum, clamp and
+//     float->float convert use the closed-form interval spread instead (Ea+Eb,
 //     |a|Eb+|b|Ea+EaEb, max E). E(y) = S + R with spread S = max over
 //     corners |f(corner) - f(x)| and rounding
 //       R = |y - f(x)| + u_T (|f(x)| + S) + d_T

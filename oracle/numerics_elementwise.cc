@@ -2,6 +2,7 @@
 // corner evaluation in f64 for float ops, interval overlap for compare,
 // branch ambiguity for select, exact-or-undetermined for integer and pred
 // ops.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -398,6 +399,12 @@ StatusOr<Literal> FloatBound(BoundsEvaluator& ev, const HloInstruction& instr,
   // the operand has a bound (power's base also tries 0 inside).
   const Shape f64_shape = F64Shape(y.shape());
   const HloInstruction& clone = ev.F64Clone(instr);
+  // A non-finite nominal result is fixed only when every corner gives it
+  // (exp of an x whose interval reaches below the overflow point may be
+  // finite), so then both sides are evaluated.
+  const bool nonfinite_y = std::any_of(
+      yd.begin(), yd.end(), [](double v) { return !std::isfinite(v); });
+  const int side = nonfinite_y ? 0 : OneSidedCorner(op);
   std::vector<std::vector<Literal>> choices(o.size());
   for (size_t k = 0; k < o.size(); ++k) {
     const std::vector<int64_t> dims =
@@ -405,9 +412,8 @@ StatusOr<Literal> FloatBound(BoundsEvaluator& ev, const HloInstruction& instr,
     choices[k].push_back(F64Array(dims, o[k].x));
     if (!o[k].any_e || lipschitz) continue;
     std::vector<double> c(o[k].x.size());
-    // Monotone convex/concave unary ops deviate most (and can only
-    // overflow or leave the domain) on one side.
-    const int side = OneSidedCorner(op);
+    // Monotone convex/concave unary ops deviate most (and, from a finite
+    // nominal value, can only overflow or leave the domain) on one side.
     for (double s : {-1.0, 1.0}) {
       if (side != 0 && s != side) continue;
       for (size_t i = 0; i < c.size(); ++i) c[i] = o[k].x[i] + s * o[k].e[i];

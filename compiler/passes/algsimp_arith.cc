@@ -176,6 +176,13 @@ StatusOr<bool> SimplifyConvert(HloInstruction* instr, Env* env) {
       (!IsArithmetic(to) && to != PrimitiveType::PRED)) {
     return false;
   }
+  // An integer that does not fit `to` saturates when it comes from a
+  // float but wraps when it comes from an integer: through a float, the
+  // chain is one convert only when every value of `from` fits `to`.
+  if (IsInteger(from) && !IsInteger(mid) && IsInteger(to) &&
+      !IsLossless(from, to)) {
+    return false;
+  }
   if (from == to) return Use(instr, source, "convert-convert", env);
   if (!env->Should("convert-convert", instr)) return false;
   instr->ReplaceOperandWith(0, source);

@@ -152,6 +152,27 @@ TEST(NumericsOpsTest, ProductWhosePartialProductsMayOverflowIsUndetermined) {
   EXPECT_FALSE(std::isinf(Allowed(Bounds(hlo, {x}), 0)));
 }
 
+// Found by fuzzing (a trace cut to f16): x / exp(x) for a dot x = 11.59
+// whose bound reaches below 11.09: exp(x) overflows f16 in the oracle
+// (0 after the divide) but not for every x in the bound, so neither the
+// infinity nor the zero is fixed.
+TEST(NumericsOpsTest, ExpOverflowReachedOnlyByPartOfTheBoundIsUndetermined) {
+  const std::string hlo =
+      "HloModule m\n\nENTRY e {\n  a = f16[2] parameter(0)\n  b = f16[2] "
+      "parameter(1)\n  c = f16[] dot(a, b), lhs_contracting_dims={0}, "
+      "rhs_contracting_dims={0}\n  d = f16[] exponential(c)\n  ROOT e = "
+      "f16[] divide(c, d)\n}\n";
+  Literal a(Shape(PrimitiveType::F16, {2})), b(Shape(PrimitiveType::F16, {2}));
+  auto ad = a.mutable_data<f16>();
+  auto bd = b.mutable_data<f16>();
+  ad[0] = f16(100.0f), bd[0] = f16(1.0f);
+  ad[1] = f16(-88.4f), bd[1] = f16(1.0f);  // c ~ 11.6: exp(c) > 65504.
+  EXPECT_TRUE(std::isinf(Allowed(Bounds(hlo, {a, b}), 0)));
+  // Far above the overflow point for every x in the bound: fixed, 0.
+  ad[1] = f16(-60.0f);  // c = 40.
+  EXPECT_FALSE(std::isinf(Allowed(Bounds(hlo, {a, b}), 0)));
+}
+
 // Found by fuzzing: round(x) of an x within its bound of 0 may be -0 or
 // +0, and atan2 tells them apart (atan2(-0, -0) = -pi): the zero carries a
 // nonzero bound, so atan2 at the branch cut is undetermined.

@@ -147,6 +147,29 @@ void AddKinds(std::set<std::string>& out, const std::string& where,
 
 }  // namespace
 
+namespace {
+
+// For a convert of a convert: "sign_flip" when the inner one goes between
+// integers of one width and other signedness, "narrowing" when it loses
+// bits or exponent range, else "widening"; "" for other instructions.
+std::string ChainLabel(const HloInstruction& i) {
+  if (i.opcode() != O::kConvert || i.operand(0)->opcode() != O::kConvert) {
+    return "";
+  }
+  const Shape& mid = i.operand(0)->shape();
+  const Shape& from = i.operand(0)->operand(0)->shape();
+  if (!mid.IsArray() || !from.IsArray()) return "";
+  const PrimitiveType f = from.element_type(), m = mid.element_type();
+  if (IsInteger(f) && IsInteger(m) && BitWidth(f) == BitWidth(m) &&
+      IsSigned(f) != IsSigned(m)) {
+    return "sign_flip";
+  }
+  return BitWidth(m) < BitWidth(f) || (IsFloat(f) && IsInteger(m)) ? "narrowing"
+                                                                   : "widening";
+}
+
+}  // namespace
+
 std::set<std::string> ProgramFeatures(
     const HloModule& module, std::span<const Literal> inputs,
     const std::vector<ElementBoundary>& boundaries) {
@@ -177,6 +200,10 @@ std::set<std::string> ProgramFeatures(
       if (i->opcode() == O::kParameter && c == module.entry_computation() &&
           i->shape().IsArray()) {
         AddKinds(out, "input", i->shape().element_type(), tracer.ParamKinds(i));
+      }
+      if (const std::string chain = ChainLabel(*i); !chain.empty()) {
+        out.insert("convert_chain");
+        out.insert("convert_chain." + chain);
       }
       const std::string label = EdgeLabel(*i);
       if (label.empty()) continue;
@@ -294,6 +321,11 @@ std::string FeatureHistogram::Markdown() const {
   s += "\nconvert (any types) with an edge operand: " +
        Cell(count("edge_op.convert"), n) + " of programs, over " +
        std::to_string(pairs.size()) + " distinct (from, to) type pairs\n";
+  s += "\nconvert of a convert: " + Cell(count("convert_chain"), n) +
+       " of programs; through the other signedness at one width: " +
+       Cell(count("convert_chain.sign_flip"), n) +
+       ", narrowing: " + Cell(count("convert_chain.narrowing"), n) +
+       ", widening: " + Cell(count("convert_chain.widening"), n) + "\n";
   s += "\n| constant folding | programs |\n| --- | ---: |\n";
   s += "| edge op with all operands foldable constants | " +
        Cell(count("fold.in_reach"), n) + " |\n";

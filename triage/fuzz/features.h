@@ -18,6 +18,9 @@
 //       (reached through ops the constant folder folds), "opaque" (a
 //       constant behind an opt-barrier: out of the folder's and the
 //       simplifier's reach) or "param" (an entry parameter's input);
+//   convert_chain, convert_chain.<sign_flip|narrowing|widening>
+//       a convert of a convert (the chains the simplifier merges when the
+//       inner one is lossless), by what the inner one does;
 //   fold.in_reach / fold.out_of_reach
 //       such an op whose operands all are foldable constants / not;
 //   dim.<label>

@@ -324,7 +324,7 @@ std::vector<std::string> FocusGroupsForPass(const std::string& pass) {
       {"conv-expander", {"convolution"}},
       {"algsimp",
        {"elementwise_unary", "elementwise_binary", "data_movement", "compare",
-        "select", "constant"}},
+        "select", "constant", "convert", "reduction", "contraction"}},
       {"constant-folding",
        {"constant", "elementwise_unary", "elementwise_binary", "convert"}},
       {"cse", {"elementwise_binary", "compare", "data_movement"}},

@@ -1,5 +1,6 @@
 // Elementwise ops with their domain guards (generator.h, "Values").
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "triage/fuzz/generator_internal.h"
@@ -418,6 +419,36 @@ std::optional<Value> ElementwiseOn(Gen& g, const Value& x) {
   return g.ctx->pool.back();
 }
 
+// A type next to `from` where a convert's exactness changes: the other
+// signedness at the same width (half of the time for integers), the same kind
+// one width up or down, or a float whose mantissa is about as wide as `from`'s
+// bits. nullopt if the options allow none.
+std::optional<P> NeighbourType(Gen& g, P from) {
+  if (IsComplex(from)) return std::nullopt;
+  const int fb = BitWidth(from);
+  if (IsInteger(from) && g.rng.Chance(0.5)) {
+    // Half of the time the other signedness: where wrap-around starts.
+    auto flip = g.PickType([&](P t) {
+      return IsInteger(t) && BitWidth(t) == fb && IsSigned(t) != IsSigned(from);
+    });
+    if (flip) return flip;
+  }
+  return g.PickType([&](P t) {
+    if (t == from || IsComplex(t) || t == P::PRED) return false;
+    const int tb = BitWidth(t);
+    if (IsInteger(from) && IsInteger(t)) {
+      return tb == fb ||
+             (IsSigned(t) == IsSigned(from) && (tb == 2 * fb || 2 * tb == fb));
+    }
+    if (IsInteger(from) != IsInteger(t)) {
+      const P f = IsInteger(from) ? t : from;
+      const int ib = IsInteger(from) ? fb : tb;
+      return std::abs(MantissaBits(f) + 1 - ib) <= 8;
+    }
+    return tb == fb || tb == 2 * fb || 2 * tb == fb;
+  });
+}
+
 bool EmitElementwise(Gen& g, HloOpcode op) {
   auto ok = [op](P t) { return TypeOk(op, t); };
   std::optional<Value> x = g.AnyOperand(ok);
@@ -431,7 +462,15 @@ bool EmitElementwise(Gen& g, HloOpcode op) {
         return t != from && !(IsComplex(from) && !IsComplex(t));
       });
       if (!to) return false;
-      g.Convert(g.EdgeOperand(from, x->shape.dims()), *to, true);
+      Value v = g.EdgeOperand(from, x->shape.dims());
+      if (g.rng.Chance(0.5)) {
+        // A chain through a neighbour of the source type: the lossless
+        // checks that merge convert chains decide at these edges.
+        if (auto mid = NeighbourType(g, from); mid && *mid != *to) {
+          v = g.Convert(v, *mid, true);
+        }
+      }
+      g.Convert(v, *to, true);
       return true;
     }
     auto to = g.PickType([&](P t) {

@@ -355,6 +355,24 @@ ENTRY e {
   EXPECT_FALSE(s->changed);
 }
 
+TEST(AlgsimpTest, ChainsThroughAFloatKeepSaturation) {
+  // s8 -> f16 is exact, but f16 -> u16 saturates -128 to 0 where s8 -> u16
+  // wraps it to 65408; s8 -> s32 fits, so that chain merges.
+  auto s = Simplify(R"(
+HloModule m
+ENTRY e {
+  p = s8[4] parameter(0)
+  a = f16[4] convert(p)
+  b = u16[4] convert(a)
+  c = s32[4] convert(a)
+  ROOT t = (u16[4], s32[4]) tuple(b, c)
+})");
+  EXPECT_TRUE(s->changed);
+  HloInstruction* r = Root(*s->after);
+  EXPECT_EQ(r->operand(0)->operand(0)->name(), "a");
+  EXPECT_EQ(r->operand(1)->operand(0)->name(), "p");
+}
+
 TEST(AlgsimpTest, ReduceOfSize1Dimensions) {
   auto s = Simplify(R"(
 HloModule m

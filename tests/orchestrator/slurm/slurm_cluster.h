@@ -120,6 +120,26 @@ class SlurmCluster {
   // A directory every job and the test see (mode 1777).
   std::string shared_dir() const { return dir_ + "/shared"; }
 
+  // `scontrol update` of the node's state ("DOWN" kills its jobs as a node
+  // failure would; "RESUME" brings it back, and waits until it is idle).
+  // With ReturnToService=2 a downed node whose slurmd answers may be back
+  // by itself: then there is nothing to resume.
+  Status SetNodeState(const std::string& state) const {
+    if (state == "RESUME" && NodeIdle()) return Status::Ok();
+    hlo_diff::ProcessSpec spec;
+    spec.argv = {Find("scontrol"), "update", "NodeName=localhost",
+                 "State=" + state, "Reason=trench-test"};
+    spec.env = {{"SLURM_CONF", conf()}};
+    spec.timeout_seconds = 30;
+    StatusOr<hlo_diff::ProcessResult> r = hlo_diff::RunProcess(spec);
+    if (!r.ok()) return r.status();
+    if (r->exit_code != 0) return Internal("scontrol update: " + r->err);
+    if (state == "RESUME" && !WaitFor([&] { return NodeIdle(); })) {
+      return Internal("the node did not come back idle");
+    }
+    return Status::Ok();
+  }
+
   // Starts `argv` (argv[0] a path) as the leader of a new process group,
   // its stdout and stderr appended to `log`.
   static pid_t Spawn(const std::vector<std::string>& argv,

@@ -1,8 +1,9 @@
 // The Slurm executor (orchestrator/slurm/slurm_executor.h) on a real
 // single-node cluster the suite starts (label "slurm"): runs as jobs with
 // their ids in the store, the start-up checks, a requeue after a job is
-// cancelled from outside, reattachment to the jobs a killed daemon left
-// (none submitted twice), and a drain that cancels its own jobs only.
+// cancelled from outside or its node fails, reattachment to the jobs a killed
+// daemon left (none submitted twice), and a drain that cancels its own jobs
+// only.
 #include "orchestrator/slurm/slurm_executor.h"
 
 #include <gtest/gtest.h>
@@ -92,6 +93,17 @@ class SlurmClusterExecutorTest : public testing::SlurmClusterSuite {
     }
     ADD_FAILURE() << "no record of " << name << " in state " << state;
     return {};
+  }
+  // The record of `name` once its job runs and the program itself has
+  // started (written its first line to work_dir/starts).
+  SlurmJobRecord WaitForProgram(const std::string& name,
+                                const std::string& work_dir) {
+    SlurmJobRecord rec = WaitForRecord(name, "RUNNING");
+    for (int i = 0;
+         i < 600 && rec.slurm_id && !fs::exists(work_dir + "/starts"); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return rec;
   }
   // Our jobs Slurm knows of (queued, running or recently ended).
   size_t JobsNamed(const std::string& name) {
@@ -224,12 +236,8 @@ TEST_F(SlurmClusterExecutorTest, AJobCancelledOutsideIsRequeuedAndEndsTheSame) {
   sandbox::Options o =
       Shell("requeue", "echo start >> starts; sleep 3; echo done");
   std::thread killer([&] {
-    SlurmJobRecord rec = WaitForRecord(name, "RUNNING");
+    SlurmJobRecord rec = WaitForProgram(name, o.work_dir);
     if (!rec.slurm_id) return;
-    // Once the program itself runs (its first line is written).
-    for (int i = 0; i < 600 && !fs::exists(o.work_dir + "/starts"); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
     SlurmClient client(ClientOptions{.slurm_conf = cluster_->conf()});
     EXPECT_TRUE(client.Cancel(*rec.slurm_id).ok());
   });
@@ -247,6 +255,40 @@ TEST_F(SlurmClusterExecutorTest, AJobCancelledOutsideIsRequeuedAndEndsTheSame) {
   ASSERT_TRUE(rec.ok() && rec->has_value());
   EXPECT_EQ((*rec)->requeues, 1);
   EXPECT_TRUE((*rec)->finished);
+}
+
+// A node that fails under a running job (scontrol sets it DOWN, which
+// kills the job as a dead node would): Slurm reports NODE_FAIL, the run is
+// submitted again, waits for the node to come back, and ends as if nothing
+// happened; the step's attempt is the same.
+TEST_F(SlurmClusterExecutorTest, ANodeFailureRequeuesTheRunAndItEndsTheSame) {
+  std::unique_ptr<SlurmExecutor> e = Make();
+  ASSERT_NE(e, nullptr);
+  const std::string name = prefix_ + "-j43-r0";
+  sandbox::Options o =
+      Shell("nodefail", "echo start >> starts; sleep 3; echo done");
+  Status down = Status::Ok(), up = Status::Ok();
+  std::thread failer([&] {
+    if (!WaitForProgram(name, o.work_dir).slurm_id) return;
+    down = cluster_->SetNodeState("DOWN");
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    up = cluster_->SetNodeState("RESUME");
+  });
+  StatusOr<sandbox::Result> r = e->Run(o, Label(43, 0));
+  failer.join();
+  ASSERT_TRUE(down.ok()) << down.message();
+  ASSERT_TRUE(up.ok()) << up.message();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->ok()) << r->Summary();
+  EXPECT_EQ(r->stdout_data, "done\n");
+  EXPECT_EQ(testing::ReadAll(o.work_dir + "/starts"), "start\nstart\n");
+  EXPECT_EQ(e->Stats().requeued, 1);
+  EXPECT_EQ(e->Stats().runs_by_state.count("NODE_FAIL"), 1u);
+  EXPECT_EQ(e->Stats().runs_by_state.at("COMPLETED"), 1);
+  StatusOr<std::optional<SlurmJobRecord>> rec =
+      GetJobRecord(store_.get(), name);
+  ASSERT_TRUE(rec.ok() && rec->has_value());
+  EXPECT_EQ((*rec)->requeues, 1);
 }
 
 // What a daemon killed by SIGKILL leaves: a request, a stored record, and
