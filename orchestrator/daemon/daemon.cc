@@ -492,6 +492,21 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const DaemonConfig& config) {
   ro.processes = config.sandbox_run_processes;
   if (slurm_executor) {
     slurm_executor->SetDefaults(std::move(ro));
+    // Jobs left for queue jobs that will not run again are cancelled; a
+    // Slurm that does not answer now only delays that to the next start.
+    if (StatusOr<std::vector<std::string>> orphans =
+            slurm_executor->CancelOrphans(impl->store.get());
+        !orphans.ok()) {
+      spdlog::warn("Slurm jobs of the previous run not checked: {}",
+                   orphans.status().message());
+    } else if (!orphans->empty()) {
+      Json f = Json::MakeObject();
+      f["jobs"] = static_cast<int64_t>(orphans->size());
+      LogWithFields(spdlog::level::warn,
+                    "Slurm jobs of the previous run whose queue job is over: "
+                    "cancelled",
+                    f);
+    }
     ASSIGN_OR_RETURN(std::vector<std::string> left,
                      slurm_executor->LeftByPreviousRun(impl->store.get()));
     if (!left.empty()) {

@@ -10,6 +10,7 @@
 #include "base/sha256.h"
 #include "base/subprocess.h"
 #include "orchestrator/slurm/slurm_job_records.h"
+#include "orchestrator/store/job_queue.h"
 #include "sandbox/run_files.h"
 
 namespace trench::orchestrator::slurm {
@@ -333,6 +334,37 @@ StatusOr<std::vector<std::string>> SlurmExecutor::LeftByPreviousRun(
   std::vector<std::string> names;
   for (const SlurmJobRecord& r : left) names.push_back(r.name);
   return names;
+}
+
+StatusOr<std::vector<std::string>> SlurmExecutor::CancelOrphans(Store* store) {
+  ASSIGN_OR_RETURN(std::vector<SlurmJobRecord> left,
+                   UnfinishedJobRecords(store, 0));
+  JobQueue queue(store);
+  std::vector<std::string> cancelled;
+  for (const SlurmJobRecord& r : left) {
+    StatusOr<Job> job = queue.Get(r.job_id);
+    if (job.ok() && (job->state == orchestrator::JobState::kQueued ||
+                     job->state == orchestrator::JobState::kLeased)) {
+      continue;  // Its step runs again and reattaches.
+    }
+    if (!job.ok() && job.status().code() != StatusCode::kNotFound) {
+      return job.status();
+    }
+    std::vector<int64_t> ids;
+    if (r.slurm_id) {
+      ids.push_back(*r.slurm_id);
+    } else {
+      ASSIGN_OR_RETURN(std::vector<JobInfo> named, client_.ListJobs(r.name));
+      for (const JobInfo& j : named) {
+        if (j.name == r.name && !IsFinished(j.state)) ids.push_back(j.id);
+      }
+    }
+    for (int64_t id : ids) RETURN_IF_ERROR(client_.Cancel(id));
+    RETURN_IF_ERROR(
+        RecordState(store, r.name, "CANCELLED", true, std::nullopt, NowMs()));
+    cancelled.push_back(r.name);
+  }
+  return cancelled;
 }
 
 bool SlurmExecutor::MayHaveLiveRuns(int64_t job_id, Store* store) const {

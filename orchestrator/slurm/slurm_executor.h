@@ -69,6 +69,12 @@ class SlurmExecutor : public Executor {
   // The names of the jobs a previous daemon on this store started and did
   // not see end (their steps reattach when they run again).
   StatusOr<std::vector<std::string>> LeftByPreviousRun(Store* store) const;
+  // Of those, the jobs whose queue job will not run again (done, failed,
+  // parked by hand, or gone): cancelled (by id, or by their exact name when
+  // the id was never recorded) and marked finished, so that nothing keeps
+  // running for nobody. Returns their names. Errors: the store's, and
+  // squeue's or scancel's (transient: the next start-up tries again).
+  StatusOr<std::vector<std::string>> CancelOrphans(Store* store);
 
   std::string kind() const override { return "slurm"; }
   bool RunsOnThisHost() const override { return false; }

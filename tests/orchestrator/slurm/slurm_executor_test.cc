@@ -18,6 +18,7 @@
 #include "base/scoped_temp_dir.h"
 #include "orchestrator/pipeline/fuzz_shards.h"
 #include "orchestrator/slurm/slurm_job_records.h"
+#include "orchestrator/store/job_queue.h"
 #include "orchestrator/store/store.h"
 #include "sandbox/run_files.h"
 #include "tests/orchestrator/slurm/slurm_cluster_suite.h"
@@ -355,6 +356,68 @@ TEST_F(SlurmClusterExecutorTest,
   EXPECT_TRUE(r->ok());
   EXPECT_EQ(JobsNamed(c), 2u);
   EXPECT_TRUE(e->LeftByPreviousRun(store_.get())->empty());
+}
+
+// Jobs a killed daemon left for queue jobs that will not run again (done,
+// or gone from the store) are cancelled at start-up, by id or, when the
+// id was never recorded, by name; a job whose queue job is still queued
+// is left to reattach.
+TEST_F(SlurmClusterExecutorTest, JobsLeftForFinishedQueueJobsAreCancelled) {
+  const SlurmExecutorOptions opts = Options();
+  SlurmClient client(opts.client);
+  JobQueue queue(store_.get());
+  StatusOr<EnqueueResult> done = queue.Enqueue("fuzz", Json::MakeObject());
+  StatusOr<EnqueueResult> waiting = queue.Enqueue("fuzz", Json::MakeObject());
+  ASSERT_TRUE(done.ok() && waiting.ok());
+  StatusOr<std::vector<Job>> leased = queue.Lease("old-daemon", 1, 60000);
+  ASSERT_TRUE(leased.ok() && leased->size() == 1u);
+  ASSERT_EQ((*leased)[0].id, done->id);
+  ASSERT_TRUE(queue.Complete(LeaseOf((*leased)[0]), Json::MakeObject()).ok());
+  auto leave = [&](int64_t job, bool record_id) {
+    const std::string name = prefix_ + "-j" + std::to_string(job) + "-r0";
+    sandbox::Options o = Shell("orphan" + std::to_string(job), "sleep 120");
+    const std::string dir = opts.run.shared_dir + "/runs/" + name;
+    fs::create_directories(dir);
+    EXPECT_TRUE(sandbox::WriteRunRequest(dir, o).ok());
+    SlurmJobRecord rec{.name = name, .job_id = job, .attempt = 1};
+    EXPECT_TRUE(RecordSubmitting(store_.get(), rec).ok());
+    StatusOr<int64_t> id = client.Submit(RunJobSpec(opts.run, o, name, dir));
+    EXPECT_TRUE(id.ok()) << id.status().message();
+    if (record_id && id.ok()) {
+      EXPECT_TRUE(RecordSlurmId(store_.get(), name, *id).ok());
+    }
+    return name;
+  };
+  const std::string of_done = leave(done->id, true);
+  const std::string of_gone = leave(999, false);
+  const std::string of_waiting = leave(waiting->id, true);
+  std::unique_ptr<SlurmExecutor> e = Make();
+  ASSERT_NE(e, nullptr);
+  StatusOr<std::vector<std::string>> cancelled = e->CancelOrphans(store_.get());
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().message();
+  EXPECT_EQ(std::set<std::string>(cancelled->begin(), cancelled->end()),
+            (std::set<std::string>{of_done, of_gone}));
+  StatusOr<std::vector<std::string>> left = e->LeftByPreviousRun(store_.get());
+  ASSERT_TRUE(left.ok());
+  EXPECT_EQ(*left, std::vector<std::string>{of_waiting});
+  auto state_of = [&](const std::string& name) {
+    StatusOr<std::vector<JobInfo>> jobs = client.ListJobs(name);
+    return jobs.ok() && jobs->size() == 1u ? (*jobs)[0].state
+                                           : JobState::kUnknown;
+  };
+  for (int i = 0; i < 100 && (state_of(of_done) != JobState::kCancelled ||
+                              state_of(of_gone) != JobState::kCancelled);
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(state_of(of_done), JobState::kCancelled);
+  EXPECT_EQ(state_of(of_gone), JobState::kCancelled);
+  EXPECT_NE(state_of(of_waiting), JobState::kCancelled);
+  StatusOr<std::optional<SlurmJobRecord>> waiting_rec =
+      GetJobRecord(store_.get(), of_waiting);
+  ASSERT_TRUE(waiting_rec.ok() && waiting_rec->has_value());
+  ASSERT_TRUE((*waiting_rec)->slurm_id.has_value());
+  EXPECT_TRUE(client.Cancel(*(*waiting_rec)->slurm_id).ok());
 }
 
 // A campaign as 2 Slurm shards finds the signatures one job finds on the
