@@ -106,6 +106,26 @@ class SlurmClusterExecutorTest : public testing::SlurmClusterSuite {
     }
     return rec;
   }
+  // What a daemon killed by SIGKILL leaves for run 0 of queue job `job`:
+  // the request, the record, and its Slurm job submitted (the id recorded
+  // when `record_id`). Returns the job's name.
+  std::string LeaveJob(int64_t job, const sandbox::Options& o, bool record_id) {
+    const SlurmExecutorOptions opts = Options();
+    const std::string name = prefix_ + "-j" + std::to_string(job) + "-r0";
+    const std::string dir = opts.run.shared_dir + "/runs/" + name;
+    fs::create_directories(dir);
+    EXPECT_TRUE(sandbox::WriteRunRequest(dir, o).ok());
+    SlurmJobRecord rec{
+        .name = name, .job_id = job, .attempt = 1, .submitted_ms = 1};
+    EXPECT_TRUE(RecordSubmitting(store_.get(), rec).ok());
+    StatusOr<int64_t> id =
+        SlurmClient(opts.client).Submit(RunJobSpec(opts.run, o, name, dir));
+    EXPECT_TRUE(id.ok()) << id.status().message();
+    if (record_id && id.ok()) {
+      EXPECT_TRUE(RecordSlurmId(store_.get(), name, *id).ok());
+    }
+    return name;
+  }
   // Our jobs Slurm knows of (queued, running or recently ended).
   size_t JobsNamed(const std::string& name) {
     SlurmClient client(ClientOptions{.slurm_conf = cluster_->conf()});
@@ -300,23 +320,8 @@ TEST_F(SlurmClusterExecutorTest,
        ARestartedExecutorReattachesAndNeverResubmits) {
   const SlurmExecutorOptions opts = Options();
   SlurmClient client(opts.client);
-  auto leave = [&](int64_t job, sandbox::Options o, bool record_id) {
-    const std::string name = prefix_ + "-j" + std::to_string(job) + "-r0";
-    const std::string dir = opts.run.shared_dir + "/runs/" + name;
-    fs::create_directories(dir);
-    EXPECT_TRUE(sandbox::WriteRunRequest(dir, o).ok());
-    SlurmJobRecord rec;
-    rec.name = name;
-    rec.job_id = job;
-    rec.attempt = 1;
-    rec.submitted_ms = 1;
-    EXPECT_TRUE(RecordSubmitting(store_.get(), rec).ok());
-    StatusOr<int64_t> id = client.Submit(RunJobSpec(opts.run, o, name, dir));
-    EXPECT_TRUE(id.ok()) << id.status().message();
-    if (record_id && id.ok()) {
-      EXPECT_TRUE(RecordSlurmId(store_.get(), name, *id).ok());
-    }
-    return name;
+  auto leave = [&](int64_t job, const sandbox::Options& o, bool record_id) {
+    return LeaveJob(job, o, record_id);
   };
   // The runs' options as the executor would send them: with its defaults.
   auto as_sent = [](sandbox::Options o) {
@@ -374,19 +379,8 @@ TEST_F(SlurmClusterExecutorTest, JobsLeftForFinishedQueueJobsAreCancelled) {
   ASSERT_EQ((*leased)[0].id, done->id);
   ASSERT_TRUE(queue.Complete(LeaseOf((*leased)[0]), Json::MakeObject()).ok());
   auto leave = [&](int64_t job, bool record_id) {
-    const std::string name = prefix_ + "-j" + std::to_string(job) + "-r0";
-    sandbox::Options o = Shell("orphan" + std::to_string(job), "sleep 120");
-    const std::string dir = opts.run.shared_dir + "/runs/" + name;
-    fs::create_directories(dir);
-    EXPECT_TRUE(sandbox::WriteRunRequest(dir, o).ok());
-    SlurmJobRecord rec{.name = name, .job_id = job, .attempt = 1};
-    EXPECT_TRUE(RecordSubmitting(store_.get(), rec).ok());
-    StatusOr<int64_t> id = client.Submit(RunJobSpec(opts.run, o, name, dir));
-    EXPECT_TRUE(id.ok()) << id.status().message();
-    if (record_id && id.ok()) {
-      EXPECT_TRUE(RecordSlurmId(store_.get(), name, *id).ok());
-    }
-    return name;
+    return LeaveJob(job, Shell("orphan" + std::to_string(job), "sleep 120"),
+                    record_id);
   };
   const std::string of_done = leave(done->id, true);
   const std::string of_gone = leave(999, false);
