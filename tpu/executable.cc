@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <unordered_set>
 
 #include "tpu/assembler.h"
 #include "tpu/text_cursor.h"
@@ -229,37 +231,35 @@ const Kernel* Executable::FindKernel(std::string_view name) const {
 }
 
 Status ValidateExecutable(const Executable& exe) {
-  for (size_t i = 0; i < exe.buffers.size(); ++i) {
-    RETURN_IF_ERROR(CheckBuffer(exe.buffers[i]));
-    for (size_t j = 0; j < i; ++j) {
-      if (exe.buffers[j].name == exe.buffers[i].name) {
-        return InvalidArgument("duplicate buffer " + exe.buffers[i].name);
-      }
+  // Names by hash: an executable of a whole model has tens of thousands
+  // of buffers and kernels.
+  std::unordered_set<std::string_view> buffers, kernels;
+  buffers.reserve(exe.buffers.size());
+  kernels.reserve(exe.kernels.size());
+  for (const BufferDecl& b : exe.buffers) {
+    RETURN_IF_ERROR(CheckBuffer(b));
+    if (!buffers.insert(b.name).second) {
+      return InvalidArgument("duplicate buffer " + b.name);
     }
   }
   for (BufferRole r :
        {BufferRole::kInput, BufferRole::kOutput, BufferRole::kTap}) {
     RETURN_IF_ERROR(CheckIndices(exe, r));
   }
-  for (size_t i = 0; i < exe.kernels.size(); ++i) {
-    const Kernel& k = exe.kernels[i];
+  for (const Kernel& k : exe.kernels) {
     RETURN_IF_ERROR(ValidateKernel(k));
-    for (size_t j = 0; j < i; ++j) {
-      if (exe.kernels[j].name == k.name) {
-        return InvalidArgument("duplicate kernel " + k.name);
-      }
+    if (!kernels.insert(k.name).second) {
+      return InvalidArgument("duplicate kernel " + k.name);
     }
     for (const std::string& sym : k.symbols) {
-      bool found = false;
-      for (const BufferDecl& b : exe.buffers) found |= b.name == sym;
-      if (!found) {
+      if (!buffers.contains(sym)) {
         return InvalidArgument("kernel " + k.name + " uses unknown buffer " +
                                sym);
       }
     }
   }
   for (const std::string& l : exe.launches) {
-    if (exe.FindKernel(l) == nullptr) {
+    if (!kernels.contains(l)) {
       return InvalidArgument("launch of unknown kernel " + l);
     }
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
+#include <unordered_map>
 
 #include "tpu/assembler.h"
 #include "tpu/machine.h"
@@ -107,11 +109,18 @@ Status Simulator::Prepare() {
   M.dmas.reserve(kMaxDmasInFlight);
   for (const HbmBuffer& b : M.layout.buffers()) buffer_base_.push_back(b.base);
 
+  // Names by hash (whole models have tens of thousands of each); the
+  // executable was validated, so every name is found once.
+  std::unordered_map<std::string_view, size_t> buffer_index, kernel_index;
+  buffer_index.reserve(exe_.buffers.size());
+  for (size_t i = 0; i < exe_.buffers.size(); ++i) {
+    buffer_index.emplace(exe_.buffers[i].name, i);
+  }
   for (const Kernel& k : exe_.kernels) {
     std::vector<int64_t> addr;
     for (const std::string& sym : k.symbols) {
-      for (size_t i = 0; i < exe_.buffers.size(); ++i) {
-        if (exe_.buffers[i].name == sym) addr.push_back(buffer_base_[i]);
+      if (auto it = buffer_index.find(sym); it != buffer_index.end()) {
+        addr.push_back(buffer_base_[it->second]);
       }
     }
     symbol_addr_.push_back(std::move(addr));
@@ -124,9 +133,13 @@ Status Simulator::Prepare() {
     }
     decoded_.push_back(std::move(dec));
   }
+  kernel_index.reserve(exe_.kernels.size());
+  for (size_t i = 0; i < exe_.kernels.size(); ++i) {
+    kernel_index.emplace(exe_.kernels[i].name, i);
+  }
   for (const std::string& name : exe_.launches) {
-    for (size_t i = 0; i < exe_.kernels.size(); ++i) {
-      if (exe_.kernels[i].name == name) launch_kernel_.push_back(i);
+    if (auto it = kernel_index.find(name); it != kernel_index.end()) {
+      launch_kernel_.push_back(it->second);
     }
   }
   inputs_ = exe_.BuffersWithRole(BufferRole::kInput);

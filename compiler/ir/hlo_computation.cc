@@ -20,8 +20,19 @@ HloInstruction* HloComputation::AddInstruction(
       params_[n] = raw;
     }
   }
+  index_[raw] = instrs_.size();
   instrs_.push_back(std::move(instr));
   return raw;
+}
+
+void HloComputation::Compact() {
+  size_t kept = 0;
+  for (size_t i = 0; i < instrs_.size(); ++i) {
+    if (!instrs_[i]) continue;
+    index_[instrs_[i].get()] = kept;
+    instrs_[kept++] = std::move(instrs_[i]);
+  }
+  instrs_.resize(kept);
 }
 
 Status HloComputation::RemoveInstruction(HloInstruction* instr) {
@@ -33,29 +44,24 @@ Status HloComputation::RemoveInstruction(HloInstruction* instr) {
     return FailedPrecondition("cannot remove " + instr->name() +
                               ": it still has users");
   }
-  auto it = std::find_if(instrs_.begin(), instrs_.end(),
-                         [&](const auto& p) { return p.get() == instr; });
-  if (it == instrs_.end()) {
+  auto it = index_.find(instr);
+  if (it == index_.end()) {
     return NotFound(instr->name() + " is not in computation " + name_);
   }
+  const size_t pos = it->second;
   instr->DetachOperands();
-  for (auto& other : instrs_) {
-    auto& preds = other->control_predecessors();
-    if (std::find(preds.begin(), preds.end(), instr) != preds.end()) {
-      std::vector<HloInstruction*> kept;
-      for (HloInstruction* p : preds) {
-        if (p != instr) kept.push_back(p);
-      }
-      other->DropControlEdges();
-      for (HloInstruction* p : kept) other->AddControlPredecessor(p);
-    }
+  instr->DropControlEdges();
+  while (!instr->control_successors().empty()) {
+    instr->control_successors().back()->RemoveControlPredecessor(instr);
   }
   if (instr->opcode() == HloOpcode::kParameter) {
     for (auto& p : params_) {
       if (p == instr) p = nullptr;
     }
   }
-  instrs_.erase(it);
+  index_.erase(it);
+  instrs_[pos].reset();
+  if (index_.size() * 2 < instrs_.size()) Compact();
   return Status::Ok();
 }
 
@@ -80,28 +86,22 @@ Status HloComputation::RemoveInstructions(
       }
     }
   }
-  for (HloInstruction* d : dead) d->DetachOperands();
-  for (auto& other : instrs_) {
-    if (gone.count(other.get())) continue;
-    const auto& preds = other->control_predecessors();
-    if (std::none_of(preds.begin(), preds.end(),
-                     [&](const HloInstruction* p) { return gone.count(p); })) {
-      continue;
+  for (HloInstruction* d : dead) {
+    d->DetachOperands();
+    d->DropControlEdges();
+    while (!d->control_successors().empty()) {
+      d->control_successors().back()->RemoveControlPredecessor(d);
     }
-    std::vector<HloInstruction*> kept;
-    for (HloInstruction* p : preds) {
-      if (!gone.count(p)) kept.push_back(p);
-    }
-    other->DropControlEdges();
-    for (HloInstruction* p : kept) other->AddControlPredecessor(p);
   }
   for (auto& p : params_) {
     if (gone.count(p)) p = nullptr;
   }
-  instrs_.erase(
-      std::remove_if(instrs_.begin(), instrs_.end(),
-                     [&](const auto& p) { return gone.count(p.get()); }),
-      instrs_.end());
+  for (HloInstruction* d : dead) {
+    auto it = index_.find(d);
+    instrs_[it->second].reset();
+    index_.erase(it);
+  }
+  Compact();
   return Status::Ok();
 }
 
@@ -124,20 +124,26 @@ int64_t HloComputation::RemoveDeadInstructions() {
 
 std::vector<HloInstruction*> HloComputation::instructions() const {
   std::vector<HloInstruction*> out;
-  out.reserve(instrs_.size());
-  for (const auto& p : instrs_) out.push_back(p.get());
+  out.reserve(index_.size());
+  for (const auto& p : instrs_) {
+    if (p) out.push_back(p.get());
+  }
   return out;
 }
 
 std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   std::vector<HloInstruction*> order;
-  order.reserve(instrs_.size());
-  std::unordered_set<const HloInstruction*> done;
+  order.reserve(index_.size());
+  // One table for both marks (reserved once: this runs around every pass,
+  // on computations of tens of thousands of instructions).
+  enum Mark : uint8_t { kOnStack = 1, kDone = 2 };
+  std::unordered_map<const HloInstruction*, uint8_t> mark;
+  mark.reserve(index_.size());
+  std::vector<std::pair<HloInstruction*, size_t>> stack;
   // Iterative DFS so deep graphs (long chains) cannot overflow the stack.
   auto visit = [&](HloInstruction* start) {
-    if (done.count(start)) return;
-    std::vector<std::pair<HloInstruction*, size_t>> stack{{start, 0}};
-    std::unordered_set<const HloInstruction*> on_stack{start};
+    if (!mark.try_emplace(start, kOnStack).second) return;
+    stack.push_back({start, 0});
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
       const size_t n_ops = node->operands().size();
@@ -147,26 +153,26 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
                                   ? node->operand(next)
                                   : node->control_predecessors()[next - n_ops];
         ++next;
-        if (!done.count(dep) && !on_stack.count(dep) && dep->parent() == this) {
+        if (dep->parent() == this && mark.try_emplace(dep, kOnStack).second) {
           stack.push_back({dep, 0});
-          on_stack.insert(dep);
         }
         continue;
       }
-      done.insert(node);
-      on_stack.erase(node);
+      mark[node] = kDone;
       order.push_back(node);
       stack.pop_back();
     }
   };
-  for (const auto& p : instrs_) visit(p.get());
+  for (const auto& p : instrs_) {
+    if (p) visit(p.get());
+  }
   return order;
 }
 
 HloInstruction* HloComputation::GetInstructionWithName(
     const std::string& name) const {
   for (const auto& p : instrs_) {
-    if (p->name() == name) return p.get();
+    if (p && p->name() == name) return p.get();
   }
   return nullptr;
 }

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -50,7 +51,7 @@ class HloComputation {
 
   // All instructions in insertion order.
   std::vector<HloInstruction*> instructions() const;
-  int64_t instruction_count() const { return instrs_.size(); }
+  int64_t instruction_count() const { return index_.size(); }
   // Operands before users; instructions unreachable from the root come
   // too (in insertion order relative to each other). Control predecessors
   // are ordered before their successors.
@@ -65,7 +66,11 @@ class HloComputation {
  private:
   std::string name_;
   HloModule* parent_ = nullptr;
+  // Insertion order; a removed instruction leaves a null hole until more
+  // than half are holes (Compact), so removal costs O(1) amortized.
   std::vector<std::unique_ptr<HloInstruction>> instrs_;
+  std::unordered_map<const HloInstruction*, size_t> index_;  // Into instrs_.
+  void Compact();
   std::vector<HloInstruction*> params_;
   HloInstruction* root_ = nullptr;
   HloInstruction* fusion_instr_ = nullptr;

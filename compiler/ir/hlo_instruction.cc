@@ -88,10 +88,24 @@ void HloInstruction::AddControlPredecessor(HloInstruction* p) {
   if (std::find(control_predecessors_.begin(), control_predecessors_.end(),
                 p) == control_predecessors_.end()) {
     control_predecessors_.push_back(p);
+    p->control_successors_.push_back(this);
   }
 }
 
-void HloInstruction::DropControlEdges() { control_predecessors_.clear(); }
+void HloInstruction::RemoveControlPredecessor(HloInstruction* p) {
+  auto it =
+      std::find(control_predecessors_.begin(), control_predecessors_.end(), p);
+  if (it == control_predecessors_.end()) return;
+  control_predecessors_.erase(it);
+  auto& succ = p->control_successors_;
+  succ.erase(std::find(succ.begin(), succ.end(), this));
+}
+
+void HloInstruction::DropControlEdges() {
+  while (!control_predecessors_.empty()) {
+    RemoveControlPredecessor(control_predecessors_.back());
+  }
+}
 
 void HloInstruction::set_literal(Literal l) {
   literal_ = std::make_unique<Literal>(std::move(l));

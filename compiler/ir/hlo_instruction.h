@@ -83,11 +83,17 @@ class HloInstruction {
   // (not checked here; the verifier checks).
   void ReplaceAllUsesWith(HloInstruction* other);
 
-  // Control predecessors (control-predecessors={...}).
+  // Control predecessors (control-predecessors={...}), and the
+  // instructions that have this one among theirs (kept in step).
   const std::vector<HloInstruction*>& control_predecessors() const {
     return control_predecessors_;
   }
+  const std::vector<HloInstruction*>& control_successors() const {
+    return control_successors_;
+  }
   void AddControlPredecessor(HloInstruction* p);
+  void RemoveControlPredecessor(HloInstruction* p);
+  // Drops this instruction's control predecessors.
   void DropControlEdges();
 
   // Called computations; their roles follow from the opcode:
@@ -150,6 +156,7 @@ class HloInstruction {
   std::vector<HloInstruction*> operands_;
   std::vector<HloInstruction*> users_;
   std::vector<HloInstruction*> control_predecessors_;
+  std::vector<HloInstruction*> control_successors_;
   std::vector<HloComputation*> called_;
   std::unique_ptr<Literal> literal_;
   HloAttributes attrs_;

@@ -68,13 +68,9 @@ Status RemoveIfDead(HloInstruction* instr) {
   HloComputation* comp = instr->parent();
   if (instr->user_count() != 0 || comp->root_instruction() == instr ||
       instr->opcode() == HloOpcode::kParameter || HasSideEffect(*instr) ||
-      !instr->control_predecessors().empty()) {
+      !instr->control_predecessors().empty() ||
+      !instr->control_successors().empty()) {
     return Status::Ok();
-  }
-  for (const HloInstruction* i : comp->instructions()) {
-    for (const HloInstruction* p : i->control_predecessors()) {
-      if (p == instr) return Status::Ok();
-    }
   }
   return comp->RemoveInstruction(instr);
 }

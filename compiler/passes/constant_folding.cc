@@ -24,12 +24,7 @@ bool IsFoldCandidate(const HloInstruction& instr) {
 }
 
 bool IsControlPredecessor(const HloInstruction& instr) {
-  for (const HloInstruction* i : instr.parent()->instructions()) {
-    for (const HloInstruction* p : i->control_predecessors()) {
-      if (p == &instr) return true;
-    }
-  }
-  return false;
+  return !instr.control_successors().empty();
 }
 
 }  // namespace

@@ -103,14 +103,9 @@ Status ReplaceInstruction(HloInstruction* old_instr,
   }
   if (old_instr->user_count() == 0 && !HasSideEffect(*old_instr) &&
       old_instr->opcode() != HloOpcode::kParameter &&
-      old_instr->control_predecessors().empty()) {
-    bool is_control_pred = false;
-    for (const HloInstruction* i : comp->instructions()) {
-      for (const HloInstruction* p : i->control_predecessors()) {
-        is_control_pred |= p == old_instr;
-      }
-    }
-    if (!is_control_pred) return comp->RemoveInstruction(old_instr);
+      old_instr->control_predecessors().empty() &&
+      old_instr->control_successors().empty()) {
+    return comp->RemoveInstruction(old_instr);
   }
   return Status::Ok();
 }

@@ -159,7 +159,9 @@ Status PassPipeline::RunOne(HloPass* pass, bool required, HloModule* module,
   PassContext unlimited;
   if (required) ctx = &unlimited;
   st.execution = required ? executions_ : ++executions_;
-  const uint64_t before = ModuleFingerprint(*module);
+  const uint64_t before =
+      fingerprint_ ? *fingerprint_ : ModuleFingerprint(*module);
+  fingerprint_.reset();  // Set again once the pass ran and was checked.
   const int64_t rewrites_before = ctx->rewrites_allowed();
   NotifyPassEnter(st.pass, st.execution);
   const auto start = std::chrono::steady_clock::now();
@@ -174,7 +176,8 @@ Status PassPipeline::RunOne(HloPass* pass, bool required, HloModule* module,
   }
   st.changed = *result;
   stats_.push_back(st);
-  const bool really_changed = ModuleFingerprint(*module) != before;
+  const uint64_t after = ModuleFingerprint(*module);
+  const bool really_changed = after != before;
   if (really_changed != st.changed) {
     return Internal(
         "pass '" + st.pass + "' (execution " + std::to_string(st.execution) +
@@ -197,6 +200,7 @@ Status PassPipeline::RunOne(HloPass* pass, bool required, HloModule* module,
         *module,
         prefix + std::string(required ? "required." : "") + st.pass + ".hlo"));
   }
+  fingerprint_ = after;
   *changed = st.changed;
   return Status::Ok();
 }
@@ -207,6 +211,7 @@ StatusOr<bool> PassPipeline::Run(HloModule* module, PassContext* ctx) {
       RETURN_IF_ERROR(ParsePassList(name).status());
     }
   }
+  fingerprint_.reset();  // The module may have changed since a last Run.
   Status v = VerifyModule(*module, nullptr, options_.verify_options);
   if (!v.ok()) {
     return InvalidArgument("input module does not verify: " + v.message());

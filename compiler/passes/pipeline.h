@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,6 +111,9 @@ class PassPipeline {
   std::vector<Group> groups_;
   std::vector<PassRunStats> stats_;
   int64_t executions_ = 0;
+  // The module's fingerprint after the last pass of this Run (nothing
+  // else touches it between passes): the next pass's "before".
+  std::optional<uint64_t> fingerprint_;
 };
 
 // Crash diagnostics (hloc's TRENCH_PASS_TRACE): a process-wide function

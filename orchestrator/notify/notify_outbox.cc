@@ -127,7 +127,7 @@ StatusOr<int> DispatchEvents(Store* store, const NotifySetup& setup,
       const std::string kind = NotifyEventKind(e);
       std::optional<Bug> bug;
       for (const NotifyDestination& d : setup.destinations) {
-        if (!d.Wants(kind)) continue;
+        if (kind.empty() || !d.Wants(kind)) continue;
         if (!bug) {
           ASSIGN_OR_RETURN(bug, store->GetBug(e.bug_id));
         }

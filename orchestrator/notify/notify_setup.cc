@@ -62,6 +62,7 @@ const NotifyDestination* NotifySetup::Find(const std::string& key) const {
 
 std::string NotifyEventKind(const Event& event) {
   if (!event.from) return kFinding;
+  if (*event.from == event.to) return "";  // A note: no state change.
   return std::string(BugStateName(event.to));
 }
 

@@ -58,7 +58,8 @@ struct NotifySetup {
   const NotifyDestination* Find(const std::string& key) const;
 };
 
-// "finding" for a creation event, else BugStateName(event.to).
+// "finding" for a creation event, "" for a note (no state change: never
+// sent), else BugStateName(event.to).
 std::string NotifyEventKind(const Event& event);
 
 // Reads a variable: the value, or nullopt when unset.

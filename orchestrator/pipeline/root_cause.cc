@@ -301,8 +301,11 @@ StatusOr<std::optional<Json>> RootCauseToWaitFor(StepContext& ctx,
 }
 
 Status StartWaiting(StepContext& ctx, const Bug& bug, const Json& waiting_for) {
-  RETURN_IF_ERROR(ctx.store->SetBugDetails(
-      bug.id, DetailsWith(bug, "waiting_for", waiting_for)));
+  Json evidence = waiting_for;
+  evidence["event"] = "waiting";
+  RETURN_IF_ERROR(ctx.store->NoteBug(
+      bug.id, ctx.worker.empty() ? "orchestrator" : ctx.worker, evidence,
+      DetailsWith(bug, "waiting_for", waiting_for)));
   spdlog::info("bug {}: {}", bug.id, StrOf(&waiting_for, "reason"));
   return Status::Ok();
 }
@@ -328,7 +331,10 @@ StatusOr<bool> StillWaiting(StepContext& ctx, const Bug& bug) {
   released["at_ms"] = ctx.store->clock()->NowMillis();
   Json d = DetailsWith(bug, "released", released);
   d["waiting_for"] = Json();
-  RETURN_IF_ERROR(ctx.store->SetBugDetails(bug.id, d));
+  Json evidence = released;
+  evidence["event"] = "released";
+  RETURN_IF_ERROR(ctx.store->NoteBug(
+      bug.id, ctx.worker.empty() ? "orchestrator" : ctx.worker, evidence, d));
   spdlog::info("bug {}: released from its wait ({})", bug.id, why);
   return false;
 }

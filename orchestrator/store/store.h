@@ -260,6 +260,13 @@ class Store {
   // for the daemon's bookkeeping (draft rounds, "needs a human").
   // kNotFound for an unknown bug.
   Status SetBugDetails(int64_t id, const Json& details);
+  // Replaces bug `id`'s details and records why as a note: an event row
+  // whose from and to are the bug's (unchanged) state, with `evidence`,
+  // in one transaction. For what a reviewer follows in the history without
+  // a state change (a finding waiting for an older bug, its release).
+  // kNotFound for an unknown bug.
+  Status NoteBug(int64_t id, const std::string& actor, const Json& evidence,
+                 const Json& details);
   // Bug events with id > after_id (all bugs, or only `bug_id`), in order;
   // commit events are left out (ListCommitEvents).
   StatusOr<std::vector<Event>> ListEvents(std::optional<int64_t> bug_id,

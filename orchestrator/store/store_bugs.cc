@@ -282,6 +282,16 @@ StatusOr<std::optional<Bug>> Store::FindOpenBugBySignature(
   return std::optional<Bug>();
 }
 
+Status Store::NoteBug(int64_t id, const std::string& actor,
+                      const Json& evidence, const Json& details) {
+  return InTransaction(db(), [&]() -> Status {
+    ASSIGN_OR_RETURN(Bug bug, GetBug(id));
+    RETURN_IF_ERROR(SetBugDetails(id, details));
+    return InsertEvent(db(), id, bug.state, bug.state, actor, evidence,
+                       clock_->NowMillis());
+  });
+}
+
 StatusOr<Bug> Store::TransitionBug(int64_t id, BugState to,
                                    const std::string& actor,
                                    const Json& evidence,

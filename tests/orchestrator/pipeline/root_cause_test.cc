@@ -308,6 +308,19 @@ TEST_F(RootCauseTest, WaiterIsReleasedWhenTheOlderBugIsInvalid) {
   EXPECT_TRUE(released.details.Find("waiting_for")->is_null());
   // Released once: it never waits again, even for another older bug.
   EXPECT_FALSE(*RootCauseToWaitFor(ctx_, released));
+  // The history shows the wait and the release as notes (no state change).
+  StatusOr<std::vector<Event>> events = store_->ListEvents(b, 0, 100);
+  ASSERT_TRUE(events.ok());
+  std::vector<std::string> notes;
+  for (const Event& e : *events) {
+    if (!e.from || *e.from != e.to) continue;
+    EXPECT_EQ(e.to, BugState::kNew);
+    const Json* what = e.evidence.Find("event");
+    ASSERT_NE(what, nullptr) << e.evidence.Dump();
+    notes.push_back(what->string_value());
+    EXPECT_EQ(e.evidence.Find("bug")->int64_value(), a);
+  }
+  EXPECT_EQ(notes, (std::vector<std::string>{"waiting", "released"}));
 }
 
 TEST_F(RootCauseTest, LaterCommitHoldingTheOlderOneWaitsAnUnrelatedDoesNot) {
