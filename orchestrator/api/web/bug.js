@@ -162,6 +162,12 @@
     return parts.join(' · ');
   }
 
+  // A note (a wait, a release) keeps the state: shown as such.
+  function stateText(e) {
+    if (e.from && e.from === e.to) return e.to + ' (note)';
+    return (e.from ? e.from + ' → ' : '') + (e.to || e.event || '');
+  }
+
   function renderTimeline(events) {
     if (!events || events.length === 0) {
       replace('timeline', 'no events');
@@ -170,7 +176,7 @@
     replace('timeline', el('ol', {class: 'timeline'}, events.map((e) =>
         el('li', {'data-event': e.id},
            el('span', {class: 'when'}, time(e.at_ms)), ' ',
-           el('b', {}, (e.from ? e.from + ' → ' : '') + (e.to || e.event || '')),
+           el('b', {}, stateText(e)),
            ' by ', el('span', {class: 'actor'}, e.actor || ''), ' ',
            el('span', {class: 'evidence'}, visible(evidenceText(e.evidence))),
            el('details', {}, el('summary', {}, 'evidence'),
