@@ -126,6 +126,28 @@ class SlurmClusterExecutorTest : public testing::SlurmClusterSuite {
     }
     return name;
   }
+  // A run of `echo start >> starts; sleep; echo done` whose first job was
+  // lost in `lost_state`: submitted again once, and ended as it would have.
+  void ExpectLostOnceThenDone(const SlurmExecutor& e,
+                              const StatusOr<sandbox::Result>& r,
+                              const sandbox::Options& o,
+                              const std::string& name,
+                              const std::string& lost_state) {
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_TRUE(r->ok()) << r->Summary();
+    EXPECT_EQ(r->stdout_data, "done\n");
+    EXPECT_EQ(testing::ReadAll(o.work_dir + "/starts"), "start\nstart\n");
+    const ExecutorStats stats = e.Stats();
+    EXPECT_EQ(stats.requeued, 1);
+    ASSERT_EQ(stats.runs_by_state.count(lost_state), 1u) << lost_state;
+    EXPECT_EQ(stats.runs_by_state.at(lost_state), 1);
+    EXPECT_EQ(stats.runs_by_state.at("COMPLETED"), 1);
+    StatusOr<std::optional<SlurmJobRecord>> rec =
+        GetJobRecord(store_.get(), name);
+    ASSERT_TRUE(rec.ok() && rec->has_value());
+    EXPECT_EQ((*rec)->requeues, 1);
+    EXPECT_TRUE((*rec)->finished);
+  }
   // Our jobs Slurm knows of (queued, running or recently ended).
   size_t JobsNamed(const std::string& name) {
     SlurmClient client(ClientOptions{.slurm_conf = cluster_->conf()});
@@ -264,18 +286,7 @@ TEST_F(SlurmClusterExecutorTest, AJobCancelledOutsideIsRequeuedAndEndsTheSame) {
   });
   StatusOr<sandbox::Result> r = e->Run(o, Label(42, 0));
   killer.join();
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_TRUE(r->ok()) << r->Summary();
-  EXPECT_EQ(r->stdout_data, "done\n");
-  EXPECT_EQ(testing::ReadAll(o.work_dir + "/starts"), "start\nstart\n");
-  EXPECT_EQ(e->Stats().requeued, 1);
-  EXPECT_EQ(e->Stats().runs_by_state.at("CANCELLED"), 1);
-  EXPECT_EQ(e->Stats().runs_by_state.at("COMPLETED"), 1);
-  StatusOr<std::optional<SlurmJobRecord>> rec =
-      GetJobRecord(store_.get(), name);
-  ASSERT_TRUE(rec.ok() && rec->has_value());
-  EXPECT_EQ((*rec)->requeues, 1);
-  EXPECT_TRUE((*rec)->finished);
+  ExpectLostOnceThenDone(*e, r, o, name, "CANCELLED");
 }
 
 // A node that fails under a running job (scontrol sets it DOWN, which
@@ -299,17 +310,7 @@ TEST_F(SlurmClusterExecutorTest, ANodeFailureRequeuesTheRunAndItEndsTheSame) {
   failer.join();
   ASSERT_TRUE(down.ok()) << down.message();
   ASSERT_TRUE(up.ok()) << up.message();
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_TRUE(r->ok()) << r->Summary();
-  EXPECT_EQ(r->stdout_data, "done\n");
-  EXPECT_EQ(testing::ReadAll(o.work_dir + "/starts"), "start\nstart\n");
-  EXPECT_EQ(e->Stats().requeued, 1);
-  EXPECT_EQ(e->Stats().runs_by_state.count("NODE_FAIL"), 1u);
-  EXPECT_EQ(e->Stats().runs_by_state.at("COMPLETED"), 1);
-  StatusOr<std::optional<SlurmJobRecord>> rec =
-      GetJobRecord(store_.get(), name);
-  ASSERT_TRUE(rec.ok() && rec->has_value());
-  EXPECT_EQ((*rec)->requeues, 1);
+  ExpectLostOnceThenDone(*e, r, o, name, "NODE_FAIL");
 }
 
 // What a daemon killed by SIGKILL leaves: a request, a stored record, and
