@@ -11,6 +11,7 @@
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/random_inputs.h"
 #include "oracle/evaluator.h"
+#include "oracle/spmd.h"
 
 namespace trench {
 namespace {
@@ -18,6 +19,7 @@ namespace {
 struct Workload {
   const char* name;
   const char* hlo;
+  int64_t devices = 1;  // > 1: SPMD on a mesh of 1 x devices.
 };
 
 // Keep in sync with WORKLOADS in oracle_vs_numpy.py.
@@ -61,17 +63,49 @@ ENTRY e {
   x = f32[1024,1024] parameter(0)
   ROOT t = f32[1024,1024] transpose(x), dimensions={1,0}
 })"},
+    // The same reduction across 4 devices: each device sums the 4 arrays
+    // (numpy sums them once).
+    {"all_reduce_f32_4dev_1M", R"(
+HloModule all_reduce
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[1048576] parameter(0)
+  ROOT r = f32[1048576] all-reduce(x), channel_id=1, replica_groups=[1,4]<=[4], use_global_device_ids=true, to_apply=add
+})",
+     4},
+    {"all_gather_f32_4dev_256K", R"(
+HloModule all_gather
+ENTRY e {
+  x = f32[262144] parameter(0)
+  ROOT g = f32[1048576] all-gather(x), channel_id=1, replica_groups=[1,4]<=[4], use_global_device_ids=true, dimensions={0}
+})",
+     4},
 };
 
-double MedianSeconds(const HloModule& module, const std::vector<Literal>& args,
+// One evaluation: plain, or SPMD on every device when there are several
+// argument lists.
+Status EvaluateOnce(const HloModule& module,
+                    const std::vector<std::vector<Literal>>& args) {
+  if (args.size() == 1) return Evaluate(module, args[0]).status();
+  SpmdOptions options;
+  options.mesh = DeviceMesh{1, static_cast<int64_t>(args.size())};
+  return EvaluateSpmd(module, args, options).status();
+}
+
+double MedianSeconds(const HloModule& module,
+                     const std::vector<std::vector<Literal>>& args,
                      int repeats) {
   std::vector<double> times;
   for (int i = 0; i < repeats; ++i) {
     auto start = std::chrono::steady_clock::now();
-    StatusOr<Literal> result = Evaluate(module, args);
+    Status result = EvaluateOnce(module, args);
     auto end = std::chrono::steady_clock::now();
     if (!result.ok()) {
-      std::fprintf(stderr, "%s\n", result.status().ToString().c_str());
+      std::fprintf(stderr, "%s\n", result.ToString().c_str());
       std::exit(1);
     }
     times.push_back(std::chrono::duration<double>(end - start).count());
@@ -91,8 +125,11 @@ int Main(int argc, char** argv) {
                    module.status().ToString().c_str());
       return 1;
     }
-    std::vector<Literal> args =
-        RandomArguments(*(*module)->entry_computation(), /*seed=*/1);
+    std::vector<std::vector<Literal>> args;
+    for (int64_t d = 0; d < w.devices; ++d) {
+      args.push_back(
+          RandomArguments(*(*module)->entry_computation(), /*seed=*/1 + d));
+    }
     MedianSeconds(**module, args, 2);  // Warm-up.
     double t = MedianSeconds(**module, args, repeats);
     std::printf("%s\"%s\": %.6g", first ? "" : ", ", w.name, t);

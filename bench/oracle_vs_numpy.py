@@ -22,7 +22,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("TRENCH_BUILD", os.path.join(ROOT, "build"))
 REPEATS = 15
 GOALS = {"elementwise_chain_f32_1M": 2.0, "reduce_rows_f32_1024x1024": 2.0,
-         "dot_f32_512x512x512": 3.0, "transpose_f32_1024x1024": 2.0}
+         "dot_f32_512x512x512": 3.0, "transpose_f32_1024x1024": 2.0,
+         # SPMD (oracle/spmd.h): every one of the 4 devices computes its
+         # result (4 sums, 4 gathers) where numpy computes one; the goal
+         # allows that 4x.
+         "all_reduce_f32_4dev_1M": 8.0, "all_gather_f32_4dev_256K": 8.0}
 
 
 def chain(x, w, b):
@@ -36,12 +40,17 @@ def workloads(rng):
     m = rng.uniform(-4, 4, (1024, 1024)).astype(np.float32)
     a = rng.uniform(-4, 4, (512, 512)).astype(np.float32)
     c = rng.uniform(-4, 4, (512, 512)).astype(np.float32)
+    d = [rng.uniform(-4, 4, n).astype(np.float32) for _ in range(4)]
+    q = [rng.uniform(-4, 4, n // 4).astype(np.float32) for _ in range(4)]
     return {
         "elementwise_chain_f32_1M": lambda: chain(x, w, b),
         "reduce_rows_f32_1024x1024": lambda: m.sum(axis=1, dtype=np.float32),
         "dot_f32_512x512x512": lambda: a @ c,
         # A transpose that materializes, as the oracle's does.
         "transpose_f32_1024x1024": lambda: np.ascontiguousarray(m.T),
+        # The same reduction across 4 devices' arrays, in device order.
+        "all_reduce_f32_4dev_1M": lambda: ((d[0] + d[1]) + d[2]) + d[3],
+        "all_gather_f32_4dev_256K": lambda: np.concatenate(q),
     }
 
 

@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "compiler/ir/collective_groups.h"
 #include "oracle/elementwise.h"
 #include "oracle/evaluator_internal.h"
 
@@ -64,8 +65,9 @@ Literal* OperandValues::Donor(const Shape& shape) const {
   return nullptr;
 }
 
-Evaluator::Evaluator(const EvaluatorOptions& options, TapSet* taps)
-    : options_(options), taps_(taps) {
+Evaluator::Evaluator(const EvaluatorOptions& options, TapSet* taps,
+                     DeviceCollectives* collectives)
+    : options_(options), taps_(taps), collectives_(collectives) {
   threads_ = options.threads > 0
                  ? options.threads
                  : std::max(1u, std::thread::hardware_concurrency());
@@ -243,6 +245,11 @@ StatusOr<Literal> Evaluator::EvalInstruction(const HloInstruction& instr,
     default:
       break;
   }
+  if (IsDeviceOp(op)) {
+    return collectives_ != nullptr
+               ? collectives_->Evaluate(instr, ops.ptrs(), *this, threads_)
+               : EvaluateCollectiveAlone(instr, ops.ptrs(), *this, threads_);
+  }
   if (IsElementwise(op)) {
     return EvalElementwiseInto(instr, instr.shape(), ops.ptrs(),
                                ops.Donor(instr.shape()), threads_);
@@ -380,12 +387,13 @@ void TuneAllocatorOnce() {
 
 StatusOr<Literal> GuardedCall(const HloComputation& computation,
                               std::span<const Literal* const> args,
-                              const EvaluatorOptions& options, TapSet* taps) {
+                              const EvaluatorOptions& options, TapSet* taps,
+                              DeviceCollectives* collectives) {
   TuneAllocatorOnce();
   // Exceptions stop here (the API reports errors as Status values): running
   // out of memory on a huge shape is an error of this input, not a crash.
   try {
-    Evaluator evaluator(options, taps);
+    Evaluator evaluator(options, taps, collectives);
     return evaluator.Call(computation, args);
   } catch (const std::bad_alloc&) {
     return ResourceExhausted("out of memory evaluating " + computation.name());
@@ -432,13 +440,25 @@ StatusOr<Literal> EvaluateEntry(const HloModule& module,
                                 std::span<const Literal> args,
                                 const EvaluatorOptions& options,
                                 oracle::TapSet* taps) {
-  RETURN_IF_ERROR(CheckEntry(module, args));
-  std::vector<const Literal*> ptrs;
-  for (const Literal& a : args) ptrs.push_back(&a);
-  return oracle::GuardedCall(*module.entry_computation(), ptrs, options, taps);
+  return oracle::EvaluateEntryOn(module, args, options, taps, nullptr);
 }
 
 }  // namespace
+
+namespace oracle {
+
+StatusOr<Literal> EvaluateEntryOn(const HloModule& module,
+                                  std::span<const Literal> args,
+                                  const EvaluatorOptions& options, TapSet* taps,
+                                  DeviceCollectives* collectives) {
+  RETURN_IF_ERROR(CheckEntry(module, args));
+  std::vector<const Literal*> ptrs;
+  for (const Literal& a : args) ptrs.push_back(&a);
+  return GuardedCall(*module.entry_computation(), ptrs, options, taps,
+                     collectives);
+}
+
+}  // namespace oracle
 
 StatusOr<Literal> Evaluate(const HloModule& module,
                            std::span<const Literal> args,

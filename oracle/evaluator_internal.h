@@ -14,6 +14,7 @@
 #include "base/status.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_instruction.h"
+#include "compiler/ir/hlo_module.h"
 #include "compiler/ir/literal.h"
 #include "oracle/evaluator.h"
 #include "oracle/kernels.h"
@@ -58,12 +59,29 @@ class OperandValues {
   std::span<const char> unique_;
 };
 
+// A device's side of the collectives (spmd.cc): the evaluator of an SPMD
+// evaluation hands each collective, partition-id and replica-id to it.
+class DeviceCollectives {
+ public:
+  virtual ~DeviceCollectives() = default;
+  virtual StatusOr<Literal> Evaluate(const HloInstruction& instr, Operands ops,
+                                     CallContext& ctx, int threads) = 0;
+};
+
+// The same ops on the one device of a plain evaluation (a 1 x 1 mesh:
+// every group is that device alone). spmd.cc.
+StatusOr<Literal> EvaluateCollectiveAlone(const HloInstruction& instr,
+                                          Operands ops, CallContext& ctx,
+                                          int threads);
+
 // Evaluates computations; kernels call back into it through CallContext.
 // Not thread-safe: one Evaluator per evaluation.
 class Evaluator final : public CallContext {
  public:
-  // `taps` may be null (no taps). REQUIRES: both outlive the Evaluator.
-  Evaluator(const EvaluatorOptions& options, TapSet* taps);
+  // `taps` may be null (no taps); `collectives` null: a plain evaluation
+  // (EvaluateCollectiveAlone). REQUIRES: all outlive the Evaluator.
+  Evaluator(const EvaluatorOptions& options, TapSet* taps,
+            DeviceCollectives* collectives = nullptr);
 
   // Evaluates `computation` on `args` (checked against its parameters).
   StatusOr<Literal> Call(const HloComputation& computation,
@@ -115,6 +133,7 @@ class Evaluator final : public CallContext {
 
   const EvaluatorOptions& options_;
   TapSet* taps_;
+  DeviceCollectives* collectives_;
   int threads_;
   std::unordered_map<const HloComputation*, std::unique_ptr<Plan>> plans_;
 };
@@ -123,6 +142,14 @@ class Evaluator final : public CallContext {
 // (std::bad_alloc on huge shapes, ...) into Status values.
 StatusOr<Literal> GuardedCall(const HloComputation& computation,
                               std::span<const Literal* const> args,
-                              const EvaluatorOptions& options, TapSet* taps);
+                              const EvaluatorOptions& options, TapSet* taps,
+                              DeviceCollectives* collectives = nullptr);
+
+// Evaluates `module`'s entry on `args` (checked against its parameters)
+// as one device whose collectives go to `collectives` (null: alone).
+StatusOr<Literal> EvaluateEntryOn(const HloModule& module,
+                                  std::span<const Literal> args,
+                                  const EvaluatorOptions& options, TapSet* taps,
+                                  DeviceCollectives* collectives);
 
 }  // namespace trench::oracle

@@ -12,6 +12,7 @@
 
 #include "oracle/elementwise.h"
 #include "oracle/numerics_internal.h"
+#include "oracle/spmd.h"
 
 namespace trench {
 namespace oracle::numerics {
@@ -38,12 +39,27 @@ StatusOr<int64_t> ScalarSelector(const Literal& v, const std::string& what) {
 
 }  // namespace
 
-BoundsEvaluator::BoundsEvaluator(const NumericsOptions& options)
+BoundsEvaluator::BoundsEvaluator(const NumericsOptions& options,
+                                 BoundedCollectives* collectives)
     : options_(options),
       threads_(options.evaluator.threads > 0
                    ? options.evaluator.threads
                    : std::max(1u, std::thread::hardware_concurrency())),
-      plain_(options.evaluator, nullptr) {}
+      plain_(options.evaluator, nullptr),
+      collectives_(collectives) {}
+
+const HloInstruction& BoundsEvaluator::ReduceOverDevices(
+    const HloInstruction& instr, int64_t k, const Shape& shape) {
+  auto& slot = device_reduces_[{&instr, k}];
+  if (!slot) {
+    slot = HloInstruction::Create(HloOpcode::kReduce, shape, {},
+                                  instr.name() + ".over_devices");
+    slot->mutable_attrs().dimensions = {0};
+    slot->mutable_attrs().has_dimensions = true;
+    slot->AddCalledComputation(instr.to_apply());
+  }
+  return *slot;
+}
 
 const HloComputation& BoundsEvaluator::F64Reducer(HloOpcode op) {
   auto it = reducers_.find(op);
@@ -219,6 +235,13 @@ StatusOr<Bounded> BoundsEvaluator::EvalInstruction(const HloInstruction& instr,
     }
     default:
       break;
+  }
+  if (IsDeviceOp(op)) {
+    if (collectives_ == nullptr) {
+      if (!alone_) alone_ = MakeBoundedDevice(0, DeviceMesh{}, nullptr);
+      return alone_->Evaluate(*this, instr, ops);
+    }
+    return collectives_->Evaluate(*this, instr, ops);
   }
   const bool copy_array = op == HloOpcode::kCopy && instr.shape().IsArray();
   if (op == HloOpcode::kCopy && !copy_array) {
@@ -460,9 +483,14 @@ void CollectLeaves(const NumericsOptions& options, const Literal& v,
 
 }  // namespace
 
-StatusOr<BoundedResult> EvaluateWithBounds(const HloModule& module,
-                                           std::span<const Literal> args,
-                                           const NumericsOptions& options) {
+namespace {
+
+// EvaluateWithBounds on one device whose collectives go to `collectives`
+// (null: alone).
+StatusOr<BoundedResult> BoundedOnDevice(
+    const HloModule& module, std::span<const Literal> args,
+    const NumericsOptions& options,
+    oracle::numerics::BoundedCollectives* collectives) {
   const HloComputation* entry = module.entry_computation();
   if (entry == nullptr) {
     return InvalidArgument("module " + module.name() +
@@ -482,7 +510,7 @@ StatusOr<BoundedResult> EvaluateWithBounds(const HloModule& module,
     }
     std::vector<const Bounded*> ptrs;
     for (const Bounded& b : bounded) ptrs.push_back(&b);
-    oracle::numerics::BoundsEvaluator ev(options);
+    oracle::numerics::BoundsEvaluator ev(options, collectives);
     ASSIGN_OR_RETURN(Bounded root, ev.Run(*entry, ptrs));
     BoundedResult result;
     CollectLeaves(options, root.v, root.e, result.outputs);
@@ -495,6 +523,33 @@ StatusOr<BoundedResult> EvaluateWithBounds(const HloModule& module,
   } catch (const std::exception& e) {
     return Internal("evaluating bounds of " + module.name() + ": " + e.what());
   }
+}
+
+}  // namespace
+
+StatusOr<BoundedResult> EvaluateWithBounds(const HloModule& module,
+                                           std::span<const Literal> args,
+                                           const NumericsOptions& options) {
+  return BoundedOnDevice(module, args, options, nullptr);
+}
+
+StatusOr<std::vector<BoundedResult>> EvaluateSpmdWithBounds(
+    const HloModule& module, std::span<const std::vector<Literal>> args,
+    const DeviceMesh& mesh, const NumericsOptions& options) {
+  RETURN_IF_ERROR(CheckMesh(mesh, args.size()));
+  const int64_t n = mesh.size();
+  NumericsOptions per_device = options;
+  per_device.evaluator.threads = ThreadsPerDevice(options.evaluator, n);
+  std::vector<BoundedResult> out(n);
+  RETURN_IF_ERROR(oracle::RunDevices(
+      n, [&](int64_t d, oracle::Rendezvous& rendezvous) -> Status {
+        std::unique_ptr<oracle::numerics::BoundedCollectives> device =
+            oracle::numerics::MakeBoundedDevice(d, mesh, &rendezvous);
+        ASSIGN_OR_RETURN(
+            out[d], BoundedOnDevice(module, args[d], per_device, device.get()));
+        return Status::Ok();
+      }));
+  return out;
 }
 
 }  // namespace trench

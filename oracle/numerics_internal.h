@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "base/status.h"
+#include "compiler/ir/collective_groups.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_instruction.h"
 #include "compiler/ir/literal.h"
+#include "oracle/collectives.h"
 #include "oracle/evaluator_internal.h"
 #include "oracle/kernels.h"
 #include "oracle/numerics_contract.h"
@@ -65,11 +67,31 @@ std::vector<double> AsDoubles(const Literal& lit);
 Literal F64Array(const std::vector<int64_t>& dims,
                  std::span<const double> values);
 
+class BoundsEvaluator;
+
+// A device's collectives, partition-id and replica-id under the contract
+// (numerics_collectives.cc): the values as the plain oracle's, each
+// result's bound from its members' values and bounds.
+class BoundedCollectives {
+ public:
+  virtual ~BoundedCollectives() = default;
+  virtual StatusOr<Bounded> Evaluate(BoundsEvaluator& ev,
+                                     const HloInstruction& instr,
+                                     BoundedOps ops) = 0;
+};
+// Device `device` of `mesh` meeting the others at `rendezvous` (null: the
+// device alone, a 1 x 1 mesh).
+std::unique_ptr<BoundedCollectives> MakeBoundedDevice(int64_t device,
+                                                      const DeviceMesh& mesh,
+                                                      Rendezvous* rendezvous);
+
 // Walks computations like the oracle's Evaluator, keeping (value, bound)
 // per instruction. Not thread-safe: one per evaluation.
 class BoundsEvaluator final : public CallContext {
  public:
-  explicit BoundsEvaluator(const NumericsOptions& options);
+  // `collectives` null: the device alone. REQUIRES: it outlives this.
+  explicit BoundsEvaluator(const NumericsOptions& options,
+                           BoundedCollectives* collectives = nullptr);
 
   // Evaluates `computation` on bounded args (checked against its
   // parameters).
@@ -102,6 +124,12 @@ class BoundsEvaluator final : public CallContext {
   // The f64 scalar computation "p0 <op> p1" (kParameter: returns p1).
   const HloComputation& F64Reducer(HloOpcode op);
 
+  // A reduce over dimension 0 of the members' operand `k` of the
+  // collective `instr` stacked [n, ...] into `shape` (its to_apply), for
+  // the reduction bound rules. Cached; valid while this evaluator lives.
+  const HloInstruction& ReduceOverDevices(const HloInstruction& instr,
+                                          int64_t k, const Shape& shape);
+
   // Evaluates the elementwise `instr` on `ops` into `out_shape`.
   StatusOr<Literal> Elementwise(const HloInstruction& instr,
                                 const Shape& out_shape, Operands ops);
@@ -122,6 +150,11 @@ class BoundsEvaluator final : public CallContext {
            std::unique_ptr<HloInstruction>>
       clones_;
   std::map<HloOpcode, std::unique_ptr<HloComputation>> reducers_;
+  std::map<std::pair<const HloInstruction*, int64_t>,
+           std::unique_ptr<HloInstruction>>
+      device_reduces_;
+  BoundedCollectives* collectives_;
+  std::unique_ptr<BoundedCollectives> alone_;  // When none is given.
 };
 
 // ---- Bound rules (each returns the bound of the instruction's result,

@@ -103,7 +103,7 @@ int CmdTriage(const Context& ctx) {
   p.String("out", "DIR", &out_flag,
            "where the results go (default: a new ./trench-triage-XXXXXX)");
   p.String("levels", "L", &levels_flag,
-           "the localization levels: pass,rewrite,graph,fusion,callee");
+           "the localization levels: pass,rewrite,graph,fusion,callee,branch");
   p.Number("max-tests", "N", &max_tests, "hlo-reduce's test budget");
   p.Bool("no-reduce", &no_reduce, "localize the case as it is");
   p.Bool("json", &json, "print triage.json instead of the report");

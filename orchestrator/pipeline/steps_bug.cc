@@ -87,10 +87,18 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
   if (!bug) return Json::MakeObject();
   // An older bug with the same coarse signature is still being triaged:
   // this one waits for its culprit (root_cause.h) instead of starting the
-  // whole pipeline; the job's result says why.
-  ASSIGN_OR_RETURN(std::optional<Json> wait, RootCauseToWaitFor(ctx, *bug));
+  // whole pipeline; the job's result says why. A job run again after a
+  // crash finds the wait already written and does not note it twice.
+  std::optional<Json> wait;
+  if (const Json* w = bug->details.Find("waiting_for"); w && w->is_object()) {
+    ASSIGN_OR_RETURN(bool still, StillWaiting(ctx, *bug));
+    if (still) wait = *w;
+    ASSIGN_OR_RETURN(*bug, ctx.store->GetBug(bug->id));
+  } else {
+    ASSIGN_OR_RETURN(wait, RootCauseToWaitFor(ctx, *bug));
+    if (wait) RETURN_IF_ERROR(StartWaiting(ctx, *bug, *wait));
+  }
   if (wait) {
-    RETURN_IF_ERROR(StartWaiting(ctx, *bug, *wait));
     Json out = Json::MakeObject();
     out["waiting_for"] = *wait;
     out["note"] = (*wait)["reason"];

@@ -3,7 +3,8 @@
 // case directory (module.hlo and inputs/0.npy fixed) read with ReadCase,
 // and, parsed as JSON, the case options and the generator options. Any of
 // them may reject the input with a message; none may crash, and an
-// accepted case.json must describe the fixed module's one input.
+// accepted case.json must describe the fixed module's one input per
+// device of its mesh.
 #include <unistd.h>
 
 #include <cstddef>
@@ -49,7 +50,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     f.write(text.data(), static_cast<std::streamsize>(text.size()));
   }
   auto c = trench::hlo_diff::ReadCase(dir);
-  if (c.ok() && c->inputs.size() != 1) std::abort();
+  // One input per device (an SPMD case.json may point every device at the
+  // one file).
+  if (c.ok() && static_cast<int64_t>(c->inputs.size()) != c->mesh.size()) {
+    std::abort();
+  }
   if (!c.ok() && c.status().message().empty()) std::abort();
   trench::JsonParseOptions opts;
   opts.max_depth = 64;

@@ -212,6 +212,64 @@ ENTRY e {
       << out_.str();
 }
 
+// --mesh: every device runs the module on its own inputs; the all-reduce
+// sums device 0's and device 1's inputs, and each device's outputs and
+// inputs have a directory of their own.
+TEST_F(HloEvalTest, AMeshRunsEveryDeviceAndTheirCollectives) {
+  const std::string m = WriteFile("ar.hlo", R"(
+HloModule ar
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[2,2] parameter(0)
+  pid = u32[] partition-id()
+  r = f32[2,2] all-reduce(p), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=sum
+  ROOT t = (f32[2,2], u32[]) tuple(r, pid)
+}
+)");
+  const std::string a = (dir_ / "a.npy").string(),
+                    b = (dir_ / "b.npy").string();
+  ASSERT_TRUE(WriteNpyFile(a, F32({1, 2, 3, 4})).ok());
+  ASSERT_TRUE(WriteNpyFile(b, F32({10, 20, 30, 40})).ok());
+  ASSERT_EQ(Run({m, "--mesh", "2", "--input", a, "--input", b, "--output-dir",
+                 (dir_ / "o").string()}),
+            kHloEvalOk)
+      << err_.str();
+  for (const char* d : {"o/0/0.npy", "o/1/0.npy"}) {
+    EXPECT_EQ(ReadOut(d), F32({11, 22, 33, 44})) << d;
+  }
+  EXPECT_EQ(ReadOut("o/1/1.npy").GetAsInt64(0), 1);
+  EXPECT_NE(out_.str().find("device 1 output 1"), std::string::npos)
+      << out_.str();
+  std::ifstream manifest(dir_ / "o" / "outputs.json");
+  std::stringstream text;
+  text << manifest.rdbuf();
+  auto j = ParseJson(text.str());
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(j->Find("mesh")->Find("partitions")->int64_value(), 2);
+  EXPECT_EQ(j->Find("devices")->size(), 2u);
+  // Random inputs differ per device and are written per device.
+  ASSERT_EQ(Run({m, "--mesh=1x2", "--random-inputs", "--output-dir",
+                 (dir_ / "r").string()}),
+            kHloEvalOk)
+      << err_.str();
+  EXPECT_FALSE(ReadOut("r/inputs/0/0.npy") == ReadOut("r/inputs/1/0.npy"));
+  // Bad meshes and input counts are named.
+  EXPECT_EQ(Run({m, "--mesh", "2x", "--random-inputs", "--output-dir",
+                 (dir_ / "x").string()}),
+            kHloEvalUsage);
+  EXPECT_NE(err_.str().find("--mesh: expected RxP or P"), std::string::npos)
+      << err_.str();
+  EXPECT_EQ(Run({m, "--mesh", "3", "--input", a, "--input", b, "--output-dir",
+                 (dir_ / "y").string()}),
+            kHloEvalBadInput);
+  EXPECT_NE(err_.str().find("do not split among 3 devices"), std::string::npos)
+      << err_.str();
+}
+
 TEST_F(HloEvalTest, UnsupportedOpsExitThree) {
   const std::string m = WriteFile("cc.hlo", R"(
 HloModule cc

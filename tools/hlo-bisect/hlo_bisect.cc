@@ -37,7 +37,7 @@ void Declare(FlagParser* p, Args* a) {
       "2 usage or harness error");
   p->Positional("CASE_DIR", &a->case_dir, "the failing case");
   p->String("levels", "L", &a->levels,
-            "the levels to run: pass,rewrite,graph,fusion,callee");
+            "the levels to run: pass,rewrite,graph,fusion,callee,branch");
   p->Switch(
       "json", [a] { a->text = false; }, "the report as JSON (default)");
   p->Switch(
@@ -59,12 +59,12 @@ int RunHloBisect(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return RunCommitBisectCli(argc - 1, argv + 1, out, err);
   }
   Args a;
-  FlagParser p(
-      "hlo-bisect",
-      "CASE_DIR [--levels=pass,rewrite,graph,fusion,callee] [--json|--text] "
-      "[--out FILE] [--keep DIR] [target flags]\n"
-      "commits CASE_DIR --repo R --good REV --bad REV ...\n"
-      "build REV --repo R --work DIR ...");
+  FlagParser p("hlo-bisect",
+               "CASE_DIR [--levels=pass,rewrite,graph,fusion,callee,branch] "
+               "[--json|--text] "
+               "[--out FILE] [--keep DIR] [target flags]\n"
+               "commits CASE_DIR --repo R --good REV --bad REV ...\n"
+               "build REV --repo R --work DIR ...");
   Declare(&p, &a);
   if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
     return *exit;

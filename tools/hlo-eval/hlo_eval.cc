@@ -10,6 +10,7 @@
 #include "compiler/ir/random_inputs.h"
 #include "compiler/ir/verifier.h"
 #include "oracle/evaluator.h"
+#include "oracle/spmd.h"
 #include "tools/hlo-eval/hlo_eval_flags.h"
 
 namespace trench {
@@ -77,29 +78,29 @@ std::vector<const Shape*> ArrayLeaves(const Shape& shape) {
   return out;
 }
 
-StatusOr<std::vector<Literal>> ArgsFromFiles(const HloComputation& entry,
-                                             const Flags& flags) {
+StatusOr<std::vector<Literal>> ArgsFromFiles(
+    const HloComputation& entry, const std::vector<std::string>& paths) {
   std::vector<const Shape*> leaves;
   for (const HloInstruction* p : entry.parameters()) {
     for (const Shape* s : ArrayLeaves(p->shape())) leaves.push_back(s);
   }
-  if (leaves.size() != flags.inputs.size()) {
-    return InvalidArgument(
-        "the entry computation takes " + std::to_string(leaves.size()) +
-        " array inputs, got " + std::to_string(flags.inputs.size()) +
-        " --input files");
+  if (leaves.size() != paths.size()) {
+    return InvalidArgument("the entry computation takes " +
+                           std::to_string(leaves.size()) +
+                           " array inputs, got " +
+                           std::to_string(paths.size()) + " --input files");
   }
   std::vector<Literal> files;
   for (size_t i = 0; i < leaves.size(); ++i) {
     ASSIGN_OR_RETURN(Literal lit,
-                     ReadNpyFile(flags.inputs[i], leaves[i]->element_type()));
+                     ReadNpyFile(paths[i], leaves[i]->element_type()));
     files.push_back(std::move(lit));
   }
   std::vector<Literal> args;
   size_t next = 0;
   for (const HloInstruction* p : entry.parameters()) {
     Literal arg(p->shape());
-    RETURN_IF_ERROR(FillLeaves(arg, files, next, flags.inputs));
+    RETURN_IF_ERROR(FillLeaves(arg, files, next, paths));
     args.push_back(std::move(arg));
   }
   return args;
@@ -166,63 +167,122 @@ int Run(const Flags& flags, std::ostream& out, std::ostream& err) {
   }
   Json manifest = Json::MakeObject();
   manifest["module"] = Json(flags.module_path);
+  const int64_t n = flags.mesh.size();
+  const bool spmd = n > 1;
+  if (spmd) {
+    Json mesh = Json::MakeObject();
+    mesh["replicas"] = flags.mesh.replicas;
+    mesh["partitions"] = flags.mesh.partitions;
+    manifest["mesh"] = std::move(mesh);
+  }
+  // Device d's files and outputs go to D/<d>/ on a mesh, else to D/.
+  auto device_dir = [&](const fs::path& base, int64_t d) {
+    return spmd ? base / std::to_string(d) : base;
+  };
+  auto device_prefix = [&](const std::string& base, int64_t d) {
+    return spmd ? base + std::to_string(d) + "/" : base;
+  };
   Json inputs = Json::MakeObject();
-  std::vector<Literal> args;
+  std::vector<std::vector<Literal>> args(n);
+  Json::Array input_files;
   if (flags.random_inputs) {
-    args = RandomArguments(entry, flags.seed);
-    const fs::path dir = fs::path(flags.output_dir) / "inputs";
-    fs::create_directories(dir, ec);
-    if (ec) return fail(kHloEvalBadInput, dir.string() + ": " + ec.message());
-    auto files = WriteLeaves(FlatLeaves(args), dir, "inputs/");
-    if (!files.ok()) return fail(kHloEvalBadInput, files.status().message());
+    for (int64_t d = 0; d < n; ++d) {
+      args[d] = RandomArguments(entry, flags.seed + d);
+      const fs::path dir = device_dir(fs::path(flags.output_dir) / "inputs", d);
+      fs::create_directories(dir, ec);
+      if (ec) return fail(kHloEvalBadInput, dir.string() + ": " + ec.message());
+      auto files =
+          WriteLeaves(FlatLeaves(args[d]), dir, device_prefix("inputs/", d));
+      if (!files.ok()) return fail(kHloEvalBadInput, files.status().message());
+      for (Json& f : *files) input_files.push_back(std::move(f));
+    }
     inputs["mode"] = Json("random");
     inputs["seed"] = Json(flags.seed);
-    inputs["files"] = Json(std::move(*files));
   } else {
     if (flags.inputs.empty() && entry.num_parameters() > 0) {
       return fail(kHloEvalUsage,
                   "the module has " + std::to_string(entry.num_parameters()) +
                       " parameters: give --input files or --random-inputs");
     }
-    auto from_files = ArgsFromFiles(entry, flags);
-    if (!from_files.ok()) {
-      return fail(kHloEvalBadInput, from_files.status().message());
+    if (flags.inputs.size() % n != 0) {
+      return fail(kHloEvalBadInput, std::to_string(flags.inputs.size()) +
+                                        " --input files do not split among " +
+                                        std::to_string(n) + " devices");
     }
-    args = std::move(*from_files);
-    inputs["mode"] = Json("files");
-    Json::Array files;
-    size_t next = 0;
-    for (const Literal* leaf : FlatLeaves(args)) {
-      if (leaf->shape().IsArray()) {
-        files.push_back(LeafEntry(leaf->shape(), flags.inputs[next++]));
+    const size_t per = flags.inputs.size() / n;
+    for (int64_t d = 0; d < n; ++d) {
+      const std::vector<std::string> paths(
+          flags.inputs.begin() + d * per, flags.inputs.begin() + (d + 1) * per);
+      auto from_files = ArgsFromFiles(entry, paths);
+      if (!from_files.ok()) {
+        return fail(kHloEvalBadInput,
+                    (spmd ? "device " + std::to_string(d) + ": " : "") +
+                        from_files.status().message());
+      }
+      args[d] = std::move(*from_files);
+      size_t next = 0;
+      for (const Literal* leaf : FlatLeaves(args[d])) {
+        if (leaf->shape().IsArray()) {
+          input_files.push_back(LeafEntry(leaf->shape(), paths[next++]));
+        }
       }
     }
-    inputs["files"] = Json(std::move(files));
+    inputs["mode"] = Json("files");
   }
+  inputs["files"] = Json(std::move(input_files));
   manifest["inputs"] = std::move(inputs);
-  EvaluatorOptions options;
-  options.threads = flags.threads;
-  auto result = Evaluate(**module, args, options);
-  if (!result.ok()) {
-    return fail(kHloEvalEvalError,
-                "evaluation failed: " + result.status().ToString());
+  std::vector<Literal> results;
+  if (spmd) {
+    SpmdOptions options;
+    options.mesh = flags.mesh;
+    options.evaluator.threads = flags.threads;
+    auto r = EvaluateSpmd(**module, args, options);
+    if (!r.ok()) {
+      return fail(kHloEvalEvalError,
+                  "evaluation failed: " + r.status().ToString());
+    }
+    results = std::move(*r);
+  } else {
+    EvaluatorOptions options;
+    options.threads = flags.threads;
+    auto r = Evaluate(**module, args[0], options);
+    if (!r.ok()) {
+      return fail(kHloEvalEvalError,
+                  "evaluation failed: " + r.status().ToString());
+    }
+    results.push_back(std::move(*r));
   }
-  const std::vector<const Literal*> leaves = result->Leaves();
-  auto outputs = WriteLeaves(leaves, flags.output_dir, "");
-  if (!outputs.ok()) return fail(kHloEvalBadInput, outputs.status().message());
-  manifest["outputs"] = Json(std::move(*outputs));
+  Json::Array devices;
+  for (int64_t d = 0; d < n; ++d) {
+    const fs::path dir = device_dir(fs::path(flags.output_dir), d);
+    fs::create_directories(dir, ec);
+    if (ec) return fail(kHloEvalBadInput, dir.string() + ": " + ec.message());
+    const std::vector<const Literal*> leaves = results[d].Leaves();
+    auto outputs = WriteLeaves(leaves, dir, device_prefix("", d));
+    if (!outputs.ok()) {
+      return fail(kHloEvalBadInput, outputs.status().message());
+    }
+    if (!spmd) {
+      manifest["outputs"] = Json(std::move(*outputs));
+    } else {
+      Json one = Json::MakeObject();
+      one["device"] = d;
+      one["outputs"] = Json(std::move(*outputs));
+      devices.push_back(std::move(one));
+    }
+    for (size_t k = 0; k < leaves.size(); ++k) {
+      if (spmd) out << "device " << d << " ";
+      out << "output " << k << ": " << leaves[k]->Summary(8);
+      if (leaves[k]->shape().IsArray()) {
+        out << " -> " << (dir / (std::to_string(k) + ".npy")).string();
+      }
+      out << "\n";
+    }
+  }
+  if (spmd) manifest["devices"] = Json(std::move(devices));
   Status s = WriteText(fs::path(flags.output_dir) / "outputs.json",
                        manifest.DumpPretty() + "\n");
   if (!s.ok()) return fail(kHloEvalBadInput, s.message());
-  for (size_t k = 0; k < leaves.size(); ++k) {
-    out << "output " << k << ": " << leaves[k]->Summary(8);
-    if (leaves[k]->shape().IsArray()) {
-      out << " -> "
-          << (fs::path(flags.output_dir) / (std::to_string(k) + ".npy"))
-                 .string();
-    }
-    out << "\n";
-  }
   return kHloEvalOk;
 }
 
@@ -232,12 +292,12 @@ int RunHloEval(int argc, char** argv, std::ostream& out, std::ostream& err) {
   Flags flags;
   FlagParser p("hlo-eval",
                "MODULE.hlo (--input F.npy ... | --random-inputs [--seed N]) "
-               "--output-dir D [--threads N]");
+               "--output-dir D [--threads N] [--mesh RxP]");
   hlo_eval::RegisterFlags(&p, &flags);
   if (std::optional<int> exit = p.ParseOrExit(argc, argv, out, err)) {
     return *exit;
   }
-  if (Status s = hlo_eval::CheckFlags(p, flags); !s.ok()) {
+  if (Status s = hlo_eval::CheckFlags(p, &flags); !s.ok()) {
     return p.UsageError(err, s.message());
   }
   try {

@@ -2,7 +2,7 @@
 // writes the result as .npy files.
 //
 //   hlo-eval MODULE.hlo (--input F.npy ... | --random-inputs [--seed N])
-//            --output-dir D [--threads N]
+//            --output-dir D [--threads N] [--mesh RxP]
 //
 // Inputs: --input files are matched, in order, with the array leaves of
 // the entry parameters in flattened order (a tuple parameter takes one
@@ -20,6 +20,14 @@
 //    "outputs": [{"index", "file" (null for tokens), "dtype", "shape",
 //    "npy_descr"}...]}
 // One summary line per output goes to `out`.
+//
+// --mesh RxP (or P: 1 x P) runs the module SPMD on every device of R
+// replicas x P partitions (oracle/spmd.h): --input files are device-major
+// (device 0's leaves, then device 1's, ...), --random-inputs uses seed + d
+// on device d and writes D/inputs/<d>/k.npy, outputs go to D/<d>/k.npy,
+// and outputs.json gains "mesh" and, instead of "outputs", "devices":
+// [{"device", "outputs": [...]}...]. A collective no group can complete
+// is an evaluation error naming the devices.
 //
 // Exit codes: 0 ok; 1 bad input (unreadable module, parse or verifier
 // error — messages carry MODULE:line:col —, unreadable or mismatched .npy,

@@ -19,9 +19,43 @@ void RegisterFlags(FlagParser* p, Flags* f) {
             "where results go (created if missing)");
   p->Number("threads", "N", &f->threads,
             "evaluator threads (default: all cores)");
+  p->String("mesh", "RxP", &f->mesh_text,
+            "run SPMD on R replicas x P partitions (\"P\" alone:\n"
+            "1 x P); --input files are then device-major,\nrandom inputs "
+            "use seed+d on device d, and\noutputs go to D/<device>/");
 }
 
-Status CheckFlags(const FlagParser& p, const Flags& f) {
+namespace {
+
+StatusOr<int64_t> MeshSize(const std::string& text, const std::string& all) {
+  if (text.empty() || text.size() > 4 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    return InvalidArgument("--mesh: expected RxP or P, got '" + all + "'");
+  }
+  return std::stoll(text);
+}
+
+}  // namespace
+
+Status CheckFlags(const FlagParser& p, Flags* flags) {
+  const Flags& f = *flags;
+  if (!f.mesh_text.empty()) {
+    const size_t x = f.mesh_text.find('x');
+    DeviceMesh m;
+    if (x == std::string::npos) {
+      ASSIGN_OR_RETURN(m.partitions, MeshSize(f.mesh_text, f.mesh_text));
+    } else {
+      ASSIGN_OR_RETURN(m.replicas,
+                       MeshSize(f.mesh_text.substr(0, x), f.mesh_text));
+      ASSIGN_OR_RETURN(m.partitions,
+                       MeshSize(f.mesh_text.substr(x + 1), f.mesh_text));
+    }
+    if (m.replicas < 1 || m.partitions < 1 || m.size() > 4096) {
+      return InvalidArgument("--mesh: " + f.mesh_text +
+                             " is not 1 to 4096 devices");
+    }
+    flags->mesh = m;
+  }
   if (f.module_path.empty()) return InvalidArgument("missing MODULE");
   if (f.output_dir.empty()) return InvalidArgument("missing --output-dir");
   if (f.random_inputs && !f.inputs.empty()) {

@@ -53,6 +53,63 @@ Json ShapeDims(const Shape& s) {
 }
 
 // Reads one entry of case.json's "inputs" and its .npy file.
+// The meshes a case may have: 1..4096 devices.
+Status CheckCaseMesh(const DeviceMesh& mesh) {
+  for (const auto& [name, v] :
+       {std::pair<const char*, int64_t>{"replicas", mesh.replicas},
+        {"partitions", mesh.partitions}}) {
+    if (v < 1 || v > 4096) {
+      return InvalidArgument(std::string("mesh.") + name +
+                             ": expected an integer in 1..4096, got " +
+                             std::to_string(v));
+    }
+  }
+  if (mesh.size() > 4096) {
+    return InvalidArgument("mesh: " + std::to_string(mesh.size()) +
+                           " devices, at most 4096");
+  }
+  return Status::Ok();
+}
+
+// case.json's "mesh" object.
+StatusOr<DeviceMesh> ParseMesh(const Json& j) {
+  if (!j.is_object()) return InvalidArgument("mesh: expected an object");
+  DeviceMesh mesh;
+  for (const auto& [key, v] : j.object()) {
+    int64_t* field = key == "replicas"     ? &mesh.replicas
+                     : key == "partitions" ? &mesh.partitions
+                                           : nullptr;
+    if (field == nullptr) {
+      return InvalidArgument("mesh: unknown key '" + key +
+                             "' (replicas, partitions)");
+    }
+    StatusOr<int64_t> n = v.GetInt64();
+    if (!n.ok() || *n < 1 || *n > 4096) {
+      return InvalidArgument("mesh." + key +
+                             ": expected an integer in 1..4096");
+    }
+    *field = *n;
+  }
+  RETURN_IF_ERROR(CheckCaseMesh(mesh));
+  return mesh;
+}
+
+// Inputs per device: all of them for a single-device case.
+size_t LeavesPerDevice(const Case& c) {
+  const int64_t n = std::max<int64_t>(1, c.mesh.size());
+  return c.inputs.size() / static_cast<size_t>(n);
+}
+
+// Input i's file name: inputs/<i>.npy, or inputs/<device>/<k>.npy in an
+// SPMD case with `leaves` inputs per device.
+std::string InputFile(const Case& c, size_t i, size_t leaves) {
+  if (c.mesh.size() <= 1 || leaves == 0) {
+    return "inputs/" + std::to_string(i) + ".npy";
+  }
+  return "inputs/" + std::to_string(i / leaves) + "/" +
+         std::to_string(i % leaves) + ".npy";
+}
+
 StatusOr<Literal> ReadInput(const fs::path& dir, const Json& entry, size_t i,
                             const Shape& expected) {
   const std::string where =
@@ -280,6 +337,54 @@ Status CheckInputs(const HloModule& module,
   return Status();
 }
 
+StatusOr<std::vector<std::vector<Literal>>> DeviceArguments(
+    const HloModule& module, const Case& c) {
+  const int64_t n = std::max<int64_t>(1, c.mesh.size());
+  const size_t leaves = InputLeafShapes(module).size();
+  if (c.inputs.size() != leaves * n) {
+    return InvalidArgument("the module takes " + std::to_string(leaves) +
+                           " input arrays per device, the case has " +
+                           std::to_string(c.inputs.size()) + " for " +
+                           std::to_string(n) + " devices");
+  }
+  std::vector<std::vector<Literal>> out;
+  for (int64_t d = 0; d < n; ++d) {
+    std::vector<Literal> mine(c.inputs.begin() + d * leaves,
+                              c.inputs.begin() + (d + 1) * leaves);
+    if (Status st = CheckInputs(module, mine); !st.ok()) {
+      return InvalidArgument("device " + std::to_string(d) + ": " +
+                             st.message());
+    }
+    out.push_back(ParameterArguments(module, std::move(mine)));
+  }
+  return out;
+}
+
+StatusOr<Case> MakeSpmdCase(std::string module_text, const DeviceMesh& mesh,
+                            std::vector<std::vector<Literal>> device_inputs,
+                            CaseOptions options, Json origin) {
+  RETURN_IF_ERROR(CheckCaseMesh(mesh));
+  if (static_cast<int64_t>(device_inputs.size()) != mesh.size()) {
+    return InvalidArgument("a mesh of " + std::to_string(mesh.size()) +
+                           " devices needs as many input lists, got " +
+                           std::to_string(device_inputs.size()));
+  }
+  ASSIGN_OR_RETURN(auto module, ParseCaseModule(module_text, "module.hlo"));
+  Case c;
+  for (size_t d = 0; d < device_inputs.size(); ++d) {
+    if (Status st = CheckInputs(*module, device_inputs[d]); !st.ok()) {
+      return InvalidArgument("device " + std::to_string(d) + ": " +
+                             st.message());
+    }
+    for (Literal& l : device_inputs[d]) c.inputs.push_back(std::move(l));
+  }
+  c.module_text = std::move(module_text);
+  c.mesh = mesh;
+  c.options = std::move(options);
+  c.origin = origin.is_null() ? Json::MakeObject() : std::move(origin);
+  return c;
+}
+
 StatusOr<Case> MakeCase(std::string module_text, std::vector<Literal> inputs,
                         CaseOptions options, Json origin,
                         std::unique_ptr<HloModule>* module_out) {
@@ -317,7 +422,12 @@ StatusOr<Case> ReadCase(const std::string& dir_name,
   Case c;
   for (const auto& [key, v] : doc->object()) {
     if (key == "format" || key == "inputs") continue;
-    if (key == "origin") {
+    if (key == "mesh") {
+      StatusOr<DeviceMesh> mesh = ParseMesh(v);
+      if (!mesh.ok())
+        return InvalidArgument(jp + ": " + mesh.status().message());
+      c.mesh = *mesh;
+    } else if (key == "origin") {
       c.origin = v;
     } else if (key == "signature") {
       c.signature = v;
@@ -345,14 +455,28 @@ StatusOr<Case> ReadCase(const std::string& dir_name,
     return InvalidArgument(jp + ": inputs: expected an array");
   }
   const std::vector<Shape> shapes = InputLeafShapes(*module);
-  if (shapes.size() != inputs->size()) {
+  const size_t devices = static_cast<size_t>(c.mesh.size());
+  if (shapes.size() * devices != inputs->size()) {
     return InvalidArgument(
         dir_name + ": the module takes " + std::to_string(shapes.size()) +
-        " input arrays, case.json lists " + std::to_string(inputs->size()));
+        " input arrays" +
+        (devices > 1 ? " per device (" + std::to_string(devices) + ")" : "") +
+        ", case.json lists " + std::to_string(inputs->size()));
   }
-  for (size_t i = 0; i < shapes.size(); ++i) {
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    const Json& entry = inputs->array()[i];
+    if (devices > 1) {
+      const Json* d = entry.is_object() ? entry.Find("device") : nullptr;
+      StatusOr<int64_t> dv = d ? d->GetInt64() : StatusOr<int64_t>(-1);
+      if (!dv.ok() || *dv != static_cast<int64_t>(i / shapes.size())) {
+        return InvalidArgument(
+            jp + ": inputs[" + std::to_string(i) + "].device: expected " +
+            std::to_string(i / shapes.size()) + " (inputs are device-major)");
+      }
+    }
     ASSIGN_OR_RETURN(Literal lit,
-                     ReadInput(dir, inputs->array()[i], i, shapes[i]));
+                     ReadInput(dir, entry, i,
+                               shapes[i % std::max<size_t>(1, shapes.size())]));
     c.inputs.push_back(std::move(lit));
   }
   if (module_out != nullptr) *module_out = std::move(module);
@@ -368,6 +492,11 @@ std::string CaseSha256(const Case& c) {
   };
   piece("trench-case-1");
   piece(c.module_text);
+  // Single-device cases keep the addresses they always had.
+  if (c.mesh.size() > 1) {
+    piece("mesh:" + std::to_string(c.mesh.replicas) + "x" +
+          std::to_string(c.mesh.partitions));
+  }
   for (const Literal& in : c.inputs) piece(WriteNpy(in));
   piece(c.options.ToJson().Dump());
   return h.HexDigest();
@@ -376,12 +505,20 @@ std::string CaseSha256(const Case& c) {
 Json CaseJson(const Case& c) {
   Json j = Json::MakeObject();
   j["format"] = 1;
+  const size_t leaves = LeavesPerDevice(c);
+  if (c.mesh.size() > 1) {
+    Json mesh = Json::MakeObject();
+    mesh["replicas"] = c.mesh.replicas;
+    mesh["partitions"] = c.mesh.partitions;
+    j["mesh"] = std::move(mesh);
+  }
   j["origin"] = c.origin;
   Json::Array inputs;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const Shape& s = c.inputs[i].shape();
     Json e = Json::MakeObject();
-    e["file"] = "inputs/" + std::to_string(i) + ".npy";
+    e["file"] = InputFile(c, i, leaves);
+    if (c.mesh.size() > 1) e["device"] = static_cast<int64_t>(i / leaves);
     e["dtype"] = std::string(PrimitiveTypeName(s.element_type()));
     e["shape"] = ShapeDims(s);
     e["npy_dtype"] = NpyDescr(s.element_type());
@@ -430,10 +567,15 @@ Status WriteCase(const std::string& dir_name, const Case& c) {
     fs::create_directories(tmp / "inputs", ec);
     if (ec) return IoError(tmp.string() + ": cannot create: " + ec.message());
     RETURN_IF_ERROR(WriteWholeFile(tmp / "module.hlo", c.module_text));
+    const size_t leaves = LeavesPerDevice(c);
     for (size_t i = 0; i < c.inputs.size(); ++i) {
-      RETURN_IF_ERROR(
-          WriteNpyFile((tmp / "inputs" / (std::to_string(i) + ".npy")).string(),
-                       c.inputs[i]));
+      const fs::path file = tmp / InputFile(c, i, leaves);
+      fs::create_directories(file.parent_path(), ec);
+      if (ec) {
+        return IoError(file.parent_path().string() +
+                       ": cannot create: " + ec.message());
+      }
+      RETURN_IF_ERROR(WriteNpyFile(file.string(), c.inputs[i]));
     }
     return UpdateCaseJson(tmp.string(), c);
   }();

@@ -4,10 +4,16 @@
 //   inputs/<i>.npy    one file per array leaf of the entry parameters, in
 //                     flattened parameter order (token leaves take none);
 //                     bf16 is stored as its bit patterns, '<u2'
+//   inputs/<d>/<i>.npy  the same per device d of an SPMD case (a mesh of
+//                     more than one device: the program runs on every
+//                     device, each with its own inputs)
 //   case.json         {"format": 1,
+//                      "mesh"?: {"replicas": R, "partitions": P} (SPMD
+//                               cases only; device d = r * P + p),
 //                      "origin": {...free JSON: fuzz seed, trace, report...},
 //                      "inputs": [{"file": "inputs/0.npy", "dtype": "bf16",
 //                                  "shape": [2, 3], "npy_dtype": "<u2",
+//                                  "device"?: d (SPMD: device-major),
 //                                  "note"?: "bf16 bits ..."}...],
 //                      "options": {"disable_passes": [..], "pass_limit": N|
 //                                  null, "rewrite_limit": N|null, "taps":
@@ -17,9 +23,10 @@
 //                      ...other keys are kept as they are}
 //
 // The content address is the SHA-256 of the module text, the input .npy
-// bytes and the canonical options (length-prefixed, see CaseSha256); origin,
-// signature, verdict and other keys of case.json are mutable annotations
-// and do not enter it. StoreCase keeps cases under <root>/cases/<sha>/.
+// bytes, the mesh (SPMD cases only) and the canonical options (length-prefixed,
+// see CaseSha256); origin, signature, verdict and other keys of case.json are
+// mutable annotations and do not enter it. StoreCase keeps cases under
+// <root>/cases/<sha>/.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +37,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
+#include "compiler/ir/collective_groups.h"
 #include "compiler/ir/hlo_module.h"
 #include "compiler/ir/literal.h"
 #include "triage/case/verdict_record.h"
@@ -56,7 +64,11 @@ struct CaseOptions {
 
 struct Case {
   std::string module_text;
-  std::vector<Literal> inputs;  // Array leaves of the entry parameters.
+  // Array leaves of the entry parameters; for an SPMD case (mesh of more
+  // than one device) device-major: device d's leaves are inputs[d * L,
+  // (d + 1) * L), L the leaves of one device.
+  std::vector<Literal> inputs;
+  DeviceMesh mesh;  // 1 x 1: a single-device case.
   CaseOptions options;
   Json origin = Json::MakeObject();
   // The signature the case is filed under (null until known): its
@@ -104,6 +116,21 @@ Literal AssembleLeaves(const Shape& shape, std::vector<Literal>& leaves,
 // dims). InvalidArgument naming the first bad input.
 Status CheckInputs(const HloModule& module, const std::vector<Literal>& inputs);
 
+// An SPMD case's per-device inputs (CheckInputs per device, then its
+// arguments: ParameterArguments of each device's leaves). InvalidArgument
+// naming the device when they do not match. A single-device case gives
+// one list.
+StatusOr<std::vector<std::vector<Literal>>> DeviceArguments(
+    const HloModule& module, const Case& c);
+
+// Builds an SPMD case on `mesh` from per-device inputs (leaves, as
+// MakeCase's); InvalidArgument when the mesh is not 1..4096 devices, the
+// lists are not one per device, or a device's inputs do not match.
+StatusOr<Case> MakeSpmdCase(std::string module_text, const DeviceMesh& mesh,
+                            std::vector<std::vector<Literal>> device_inputs,
+                            CaseOptions options = {},
+                            Json origin = Json::MakeObject());
+
 // Builds a case from a module and its inputs (checked as CheckInputs).
 // With `module`, *module receives the parsed module.
 StatusOr<Case> MakeCase(std::string module_text, std::vector<Literal> inputs,
@@ -118,7 +145,8 @@ StatusOr<Case> MakeCase(std::string module_text, std::vector<Literal> inputs,
 // "DIR/inputs/0.npy: f32[3] does not match case.json's f32[2]",
 // "DIR/case.json: verdict.status: unknown verdict status 'x' (...)",
 // "DIR/case.json: verdict.signature.ops: expected an array of strings",
-// "DIR: the module takes 2 input arrays, case.json lists 1". Input file
+// "DIR: the module takes 2 input arrays, case.json lists 1",
+// "DIR/case.json: mesh.partitions: expected an integer in 1..4096". Input file
 // names must be relative paths inside DIR. Never crashes. With `module`,
 // *module receives the parsed module (so that callers need not parse the
 // module text again).

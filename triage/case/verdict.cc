@@ -167,6 +167,24 @@ StatusOr<Verdict> ComputeVerdict(const Case& c, const HloModule& module,
                                  TargetRunner& runner,
                                  const std::string& work_dir,
                                  const VerdictOptions& options) {
+  if (c.mesh.size() > 1) {
+    // The oracle evaluates SPMD cases (hlo-eval); the target runs one
+    // device, so there is nothing to compare yet.
+    StatusOr<std::vector<std::vector<Literal>>> args =
+        DeviceArguments(module, c);
+    if (!args.ok()) return InvalidInputVerdict(args.status().message());
+    Verdict v;
+    v.case_sha = CaseSha256(c);
+    v.compare = c.options.compare;
+    v.status = VerdictStatus::kTargetUnsupported;
+    v.message = "the case runs on a mesh of " +
+                std::to_string(c.mesh.replicas) + " x " +
+                std::to_string(c.mesh.partitions) +
+                " devices; the target runs one device";
+    v.signature.status = v.status;
+    v.signature.sig = SignatureHash(v.signature);
+    return v;
+  }
   if (Status st = CheckInputs(module, c.inputs); !st.ok()) {
     return InvalidInputVerdict(st.message());
   }

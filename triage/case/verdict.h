@@ -67,7 +67,9 @@ Json WithSignatureHash(Json signature);
 // module text parses to `module`, and returns the verdict. Problems of the
 // case, the oracle or the target become statuses; errors are the
 // harness's own only (the target program cannot be executed, the work
-// directory cannot be written).
+// directory cannot be written). An SPMD case (a mesh of more than one
+// device) is target_unsupported without a target run: the target runs
+// one device (its inputs are still checked, per device).
 // REQUIRES: `module` is ParseCaseModule(c.module_text) (the caller parsed
 // it once, e.g. with ReadCase's `module`).
 StatusOr<Verdict> ComputeVerdict(const Case& c, const HloModule& module,

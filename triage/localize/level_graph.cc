@@ -14,6 +14,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Whether `i`'s value is a tuple that only its get-tuple-elements show:
+// what a call site or a control-flow site returns, or a get-tuple-element
+// of one (not a tuple instruction, whose members are tapped themselves,
+// nor a parameter).
+bool ProducesUntappedTuple(const HloInstruction& i) {
+  if (!i.shape().IsTuple()) return false;
+  switch (i.opcode()) {
+    case HloOpcode::kConditional:
+    case HloOpcode::kCall:
+    case HloOpcode::kWhile:
+      return true;
+    case HloOpcode::kGetTupleElement:
+      return ProducesUntappedTuple(*i.operand(0));
+    default:
+      return IsCalleeCallSite(i.opcode());
+  }
+}
+
 LevelResult Stop(LevelResult r, const std::string& result,
                  const std::string& summary) {
   r.result = result;
@@ -169,11 +187,13 @@ LevelResult LocalizeGraph(const hlo_diff::Case& c, const HloModule& module,
       seen[names[i]] = "agrees";
       continue;
     }
-    // A call site's tuple has no tap: its get-tuple-element shows it.
+    // A tuple has no tap: a get-tuple-element of the tuple a call site or
+    // a control-flow site makes (through nested get-tuple-elements) shows
+    // that site's value.
     const HloInstruction* named = instr;
-    if (instr->opcode() == HloOpcode::kGetTupleElement &&
-        IsCalleeCallSite(instr->operand(0)->opcode())) {
-      named = instr->operand(0);
+    while (named->opcode() == HloOpcode::kGetTupleElement &&
+           ProducesUntappedTuple(*named->operand(0))) {
+      named = named->operand(0);
     }
     findings->instruction = named->name();
     findings->opcode = std::string(OpcodeName(named->opcode()));

@@ -55,7 +55,7 @@ struct RefinedSignatureRecord {
 
 // One level's outcome (localize.h LevelResult).
 struct LocalizationLevelRecord {
-  std::string level;    // "pass", "rewrite", "graph", "fusion".
+  std::string level;    // localize.h LevelResult::level.
   std::string result;   // "found", "none", "not_applicable", "error".
   std::string summary;  // One readable line.
   int64_t runs = 0;

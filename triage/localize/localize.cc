@@ -123,7 +123,7 @@ bool SameFailure(const Probe& full, const Probe& p) {
 
 Status ParseLevels(const std::string& list, LocalizeOptions* options) {
   options->pass = options->rewrite = options->graph = options->fusion = false;
-  options->callee = false;
+  options->callee = options->branch = false;
   std::stringstream s(list);
   std::string level;
   bool any = false;
@@ -138,9 +138,12 @@ Status ParseLevels(const std::string& list, LocalizeOptions* options) {
       options->fusion = true;
     } else if (level == "callee") {
       options->callee = true;
+    } else if (level == "branch") {
+      options->branch = true;
     } else {
       return InvalidArgument("--levels: unknown level '" + level +
-                             "' (pass, rewrite, graph, fusion, callee)");
+                             "' (pass, rewrite, graph, fusion, callee, "
+                             "branch)");
     }
     any = true;
   }
@@ -206,7 +209,7 @@ StatusOr<Localization> Localize(const hlo_diff::Case& c,
   if (options.rewrite) {
     add(LocalizeRewrite(base, module, out.full, prober, &f));
   }
-  if (options.graph || options.fusion || options.callee) {
+  if (options.graph || options.fusion || options.callee || options.branch) {
     GraphState state;
     LevelResult g = LocalizeGraph(base, module, out.full, prober,
                                   options.numerics, &f, &state);
@@ -232,6 +235,11 @@ StatusOr<Localization> Localize(const hlo_diff::Case& c,
       add(graph_ok ? LocalizeCallee(base, module, state, prober,
                                     options.numerics, &f)
                    : without_graph("callee"));
+    }
+    if (options.branch) {
+      add(graph_ok ? LocalizeBranch(base, module, state, prober,
+                                    options.numerics, &f)
+                   : without_graph("branch"));
     }
   }
   return out;

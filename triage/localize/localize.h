@@ -54,6 +54,20 @@
 //            emitter runs them wrong (result "none"). The graph level
 //            steps back from a get-tuple-element of a call site's tuple
 //            to the call site, whose tuple has no tap of its own.
+//   branch   when the graph level's instruction is a control-flow site
+//            (conditional, call, while; the graph level steps back to it
+//            from a get-tuple-element of its tuple too): each computation
+//            it runs on the case's values (a conditional's taken branch
+//            by XLA's rule, a call's callee, a while body on the states of
+//            its first 8 iterations), with the arguments the oracle says
+//            it gets, becomes the entry of a case of its own. A case that
+//            fails is localized there by the graph level (and below it
+//            the callee level, or this level again, 3 deep at most), and
+//            the op inside is named with its computation. When every
+//            computation is right alone the site runs them wrong (which
+//            branch, how many iterations): result "none", the site stays
+//            named. One target run per computation, plus the inner
+//            levels' runs.
 //
 // "Fails as the full run does": mismatch and nan_mismatch are one class;
 // crashes (compile_crash, run_crash, timeout, memory_error) must repeat the
@@ -150,7 +164,8 @@ bool SameFailure(const Probe& full, const Probe& p);
 
 // One level's outcome.
 struct LevelResult {
-  std::string level;    // "pass", "rewrite", "graph", "fusion", "callee".
+  std::string level;    // "pass", "rewrite", "graph", "fusion", "callee",
+                        // "branch".
   std::string result;   // "found", "none" (searched, nothing to name),
                         // "not_applicable", "error".
   std::string summary;  // One readable line.
@@ -170,19 +185,19 @@ struct Findings {
   std::string fusion;           // Fusion instruction (optimized module).
   std::string fused_instruction, fused_opcode;  // Fusion level's culprit.
   std::string rewrite_opcode;  // Opcode of the rewritten input instruction.
-  // Callee level's culprit: an op inside a computation the graph level's
-  // call site runs (input module).
+  // Callee or branch level's culprit: an op inside a computation the
+  // graph level's call site runs (input module).
   std::string called_computation, called_instruction, called_opcode;
 };
 
 struct LocalizeOptions {
   bool pass = true, rewrite = true, graph = true, fusion = true;
-  bool callee = true;
+  bool callee = true, branch = true;
   // Evaluator options for the oracle (the numerics contract's).
   NumericsOptions numerics;
 };
 
-// Parses "pass,rewrite,graph,fusion,callee" (any subset, any order) into
+// Parses "pass,rewrite,graph,fusion,callee,branch" (any subset, any order) into
 // *options. InvalidArgument naming an unknown level.
 Status ParseLevels(const std::string& list, LocalizeOptions* options);
 
@@ -249,6 +264,11 @@ LevelResult LocalizeFusion(const hlo_diff::Case& c, const GraphState& state,
 // Uses prober.RunCase; the graph level's findings->instruction is the call
 // site.
 LevelResult LocalizeCallee(const hlo_diff::Case& c, const HloModule& module,
+                           const GraphState& state, Prober& prober,
+                           const NumericsOptions& numerics, Findings* findings);
+// Uses prober.RunCase; the graph level's findings->instruction is the
+// control-flow site.
+LevelResult LocalizeBranch(const hlo_diff::Case& c, const HloModule& module,
                            const GraphState& state, Prober& prober,
                            const NumericsOptions& numerics, Findings* findings);
 

@@ -11,10 +11,15 @@
 //    CoverageBuildTest built it), and the step reports the changed-line
 //    reach of a commit changing a line of dce that every program runs.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "orchestrator/pipeline/commit_reach.h"
 #include "orchestrator/pipeline/step_util.h"
@@ -94,6 +99,87 @@ TEST_F(CoverageFlavourTest, TheStepBuildsTheFlavourOnceAndFuzzesOnIt) {
   EXPECT_EQ(*again->Find("coverage_build")->Find("cached"), Json(true))
       << again->Dump();
   EXPECT_EQ(ReadText(paths_->worktree + "/flavour.txt"), changed_ + "\n");
+}
+
+// The hung build's argv ("sleep", "61.25"), as /proc/PID/cmdline shows it.
+const std::string kHungBuild(
+    "sleep\0"
+    "61.25",
+    11);
+
+// Whether a process whose command line holds `needle` (a NUL-separated
+// argv, as /proc shows it) is alive.
+bool ProcessWithArgv(const std::string& needle) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string cmdline = ReadText(e.path().string() + "/cmdline");
+    if (cmdline.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The daemon SIGKILLed while it builds the flavour of a commit (the step
+// runs in a child process with its own loop, runner and store connection,
+// as a daemon does): the build dies with it, and the restarted daemon
+// builds the flavour again, whole, rather than taking a half-built
+// directory or a failure from the cache.
+TEST_F(CoverageFlavourTest, KilledDuringTheFlavourBuildItIsBuiltAgainWhole) {
+  // A build that marks its start, leaves a half-built directory and hangs.
+  config_.fuzz_coverage_build_command =
+      "echo \"$TRENCH_COMMIT\" >> ../flavour.txt && "
+      "mkdir -p \"$TRENCH_BUILD_DIR\" && "
+      "echo half > \"$TRENCH_BUILD_DIR/hlo-run\" && exec sleep 61.25";
+  Json payload = Json::MakeObject();
+  payload["commit"] = changed_;
+  const Job job = MakeJob("fuzz", payload);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    boost::asio::io_context ioc;
+    auto guard = boost::asio::make_work_guard(ioc);
+    std::thread loop([&] { ioc.run(); });
+    ToolRunner runner(ioc, 2);
+    StatusOr<Connection> own = OwnConnection();
+    if (!own.ok()) _exit(2);
+    own->ctx.runner = &runner;
+    (void)RunFuzzStep(own->ctx, job);
+    _exit(0);
+  }
+  const std::string marker = paths_->worktree + "/flavour.txt";
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (!ProcessWithArgv(kHungBuild) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(ProcessWithArgv(kHungBuild)) << "the flavour build did not start";
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  // The build it started goes with it.
+  const auto gone = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (ProcessWithArgv(kHungBuild) &&
+         std::chrono::steady_clock::now() < gone) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_FALSE(ProcessWithArgv(kHungBuild))
+      << "the killed daemon's flavour build still runs";
+  EXPECT_FALSE(fs::exists(paths_->build_cache + "/" + changed_ +
+                          "-coverage/bin/hlo-run"));
+
+  // The restart: the flavour is built again and the campaign runs on it.
+  config_.fuzz_coverage_build_command = FakeFlavourBuild();
+  StatusOr<Json> out = Fuzz(changed_);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Json* note = out->Find("coverage_build");
+  ASSERT_NE(note, nullptr) << out->Dump();
+  EXPECT_EQ(*note->Find("built"), Json(true)) << note->Dump();
+  EXPECT_EQ(ReadText(marker), changed_ + "\n" + changed_ + "\n");
+  EXPECT_NE(
+      ReadText(paths_->build_cache + "/" + changed_ + "-coverage/bin/hlo-run")
+          .find("#!/bin/sh"),
+      std::string::npos);
+  EXPECT_GT(out->Find("programs")->int64_value(), 0) << out->Dump();
 }
 
 TEST_F(CoverageFlavourTest, AFlavourThatDoesNotBuildLeavesThePlainBuild) {

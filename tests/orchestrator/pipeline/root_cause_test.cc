@@ -7,6 +7,13 @@
 #include "orchestrator/pipeline/root_cause.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
 
 #include "orchestrator/api/api_bodies.h"
 #include "orchestrator/api/web_data.h"
@@ -363,6 +370,75 @@ TEST_F(RootCauseTest, RestartKeepsTheWaitThenTheCulpritReleasesIt) {
   ASSERT_NE(r, nullptr);
   EXPECT_NE(r->Find("reason")->string_value().find("has its culprit"),
             std::string::npos);
+}
+
+// The "waiting" notes in bug `id`'s history.
+int WaitingNotes(Store* store, int64_t id) {
+  StatusOr<std::vector<Event>> events = store->ListEvents(id, 0, 1000);
+  EXPECT_TRUE(events.ok());
+  int n = 0;
+  for (const Event& e : events.ok() ? *events : std::vector<Event>()) {
+    const Json* what = e.evidence.Find("event");
+    n += e.from && *e.from == e.to && what && what->is_string() &&
+         what->string_value() == "waiting";
+  }
+  return n;
+}
+
+// A daemon SIGKILLed while a finding starts to wait, again and again (its
+// reproduce job then runs again after each restart): the wait's details
+// and its note are written together or not at all, and the note is written
+// once, however often the step runs. The older bug's culprit then
+// releases it once.
+TEST_F(RootCauseTest, KilledWhileAFindingStartsToWaitItWaitsOnce) {
+  const int64_t a = Finding(other_, "f1", "coarse");
+  const int64_t b = Finding(other_, "f2", "coarse");
+  std::mt19937 rng(20261205);
+  int waiting_seen = 0;
+  for (int round = 0; round < 30; ++round) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      // The restarted daemon: its own connection, the step in a loop.
+      StatusOr<Connection> own = OwnConnection();
+      if (!own.ok()) _exit(2);
+      Json payload = Json::MakeObject();
+      payload["bug"] = b;
+      for (;;) {
+        if (!RunReproduceStep(own->ctx, MakeJob("reproduce", payload)).ok()) {
+          _exit(3);
+        }
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 30000));
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the child ended by itself: " << status;
+    const Bug now = Get(b);
+    EXPECT_EQ(now.state, BugState::kNew);
+    const Json* w = now.details.Find("waiting_for");
+    const bool waiting = w && w->is_object();
+    waiting_seen += waiting;
+    EXPECT_EQ(WaitingNotes(store_.get(), b), waiting ? 1 : 0)
+        << "round " << round << ": " << now.details.Dump();
+    if (waiting) {
+      EXPECT_EQ(w->Find("bug")->int64_value(), a);
+    }
+  }
+  EXPECT_GT(waiting_seen, 0) << "no kill came after the wait was written";
+  ASSERT_TRUE(Reproduce(b).ok());
+  EXPECT_EQ(WaitingNotes(store_.get(), b), 1);
+  ASSERT_TRUE(Reconcile(ctx_).ok());
+  EXPECT_FALSE(ReproduceQueued(b));
+  Localize(a, "algsimp", "fold_add", "add");
+  ASSERT_TRUE(Bisected(a, culprit_).ok());
+  ASSERT_TRUE(Reconcile(ctx_).ok());
+  EXPECT_TRUE(ReproduceQueued(b));
+  const Bug released = Get(b);
+  ASSERT_NE(released.details.Find("released"), nullptr)
+      << released.details.Dump();
+  EXPECT_EQ(WaitingNotes(store_.get(), b), 1);
 }
 
 TEST_F(RootCauseTest, WaiterIsReleasedWhenTheOlderBugsStepIsParked) {

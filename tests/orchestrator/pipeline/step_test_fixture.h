@@ -81,6 +81,25 @@ class StepTest : public StoreTest {
     return head_;
   }
 
+  // What another worker, or the daemon restarted, has: a store connection
+  // and a queue of its own, and ctx_ using them.
+  struct Connection {
+    std::unique_ptr<Store> store;
+    std::unique_ptr<JobQueue> queue;
+    StepContext ctx;
+  };
+  StatusOr<Connection> OwnConnection() const {
+    StoreOptions options;
+    options.clock = SystemClock::Get();
+    Connection c;
+    ASSIGN_OR_RETURN(c.store, Store::Open(path_, options));
+    c.queue = std::make_unique<JobQueue>(c.store.get());
+    c.ctx = ctx_;
+    c.ctx.store = c.store.get();
+    c.ctx.queue = c.queue.get();
+    return c;
+  }
+
   // A job of `kind` with `payload`, numbered after the last one.
   Job MakeJob(const std::string& kind, Json payload) {
     Job job;

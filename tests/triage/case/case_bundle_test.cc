@@ -301,6 +301,89 @@ TEST(CaseBundleTest, MakeCaseChecksInputs) {
       << c.status().message();
 }
 
+// An SPMD case on a mesh of 2: each device's inputs under inputs/<d>/,
+// case.json's "mesh" and "device", an address of its own; malformed
+// meshes and device orders are named.
+Case SpmdCase() {
+  std::vector<std::vector<Literal>> per_device;
+  for (int d = 0; d < 2; ++d) {
+    per_device.push_back({F32({2, 3}, {1, 2, 3, 4, 5, float(d)}),
+                          F32({2, 3}, {0, 0, 0, 0, 0, float(10 * d)})});
+  }
+  StatusOr<Case> c = MakeSpmdCase(testing::kAddModule, DeviceMesh{1, 2},
+                                  std::move(per_device));
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? *c : Case();
+}
+
+TEST(CaseBundleTest, SpmdCasesKeepEachDevicesInputs) {
+  TempDir tmp;
+  const Case c = SpmdCase();
+  ASSERT_EQ(c.inputs.size(), 4u);
+  const std::string dir = tmp / "spmd";
+  ASSERT_TRUE(WriteCase(dir, c).ok());
+  EXPECT_TRUE(fs::exists(dir + "/inputs/1/0.npy"));
+  EXPECT_FALSE(fs::exists(dir + "/inputs/0.npy"));
+  StatusOr<Case> back = ReadCase(dir);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->mesh.partitions, 2);
+  ASSERT_EQ(back->inputs.size(), 4u);
+  EXPECT_TRUE(back->inputs[3] == c.inputs[3]);
+  EXPECT_EQ(CaseSha256(*back), CaseSha256(c));
+  // The same inputs on one device are another case.
+  Case one = c;
+  one.mesh = DeviceMesh{};
+  EXPECT_NE(CaseSha256(one), CaseSha256(c));
+  // Per-device arguments for the oracle.
+  auto m = ParseCaseModule(c.module_text, "m");
+  ASSERT_TRUE(m.ok());
+  StatusOr<std::vector<std::vector<Literal>>> args = DeviceArguments(**m, c);
+  ASSERT_TRUE(args.ok()) << args.status().ToString();
+  ASSERT_EQ(args->size(), 2u);
+  EXPECT_EQ((*args)[1][1].GetAsDouble(5), 10);
+
+  Json j = CaseJson(c);
+  j["mesh"]["partitions"] = 0;
+  WriteText(dir + "/case.json", j.Dump());
+  EXPECT_NE(ReadCase(dir).status().message().find(
+                "mesh.partitions: expected an integer in 1..4096"),
+            std::string::npos)
+      << ReadCase(dir).status().message();
+  j = CaseJson(c);
+  j["mesh"]["chips"] = 2;
+  WriteText(dir + "/case.json", j.Dump());
+  EXPECT_NE(ReadCase(dir).status().message().find("mesh: unknown key 'chips'"),
+            std::string::npos);
+  j = CaseJson(c);
+  j["inputs"].mutable_array()[2]["device"] = 0;
+  WriteText(dir + "/case.json", j.Dump());
+  EXPECT_NE(ReadCase(dir).status().message().find(
+                "inputs[2].device: expected 1 (inputs are device-major)"),
+            std::string::npos)
+      << ReadCase(dir).status().message();
+  j = CaseJson(c);
+  j["mesh"]["partitions"] = 3;
+  WriteText(dir + "/case.json", j.Dump());
+  EXPECT_NE(ReadCase(dir).status().message().find("per device (3)"),
+            std::string::npos)
+      << ReadCase(dir).status().message();
+  EXPECT_FALSE(MakeSpmdCase(testing::kAddModule, DeviceMesh{1, 3}, {}).ok());
+}
+
+// The target runs one device: an SPMD case is target_unsupported, and no
+// target run is started for it.
+TEST(CaseBundleTest, SpmdCasesAreNotRunOnASingleDeviceTarget) {
+  TempDir tmp;
+  TargetRunner runner(testing::RealTarget(TargetMode::kHlocTpusim));
+  StatusOr<Verdict> v = ComputeVerdict(SpmdCase(), runner, tmp / "work");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->status, VerdictStatus::kTargetUnsupported);
+  EXPECT_NE(v->message.find("a mesh of 1 x 2 devices"), std::string::npos)
+      << v->message;
+  EXPECT_FALSE(v->target.has_value());
+  EXPECT_FALSE(fs::exists(tmp / "work"));
+}
+
 TEST(CaseBundleTest, OptionsToFlags) {
   CaseOptions o;
   o.disable_passes = {"cse", "dce"};

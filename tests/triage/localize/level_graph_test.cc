@@ -99,7 +99,7 @@ void TapEverything(TapProber& t, double neg_offset) {
 
 LocalizeOptions GraphAndFusion() {
   LocalizeOptions o;
-  o.pass = o.rewrite = o.callee = false;
+  o.pass = o.rewrite = o.callee = o.branch = false;
   return o;
 }
 

@@ -65,7 +65,7 @@ class ScriptedProber : public Prober {
 
 LocalizeOptions PassAndRewrite() {
   LocalizeOptions o;
-  o.graph = o.fusion = o.callee = false;
+  o.graph = o.fusion = o.callee = o.branch = false;
   return o;
 }
 
@@ -115,9 +115,12 @@ TEST(SameFailureTest, ValueClassesAndCrashes) {
 TEST(ParseLevelsTest, SubsetsAndErrors) {
   LocalizeOptions o;
   ASSERT_TRUE(ParseLevels("rewrite,pass", &o).ok());
-  EXPECT_TRUE(o.pass && o.rewrite && !o.graph && !o.fusion && !o.callee);
+  EXPECT_TRUE(o.pass && o.rewrite && !o.graph && !o.fusion && !o.callee &&
+              !o.branch);
   ASSERT_TRUE(ParseLevels("graph,callee", &o).ok());
-  EXPECT_TRUE(o.graph && o.callee && !o.pass && !o.fusion);
+  EXPECT_TRUE(o.graph && o.callee && !o.pass && !o.fusion && !o.branch);
+  ASSERT_TRUE(ParseLevels("branch", &o).ok());
+  EXPECT_TRUE(o.branch && !o.graph && !o.callee);
   Status bad = ParseLevels("pass,commit", &o);
   EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.message().find("'commit'"), std::string::npos);

@@ -1,0 +1,345 @@
+// The branch level (localize.h): inside the computation a diverging
+// control-flow site (conditional, call, while) runs, the first instruction
+// whose value diverges, from the computation run alone as the entry of a
+// case of its own on the values the oracle says it receives, localized by
+// the graph level (and, below it, the callee and branch levels again).
+#include <algorithm>
+#include <vector>
+
+#include "compiler/ir/hlo_computation.h"
+#include "compiler/ir/hlo_instruction.h"
+#include "compiler/ir/hlo_printer.h"
+#include "compiler/ir/opcode.h"
+#include "oracle/evaluator.h"
+#include "triage/localize/callee_probe.h"
+#include "triage/localize/localize.h"
+
+namespace trench::hlo_bisect {
+namespace {
+
+// Nested control flow is followed this deep (a branch of a loop body of a
+// call ...); each step costs one target run per probed computation.
+constexpr int kMaxDepth = 3;
+// A while loop's body is probed on the states of its first iterations.
+constexpr int64_t kMaxIterations = 8;
+
+// A prober for a case made here: Run(options) runs `c` with those options
+// through the parent's RunCase.
+class CaseProber : public Prober {
+ public:
+  CaseProber(Prober& parent, hlo_diff::Case c)
+      : parent_(parent), case_(std::move(c)) {}
+  StatusOr<Probe> Run(const hlo_diff::CaseOptions& options,
+                      bool dump) override {
+    hlo_diff::Case c = case_;
+    c.options = options;
+    return parent_.RunCase(c, dump);
+  }
+  StatusOr<Probe> RunCase(const hlo_diff::Case& c, bool dump) override {
+    return parent_.RunCase(c, dump);
+  }
+
+ private:
+  Prober& parent_;
+  hlo_diff::Case case_;
+};
+
+// The values of `site`'s operands (entry of `module`) on the case's inputs,
+// from the oracle.
+StatusOr<std::vector<Literal>> OperandValues(const hlo_diff::Case& c,
+                                             const HloModule& module,
+                                             const HloInstruction& site,
+                                             const EvaluatorOptions& eo) {
+  std::unique_ptr<HloModule> m = module.Clone();
+  HloComputation* entry = m->entry_computation();
+  const HloInstruction* s = entry->GetInstructionWithName(site.name());
+  std::vector<HloInstruction*> ops;
+  std::vector<Shape> shapes;
+  for (const HloInstruction* o : s->operands()) {
+    ops.push_back(const_cast<HloInstruction*>(o));
+    shapes.push_back(o->shape());
+  }
+  HloInstruction* root = entry->AddInstruction(HloInstruction::Create(
+      HloOpcode::kTuple, Shape::Tuple(shapes), ops, "__hlo_bisect_operands"));
+  entry->set_root_instruction(root);
+  ASSIGN_OR_RETURN(
+      Literal v, Evaluate(*m, hlo_diff::ParameterArguments(*m, c.inputs), eo));
+  return v.tuple_elements();
+}
+
+// A module whose entry is `module`'s computation `name` (what it calls
+// kept, everything else dropped), printed, for a case of its own.
+StatusOr<std::string> ComputationAsModule(const HloModule& module,
+                                          const std::string& name) {
+  std::unique_ptr<HloModule> m = module.Clone();
+  HloComputation* comp = m->GetComputationWithName(name);
+  if (comp == nullptr) return NotFound("no computation named '" + name + "'");
+  m->set_entry_computation(comp);
+  const std::vector<HloComputation*> keep = m->MakeComputationPostOrder();
+  auto kept = [&](const HloComputation* c) {
+    return std::find(keep.begin(), keep.end(), c) != keep.end();
+  };
+  // Drop the unreachable computations, each once nothing left calls it
+  // (whatever order the text defined them in).
+  for (bool removed = true; removed;) {
+    removed = false;
+    const std::vector<HloComputation*> all = m->computations();
+    for (HloComputation* c : all) {
+      if (kept(c)) continue;
+      bool called = false;
+      for (const HloComputation* caller : all) {
+        if (caller == c) continue;
+        for (const HloInstruction* i : caller->instructions()) {
+          const auto& callees = i->called_computations();
+          called |=
+              std::find(callees.begin(), callees.end(), c) != callees.end();
+        }
+      }
+      if (called) continue;
+      m->RemoveComputation(c);
+      removed = true;
+      break;
+    }
+  }
+  // The old entry's layout and aliasing do not describe this one.
+  auto& attrs = m->mutable_header_attrs();
+  std::erase_if(attrs, [](const auto& a) {
+    return a.first == "entry_computation_layout" ||
+           a.first == "input_output_alias" || a.first == "buffer_donor";
+  });
+  return PrintHloModule(*m);
+}
+
+// One computation to run alone, with its arguments.
+struct BranchProbe {
+  const HloComputation* computation;
+  std::vector<Literal> args;
+  std::string why;  // "branch 2 of 3 (index -1)", "iteration 3", ...
+};
+
+// The computations `site` runs on the case's values, in the order the
+// oracle runs them: a conditional's taken branch, a call's callee, a while
+// body's first iterations.
+StatusOr<std::vector<BranchProbe>> Probes(const HloInstruction& site,
+                                          std::vector<Literal> operands,
+                                          const EvaluatorOptions& eo) {
+  std::vector<BranchProbe> out;
+  switch (site.opcode()) {
+    case HloOpcode::kConditional: {
+      const int64_t n = static_cast<int64_t>(site.called_computations().size());
+      const Literal& which = operands.at(0);
+      int64_t b;
+      std::string why;
+      if (which.element_type() == PrimitiveType::PRED) {
+        b = which.GetAsInt64(0) != 0 ? 0 : 1;
+        why = std::string(b == 0 ? "true" : "false") + " branch";
+      } else {
+        const int64_t index = which.GetAsInt64(0);
+        // operation_semantics.md: an index outside [0, N) runs branch N-1.
+        b = index < 0 || index >= n ? n - 1 : index;
+        why = "branch " + std::to_string(b) + " of " + std::to_string(n) +
+              " (index " + std::to_string(index) + ")";
+      }
+      std::vector<Literal> args;
+      args.push_back(operands.at(b + 1));
+      out.push_back({site.called_computations()[b], std::move(args), why});
+      break;
+    }
+    case HloOpcode::kCall:
+      out.push_back({site.to_apply(), std::move(operands), "the callee"});
+      break;
+    case HloOpcode::kWhile: {
+      Literal state = operands.at(0);
+      for (int64_t t = 0; t < kMaxIterations; ++t) {
+        const Literal* a[] = {&state};
+        ASSIGN_OR_RETURN(Literal go,
+                         EvaluateComputation(*site.while_condition(), a, eo));
+        if (go.GetAsInt64(0) == 0) break;
+        std::vector<Literal> args;
+        args.push_back(state);
+        out.push_back({site.while_body(), std::move(args),
+                       "body, iteration " + std::to_string(t)});
+        ASSIGN_OR_RETURN(state, EvaluateComputation(*site.while_body(), a, eo));
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return out;
+}
+
+LevelResult BranchAt(const hlo_diff::Case& c, const HloModule& module,
+                     const GraphState& state, Prober& prober,
+                     const NumericsOptions& numerics, Findings* findings,
+                     int depth);
+
+// Localizes inside one probe's computation: its own baseline run, then the
+// graph level on it and, below, the callee or branch level. Sets
+// `inner` to what was found inside.
+LevelResult ProbeComputation(const hlo_diff::Case& c, const HloModule& module,
+                             const BranchProbe& bp, Prober& prober,
+                             const NumericsOptions& numerics, Findings* inner,
+                             Json* tried, int depth) {
+  LevelResult r;
+  Json t = Json::MakeObject();
+  t["computation"] = bp.computation->name();
+  t["run"] = bp.why;
+  auto done = [&](const std::string& result, const std::string& summary) {
+    r.result = result;
+    r.summary = summary;
+    tried->push_back(std::move(t));
+    return r;
+  };
+  StatusOr<std::string> text =
+      ComputationAsModule(module, bp.computation->name());
+  if (!text.ok()) return done("error", text.status().message());
+  hlo_diff::Case sub;
+  sub.module_text = std::move(text).value();
+  sub.options = c.options;
+  sub.inputs = hlo_diff::ArgumentLeaves(bp.args);
+  StatusOr<std::unique_ptr<HloModule>> parsed =
+      hlo_diff::ParseCaseModule(sub.module_text, "branch.hlo");
+  if (!parsed.ok()) return done("error", parsed.status().message());
+  CaseProber sub_prober(prober, sub);
+  ++r.runs;
+  StatusOr<Probe> full = sub_prober.Run(sub.options, false);
+  if (!full.ok()) return done("error", full.status().message());
+  t["status"] = full->status;
+  if (full->status == "pass") {
+    return done("none", bp.computation->name() + " computes right alone");
+  }
+  if (!hlo_diff::IsFailureStatus(full->status)) {
+    return done("not_judged", bp.computation->name() +
+                                  " cannot be judged alone: " + full->status);
+  }
+  GraphState sub_state;
+  LevelResult g = LocalizeGraph(sub, **parsed, *full, sub_prober, numerics,
+                                inner, &sub_state);
+  r.runs += g.runs;
+  t["graph"] = g.summary;
+  if (g.result != "found") return done(g.result, g.summary);
+  LevelResult below;
+  const HloInstruction* site =
+      (*parsed)->entry_computation()->GetInstructionWithName(
+          inner->instruction);
+  if (site != nullptr && IsCalleeCallSite(site->opcode())) {
+    below =
+        LocalizeCallee(sub, **parsed, sub_state, sub_prober, numerics, inner);
+  } else {
+    below = BranchAt(sub, **parsed, sub_state, sub_prober, numerics, inner,
+                     depth + 1);
+  }
+  r.runs += below.runs;
+  if (below.result != "not_applicable") t["inside"] = below.summary;
+  if (inner->called_instruction.empty()) {
+    inner->called_computation = bp.computation->name();
+    inner->called_instruction = inner->instruction;
+    inner->called_opcode = inner->opcode;
+  }
+  return done("found", g.summary);
+}
+
+LevelResult BranchAt(const hlo_diff::Case& c, const HloModule& module,
+                     const GraphState& state, Prober& prober,
+                     const NumericsOptions& numerics, Findings* findings,
+                     int depth) {
+  LevelResult r;
+  r.level = "branch";
+  Json& ev = r.evidence;
+  ev["method"] =
+      "each computation the site runs on the case's values (a "
+      "conditional's taken branch, a call's callee, a while body's first " +
+      std::to_string(kMaxIterations) +
+      " iterations) run alone as a case of its own on the values the "
+      "oracle gives it, and localized there by the graph level";
+  auto stop = [&](const std::string& result, const std::string& summary) {
+    r.result = result;
+    r.summary = summary;
+    return r;
+  };
+  const HloInstruction* site =
+      module.entry_computation()->GetInstructionWithName(findings->instruction);
+  if (state.crash || site == nullptr ||
+      (site->opcode() != HloOpcode::kConditional &&
+       site->opcode() != HloOpcode::kCall &&
+       site->opcode() != HloOpcode::kWhile)) {
+    return stop("not_applicable", "%" + findings->instruction +
+                                      " runs no computation on whole values");
+  }
+  if (depth > kMaxDepth) {
+    return stop("not_applicable", "nested deeper than " +
+                                      std::to_string(kMaxDepth) +
+                                      " control-flow sites");
+  }
+  Json call = Json::MakeObject();
+  call["name"] = site->name();
+  call["opcode"] = std::string(OpcodeName(site->opcode()));
+  ev["site"] = std::move(call);
+  StatusOr<std::vector<Literal>> operands =
+      OperandValues(c, module, *site, numerics.evaluator);
+  if (!operands.ok()) {
+    return stop("error", "oracle: " + operands.status().message());
+  }
+  StatusOr<std::vector<BranchProbe>> probes =
+      Probes(*site, std::move(operands).value(), numerics.evaluator);
+  if (!probes.ok())
+    return stop("error", "oracle: " + probes.status().message());
+  Json tried = Json::MakeArray();
+  bool all_right = true;
+  for (const BranchProbe& bp : *probes) {
+    Findings inner;
+    LevelResult p = ProbeComputation(c, module, bp, prober, numerics, &inner,
+                                     &tried, depth);
+    r.runs += p.runs;
+    ++r.linear_runs;
+    if (p.result == "error") {
+      ev["computations"] = std::move(tried);
+      return stop("error", p.summary);
+    }
+    if (p.result != "found") {
+      all_right &= p.result == "none";
+      continue;
+    }
+    findings->called_computation = inner.called_computation;
+    findings->called_instruction = inner.called_instruction;
+    findings->called_opcode = inner.called_opcode;
+    if (!inner.dtype.empty()) findings->dtype = inner.dtype;
+    ev["computation"] = inner.called_computation;
+    Json op = Json::MakeObject();
+    op["name"] = inner.called_instruction;
+    op["opcode"] = inner.called_opcode;
+    op["run"] = bp.why;
+    ev["op"] = std::move(op);
+    ev["computations"] = std::move(tried);
+    return stop("found", "inside %" + inner.called_computation + " (run by %" +
+                             site->name() + ", " +
+                             std::string(OpcodeName(site->opcode())) + ", " +
+                             bp.why + "): first diverging op %" +
+                             inner.called_instruction + " (" +
+                             inner.called_opcode + ")");
+  }
+  ev["computations"] = std::move(tried);
+  if (probes->empty() || !all_right) {
+    return stop("none", "no computation %" + site->name() +
+                            " runs fails alone where it could be judged");
+  }
+  return stop("none",
+              "each computation %" + site->name() +
+                  " runs computes right alone on the values it should "
+                  "get: the fault is in how %" +
+                  site->name() +
+                  " runs them (which branch, how many iterations, which "
+                  "values go in and out)");
+}
+
+}  // namespace
+
+LevelResult LocalizeBranch(const hlo_diff::Case& c, const HloModule& module,
+                           const GraphState& state, Prober& prober,
+                           const NumericsOptions& numerics,
+                           Findings* findings) {
+  return BranchAt(c, module, state, prober, numerics, findings, 1);
+}
+
+}  // namespace trench::hlo_bisect
