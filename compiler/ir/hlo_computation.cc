@@ -134,37 +134,46 @@ std::vector<HloInstruction*> HloComputation::instructions() const {
 std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   std::vector<HloInstruction*> order;
   order.reserve(index_.size());
-  // One table for both marks (reserved once: this runs around every pass,
-  // on computations of tens of thousands of instructions).
-  enum Mark : uint8_t { kOnStack = 1, kDone = 2 };
-  std::unordered_map<const HloInstruction*, uint8_t> mark;
-  mark.reserve(index_.size());
-  std::vector<std::pair<HloInstruction*, size_t>> stack;
+  // Marks by slot in instrs_ (no allocation per instruction: this runs
+  // around every pass, on computations of tens of thousands of
+  // instructions).
+  enum Mark : uint8_t { kNone = 0, kOnStack = 1, kDone = 2 };
+  std::vector<uint8_t> mark(instrs_.size(), kNone);
+  struct Frame {
+    HloInstruction* node;
+    size_t slot;
+    size_t next;  // The next operand (then control predecessor) to visit.
+  };
+  std::vector<Frame> stack;
   // Iterative DFS so deep graphs (long chains) cannot overflow the stack.
-  auto visit = [&](HloInstruction* start) {
-    if (!mark.try_emplace(start, kOnStack).second) return;
-    stack.push_back({start, 0});
+  auto visit = [&](size_t start) {
+    if (mark[start] != kNone) return;
+    mark[start] = kOnStack;
+    stack.push_back({instrs_[start].get(), start, 0});
     while (!stack.empty()) {
-      auto& [node, next] = stack.back();
+      Frame& f = stack.back();
+      HloInstruction* node = f.node;
       const size_t n_ops = node->operands().size();
       const size_t n_all = n_ops + node->control_predecessors().size();
-      if (next < n_all) {
-        HloInstruction* dep = next < n_ops
-                                  ? node->operand(next)
-                                  : node->control_predecessors()[next - n_ops];
-        ++next;
-        if (dep->parent() == this && mark.try_emplace(dep, kOnStack).second) {
-          stack.push_back({dep, 0});
-        }
+      if (f.next < n_all) {
+        HloInstruction* dep =
+            f.next < n_ops ? node->operand(f.next)
+                           : node->control_predecessors()[f.next - n_ops];
+        ++f.next;
+        if (dep->parent() != this) continue;
+        auto it = index_.find(dep);
+        if (it == index_.end() || mark[it->second] != kNone) continue;
+        mark[it->second] = kOnStack;
+        stack.push_back({dep, it->second, 0});
         continue;
       }
-      mark[node] = kDone;
+      mark[f.slot] = kDone;
       order.push_back(node);
       stack.pop_back();
     }
   };
-  for (const auto& p : instrs_) {
-    if (p) visit(p.get());
+  for (size_t s = 0; s < instrs_.size(); ++s) {
+    if (instrs_[s]) visit(s);
   }
   return order;
 }
