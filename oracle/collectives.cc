@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <system_error>
 
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/hlo_computation.h"
@@ -446,10 +447,21 @@ Status RunDevices(int64_t n,
   {
     std::vector<std::thread> threads;
     for (int64_t d = 0; d < n; ++d) {
-      threads.emplace_back([&, d] {
-        status[d] = body(d, rendezvous);
-        rendezvous.Finished(d);
-      });
+      try {
+        threads.emplace_back([&, d] {
+          status[d] = body(d, rendezvous);
+          rendezvous.Finished(d);
+        });
+      } catch (const std::system_error& e) {
+        // No thread for this device (the machine's limit): the devices
+        // not started end at once, so the started ones stop waiting.
+        for (int64_t k = d; k < n; ++k) {
+          status[k] = ResourceExhausted("no thread for the device: " +
+                                        std::string(e.what()));
+          rendezvous.Finished(k);
+        }
+        break;
+      }
     }
     for (std::thread& t : threads) t.join();
   }

@@ -119,7 +119,9 @@ class Rendezvous {
 // Runs body(d, rendezvous) for every device d < n, each on a thread of its
 // own, sharing one rendezvous (Finished(d) is called when body returns).
 // Returns the first device's own error (in device order), else the first
-// failed wait, each prefixed "device d: "; Ok when every body is.
+// failed wait, each prefixed "device d: "; Ok when every body is. A
+// device no thread can be made for is ResourceExhausted (the started
+// ones are not left waiting for it).
 Status RunDevices(int64_t n,
                   const std::function<Status(int64_t, Rendezvous&)>& body);
 
