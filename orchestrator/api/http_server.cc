@@ -60,6 +60,8 @@ class Connections {
 
   // Connections being refused with 503 right now.
   std::atomic<int> refusing{0};
+  // Connections past the cap waiting for a second look (Admit).
+  std::atomic<int> waiting{0};
 
  private:
   std::mutex mu_;
@@ -521,6 +523,11 @@ class Refusal : public std::enable_shared_from_this<Refusal> {
 // Refusals at once at most; more connections past the cap are closed
 // unanswered.
 constexpr int kMaxRefusing = 64;
+// A connection past the cap with every open one busy looks again after
+// this before it is refused: a session whose reply was just written turns
+// idle only when its write handler runs, which can be after its client
+// has read the reply and connected again.
+constexpr std::chrono::milliseconds kSecondLook{25};
 
 }  // namespace
 
@@ -561,11 +568,25 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   }
 
   // A session for `socket`, within the cap: past it, the connection idle
-  // longest makes room, else `socket` is refused with 503.
-  void Admit(tcp::socket socket) {
+  // longest makes room, else (after a second look, kSecondLook later)
+  // `socket` is refused with 503.
+  void Admit(tcp::socket socket, bool second_look = false) {
     Connections& c = shared->connections;
     if (c.Open() >= shared->options.max_connections) {
       std::shared_ptr<Session> idle = c.LongestIdle();
+      if (idle == nullptr && !second_look && c.waiting.load() < kMaxRefusing) {
+        ++c.waiting;
+        auto held = std::make_shared<tcp::socket>(std::move(socket));
+        auto timer = std::make_shared<asio::steady_timer>(
+            acceptor.get_executor(), kSecondLook);
+        timer->async_wait(
+            [self = shared_from_this(), held, timer](beast::error_code ec) {
+              --self->shared->connections.waiting;
+              if (ec || !self->acceptor.is_open()) return;
+              self->Admit(std::move(*held), /*second_look=*/true);
+            });
+        return;
+      }
       if (idle == nullptr) {
         if (c.refusing.load() < kMaxRefusing) {
           std::make_shared<Refusal>(std::move(socket), shared)->Run();

@@ -54,8 +54,9 @@ struct HttpServerOptions {
   std::chrono::milliseconds write_timeout{30'000};
   // Open connections at most. Past it, a new connection closes the one
   // that has waited longest for its next request; when every connection
-  // is busy with a request, the new one is answered 503 with
-  // "Retry-After: 1" and closed.
+  // is busy with a request, the new one looks again 25 ms later (a
+  // connection whose reply was just sent may be about to wait), then is
+  // answered 503 with "Retry-After: 1" and closed.
   size_t max_connections = 256;
   // When accept fails (EMFILE, ENFILE, ENOBUFS, ...), the next try waits
   // this long, doubling up to accept_backoff_max; a success resets it.
