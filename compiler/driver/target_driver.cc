@@ -13,6 +13,7 @@
 #include "compiler/codegen/streaming.h"
 #include "compiler/driver/coverage.h"
 #include "compiler/driver/module_options.h"
+#include "compiler/ir/collective_groups.h"
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/hlo_printer.h"
 #include "compiler/ir/verifier.h"
@@ -176,6 +177,19 @@ Json Capabilities() {
   j["version"] = kVersion;
   j["tpux_version"] = tpu::kTpuxVersion;
   j["ops"] = StringArray(codegen::SupportedOps());
+  // The slice the code runs on: tpu/ simulates one chip, and the
+  // collectives among the supported ops (none yet) are what a program may
+  // exchange between chips.
+  Json slice = Json::MakeObject();
+  slice["chips"] = 1;
+  slice["topology"] = "1";
+  std::vector<std::string> collectives;
+  for (const std::string& op : codegen::SupportedOps()) {
+    std::optional<HloOpcode> code = OpcodeFromName(op);
+    if (code && IsDeviceOp(*code)) collectives.push_back(op);
+  }
+  slice["collectives"] = StringArray(collectives);
+  j["slice"] = std::move(slice);
   j["dtypes"] = StringArray(codegen::SupportedDtypes());
   Json flags = Json::MakeArray();
   for (const auto& f : kCompileFlags) {

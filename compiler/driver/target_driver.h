@@ -58,7 +58,10 @@ void RegisterCompileFlags(FlagParser* p, CompileFlags* flags);
 // description of itself (README "The target contract"): the files of each
 // pass and emitter, as globs relative to the repository root, from the
 // "sources" columns of pass_registry.def and emitters.def. "coverage" is
-// the coverage build flavour (CoverageFlavour()).
+// the coverage build flavour (CoverageFlavour()). "slice": {"chips",
+// "topology", "collectives": [...]} is the machine programs run on (one
+// chip today) and the collectives, partition-id and replica-id among
+// "ops" (none today).
 Json Capabilities();
 // {"kind", "cmake_flags": [...] (how to build the flavour), "instrumented":
 // whether this binary is that flavour, "points", "pcs_command": [...],

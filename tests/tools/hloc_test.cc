@@ -134,6 +134,11 @@ TEST_F(HlocTest, Capabilities) {
             Json("-DTRENCH_TARGET_COVERAGE=ON"));
   EXPECT_EQ(*cov->Find("instrumented"), Json(false));
   EXPECT_EQ(*cov->Find("points"), Json(0));
+  // One chip; no collective is compiled yet.
+  const Json* slice = j->Find("slice");
+  ASSERT_NE(slice, nullptr);
+  EXPECT_EQ(*slice->Find("chips"), Json(1));
+  EXPECT_EQ(slice->Find("collectives")->size(), 0u);
 }
 
 TEST_F(HlocTest, ExitCodesDistinguishFailures) {
