@@ -1,7 +1,7 @@
 // hlo-bisect: hierarchical localization of a failing case (localize.h).
 //
-//   hlo-bisect CASE_DIR [--levels=pass,rewrite,graph,fusion,callee,branch] [--json|--text]
-//              [--out FILE] [--keep DIR]
+//   hlo-bisect CASE_DIR [--levels=pass,rewrite,graph,fusion,callee,branch]
+//              [--json|--text] [--out FILE] [--keep DIR]
 //              [--hloc P --tpusim P | --hlo-run P [--serve]] [--bin-dir D]
 //              [--timeout S]
 //   hlo-bisect commits ...   (the commit level: commit_cli.h)
