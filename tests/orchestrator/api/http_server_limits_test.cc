@@ -4,7 +4,10 @@
 //     (little CPU, a few log lines) and serves again once fds come back;
 //   - 400 idle keep-alive connections do not keep /healthz waiting;
 //   - past the connection cap with every connection busy, a new one gets
-//     503 with Retry-After and is closed.
+//     503 with Retry-After and is closed (after a second look 25 ms later);
+//   - a flood of connections past the cap while every one is busy: each is
+//     refused or closed, none is served, no descriptor stays behind, and
+//     the server serves once the busy ones are done.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
@@ -15,6 +18,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <memory>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -201,6 +206,59 @@ TEST_F(ServerLimitsTest, PastTheCapWithAllBusyIs503WithRetryAfter) {
   EXPECT_EQ(a.ReadReply().value_or(HttpReply{}).status, 200);
   EXPECT_EQ(b.ReadReply().value_or(HttpReply{}).status, 200);
   // a and b are idle now: a new connection makes room and is served.
+  EXPECT_EQ(Get("/healthz").status, 200);
+}
+
+// Open descriptors of this process.
+int OpenFds() {
+  int n = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST_F(ServerLimitsTest, AFloodPastTheCapIsRefusedAndLeavesNothingBehind) {
+  AtLeastFds(2048);
+  HttpServerOptions options;
+  options.max_connections = 2;
+  Start(options);
+  HttpClient a(server_->port()), b(server_->port());
+  ASSERT_TRUE(a.SendRaw("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n"));
+  ASSERT_TRUE(b.SendRaw("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n"));
+  WaitForSlow(2);
+  const int fds_before = OpenFds();
+  int refused = 0, closed = 0;
+  {
+    // 300 at once: more than the 64 that may wait for a second look and
+    // the 64 that may be answered at a time.
+    std::vector<std::unique_ptr<HttpClient>> flood;
+    for (int i = 0; i < 300; ++i) {
+      flood.push_back(std::make_unique<HttpClient>(server_->port()));
+    }
+    for (auto& c : flood) {
+      std::optional<HttpReply> r = c->ReadReply();
+      if (!r) {
+        ++closed;
+        continue;
+      }
+      EXPECT_EQ(r->status, 503) << r->body;
+      refused += r->status == 503;
+    }
+  }
+  EXPECT_EQ(refused + closed, 300);
+  EXPECT_GT(refused, 0);
+  // The server closed its side of each: no descriptor stays behind.
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (OpenFds() > fds_before && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_LE(OpenFds(), fds_before);
+  Release();
+  EXPECT_EQ(a.ReadReply().value_or(HttpReply{}).status, 200);
+  EXPECT_EQ(b.ReadReply().value_or(HttpReply{}).status, 200);
   EXPECT_EQ(Get("/healthz").status, 200);
 }
 
