@@ -536,7 +536,7 @@ StatusOr<BoundedResult> EvaluateWithBounds(const HloModule& module,
 StatusOr<std::vector<BoundedResult>> EvaluateSpmdWithBounds(
     const HloModule& module, std::span<const std::vector<Literal>> args,
     const DeviceMesh& mesh, const NumericsOptions& options) {
-  RETURN_IF_ERROR(CheckMesh(mesh, args.size()));
+  RETURN_IF_ERROR(CheckMeshArguments(mesh, args.size()));
   const int64_t n = mesh.size();
   NumericsOptions per_device = options;
   per_device.evaluator.threads = ThreadsPerDevice(options.evaluator, n);

@@ -87,13 +87,8 @@ StatusOr<Literal> EvaluateCollectiveAlone(const HloInstruction& instr,
 
 }  // namespace oracle
 
-Status CheckMesh(const DeviceMesh& mesh, size_t argument_lists) {
-  if (mesh.replicas < 1 || mesh.partitions < 1 || mesh.replicas > 4096 ||
-      mesh.partitions > 4096 || mesh.size() > 4096) {
-    return InvalidArgument("a mesh of " + std::to_string(mesh.replicas) +
-                           " x " + std::to_string(mesh.partitions) +
-                           " devices (at most 4096)");
-  }
+Status CheckMeshArguments(const DeviceMesh& mesh, size_t argument_lists) {
+  RETURN_IF_ERROR(CheckMesh(mesh));
   if (static_cast<int64_t>(argument_lists) != mesh.size()) {
     return InvalidArgument("the mesh has " + std::to_string(mesh.size()) +
                            " devices, got arguments for " +
@@ -113,7 +108,7 @@ StatusOr<std::vector<Literal>> EvaluateSpmd(
     const HloModule& module, std::span<const std::vector<Literal>> args,
     const SpmdOptions& options) {
   const DeviceMesh& mesh = options.mesh;
-  RETURN_IF_ERROR(CheckMesh(mesh, args.size()));
+  RETURN_IF_ERROR(CheckMeshArguments(mesh, args.size()));
   const int64_t n = mesh.size();
   EvaluatorOptions eo = options.evaluator;
   eo.threads = ThreadsPerDevice(options.evaluator, n);

@@ -50,9 +50,9 @@ StatusOr<std::vector<BoundedResult>> EvaluateSpmdWithBounds(
     const HloModule& module, std::span<const std::vector<Literal>> args,
     const DeviceMesh& mesh, const NumericsOptions& options = {});
 
-// InvalidArgument unless `mesh` has 1..4096 devices and `argument_lists`
-// is its size.
-Status CheckMesh(const DeviceMesh& mesh, size_t argument_lists);
+// CheckMesh (collective_groups.h), and InvalidArgument unless
+// `argument_lists` is the mesh's size.
+Status CheckMeshArguments(const DeviceMesh& mesh, size_t argument_lists);
 // options.threads (0: the hardware's) shared out among `devices`, at
 // least 1 each.
 int ThreadsPerDevice(const EvaluatorOptions& options, int64_t devices);

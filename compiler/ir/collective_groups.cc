@@ -186,6 +186,24 @@ StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSourceTargetPairs(
   return pairs;
 }
 
+Status CheckMesh(const DeviceMesh& mesh) {
+  for (const auto& [name, v] :
+       {std::pair<const char*, int64_t>{"replicas", mesh.replicas},
+        {"partitions", mesh.partitions}}) {
+    if (v < 1 || v > kMaxMeshDevices) {
+      return InvalidArgument(
+          std::string("mesh.") + name + ": expected an integer in 1.." +
+          std::to_string(kMaxMeshDevices) + ", got " + std::to_string(v));
+    }
+  }
+  if (mesh.size() > kMaxMeshDevices) {
+    return InvalidArgument("mesh: " + std::to_string(mesh.size()) +
+                           " devices, at most " +
+                           std::to_string(kMaxMeshDevices));
+  }
+  return Status::Ok();
+}
+
 const char* CollectiveGroupModeName(CollectiveGroupMode mode) {
   switch (mode) {
     case CollectiveGroupMode::kCrossReplica:

@@ -59,6 +59,12 @@ struct DeviceMesh {
   int64_t size() const { return replicas * partitions; }
 };
 
+// The meshes the project models: 1..kMaxMeshDevices devices.
+inline constexpr int64_t kMaxMeshDevices = 4096;
+// InvalidArgument naming the field ("mesh.partitions: expected an integer
+// in 1..4096, got 0") unless `mesh` has 1..kMaxMeshDevices devices.
+Status CheckMesh(const DeviceMesh& mesh);
+
 // Whether `op` exchanges data between devices (all-reduce, all-gather,
 // reduce-scatter, all-to-all, collective-permute).
 bool IsCollective(HloOpcode op);

@@ -35,6 +35,13 @@ const std::string& CaseDir() {
     if (!c.ok() || !trench::hlo_diff::WriteCase(d.string(), *c).ok()) {
       std::abort();
     }
+    // The same input for two devices, for SPMD case.json documents.
+    for (const char* dev : {"0", "1"}) {
+      std::error_code ec;
+      std::filesystem::create_directories(d / "inputs" / dev, ec);
+      std::filesystem::copy_file(d / "inputs" / "0.npy",
+                                 d / "inputs" / dev / "0.npy", ec);
+    }
     return d.string();
   }();
   return dir;

@@ -50,9 +50,8 @@ Status CheckFlags(const FlagParser& p, Flags* flags) {
       ASSIGN_OR_RETURN(m.partitions,
                        MeshSize(f.mesh_text.substr(x + 1), f.mesh_text));
     }
-    if (m.replicas < 1 || m.partitions < 1 || m.size() > 4096) {
-      return InvalidArgument("--mesh: " + f.mesh_text +
-                             " is not 1 to 4096 devices");
+    if (Status st = CheckMesh(m); !st.ok()) {
+      return InvalidArgument("--mesh " + f.mesh_text + ": " + st.message());
     }
     flags->mesh = m;
   }

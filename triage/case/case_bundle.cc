@@ -5,6 +5,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "base/sha256.h"
@@ -53,24 +54,6 @@ Json ShapeDims(const Shape& s) {
 }
 
 // Reads one entry of case.json's "inputs" and its .npy file.
-// The meshes a case may have: 1..4096 devices.
-Status CheckCaseMesh(const DeviceMesh& mesh) {
-  for (const auto& [name, v] :
-       {std::pair<const char*, int64_t>{"replicas", mesh.replicas},
-        {"partitions", mesh.partitions}}) {
-    if (v < 1 || v > 4096) {
-      return InvalidArgument(std::string("mesh.") + name +
-                             ": expected an integer in 1..4096, got " +
-                             std::to_string(v));
-    }
-  }
-  if (mesh.size() > 4096) {
-    return InvalidArgument("mesh: " + std::to_string(mesh.size()) +
-                           " devices, at most 4096");
-  }
-  return Status::Ok();
-}
-
 // case.json's "mesh" object.
 StatusOr<DeviceMesh> ParseMesh(const Json& j) {
   if (!j.is_object()) return InvalidArgument("mesh: expected an object");
@@ -84,13 +67,13 @@ StatusOr<DeviceMesh> ParseMesh(const Json& j) {
                              "' (replicas, partitions)");
     }
     StatusOr<int64_t> n = v.GetInt64();
-    if (!n.ok() || *n < 1 || *n > 4096) {
-      return InvalidArgument("mesh." + key +
-                             ": expected an integer in 1..4096");
+    if (!n.ok()) {
+      return InvalidArgument("mesh." + key + ": expected an integer in 1.." +
+                             std::to_string(kMaxMeshDevices));
     }
     *field = *n;
   }
-  RETURN_IF_ERROR(CheckCaseMesh(mesh));
+  RETURN_IF_ERROR(CheckMesh(mesh));
   return mesh;
 }
 
@@ -363,7 +346,7 @@ StatusOr<std::vector<std::vector<Literal>>> DeviceArguments(
 StatusOr<Case> MakeSpmdCase(std::string module_text, const DeviceMesh& mesh,
                             std::vector<std::vector<Literal>> device_inputs,
                             CaseOptions options, Json origin) {
-  RETURN_IF_ERROR(CheckCaseMesh(mesh));
+  RETURN_IF_ERROR(CheckMesh(mesh));
   if (static_cast<int64_t>(device_inputs.size()) != mesh.size()) {
     return InvalidArgument("a mesh of " + std::to_string(mesh.size()) +
                            " devices needs as many input lists, got " +
@@ -463,8 +446,23 @@ StatusOr<Case> ReadCase(const std::string& dir_name,
         (devices > 1 ? " per device (" + std::to_string(devices) + ")" : "") +
         ", case.json lists " + std::to_string(inputs->size()));
   }
+  // An SPMD case names one file per input: one small case.json must not
+  // make thousands of devices read one large file.
+  std::map<std::string, size_t> files;
   for (size_t i = 0; i < inputs->size(); ++i) {
     const Json& entry = inputs->array()[i];
+    const Json* file = entry.is_object() ? entry.Find("file") : nullptr;
+    if (devices > 1 && file != nullptr && file->is_string()) {
+      const std::string key =
+          fs::path(file->string_value()).lexically_normal().string();
+      auto [it, fresh] = files.emplace(key, i);
+      if (!fresh) {
+        return InvalidArgument(jp + ": inputs[" + std::to_string(i) +
+                               "].file: '" + key + "' is inputs[" +
+                               std::to_string(it->second) +
+                               "]'s too (each device reads files of its own)");
+      }
+    }
     if (devices > 1) {
       const Json* d = entry.is_object() ? entry.Find("device") : nullptr;
       StatusOr<int64_t> dv = d ? d->GetInt64() : StatusOr<int64_t>(-1);

@@ -75,30 +75,12 @@ StatusOr<std::string> ComputationAsModule(const HloModule& module,
   HloComputation* comp = m->GetComputationWithName(name);
   if (comp == nullptr) return NotFound("no computation named '" + name + "'");
   m->set_entry_computation(comp);
+  // What the new entry does not reach goes; only other unreachable
+  // computations call it, and they go too.
   const std::vector<HloComputation*> keep = m->MakeComputationPostOrder();
-  auto kept = [&](const HloComputation* c) {
-    return std::find(keep.begin(), keep.end(), c) != keep.end();
-  };
-  // Drop the unreachable computations, each once nothing left calls it
-  // (whatever order the text defined them in).
-  for (bool removed = true; removed;) {
-    removed = false;
-    const std::vector<HloComputation*> all = m->computations();
-    for (HloComputation* c : all) {
-      if (kept(c)) continue;
-      bool called = false;
-      for (const HloComputation* caller : all) {
-        if (caller == c) continue;
-        for (const HloInstruction* i : caller->instructions()) {
-          const auto& callees = i->called_computations();
-          called |=
-              std::find(callees.begin(), callees.end(), c) != callees.end();
-        }
-      }
-      if (called) continue;
+  for (HloComputation* c : m->computations()) {
+    if (std::find(keep.begin(), keep.end(), c) == keep.end()) {
       m->RemoveComputation(c);
-      removed = true;
-      break;
     }
   }
   // The old entry's layout and aliasing do not describe this one.

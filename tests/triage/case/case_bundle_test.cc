@@ -368,6 +368,21 @@ TEST(CaseBundleTest, SpmdCasesKeepEachDevicesInputs) {
             std::string::npos)
       << ReadCase(dir).status().message();
   EXPECT_FALSE(MakeSpmdCase(testing::kAddModule, DeviceMesh{1, 3}, {}).ok());
+  // Hostile: a small case.json making every device read one file.
+  j = CaseJson(c);
+  j["inputs"].mutable_array()[2]["file"] = "inputs/0/0.npy";
+  WriteText(dir + "/case.json", j.Dump());
+  EXPECT_NE(ReadCase(dir).status().message().find(
+                "inputs[2].file: 'inputs/0/0.npy' is inputs[0]'s too"),
+            std::string::npos)
+      << ReadCase(dir).status().message();
+  j = CaseJson(c);
+  j["mesh"]["partitions"] = 4097;
+  WriteText(dir + "/case.json", j.Dump());
+  EXPECT_NE(ReadCase(dir).status().message().find(
+                "mesh.partitions: expected an integer in 1..4096, got 4097"),
+            std::string::npos)
+      << ReadCase(dir).status().message();
 }
 
 // The target runs one device: an SPMD case is target_unsupported, and no
