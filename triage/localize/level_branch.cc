@@ -109,7 +109,12 @@ StatusOr<std::vector<BranchProbe>> Probes(const HloInstruction& site,
   switch (site.opcode()) {
     case HloOpcode::kConditional: {
       const int64_t n = static_cast<int64_t>(site.called_computations().size());
-      const Literal& which = operands.at(0);
+      if (n == 0 || static_cast<int64_t>(operands.size()) != n + 1) {
+        return InvalidArgument("conditional %" + site.name() + " has " +
+                               std::to_string(n) + " branches and " +
+                               std::to_string(operands.size()) + " operands");
+      }
+      const Literal& which = operands[0];
       int64_t b;
       std::string why;
       if (which.element_type() == PrimitiveType::PRED) {
@@ -123,15 +128,22 @@ StatusOr<std::vector<BranchProbe>> Probes(const HloInstruction& site,
               " (index " + std::to_string(index) + ")";
       }
       std::vector<Literal> args;
-      args.push_back(operands.at(b + 1));
+      args.push_back(operands[b + 1]);
       out.push_back({site.called_computations()[b], std::move(args), why});
       break;
     }
     case HloOpcode::kCall:
+      if (site.called_computations().empty()) {
+        return InvalidArgument("call %" + site.name() + " calls nothing");
+      }
       out.push_back({site.to_apply(), std::move(operands), "the callee"});
       break;
     case HloOpcode::kWhile: {
-      Literal state = operands.at(0);
+      if (operands.size() != 1 || site.called_computations().size() != 2) {
+        return InvalidArgument("while %" + site.name() +
+                               " needs one operand, a condition and a body");
+      }
+      Literal state = operands[0];
       for (int64_t t = 0; t < kMaxIterations; ++t) {
         const Literal* a[] = {&state};
         ASSIGN_OR_RETURN(Literal go,
