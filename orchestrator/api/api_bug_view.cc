@@ -264,9 +264,11 @@ StatusOr<JsonDoc> ViewJson(Store* store, const ApiOptions& options,
   out["localization"] = std::move(localization);
   out["culprit"] = CulpritOf(options, bug);
   // One root cause, one bug (pipeline/root_cause.h): why this bug is a
-  // duplicate, or which older bug it waits for or waited for.
+  // duplicate, which older bug it waits for or waited for, and the check
+  // against that bug's patch.
   JsonDoc root_cause = JsonDoc::object();
-  for (const char* key : {"duplicate", "waiting_for", "released"}) {
+  for (const char* key :
+       {"duplicate", "waiting_for", "released", "patch_check"}) {
     auto it = details.find(key);
     root_cause[key] = it != details.end() && it->is_object() ? *it : JsonDoc();
   }

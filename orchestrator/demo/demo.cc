@@ -65,6 +65,10 @@ StatusOr<std::string> ResolveZooBug(const std::string& source_dir,
 
 namespace {
 
+// How long a settled demo waits for the findings held for its bug to be
+// checked against the bug's patch.
+constexpr double kLingerSeconds = 300;
+
 double Since(SteadyClock::time_point t) {
   return std::chrono::duration<double>(SteadyClock::now() - t).count();
 }
@@ -260,9 +264,13 @@ void FillResult(Store& store, const DemoRepo& repo, DemoResult& r) {
   }
   if (StatusOr<std::vector<Bug>> all = store.ListBugs(std::nullopt, 0, 1 << 20);
       all.ok()) {
-    r.bugs_filed = static_cast<int>(all->size());
-    for (const Bug& b : *all) r.duplicates += b.state == BugState::kDuplicate;
     FiledBugs filed = ClassifyFiledBugs(*all, *bug, repo.bug_commit);
+    r.held_merged = filed.held_merged;
+    r.held_waiting = filed.held_waiting;
+    r.bugs_filed =
+        static_cast<int>(all->size()) - r.held_merged - r.held_waiting;
+    for (const Bug& b : *all) r.duplicates += b.state == BugState::kDuplicate;
+    r.duplicates -= r.held_merged;
     r.copies = filed.copies;
     r.other_bugs = std::move(filed.others);
   }
@@ -431,7 +439,20 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
         bug && (bug->state == BugState::kProposed ||
                 (!IsOpen(bug->state) &&
                  bug->culprit_commit.value_or("") == repo.bug_commit));
-    if (settled) break;
+    if (settled) {
+      // Findings that waited for it are checked against its patch: give
+      // them up to kLingerSeconds to be merged or to start the pipeline.
+      const SteadyClock::time_point linger = SteadyClock::now();
+      while (Since(linger) < kLingerSeconds && !daemon_ended &&
+             SteadyClock::now() < deadline) {
+        StatusOr<std::vector<Bug>> fresh =
+            store->ListBugs(BugState::kNew, 0, 1);
+        if (!fresh.ok() || fresh->empty()) break;
+        printer.Print(*store);
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      }
+      break;
+    }
     const bool open = bug && IsOpen(bug->state);
     if (open) {
       const Json* h = bug->details.Find("needs_human");
@@ -504,10 +525,18 @@ std::optional<Bug> ChooseMainBug(const std::vector<Bug>& bugs,
 FiledBugs ClassifyFiledBugs(const std::vector<Bug>& bugs, const Bug& main,
                             const std::string& bug_commit) {
   std::set<int64_t> played = {main.id};
+  auto waits_for = [](const Bug& b) -> std::optional<int64_t> {
+    const Json* w = b.details.Find("waiting_for");
+    const Json* id = w && w->is_object() ? w->Find("bug") : nullptr;
+    if (!id || !id->is_integer()) return std::nullopt;
+    return id->int64_value();
+  };
   auto of_played = [&](const Bug& b) {
+    const std::optional<int64_t> waited = waits_for(b);
     return (b.culprit_commit && *b.culprit_commit == bug_commit) ||
            b.signature == main.signature ||
-           (b.duplicate_of && played.count(*b.duplicate_of) > 0);
+           (b.duplicate_of && played.count(*b.duplicate_of) > 0) ||
+           (waited && played.count(*waited) > 0);
   };
   // Twice: a duplicate may point at a copy listed after it.
   for (int pass = 0; pass < 2; ++pass) {
@@ -519,7 +548,16 @@ FiledBugs ClassifyFiledBugs(const std::vector<Bug>& bugs, const Bug& main,
   for (const Bug& b : bugs) {
     if (b.id == main.id) continue;
     if (played.count(b.id) > 0) {
-      ++out.copies;
+      const Json* check = b.details.Find("patch_check");
+      const Json* fixed = check ? check->Find("fixed") : nullptr;
+      if (b.state == BugState::kDuplicate && fixed && fixed->is_bool() &&
+          fixed->bool_value()) {
+        ++out.held_merged;
+      } else if (b.state == BugState::kNew && waits_for(b)) {
+        ++out.held_waiting;
+      } else {
+        ++out.copies;
+      }
       continue;
     }
     std::string line = "bug " + std::to_string(b.id) + " (" +
@@ -551,6 +589,8 @@ Json DemoResult::ToJson() const {
   j["bugs_filed"] = bugs_filed;
   j["duplicates"] = duplicates;
   j["copies"] = copies;
+  j["held_merged"] = held_merged;
+  j["held_waiting"] = held_waiting;
   Json others = Json::MakeArray();
   for (const std::string& o : other_bugs) others.push_back(o);
   j["other_bugs"] = others;
@@ -574,6 +614,12 @@ std::string DemoTable(const std::vector<DemoResult>& results) {
     for (const std::string& o : r.other_bugs) {
       others += (others.empty() ? ", other: " : "; ") + o;
     }
+    std::ostringstream held;
+    if (r.held_merged + r.held_waiting > 0) {
+      held << "; " << r.held_merged << " more findings held and merged by "
+           << "its patch";
+      if (r.held_waiting > 0) held << " (" << r.held_waiting << " waiting)";
+    }
     std::ostringstream found;
     if (r.found_seconds >= 0) {
       found << "yes (" << std::fixed << std::setprecision(0) << r.found_seconds
@@ -593,8 +639,8 @@ std::string DemoTable(const std::vector<DemoResult>& results) {
       << (r.patch_verified ? "yes" : "no") << " (" << r.gated_by
       << " other zoo witnesses" << (r.own_witness_gated ? ", its own too" : "")
       << ") | " << r.bugs_filed << ": the bug, " << r.copies << " copies ("
-      << r.duplicates << " marked duplicate)" << others << " | " << std::fixed
-      << std::setprecision(0) << r.wall_seconds << " s |"
+      << r.duplicates << " marked duplicate)" << held.str() << others << " | "
+      << std::fixed << std::setprecision(0) << r.wall_seconds << " s |"
       << (r.failure.empty() ? "" : " " + r.failure) << "\n";
   }
   return t.str();

@@ -61,11 +61,17 @@ struct DemoResult {
   bool culprit_right = false;      // It is the commit that brought the bug.
   int search_commits = 0;          // The culprit search's range.
   int search_builds = 0;           // Builds it made (not from the cache).
-  int bugs_filed = 0;              // Bugs in the store at the end.
-  int duplicates = 0;              // Of those, marked duplicate of another.
+  // Bugs in the store at the end that started the pipeline: all but the
+  // held findings below.
+  int bugs_filed = 0;
+  int duplicates = 0;  // Of those, marked duplicate of another.
   // Of bugs_filed, the played bug's copies besides the judged bug (goal:
   // 0; ClassifyFiledBugs), and the others, one line each.
   int copies = 0;
+  // Findings of the played root cause that waited for the judged bug
+  // (root_cause.h) and never started the pipeline: merged by its verified
+  // patch, or still waiting at the end.
+  int held_merged = 0, held_waiting = 0;
   std::vector<std::string> other_bugs;
   // The regression cases the verified patch was checked against (the
   // played bug's own witness is never among them: nobody has it for a real
@@ -102,14 +108,17 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& options,
 std::optional<Bug> ChooseMainBug(const std::vector<Bug>& bugs,
                                  const std::string& bug_commit);
 
-// The bugs of a demo's store besides the judged bug `main`: `copies`
-// counts those of the played bug's root cause (culprit `bug_commit`, the
-// judged bug's coarse signature, or a duplicate of one of these); every
-// other bug gets a line in `others`: "bug N (STATE, culprit SHA12)" for a
-// bug of the replayed history's own, "bug N (STATE)" else (e.g. a finding
-// closed as not reproducible).
+// The bugs of a demo's store besides the judged bug `main`. Those of the
+// played bug's root cause (culprit `bug_commit`, the judged bug's coarse
+// signature, a duplicate of one of these, or a finding waiting for one)
+// are `held_merged` when the judged bug's patch check made them
+// duplicates before any reproduction, `held_waiting` when they still
+// wait, else `copies`. Every other bug gets a line in `others`: "bug N
+// (STATE, culprit SHA12)" for a bug of the replayed history's own, "bug N
+// (STATE)" else (e.g. a finding closed as not reproducible).
 struct FiledBugs {
   int copies = 0;
+  int held_merged = 0, held_waiting = 0;
   std::vector<std::string> others;
 };
 FiledBugs ClassifyFiledBugs(const std::vector<Bug>& bugs, const Bug& main,

@@ -215,8 +215,8 @@ StatusOr<std::string> QueueNextStep(StepContext& ctx, const Bug& bug) {
       // Waiting for the first build is not a failure: no job, no attempt.
       ASSIGN_OR_RETURN(bool ready, HasCommitToRunOn(ctx, bug));
       if (!ready) return std::string();
-      // Waiting for an older bug's culprit (root_cause.h): no job until
-      // that bug is bisected or no longer worked on.
+      // Waiting for an older bug's verified patch (root_cause.h): no job
+      // until that bug has one or is no longer worked on.
       ASSIGN_OR_RETURN(bool waiting, StillWaiting(ctx, bug));
       if (waiting) return std::string();
     }

@@ -131,7 +131,8 @@ std::vector<std::string> KindsOfWorker(const std::string& worker);
 std::string BugJobKey(int64_t bug, const std::string& kind);
 // Queues the step that `bug`'s state calls for (dedup key BugJobKey), if
 // any, unless the bug waits for a human (details.needs_human), or the
-// step is "push" and PushWanted says no, or that
+// step is "push" and PushWanted says no, or a new bug still waits for an
+// older one (StillWaiting, root_cause.h), or that
 // step's last job failed (or was parked) after the bug last changed, or it
 // waits for the first build: a bug found on no particular commit (a
 // report) is reproduced on the newest built one (meta "head.built"), so

@@ -5,7 +5,6 @@
 #include <sstream>
 #include <vector>
 
-#include "git/git_repo.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/step_util.h"
 #include "orchestrator/pipeline/triage_verbs.h"
@@ -19,13 +18,6 @@ std::string StrOf(const Json* j, std::string_view key) {
 }
 
 std::string Short(const std::string& sha) { return sha.substr(0, 12); }
-
-// The states of a bug whose root cause is still being looked for.
-bool BeingTriaged(BugState s) {
-  return s == BugState::kNew || s == BugState::kReproduced ||
-         s == BugState::kFlaky || s == BugState::kMinimized ||
-         s == BugState::kLocalized;
-}
 
 // Older open bugs than `bug` whose culprit is `culprit`, oldest first. The
 // bisect step keeps the culprit's report (holding its sha) in the details,
@@ -70,37 +62,6 @@ const Patch* MatchingPatch(const std::vector<Patch>& patches,
     if (SameChange(p.diff, diff)) return &p;
   }
   return nullptr;
-}
-
-// Why the wait for `older` is over, or "" while it goes on.
-StatusOr<std::string> WaitOverBecause(StepContext& ctx, const Bug& older) {
-  if (older.culprit_commit && !BeingTriaged(older.state)) {
-    return "bug " + std::to_string(older.id) + " has its culprit " +
-           Short(*older.culprit_commit) + " (" +
-           std::string(BugStateName(older.state)) + ")";
-  }
-  if (!IsOpen(older.state) || !BeingTriaged(older.state)) {
-    return "bug " + std::to_string(older.id) + " is " +
-           std::string(BugStateName(older.state));
-  }
-  if (const Json* h = older.details.Find("needs_human");
-      h && h->is_bool() && h->bool_value()) {
-    return "bug " + std::to_string(older.id) + " waits for a human";
-  }
-  for (const StepKind& s : Steps()) {
-    if (!s.state || *s.state != older.state) continue;
-    ASSIGN_OR_RETURN(std::optional<Job> last,
-                     ctx.queue->Latest(BugJobKey(older.id, s.kind)));
-    if (last &&
-        (last->state == JobState::kFailed ||
-         last->state == JobState::kParked) &&
-        last->updated_ms >= older.updated_ms) {
-      return "bug " + std::to_string(older.id) + "'s " + s.kind + " step " +
-             std::string(JobStateName(last->state));
-    }
-    break;
-  }
-  return std::string();
 }
 
 }  // namespace
@@ -245,98 +206,6 @@ StatusOr<Json> JudgeCulprit(StepContext& ctx, const Bug& bug,
   spdlog::info("culprit_found: bug {} introduced by {}", moved.id,
                Short(sha->string_value()));
   return evidence;
-}
-
-StatusOr<std::optional<Json>> RootCauseToWaitFor(StepContext& ctx,
-                                                 const Bug& bug) {
-  if (bug.state != BugState::kNew || bug.details.Find("released") ||
-      bug.details.Find("reopened") || StrOf(&bug.details, "source") != "fuzz") {
-    return std::optional<Json>();
-  }
-  const std::string commit = StrOf(&bug.details, "commit");
-  const Json* finding = bug.details.Find("finding");
-  const Json* coarse = finding ? finding->Find("coarse_signatures") : nullptr;
-  if (commit.empty() || !coarse || !coarse->is_array()) {
-    return std::optional<Json>();
-  }
-  std::unique_ptr<hlo_bisect::GitRepo> repo;
-  for (const Json& c : coarse->array()) {
-    if (!c.is_string() || c.string_value().empty()) continue;
-    const std::string& sig = c.string_value();
-    ASSIGN_OR_RETURN(std::vector<Bug> bugs,
-                     ctx.store->ListBugsMentioning("sig:" + sig, sig));
-    for (const Bug& o : bugs) {
-      if (o.id >= bug.id || !BeingTriaged(o.state) ||
-          !CarriesSignature(o, sig)) {
-        continue;
-      }
-      ASSIGN_OR_RETURN(std::string over, WaitOverBecause(ctx, o));
-      if (!over.empty()) continue;
-      const std::string theirs = StrOf(&o.details, "commit");
-      std::string where;
-      if (theirs == commit) {
-        where = "on the same commit " + Short(commit);
-      } else if (!theirs.empty()) {
-        if (!repo) {
-          ASSIGN_OR_RETURN(repo, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
-        }
-        StatusOr<bool> holds = repo->Contains(commit, theirs);
-        if (!holds.ok() || !*holds) continue;
-        where =
-            "on " + Short(commit) + ", which holds its commit " + Short(theirs);
-      } else {
-        continue;
-      }
-      Json w = Json::MakeObject();
-      w["bug"] = o.id;
-      w["coarse_signature"] = sig;
-      w["reason"] = "waiting for bug " + std::to_string(o.id) +
-                    " (same coarse signature " + sig + ", found " + where +
-                    ") to be localized and bisected";
-      w["since_ms"] = ctx.store->clock()->NowMillis();
-      return std::optional<Json>(std::move(w));
-    }
-  }
-  return std::optional<Json>();
-}
-
-Status StartWaiting(StepContext& ctx, const Bug& bug, const Json& waiting_for) {
-  Json evidence = waiting_for;
-  evidence["event"] = "waiting";
-  RETURN_IF_ERROR(ctx.store->NoteBug(
-      bug.id, ctx.worker.empty() ? "orchestrator" : ctx.worker, evidence,
-      DetailsWith(bug, "waiting_for", waiting_for)));
-  spdlog::info("bug {}: {}", bug.id, StrOf(&waiting_for, "reason"));
-  return Status::Ok();
-}
-
-StatusOr<bool> StillWaiting(StepContext& ctx, const Bug& bug) {
-  const Json* w = bug.details.Find("waiting_for");
-  const Json* id = w && w->is_object() ? w->Find("bug") : nullptr;
-  if (!id) return false;
-  std::string why;
-  if (!id->is_integer()) {
-    why = "the bug waited for is not named";
-  } else if (StatusOr<Bug> older = ctx.store->GetBug(id->int64_value());
-             !older.ok()) {
-    if (older.status().code() != StatusCode::kNotFound) return older.status();
-    why = "bug " + std::to_string(id->int64_value()) + " is gone";
-  } else {
-    ASSIGN_OR_RETURN(why, WaitOverBecause(ctx, *older));
-  }
-  if (why.empty()) return true;
-  Json released = Json::MakeObject();
-  released["bug"] = *id;
-  released["reason"] = why;
-  released["at_ms"] = ctx.store->clock()->NowMillis();
-  Json d = DetailsWith(bug, "released", released);
-  d["waiting_for"] = Json();
-  Json evidence = released;
-  evidence["event"] = "released";
-  RETURN_IF_ERROR(ctx.store->NoteBug(
-      bug.id, ctx.worker.empty() ? "orchestrator" : ctx.worker, evidence, d));
-  spdlog::info("bug {}: released from its wait ({})", bug.id, why);
-  return false;
 }
 
 }  // namespace trench::orchestrator

@@ -1,6 +1,7 @@
 // One root cause, one bug: grouping bugs by what caused them once that is
-// known, and holding back new findings while an older bug with the same
-// coarse signature is still being triaged.
+// known, and holding back new findings while an older bug that may share
+// their root cause is still being worked on, until its verified patch can
+// tell whether they share it.
 //
 //  - Culprit and site (the bisect step): a bug whose culprit commit and
 //    localized site match an older open bug's is that bug's duplicate. The
@@ -10,20 +11,33 @@
 //    older open bug's and whose drafted diff is the same (its changed
 //    lines, hunk positions aside), or the same revert of the whole culprit
 //    (strategy "revert_commit" for both), is that bug's duplicate.
-//  - Waiting (the reproduce step): a fuzz finding (state new) carrying a
-//    coarse signature that an older open bug still being triaged (new up
-//    to localized: its culprit not yet known) carries too, found on the
-//    same commit or on a later one holding the older bug's commit, waits
-//    for that bug instead of starting the pipeline. The wait is kept in
-//    the bug's details ("waiting_for": {"bug", "reason", "coarse_signature",
-//    "since_ms"}), so a restarted daemon keeps it; the reconciler asks
-//    StillWaiting on every tick. The waiter is released ("released":
-//    {"bug", "reason", "at_ms"}, "waiting_for" null) once the older bug
-//    has its culprit, or is no longer worked on: closed, fixed, invalid,
-//    duplicate, not reproducible, gone, waiting for a human, or its step's
-//    job failed or parked. A released bug then runs the whole pipeline
-//    (and the culprit-and-site check above may make it a duplicate); it
-//    never waits again.
+//  - Waiting (the reproduce step, root_cause_wait.cc): a fuzz finding
+//    (state new) waits, instead of starting the pipeline, for an older
+//    open bug that may share its root cause, found
+//      * "coarse": with a coarse signature the finding carries too, on the
+//        finding's commit or on an earlier one that commit holds;
+//      * "campaign": on the same commit, under any signature (one commit's
+//        campaign finds one change's failures under many signatures);
+//      * "predates": on an earlier commit the finding's commit holds, the
+//        finding's case failing on that commit's build too.
+//    The bug waited for is followed through duplicate_of to the bug it
+//    duplicates, and bugs that wait themselves are not waited for. The
+//    wait is kept in the bug's details ("waiting_for": {"bug", "rule",
+//    "reason", "coarse_signature"?, "since_ms"}), so a restarted daemon
+//    keeps it; the reconciler asks StillWaiting on every tick. The waiter
+//    is released ("released": {"bug", "reason", "at_ms", "patch"?},
+//    "waiting_for" null) once the older bug has a verified patch, or is
+//    no longer worked on: closed, fixed, invalid, duplicate of nothing
+//    open, not reproducible, gone, waiting for a human, or its step's job
+//    failed or parked. It never waits again.
+//  - The patch check (the reproduce step of a waiter released by a
+//    verified patch): its case runs on the patch's base without the patch
+//    and, twice, with it. Failing without and passing with it makes it the
+//    older bug's duplicate before any reproduction (reason "fixed by bug
+//    N's verified patch P"); otherwise it runs the whole pipeline (and the
+//    culprit-and-site check above may still make it a duplicate). The
+//    check is kept in the details ("patch_check": {"bug", "patch", "base",
+//    "without", "with", "fixed", "why"}).
 //
 // The evidence of a duplicate (the event's and details.duplicate):
 // {"duplicate_of", "reason", "culprit", "site" | "patch", "older_patch"}.
@@ -91,15 +105,25 @@ StatusOr<Json> JudgeCulprit(StepContext& ctx, const Bug& bug,
 bool SameChange(const std::string& a, const std::string& b);
 
 // The wait `bug` (a fuzz finding in state new, never released) should
-// start: the waiting_for record, or nullopt. Errors: the store's; the
-// mirror's when commits must be compared.
+// start: the waiting_for record, or nullopt. A "predates" candidate runs
+// the finding's case (scratch of job `job_id`). Errors: the store's; the
+// mirror's when commits must be compared; the tool's when a case runs
+// (transient: the step is retried, nothing is decided).
 StatusOr<std::optional<Json>> RootCauseToWaitFor(StepContext& ctx,
-                                                 const Bug& bug);
+                                                 const Bug& bug,
+                                                 int64_t job_id = 0);
 // Records the wait in the bug's details (logged).
 Status StartWaiting(StepContext& ctx, const Bug& bug, const Json& waiting_for);
 // For a bug whose details hold a wait: true while it must still wait;
 // otherwise it is released (details written, logged) and false returned.
 // False, without writing, for a bug that does not wait.
 StatusOr<bool> StillWaiting(StepContext& ctx, const Bug& bug);
+// For a waiter released by a verified patch and not yet checked: the
+// patch check (file comment). Returns the duplicate's evidence when the
+// patch fixes it (the bug is then a duplicate), else nullopt (the check,
+// when it ran, is kept in the details). Errors: the store's; the tool's.
+StatusOr<std::optional<Json>> MergeIfFixedByPatch(StepContext& ctx,
+                                                  const Bug& bug,
+                                                  int64_t job_id);
 
 }  // namespace trench::orchestrator

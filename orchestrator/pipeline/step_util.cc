@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "base/json_nlohmann.h"
+#include "base/sha256.h"
 #include "triage/case/case_bundle.h"
 #include "triage/case/verdict_status.h"
 
@@ -90,6 +91,10 @@ StatusOr<std::string> BinDirOf(StepContext& ctx, const std::string& sha,
                               (patch_hash.empty() ? "" : "+" + patch_hash));
   }
   return b->bin_dir;
+}
+
+std::string PatchHash(const std::string& diff) {
+  return Sha256Hex(diff).substr(0, 16);
 }
 
 std::vector<std::string> TargetFlagsFor(const std::string& bin_dir) {

@@ -46,6 +46,9 @@ StatusOr<std::string> KnownGoodCommit(StepContext& ctx);
 // kFailedPrecondition when it was not built or does not build.
 StatusOr<std::string> BinDirOf(StepContext& ctx, const std::string& sha,
                                const std::string& patch_hash = "");
+// The key of a patched build (BinDirOf's patch_hash): 16 hex digits of
+// the diff's SHA-256.
+std::string PatchHash(const std::string& diff);
 // The target flags of a build for our tools.
 std::vector<std::string> TargetFlagsFor(const std::string& bin_dir);
 

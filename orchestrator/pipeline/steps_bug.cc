@@ -85,25 +85,35 @@ StatusOr<Json> RunReproduceStep(StepContext& ctx, const Job& job) {
   ASSIGN_OR_RETURN(std::optional<Bug> bug,
                    BugForStep(ctx, job, {BugState::kNew}));
   if (!bug) return Json::MakeObject();
-  // An older bug with the same coarse signature is still being triaged:
-  // this one waits for its culprit (root_cause.h) instead of starting the
-  // whole pipeline; the job's result says why. A job run again after a
-  // crash finds the wait already written and does not note it twice.
-  std::optional<Json> wait;
+  // An older bug that may share this one's root cause is still worked on:
+  // this one waits for its verified patch (root_cause.h) instead of
+  // starting the whole pipeline; the job's result says why. A job run
+  // again after a crash finds the wait already written and does not note
+  // it twice. A wait for a bug that already has its patch ends at once.
+  if (const Json* w = bug->details.Find("waiting_for"); !w || !w->is_object()) {
+    ASSIGN_OR_RETURN(std::optional<Json> wait,
+                     RootCauseToWaitFor(ctx, *bug, job.id));
+    if (wait) {
+      RETURN_IF_ERROR(StartWaiting(ctx, *bug, *wait));
+      ASSIGN_OR_RETURN(*bug, ctx.store->GetBug(bug->id));
+    }
+  }
   if (const Json* w = bug->details.Find("waiting_for"); w && w->is_object()) {
+    Json wait = *w;
     ASSIGN_OR_RETURN(bool still, StillWaiting(ctx, *bug));
-    if (still) wait = *w;
+    if (still) {
+      Json out = Json::MakeObject();
+      out["waiting_for"] = wait;
+      out["note"] = wait["reason"];
+      return out;
+    }
     ASSIGN_OR_RETURN(*bug, ctx.store->GetBug(bug->id));
-  } else {
-    ASSIGN_OR_RETURN(wait, RootCauseToWaitFor(ctx, *bug));
-    if (wait) RETURN_IF_ERROR(StartWaiting(ctx, *bug, *wait));
   }
-  if (wait) {
-    Json out = Json::MakeObject();
-    out["waiting_for"] = *wait;
-    out["note"] = (*wait)["reason"];
-    return out;
-  }
+  // Released by the older bug's verified patch: that patch may fix it.
+  ASSIGN_OR_RETURN(std::optional<Json> merged,
+                   MergeIfFixedByPatch(ctx, *bug, job.id));
+  if (merged) return *merged;
+  ASSIGN_OR_RETURN(*bug, ctx.store->GetBug(bug->id));
   TransitionFields fields;
   std::optional<std::string> case_sha;
   // A fuzz finding comes as a full case; a report as a module (or text).

@@ -8,7 +8,6 @@
 #include "agents/claims.h"
 #include "agents/sandbox_toolbox.h"
 #include "base/json_nlohmann.h"
-#include "base/sha256.h"
 #include "git/patch_apply.h"
 #include "orchestrator/pipeline/agent_sessions.h"
 #include "orchestrator/pipeline/commit_tools.h"
@@ -23,10 +22,6 @@ namespace trench::orchestrator {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string PatchHash(const std::string& diff) {
-  return Sha256Hex(diff).substr(0, 16);
-}
 
 int64_t IntOr(const Json& j, const char* key, int64_t fallback) {
   const Json* v = j.Find(key);

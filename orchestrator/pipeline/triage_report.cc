@@ -398,8 +398,9 @@ std::string HistoryText(const Json* events) {
   return s;
 }
 
-// The root-cause evidence (root_cause.h): why the bug is a duplicate, or
-// which older bug it waits for or waited for.
+// The root-cause evidence (root_cause.h): why the bug is a duplicate,
+// which older bug it waits for or waited for, and the check against that
+// bug's patch.
 std::string RootCauseLines(const Json* details) {
   std::string s;
   if (const Json* d = Obj(details, "duplicate")) {
@@ -420,6 +421,12 @@ std::string RootCauseLines(const Json* details) {
   if (const Json* r = Obj(details, "released")) {
     s += "released from waiting for bug " + Scalar(r, "bug") + ": " +
          OneLine(Str(r, "reason"), 300) + "\n";
+  }
+  if (const Json* c = Obj(details, "patch_check")) {
+    s += "checked against bug " + Scalar(c, "bug") + "'s patch " +
+         Scalar(c, "patch") + ": " +
+         (Scalar(c, "fixed") == "yes" ? "fixed" : "not fixed") + " (" +
+         OneLine(Str(c, "why"), 300) + ")\n";
   }
   return s;
 }

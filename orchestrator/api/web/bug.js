@@ -149,6 +149,13 @@
       lines.push(el('p', {}, 'released from waiting for #' + Number(r.bug) +
                     ': ', visible(r.reason || '')));
     }
+    const c = d.patch_check;
+    if (c && typeof c === 'object') {
+      lines.push(el('p', {}, 'checked against #' + Number(c.bug) +
+                    '\'s patch ' + Number(c.patch) + ': ' +
+                    (c.fixed === true ? 'fixed' : 'not fixed') + ' (',
+                    visible(c.why || ''), ')'));
+    }
     return lines.length ? el('div', {id: 'root-cause'}, lines) : null;
   }
 

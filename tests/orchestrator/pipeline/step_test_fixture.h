@@ -81,6 +81,24 @@ class StepTest : public StoreTest {
     return head_;
   }
 
+  // Makes the build directory `name` (paths_->build_cache/name/bin)
+  // readable, and its `scripts` executable, by the sandbox's uid.
+  void OpenBinToSandbox(const std::string& name,
+                        const std::vector<std::string>& scripts) {
+    namespace fs = std::filesystem;
+    const std::string bin = paths_->build_cache + "/" + name + "/bin";
+    for (const std::string& s : scripts) {
+      fs::permissions(bin + "/" + s,
+                      fs::perms::owner_all | fs::perms::group_read |
+                          fs::perms::group_exec | fs::perms::others_read |
+                          fs::perms::others_exec);
+    }
+    for (const std::string& d :
+         {paths_->build_cache, paths_->build_cache + "/" + name, bin}) {
+      ::chmod(d.c_str(), 0755);
+    }
+  }
+
   // What another worker, or the daemon restarted, has: a store connection
   // and a queue of its own, and ctx_ using them.
   struct Connection {

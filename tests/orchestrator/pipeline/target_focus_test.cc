@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -71,14 +70,7 @@ class TargetFocusTest : public testing::StepTest {
               "exec "
            << TRENCH_BINARY_DIR << "/hloc \"$@\"\n";
     }
-    fs::permissions(bin + "/hloc",
-                    fs::perms::owner_all | fs::perms::group_read |
-                        fs::perms::group_exec | fs::perms::others_read |
-                        fs::perms::others_exec);
-    for (const std::string& d :
-         {paths_->build_cache, paths_->build_cache + "/" + name, bin}) {
-      ::chmod(d.c_str(), 0755);
-    }
+    OpenBinToSandbox(name, {"hloc"});
     return bin;
   }
 
