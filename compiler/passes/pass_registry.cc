@@ -1,6 +1,7 @@
 #include "compiler/passes/pass_registry.h"
 
 #include "compiler/passes/algsimp.h"
+#include "compiler/passes/all_reduce_combiner.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/convolution_expander.h"

@@ -130,15 +130,17 @@ TEST(PipelineTest, DefaultPipelineSimplifiesAndRecordsStats) {
   EXPECT_EQ(stats[0].execution, 1);
   EXPECT_TRUE(stats[0].changed);
   EXPECT_GT(stats[0].rewrites, 0);
-  // The group's last round and dot-decomposer changed nothing; layout
-  // assignment changed the module, fusion (a lone multiply) did not.
+  // The group's last round, dot-decomposer and all-reduce-combiner (no
+  // all-reduce here) changed nothing; layout assignment changed the
+  // module, fusion (a lone multiply) did not.
   size_t layout = 0;
   while (layout < stats.size() && stats[layout].pass != "layout-assignment") {
     ++layout;
   }
   ASSERT_LT(layout, stats.size());
-  ASSERT_GE(layout, 5u);
-  for (size_t i = layout - 5; i < layout; ++i) {
+  ASSERT_GE(layout, 6u);
+  EXPECT_EQ(stats[layout - 1].pass, "all-reduce-combiner");
+  for (size_t i = layout - 6; i < layout; ++i) {
     EXPECT_FALSE(stats[i].changed) << stats[i].pass;
   }
   EXPECT_TRUE(stats[layout].changed);
