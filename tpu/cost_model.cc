@@ -10,6 +10,11 @@ int64_t DmaTransferCycles(const CostParams& p, MemSpace src, MemSpace dst,
   return p.dma_setup_cycles + (bytes + bw - 1) / bw;
 }
 
+int64_t LinkSendCycles(const CostParams& p, int64_t bytes) {
+  const int64_t bw = p.link_bytes_per_cycle > 0 ? p.link_bytes_per_cycle : 1;
+  return (bytes + bw - 1) / bw;
+}
+
 void KernelStats::Add(const KernelStats& o) {
   launches += o.launches;
   instructions += o.instructions;
@@ -24,6 +29,10 @@ void KernelStats::Add(const KernelStats& o) {
   dma_stall_cycles += o.dma_stall_cycles;
   matmul_passes += o.matmul_passes;
   mxu_busy_cycles += o.mxu_busy_cycles;
+  link_transfers += o.link_transfers;
+  link_signals += o.link_signals;
+  link_bytes_sent += o.link_bytes_sent;
+  flag_stall_cycles += o.flag_stall_cycles;
 }
 
 CostReport MakeCostReport(const std::vector<KernelStats>& launches) {

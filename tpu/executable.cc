@@ -8,6 +8,7 @@
 
 #include "tpu/assembler.h"
 #include "tpu/text_cursor.h"
+#include "tpu/topology.h"
 
 namespace trench::tpu {
 namespace {
@@ -231,6 +232,11 @@ const Kernel* Executable::FindKernel(std::string_view name) const {
 }
 
 Status ValidateExecutable(const Executable& exe) {
+  if (exe.slice < 1 || exe.slice > kMaxSliceChips) {
+    return InvalidArgument("slice " + std::to_string(exe.slice) +
+                           ": a slice has 1.." +
+                           std::to_string(kMaxSliceChips) + " chips");
+  }
   // Names by hash: an executable of a whole model has tens of thousands
   // of buffers and kernels.
   std::unordered_set<std::string_view> buffers, kernels;
@@ -269,6 +275,7 @@ Status ValidateExecutable(const Executable& exe) {
 std::string WriteExecutable(const Executable& exe) {
   std::string out = "tpux " + std::to_string(kTpuxVersion) + "\n";
   out += "module " + exe.module + "\n";
+  if (exe.slice != 1) out += "slice " + std::to_string(exe.slice) + "\n";
   for (const BufferDecl& b : exe.buffers) {
     out += "buffer " + b.name + " " + std::string(BufferRoleName(b.role));
     if (b.index >= 0) out += " " + std::to_string(b.index);
@@ -287,6 +294,7 @@ std::string WriteExecutable(const Executable& exe) {
 StatusOr<Executable> ReadExecutable(std::string_view text) {
   std::vector<std::string_view> lines = SplitLines(text);
   Executable exe;
+  bool have_slice = false;
   size_t i = 0;
   while (i < lines.size() && TextCursor(lines[i], i + 1).AtEnd()) ++i;
   {
@@ -306,6 +314,18 @@ StatusOr<Executable> ReadExecutable(std::string_view text) {
     if (c.AtEnd()) continue;
     if (c.ConsumeWord("module")) {
       ASSIGN_OR_RETURN(exe.module, c.Ident());
+    } else if (c.ConsumeWord("slice")) {
+      if (have_slice) return c.Error("a second 'slice' line");
+      have_slice = true;
+      c.SkipSpace();
+      const int col = c.column();
+      ASSIGN_OR_RETURN(int64_t n, c.Int());
+      if (n < 1 || n > kMaxSliceChips) {
+        return c.ErrorAt(col, "slice " + std::to_string(n) +
+                                  ": a slice has 1.." +
+                                  std::to_string(kMaxSliceChips) + " chips");
+      }
+      exe.slice = static_cast<int>(n);
     } else if (c.ConsumeWord("buffer")) {
       ASSIGN_OR_RETURN(BufferDecl b, ParseBuffer(c));
       exe.buffers.push_back(std::move(b));
@@ -328,7 +348,7 @@ StatusOr<Executable> ReadExecutable(std::string_view text) {
       i = end;
       continue;
     } else {
-      return c.Error("expected module, buffer, kernel or launch");
+      return c.Error("expected module, slice, buffer, kernel or launch");
     }
     if (!c.AtEnd()) return c.Error("unexpected text");
   }

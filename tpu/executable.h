@@ -5,6 +5,7 @@
 //
 //   tpux 1
 //   module add
+//   slice 4                       ; optional: chips it is written for (1)
 //   buffer x input 0 f32[10,200]{1,0} bytes=8000
 //   buffer y output 0 f32[10,200]{1,0} bytes=8000
 //   buffer c constant f32[2]{0} bytes=8 data=0000803f00000040
@@ -43,6 +44,8 @@ struct BufferDecl {
 
 struct Executable {
   std::string module = "module";
+  // The slice (chips, SPMD) the program is written for: 1..kMaxSliceChips.
+  int slice = 1;
   std::vector<BufferDecl> buffers;
   std::vector<Kernel> kernels;
   std::vector<std::string> launches;  // Kernel names, run in order.
@@ -53,11 +56,11 @@ struct Executable {
   const Kernel* FindKernel(std::string_view name) const;
 };
 
-// Checks: unique buffer and kernel names; input/output/tap indices dense
-// from 0; constants carry exactly `bytes` of data and others none; bytes
-// consistent with dims for machine-known dtypes; every launch names a
-// kernel; every `saddr` symbol names a buffer; every kernel validates.
-// Returns InvalidArgument with the offending name.
+// Checks: a slice of 1..kMaxSliceChips chips; unique buffer and kernel names;
+// input/output/tap indices dense from 0; constants carry exactly `bytes` of
+// data and others none; bytes consistent with dims for machine-known dtypes;
+// every launch names a kernel; every `saddr` symbol names a buffer; every
+// kernel validates. Returns InvalidArgument with the offending name.
 Status ValidateExecutable(const Executable& exe);
 
 // Serializes to the text format. REQUIRES: ValidateExecutable(exe).ok().

@@ -73,6 +73,30 @@ Status CheckTypes(const Instr& in, const OpInfo& info) {
   return Status::Ok();
 }
 
+Status CheckFlag(int64_t flag) {
+  if (flag < 0 || flag >= kNumFlags) {
+    return InvalidArgument("sync flag must be in [0, 32)");
+  }
+  return Status::Ok();
+}
+
+// dmastart/rdmastart: imm[0] is the chunk, imm[1] the semaphore, the
+// dimension triples start at `dims`.
+Status CheckDmaImms(const Instr& in, int dims, const char* shape_error) {
+  if (in.nimm < dims || (in.nimm - dims) % 3 != 0 ||
+      (in.nimm - dims) / 3 > kMaxDmaDims) {
+    return InvalidArgument(shape_error);
+  }
+  if (in.imm[0] <= 0) return InvalidArgument("dma chunk must be > 0");
+  if (in.imm[1] < 0 || in.imm[1] >= kNumSemaphores) {
+    return InvalidArgument("semaphore must be in [0, 32)");
+  }
+  for (int i = dims; i < in.nimm; i += 3) {
+    if (in.imm[i] <= 0) return InvalidArgument("dma count must be > 0");
+  }
+  return Status::Ok();
+}
+
 Status CheckImmediates(const Instr& in) {
   switch (in.op) {
     case Opcode::kVIota:
@@ -90,20 +114,23 @@ Status CheckImmediates(const Instr& in) {
         return InvalidArgument("semaphore must be in [0, 32)");
       }
       break;
-    case Opcode::kDmaStart: {
-      if (in.nimm < 2 || (in.nimm - 2) % 3 != 0 ||
-          (in.nimm - 2) / 3 > kMaxDmaDims) {
-        return InvalidArgument("dmastart takes chunk, sem and 0..3 triples");
+    case Opcode::kDmaStart:
+      return CheckDmaImms(in, 2, "dmastart takes chunk, sem and 0..3 triples");
+    case Opcode::kRDmaStart:
+      if (in.mem[0].space != MemSpace::kHbm) {
+        return InvalidArgument(
+            "rdmastart destination must be hbm (the peer's)");
       }
-      if (in.imm[0] <= 0) return InvalidArgument("dma chunk must be > 0");
-      if (in.imm[1] < 0 || in.imm[1] >= kNumSemaphores) {
-        return InvalidArgument("semaphore must be in [0, 32)");
+      RETURN_IF_ERROR(CheckDmaImms(
+          in, 3, "rdmastart takes chunk, sem, flag and 0..3 triples"));
+      return CheckFlag(in.imm[2]);
+    case Opcode::kFlagSignal:
+      return CheckFlag(in.imm[0]);
+    case Opcode::kFlagWait:
+      if (in.x_reg < 0 && in.imm[1] < 0) {
+        return InvalidArgument("flagwait count must be >= 0");
       }
-      for (int i = 2; i < in.nimm; i += 3) {
-        if (in.imm[i] <= 0) return InvalidArgument("dma count must be > 0");
-      }
-      break;
-    }
+      return CheckFlag(in.imm[0]);
     default:
       break;
   }
@@ -196,7 +223,7 @@ std::string_view CostClassName(CostClass c) {
   static constexpr std::string_view kNames[] = {
       "scalar",      "scalar_mem",     "control",    "vector",
       "vector_mem",  "transcendental", "cross_lane", "transpose",
-      "weight_push", "matmul_pass",    "dma"};
+      "weight_push", "matmul_pass",    "dma",        "link"};
   return kNames[static_cast<int>(c)];
 }
 

@@ -23,9 +23,11 @@ inline constexpr int kNumVregs = 32;
 inline constexpr int kNumMregs = 8;
 inline constexpr int kNumSregs = 32;
 inline constexpr int kNumSemaphores = 32;
+inline constexpr int kNumFlags = 32;   // Sync flags (slice), per chip.
 inline constexpr int kMxuDim = 128;    // The weight tile is 128x128.
 inline constexpr int kMaxDmaDims = 3;  // Strided dims on top of the chunk.
-inline constexpr int kMaxImms = 2 + 3 * kMaxDmaDims;
+// rdmastart: chunk, semaphore, flag, then the dimension triples.
+inline constexpr int kMaxImms = 3 + 3 * kMaxDmaDims;
 
 // Element types the machine knows (register and memory element formats).
 #define TRENCH_TPU_DTYPES(X) \
@@ -81,6 +83,7 @@ enum class Unit : uint8_t {
   kCrossLane,
   kMatrix,
   kDma,
+  kLink,  // The inter-chip interconnect (ICI) of a slice.
 };
 
 enum class CostClass : uint8_t {
@@ -95,8 +98,9 @@ enum class CostClass : uint8_t {
   kWeightPush,
   kMatmulPass,
   kDmaOp,
+  kLinkOp,
 };
-inline constexpr int kNumCostClasses = 11;
+inline constexpr int kNumCostClasses = 12;
 std::string_view CostClassName(CostClass c);
 
 enum class Opcode : uint8_t {

@@ -31,6 +31,36 @@ bool Machine::Write(MemSpace sp, int64_t addr, int64_t n, const void* in) {
   return true;
 }
 
+namespace {
+
+// "; written by chip 3 (rdmastart), not yet synchronized by a flagwait"
+// when the faulting byte is a peer's unsynchronized write.
+std::string PeerWriterNote(MemoryErrorKind kind, const Region& r,
+                           int64_t addr) {
+  if (kind != MemoryErrorKind::kUnsynchronizedPeerAccess || addr < 0 ||
+      addr >= r.size() || !IsPeerWritten(r.shadow(addr))) {
+    return "";
+  }
+  return "; written by chip " + std::to_string(PeerWriter(r.shadow(addr))) +
+         " (rdmastart), not yet synchronized by a flagwait";
+}
+
+}  // namespace
+
+bool Machine::PeerMemFault(MemoryErrorKind kind, const Machine& peer,
+                           int64_t addr, int64_t n) {
+  fault = Fault();
+  fault.kind = kind;
+  fault.space = MemSpace::kHbm;
+  fault.address = addr;
+  fault.message = std::string(MemoryErrorKindName(kind)) +
+                  ": remote write (rdmastart) of " + std::to_string(n) +
+                  " bytes touching hbm address " + std::to_string(addr) +
+                  " of chip " + std::to_string(peer.chip) + ": " +
+                  layout->Describe(addr) + PeerWriterNote(kind, peer.hbm, addr);
+  return false;
+}
+
 bool Machine::MemFault(MemoryErrorKind kind, MemSpace sp, int64_t addr,
                        int64_t n, bool write) {
   fault = Fault();
@@ -40,7 +70,7 @@ bool Machine::MemFault(MemoryErrorKind kind, MemSpace sp, int64_t addr,
   std::string where;
   switch (sp) {
     case MemSpace::kHbm:
-      where = layout.Describe(addr);
+      where = layout->Describe(addr);
       break;
     case MemSpace::kVmem:
       where = "the kernel declares .vmem " + std::to_string(vmem_declared) +
@@ -53,7 +83,8 @@ bool Machine::MemFault(MemoryErrorKind kind, MemSpace sp, int64_t addr,
   fault.message = std::string(MemoryErrorKindName(kind)) + ": " +
                   (write ? "write" : "read") + " of " + std::to_string(n) +
                   " bytes touching " + std::string(MemSpaceName(sp)) +
-                  " address " + std::to_string(addr) + ": " + where;
+                  " address " + std::to_string(addr) + ": " + where +
+                  PeerWriterNote(kind, region(sp), addr);
   return false;
 }
 

@@ -1,9 +1,12 @@
 // Internal to tpu/: the architectural state the units operate on, and the
-// entry points of the units. The simulator owns one Machine per loaded
-// executable and reuses it across runs (no allocation per instruction).
+// entry points of the units. Each chip of a slice owns one Machine, reused
+// across runs (no allocation per instruction).
 //
 // Unit functions return true on success. On a memory error or trap they fill
-// Machine::fault and return false; the simulator then stops and reports.
+// Machine::fault and return false; the chip then stops and reports. The
+// link unit may also return false with Machine::pause set: the instruction
+// completed its issue and the chip hands control back to the slice's
+// scheduler (to wait on a flag, or to let the peers see what it sent).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +27,8 @@ struct Fault {
   std::string message;
 };
 
+class Interconnect;
+
 struct PendingDma {
   int sem = 0;
   MemSpace dst_space = MemSpace::kVmem;
@@ -36,9 +41,38 @@ struct PendingDma {
   int64_t sstride[kMaxDmaDims] = {0, 0, 0};
   int64_t dstride[kMaxDmaDims] = {0, 0, 0};
   int64_t done_cycle = 0;
+  int transfer = -1;  // rdmastart: its Interconnect transfer, else -1.
 };
 
 inline constexpr int kMaxDmasInFlight = 64;
+
+// Calls f(src_offset, dst_offset) for every chunk of `p`, innermost dim
+// fastest; stops early (returning false) when f returns false.
+template <typename F>
+bool ForEachChunk(const PendingDma& p, F f) {
+  int64_t i[kMaxDmaDims] = {0, 0, 0};
+  while (true) {
+    int64_t so = 0, dof = 0;
+    for (int d = 0; d < p.ndims; ++d) {
+      so += i[d] * p.sstride[d];
+      dof += i[d] * p.dstride[d];
+    }
+    if (!f(so, dof)) return false;
+    int d = 0;
+    for (; d < p.ndims; ++d) {
+      if (++i[d] < p.count[d]) break;
+      i[d] = 0;
+    }
+    if (d == p.ndims) return true;
+  }
+}
+
+// Why a link instruction handed control back to the scheduler.
+enum class Pause : uint8_t {
+  kNone,
+  kYield,     // Sent something: let the slice schedule the peers.
+  kFlagWait,  // Blocked in flagwait on wait_flag until wait_count.
+};
 
 struct Machine {
   // Registers. 64-bit values live in even/odd pairs: low word in vN, high
@@ -54,12 +88,20 @@ struct Machine {
   alignas(64) uint32_t xpose_tmp[16 * kVregElems];
 
   Region hbm, vmem, smem;
-  HbmLayout layout;
+  const HbmLayout* layout = nullptr;  // The same on every chip.
   int64_t vmem_capacity = 0;
-  int64_t vmem_declared = 0;         // Current kernel's .vmem.
-  std::vector<int64_t> symbol_addr;  // Current kernel's saddr targets.
-  std::vector<PendingDma> dmas;      // Capacity kMaxDmasInFlight.
+  int64_t vmem_declared = 0;             // Current kernel's .vmem.
+  const int64_t* symbol_addr = nullptr;  // Current kernel's saddr targets.
+  std::vector<PendingDma> dmas;          // Capacity kMaxDmasInFlight.
   int64_t dma_free_cycle = 0;
+
+  // The slice: this chip's index, the chip count, what they share.
+  int chip = 0;
+  int nchips = 1;
+  Interconnect* ici = nullptr;
+  Pause pause = Pause::kNone;
+  int wait_flag = 0;
+  int64_t wait_count = 0;
 
   const CostParams* params = nullptr;
   KernelStats* stats = nullptr;  // Current launch.
@@ -87,6 +129,10 @@ struct Machine {
   // Records a memory fault (message built here, off the hot path).
   bool MemFault(MemoryErrorKind kind, MemSpace sp, int64_t addr, int64_t n,
                 bool write);
+  // As above for an access by this chip to chip `peer`'s HBM (rdmastart's
+  // destination): the fault is this chip's, the bytes the peer's.
+  bool PeerMemFault(MemoryErrorKind kind, const Machine& peer, int64_t addr,
+                    int64_t n);
   bool Trap(std::string message);
 };
 
@@ -97,6 +143,12 @@ bool ExecTranscendental(Machine& M, const Instr& in);
 bool ExecCrossLane(Machine& M, const Instr& in);
 bool ExecMatrix(Machine& M, const Instr& in);
 bool ExecDma(Machine& M, const Instr& in);
+bool ExecLink(Machine& M, const Instr& in);
+// Issues dmastart, or rdmastart to chip `peer` (REQUIRES: a valid peer).
+bool StartDma(Machine& M, const Instr& in, Machine* peer);
+// Ends the flagwait M is blocked in at cycle `wake` (when its signals have
+// landed): consumes them, counts the stall.
+void FinishFlagWait(Machine& M, int64_t wake);
 // Completes every in-flight DMA on `sem` (all when sem < 0): copies the data,
 // marks destinations initialized, advances M.cycle past their completion.
 // Returns false (trap) when sem >= 0 has nothing in flight.

@@ -54,7 +54,8 @@ bool Region::Check(int64_t addr, int64_t n, uint8_t bit, bool write,
       *kind = MemoryErrorKind::kReadOnlyWrite;
       break;
     default:
-      *kind = MemoryErrorKind::kOutOfBounds;
+      *kind = IsPeerWritten(p[i]) ? MemoryErrorKind::kUnsynchronizedPeerAccess
+                                  : MemoryErrorKind::kOutOfBounds;
       break;
   }
   return false;
@@ -70,7 +71,7 @@ bool Region::CheckWrite(int64_t addr, int64_t n, MemoryErrorKind* kind,
   return Check(addr, n, 0x02, true, kind, bad);
 }
 
-void Region::SetShadow(int64_t addr, int64_t n, Shadow s) {
+void Region::SetShadow(int64_t addr, int64_t n, uint8_t s) {
   if (n <= 0) return;
   std::memset(shadow_.data() + addr, s, n);
 }

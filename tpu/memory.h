@@ -16,14 +16,15 @@
 
 namespace trench::tpu {
 
-#define TRENCH_TPU_MEMORY_ERRORS(X)                \
-  X(kNone, "none")                                 \
-  X(kOutOfBounds, "out_of_bounds")                 \
-  X(kUninitializedRead, "uninitialized_read")      \
-  X(kReadOnlyWrite, "read_only_write")             \
-  X(kGuardZoneCorruption, "guard_zone_corruption") \
-  X(kVmemOverCapacity, "vmem_over_capacity")       \
-  X(kDmaInFlight, "dma_in_flight_access")          \
+#define TRENCH_TPU_MEMORY_ERRORS(X)                          \
+  X(kNone, "none")                                           \
+  X(kOutOfBounds, "out_of_bounds")                           \
+  X(kUninitializedRead, "uninitialized_read")                \
+  X(kReadOnlyWrite, "read_only_write")                       \
+  X(kGuardZoneCorruption, "guard_zone_corruption")           \
+  X(kVmemOverCapacity, "vmem_over_capacity")                 \
+  X(kDmaInFlight, "dma_in_flight_access")                    \
+  X(kUnsynchronizedPeerAccess, "unsynchronized_peer_access") \
   X(kUninitializedOutput, "uninitialized_output")
 
 enum class MemoryErrorKind : uint8_t {
@@ -41,7 +42,19 @@ enum Shadow : uint8_t {
   kInitialized = 0x03,
   kGuard = 0x10,     // Guard zone around an HBM buffer.
   kInFlight = 0x20,  // Destination of a DMA not yet waited for.
+  // Written by a peer chip's rdmastart whose flag signal this chip has not
+  // consumed yet (flagwait). The writer's chip index is in bits 2..6.
+  kPeerWritten = 0x80,
 };
+
+inline uint8_t PeerWrittenShadow(int writer) {
+  return static_cast<uint8_t>(kPeerWritten | (writer << 2));
+}
+inline bool IsPeerWritten(uint8_t shadow) {
+  return (shadow & kPeerWritten) != 0;
+}
+// REQUIRES: IsPeerWritten(shadow).
+inline int PeerWriter(uint8_t shadow) { return (shadow >> 2) & 0x1f; }
 
 // One flat address space. Not thread-safe.
 class Region {
@@ -60,8 +73,9 @@ class Region {
                  int64_t* bad) const;
   bool CheckWrite(int64_t addr, int64_t n, MemoryErrorKind* kind,
                   int64_t* bad) const;
-  // Sets the shadow of [addr, addr+n). REQUIRES: the range is inside.
-  void SetShadow(int64_t addr, int64_t n, Shadow s);
+  // Sets the shadow of [addr, addr+n) to `s` (a Shadow value or
+  // PeerWrittenShadow). REQUIRES: the range is inside.
+  void SetShadow(int64_t addr, int64_t n, uint8_t s);
   // First address in [addr, addr+n) whose shadow is not `s`, or -1.
   int64_t FindNot(int64_t addr, int64_t n, Shadow s) const;
 

@@ -150,6 +150,12 @@ bool ExecScalar(Machine& M, const Instr& in, const Kernel& k, int64_t* pc) {
     case Opcode::kSMov:
       s[in.reg[0]] = s[in.reg[1]];
       break;
+    case Opcode::kChipId:
+      s[in.reg[0]] = M.chip;
+      break;
+    case Opcode::kNChips:
+      s[in.reg[0]] = M.nchips;
+      break;
     case Opcode::kSAddr:
       s[in.reg[0]] = M.symbol_addr[in.symbol];
       break;

@@ -9,6 +9,10 @@
 // instruction); Run() executes with no string handling and no allocation per
 // instruction, and may be called many times (memory state is reset, bound
 // inputs are kept). Not thread-safe; use one Simulator per thread.
+//
+// A Simulator is one chip: a slice of one (slice.h), whatever `slice` the
+// executable declares: `chipid` is 0, `nchips` 1, rdmastart and flagsignal
+// trap for want of a peer, and a flagwait for a signal is a deadlock.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +54,7 @@ struct RunReport {
   int64_t address = -1;      // First offending byte address.
   int64_t steps = 0;         // Instructions executed.
   CostReport cost;
+  int chip = -1;  // The chip that failed (0 on a single chip); -1 when ok.
 };
 
 // An output or tap buffer after a run. Bytes never written by the program
@@ -71,8 +76,7 @@ struct RunResult {
   std::vector<OutputBuffer> taps;     // By index.
 };
 
-struct Machine;
-struct Decoded;
+class SliceSimulator;
 
 class Simulator {
  public:
@@ -86,8 +90,8 @@ class Simulator {
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
 
-  const Executable& executable() const { return exe_; }
-  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  const Executable& executable() const;
+  int num_inputs() const;
 
   // Copies `bytes` as input `index`. InvalidArgument when the index is out
   // of range or the size differs from the buffer's bytes.
@@ -99,25 +103,8 @@ class Simulator {
   StatusOr<RunResult> Run();
 
  private:
-  Simulator(Executable exe, const SimOptions& options);
-  Status Prepare();
-  void ResetMemory();
-  bool Launch(int launch_index, RunReport* report);
-  void Fail(RunReport* report, int launch, int64_t pc, bool timeout);
-  OutputBuffer Collect(const BufferDecl& decl, RunReport* report);
-
-  Executable exe_;
-  SimOptions opts_;
-  std::unique_ptr<Machine> m_;
-  std::vector<int> launch_kernel_;                 // Launch -> kernel index.
-  std::vector<std::vector<int64_t>> symbol_addr_;  // Per kernel.
-  std::vector<std::vector<Decoded>> decoded_;      // Per kernel.
-  std::vector<int64_t> buffer_base_;               // Per buffer.
-  std::vector<const BufferDecl*> inputs_;
-  std::vector<std::vector<uint8_t>> bound_;
-  std::vector<bool> is_bound_;
-  std::vector<KernelStats> stats_;
-  int64_t steps_ = 0;
+  explicit Simulator(std::unique_ptr<SliceSimulator> slice);
+  std::unique_ptr<SliceSimulator> slice_;
 };
 
 // One-shot convenience: Create, bind `inputs` in order, Run.

@@ -137,6 +137,67 @@ TEST(AssemblerTest, ErrorsCarryLineAndColumn) {
   ExpectError("garbage\n", "1:1:", "expected 'kernel");
 }
 
+TEST(AssemblerTest, SliceInstructions) {
+  constexpr char kText[] = R"(kernel k {
+  .vmem 4096
+  chipid s1
+  nchips s2
+  rdmastart s3, hbm[s4+64], vmem[0], 128, 5, 31, 4, 128, 256, 2, 512, 1024, 3, 8, 16
+  rdmastart s3, hbm[0], smem[s1], 8, 0, 0
+  flagsignal s3, 7
+  flagwait 7, 3
+  flagwait 0, s9
+}
+)";
+  StatusOr<Kernel> k = ParseKernel(kText);
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  std::string printed = PrintKernel(*k);
+  StatusOr<Kernel> back = ParseKernel(printed);
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << printed;
+  EXPECT_EQ(*k, *back);
+  const Instr& r = k->code[2];
+  EXPECT_EQ(r.op, Opcode::kRDmaStart);
+  EXPECT_EQ(r.reg[0], 3);
+  EXPECT_EQ(r.mem[0].space, MemSpace::kHbm);
+  EXPECT_EQ(r.mem[0].offset, 64);
+  EXPECT_EQ(r.nimm, 12);
+  EXPECT_EQ(r.imm[1], 5);   // Semaphore.
+  EXPECT_EQ(r.imm[2], 31);  // Flag.
+  EXPECT_EQ(r.imm[11], 16);
+  EXPECT_EQ(k->code[3].mem[1].space, MemSpace::kSmem);
+  EXPECT_EQ(k->code[5].imm[1], 3);
+  EXPECT_EQ(k->code[6].x_reg, 9);
+  EXPECT_EQ(GetOpInfo(Opcode::kFlagWait).unit, Unit::kLink);
+  EXPECT_EQ(CostClassName(GetOpInfo(Opcode::kRDmaStart).cost), "link");
+}
+
+TEST(AssemblerTest, SliceInstructionErrors) {
+  auto kernel = [](const std::string& line) {
+    return "kernel k {\n  " + line + "\n}\n";
+  };
+  ExpectError(kernel("rdmastart s1, vmem[0], vmem[64], 8, 0, 0"),
+              "2:3:", "destination must be hbm");
+  ExpectError(kernel("rdmastart s1, hbm[0], vmem[0], 8, 0, 32"),
+              "2:3:", "sync flag must be in [0, 32)");
+  ExpectError(kernel("rdmastart s1, hbm[0], vmem[0], 8, 32, 0"),
+              "2:3:", "semaphore");
+  ExpectError(kernel("rdmastart s1, hbm[0], vmem[0], 0, 0, 0"),
+              "2:3:", "chunk");
+  ExpectError(kernel("rdmastart s1, hbm[0], vmem[0], 8, 0"),
+              "2:", "expected ','");
+  ExpectError(kernel("rdmastart s1, hbm[0], vmem[0], 8, 0, 0, 1, 2"),
+              "2:", "expected ','");
+  ExpectError(kernel("rdmastart s1, hbm[0], vmem[0], 8, 0, 0, 0, 1, 1"),
+              "2:3:", "count must be > 0");
+  ExpectError(kernel("rdmastart 3, hbm[0], vmem[0], 8, 0, 0"),
+              "2:13:", "expected an identifier");
+  ExpectError(kernel("flagsignal s1, 32"), "2:3:", "sync flag");
+  ExpectError(kernel("flagwait 0, -1"), "2:3:", "count must be >= 0");
+  ExpectError(kernel("flagwait -1, 1"), "2:3:", "sync flag");
+  ExpectError(kernel("chipid v1"), "2:10:", "register");
+  ExpectError(kernel("nchips"), "2:9:", "expected an identifier");
+}
+
 TEST(AssemblerTest, PrintsUnlabeledTargets) {
   Kernel k;
   k.name = "k";

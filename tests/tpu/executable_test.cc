@@ -142,27 +142,48 @@ TEST(ExecutableTest, MalformedFilesGiveClearErrors) {
             "out of range");
 }
 
+TEST(ExecutableTest, SliceRoundTrip) {
+  std::string text = kExe;
+  text.insert(text.find("buffer"), "slice 4\n");
+  StatusOr<Executable> exe = ReadExecutable(text);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  EXPECT_EQ(exe->slice, 4);
+  std::string written = WriteExecutable(*exe);
+  EXPECT_NE(written.find("module add_one\nslice 4\nbuffer"), std::string::npos)
+      << written;
+  StatusOr<Executable> back = ReadExecutable(written);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, *exe);
+  // Absent means one chip, and one chip is not written.
+  StatusOr<Executable> one = ReadExecutable(kExe);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->slice, 1);
+  EXPECT_EQ(WriteExecutable(*one).find("slice"), std::string::npos);
+  one->slice = 9;
+  Status bad = ValidateExecutable(*one);
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("a slice has 1..8 chips"), std::string::npos)
+      << bad.message();
+}
+
+TEST(ExecutableTest, BadSliceLines) {
+  ExpectBad("tpux 1\nmodule m\nslice 9\n", "3:7: slice 9: a slice has 1..8");
+  ExpectBad("tpux 1\nslice 0\n", "2:7: slice 0: a slice has 1..8");
+  ExpectBad("tpux 1\nslice -2\n", "2:7: slice -2");
+  ExpectBad("tpux 1\nslice four\n", "2:7:");
+  ExpectBad("tpux 1\nslice\n", "2:6:");
+  ExpectBad("tpux 1\nslice 2 3\n", "2:9: unexpected text");
+  ExpectBad("tpux 1\nslice 2\nslice 2\n", "3:6: a second 'slice' line");
+  ExpectBad("tpux 1\nslice 99999999999999999999\n", "2:7:");
+}
+
 TEST(ExecutableTest, MutatedFilesNeverCrash) {
   std::mt19937 rng(7);
   const std::string base = kExe;
   int parsed = 0;
   for (int iter = 0; iter < 3000; ++iter) {
-    std::string t = base;
-    int edits = 1 + rng() % 4;
-    for (int e = 0; e < edits; ++e) {
-      size_t pos = rng() % t.size();
-      switch (rng() % 3) {
-        case 0:
-          t[pos] = static_cast<char>(rng() % 128);
-          break;
-        case 1:
-          t.erase(pos, 1 + rng() % 8);
-          break;
-        default:
-          t.insert(pos, 1, "0123456789,[]{}-sv@x\n"[rng() % 21]);
-          break;
-      }
-    }
+    const std::string t =
+        testing::Mutate(base, rng, 4, "", 8, "0123456789,[]{}-sv@x\n");
     StatusOr<Executable> exe = ReadExecutable(t);
     if (!exe.ok()) continue;
     ++parsed;

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tpu/executable.h"
@@ -25,6 +27,32 @@ std::vector<T> FromBytes(const std::vector<uint8_t>& b) {
   std::vector<T> v(b.size() / sizeof(T));
   if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
   return v;
+}
+
+// Applies 1..max_edits random edits to `text`, for the readers' fuzz
+// tests: replace a character (by one of `replace`, or any 7-bit character
+// when it is empty), erase 1..max_erase characters, or insert one of
+// `insert`. REQUIRES: `text` stays nonempty.
+inline std::string Mutate(std::string text, std::mt19937& rng, int max_edits,
+                          std::string_view replace, int max_erase,
+                          std::string_view insert) {
+  const int edits = 1 + rng() % max_edits;
+  for (int e = 0; e < edits; ++e) {
+    const size_t pos = rng() % text.size();
+    switch (rng() % 3) {
+      case 0:
+        text[pos] = replace.empty() ? static_cast<char>(rng() % 128)
+                                    : replace[rng() % replace.size()];
+        break;
+      case 1:
+        text.erase(pos, 1 + rng() % max_erase);
+        break;
+      default:
+        text.insert(pos, 1, insert[rng() % insert.size()]);
+        break;
+    }
+  }
+  return text;
 }
 
 // Parses a .tpux text and runs it; fails the test on a Status error.
