@@ -1,7 +1,6 @@
 #include "compiler/ir/hlo_computation.h"
 
 #include <algorithm>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "compiler/ir/hlo_module.h"
@@ -20,16 +19,23 @@ HloInstruction* HloComputation::AddInstruction(
       params_[n] = raw;
     }
   }
-  index_[raw] = instrs_.size();
+  raw->index_in_parent_ = instrs_.size();
   instrs_.push_back(std::move(instr));
+  ++live_;
   return raw;
+}
+
+bool HloComputation::Contains(const HloInstruction* instr) const {
+  const size_t slot = instr->index_in_parent_;
+  return instr->parent() == this && slot < instrs_.size() &&
+         instrs_[slot].get() == instr;
 }
 
 void HloComputation::Compact() {
   size_t kept = 0;
   for (size_t i = 0; i < instrs_.size(); ++i) {
     if (!instrs_[i]) continue;
-    index_[instrs_[i].get()] = kept;
+    instrs_[i]->index_in_parent_ = kept;
     instrs_[kept++] = std::move(instrs_[i]);
   }
   instrs_.resize(kept);
@@ -44,11 +50,10 @@ Status HloComputation::RemoveInstruction(HloInstruction* instr) {
     return FailedPrecondition("cannot remove " + instr->name() +
                               ": it still has users");
   }
-  auto it = index_.find(instr);
-  if (it == index_.end()) {
+  if (!Contains(instr)) {
     return NotFound(instr->name() + " is not in computation " + name_);
   }
-  const size_t pos = it->second;
+  const size_t pos = instr->index_in_parent_;
   instr->DetachOperands();
   instr->DropControlEdges();
   while (!instr->control_successors().empty()) {
@@ -59,9 +64,9 @@ Status HloComputation::RemoveInstruction(HloInstruction* instr) {
       if (p == instr) p = nullptr;
     }
   }
-  index_.erase(it);
   instrs_[pos].reset();
-  if (index_.size() * 2 < instrs_.size()) Compact();
+  --live_;
+  if (static_cast<size_t>(live_) * 2 < instrs_.size()) Compact();
   return Status::Ok();
 }
 
@@ -76,7 +81,7 @@ Status HloComputation::RemoveInstructions(
     if (d == root_) {
       return FailedPrecondition("cannot remove root instruction " + d->name());
     }
-    if (d->parent() != this) {
+    if (!Contains(d)) {
       return NotFound(d->name() + " is not in computation " + name_);
     }
     for (const HloInstruction* u : d->users()) {
@@ -96,11 +101,8 @@ Status HloComputation::RemoveInstructions(
   for (auto& p : params_) {
     if (gone.count(p)) p = nullptr;
   }
-  for (HloInstruction* d : dead) {
-    auto it = index_.find(d);
-    instrs_[it->second].reset();
-    index_.erase(it);
-  }
+  for (HloInstruction* d : dead) instrs_[d->index_in_parent_].reset();
+  live_ -= dead.size();
   Compact();
   return Status::Ok();
 }
@@ -124,7 +126,7 @@ int64_t HloComputation::RemoveDeadInstructions() {
 
 std::vector<HloInstruction*> HloComputation::instructions() const {
   std::vector<HloInstruction*> out;
-  out.reserve(index_.size());
+  out.reserve(live_);
   for (const auto& p : instrs_) {
     if (p) out.push_back(p.get());
   }
@@ -133,7 +135,17 @@ std::vector<HloInstruction*> HloComputation::instructions() const {
 
 std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   std::vector<HloInstruction*> order;
-  order.reserve(index_.size());
+  order.reserve(live_);
+  DepthFirst(&order, /*stop_at_cycle=*/false);
+  return order;
+}
+
+const HloInstruction* HloComputation::FindCycle() const {
+  return DepthFirst(nullptr, /*stop_at_cycle=*/true);
+}
+
+const HloInstruction* HloComputation::DepthFirst(
+    std::vector<HloInstruction*>* order, bool stop_at_cycle) const {
   // Marks by slot in instrs_ (no allocation per instruction: this runs
   // around every pass, on computations of tens of thousands of
   // instructions).
@@ -141,15 +153,14 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   std::vector<uint8_t> mark(instrs_.size(), kNone);
   struct Frame {
     HloInstruction* node;
-    size_t slot;
     size_t next;  // The next operand (then control predecessor) to visit.
   };
   std::vector<Frame> stack;
-  // Iterative DFS so deep graphs (long chains) cannot overflow the stack.
-  auto visit = [&](size_t start) {
-    if (mark[start] != kNone) return;
+  // Iterative, so deep graphs (long chains) cannot overflow the stack.
+  for (size_t start = 0; start < instrs_.size(); ++start) {
+    if (!instrs_[start] || mark[start] != kNone) continue;
     mark[start] = kOnStack;
-    stack.push_back({instrs_[start].get(), start, 0});
+    stack.push_back({instrs_[start].get(), 0});
     while (!stack.empty()) {
       Frame& f = stack.back();
       HloInstruction* node = f.node;
@@ -160,22 +171,20 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
             f.next < n_ops ? node->operand(f.next)
                            : node->control_predecessors()[f.next - n_ops];
         ++f.next;
-        if (dep->parent() != this) continue;
-        auto it = index_.find(dep);
-        if (it == index_.end() || mark[it->second] != kNone) continue;
-        mark[it->second] = kOnStack;
-        stack.push_back({dep, it->second, 0});
+        if (!Contains(dep)) continue;
+        const size_t slot = dep->index_in_parent_;
+        if (mark[slot] == kOnStack && stop_at_cycle) return dep;
+        if (mark[slot] != kNone) continue;
+        mark[slot] = kOnStack;
+        stack.push_back({dep, 0});
         continue;
       }
-      mark[f.slot] = kDone;
-      order.push_back(node);
+      mark[node->index_in_parent_] = kDone;
+      if (order) order->push_back(node);
       stack.pop_back();
     }
-  };
-  for (size_t s = 0; s < instrs_.size(); ++s) {
-    if (instrs_[s]) visit(s);
   }
-  return order;
+  return nullptr;
 }
 
 HloInstruction* HloComputation::GetInstructionWithName(

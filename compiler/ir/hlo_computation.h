@@ -5,7 +5,6 @@
 
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -51,11 +50,15 @@ class HloComputation {
 
   // All instructions in insertion order.
   std::vector<HloInstruction*> instructions() const;
-  int64_t instruction_count() const { return index_.size(); }
+  int64_t instruction_count() const { return live_; }
   // Operands before users; instructions unreachable from the root come
   // too (in insertion order relative to each other). Control predecessors
   // are ordered before their successors.
   std::vector<HloInstruction*> MakeInstructionPostOrder() const;
+  // An instruction on a cycle of operand and control edges (the first one
+  // the walk of MakeInstructionPostOrder reaches while it is still being
+  // visited), or nullptr when there is none.
+  const HloInstruction* FindCycle() const;
   // The instruction named `name`, or nullptr.
   HloInstruction* GetInstructionWithName(const std::string& name) const;
 
@@ -67,9 +70,22 @@ class HloComputation {
   std::string name_;
   HloModule* parent_ = nullptr;
   // Insertion order; a removed instruction leaves a null hole until more
-  // than half are holes (Compact), so removal costs O(1) amortized.
+  // than half are holes (Compact), so removal costs O(1) amortized. Each
+  // instruction records its slot (index_in_parent_): graph walks find an
+  // operand's mark without a hash table, which at tens of thousands of
+  // instructions no longer fits in cache.
   std::vector<std::unique_ptr<HloInstruction>> instrs_;
-  std::unordered_map<const HloInstruction*, size_t> index_;  // Into instrs_.
+  int64_t live_ = 0;  // Non-null entries of instrs_.
+  // True when `instr` is in this computation; then
+  // instrs_[instr->index_in_parent_] holds it.
+  bool Contains(const HloInstruction* instr) const;
+  // Depth first over operands, then control predecessors, from every
+  // instruction in insertion order; edges leaving the computation are
+  // skipped. Appends the post order to *order unless it is null. An edge
+  // back to an instruction still being visited is skipped too, or, when
+  // stop_at_cycle, ends the walk and its target is returned.
+  const HloInstruction* DepthFirst(std::vector<HloInstruction*>* order,
+                                   bool stop_at_cycle) const;
   void Compact();
   std::vector<HloInstruction*> params_;
   HloInstruction* root_ = nullptr;

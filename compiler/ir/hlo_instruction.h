@@ -144,6 +144,7 @@ class HloInstruction {
   std::string ShortString() const;
 
  private:
+  friend class HloComputation;  // Keeps index_in_parent_.
   void RemoveUser(HloInstruction* user);
   void AddUser(HloInstruction* user);
 
@@ -153,6 +154,9 @@ class HloInstruction {
   int64_t unique_id_ = -1;
   SourceLocation location_;
   HloComputation* parent_ = nullptr;
+  // This instruction's slot in its parent's instruction list, kept by
+  // HloComputation (next to parent_: graph walks read both per edge).
+  size_t index_in_parent_ = 0;
   std::vector<HloInstruction*> operands_;
   std::vector<HloInstruction*> users_;
   std::vector<HloInstruction*> control_predecessors_;

@@ -17,7 +17,9 @@
 // inf, -inf, nan, -nan, and nan(0x...) for a NaN with a non-default payload.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "compiler/ir/hlo_module.h"
 #include "compiler/ir/literal.h"
@@ -44,6 +46,14 @@ struct HloPrintOptions {
 // The whole module as text.
 std::string PrintHloModule(const HloModule& module,
                            const HloPrintOptions& options = {});
+
+// Receives printed text piece by piece, in order.
+using HloTextSink = std::function<void(std::string_view)>;
+// Hands the text of PrintHloModule(module, options) to `sink` in
+// consecutive pieces (about 16 KiB each), without building it whole: for
+// hashing or writing a large module. A piece is valid only during its call.
+void PrintHloModuleTo(const HloModule& module, const HloTextSink& sink,
+                      const HloPrintOptions& options = {});
 
 // One computation as text: header line, instructions, closing brace.
 // `is_entry` adds the ENTRY marker.

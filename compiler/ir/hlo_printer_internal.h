@@ -16,4 +16,7 @@ namespace trench::hlo_printer_internal {
 std::vector<std::pair<std::string, std::string>> InstructionAttributes(
     const HloInstruction& instr, bool percent = true);
 
+// Appends PrintShape(s) to *out.
+void AppendShape(const Shape& s, std::string* out);
+
 }  // namespace trench::hlo_printer_internal

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "compiler/ir/hlo_printer.h"
+#include "compiler/ir/hlo_printer_internal.h"
 
 namespace trench {
 namespace {
@@ -122,6 +123,10 @@ void AppendLiteral(const Literal& lit, std::string* out) {
   AppendArrayLevel(lit, 0, &next, out);
 }
 
+}  // namespace
+
+namespace hlo_printer_internal {
+
 void AppendShape(const Shape& s, std::string* out) {
   if (s.IsTuple()) {
     *out += '(';
@@ -147,7 +152,7 @@ void AppendShape(const Shape& s, std::string* out) {
   if (s.layout() && s.IsArray()) *out += s.layout()->ToString();
 }
 
-}  // namespace
+}  // namespace hlo_printer_internal
 
 std::string PrintLiteral(const Literal& literal) {
   std::string out;
@@ -157,7 +162,7 @@ std::string PrintLiteral(const Literal& literal) {
 
 std::string PrintShape(const Shape& shape) {
   std::string out;
-  AppendShape(shape, &out);
+  hlo_printer_internal::AppendShape(shape, &out);
   return out;
 }
 

@@ -1,7 +1,7 @@
 #include "compiler/ir/verifier.h"
 
-#include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -33,7 +33,10 @@ Status InInstruction(const HloComputation& comp, const HloInstruction& instr,
 }
 
 Status CheckNames(const HloModule& module) {
-  std::set<std::string> comp_names, instr_names;
+  // Views of names the module owns; nothing changes them meanwhile.
+  std::unordered_set<std::string_view> comp_names, instr_names;
+  comp_names.reserve(module.computation_count());
+  instr_names.reserve(module.instruction_count());
   for (const HloComputation* comp : module.computations()) {
     if (!comp_names.insert(comp->name()).second) {
       return InvalidArgument("computation name %" + comp->name() +
@@ -133,35 +136,9 @@ Status CheckComputation(
   return CheckParameters(comp);
 }
 
-// Iterative three-color DFS over operand and control edges.
 Status CheckAcyclic(const HloComputation& comp) {
-  enum Color { kWhite, kGrey, kBlack };
-  std::unordered_map<const HloInstruction*, Color> color;
-  for (const HloInstruction* start : comp.instructions()) {
-    if (color[start] != kWhite) continue;
-    std::vector<std::pair<const HloInstruction*, size_t>> stack{{start, 0}};
-    color[start] = kGrey;
-    while (!stack.empty()) {
-      auto& [node, next] = stack.back();
-      const size_t n_ops = node->operands().size();
-      if (next < n_ops + node->control_predecessors().size()) {
-        const HloInstruction* dep =
-            next < n_ops ? node->operand(next)
-                         : node->control_predecessors()[next - n_ops];
-        ++next;
-        const Color c = color[dep];
-        if (c == kGrey) {
-          return InInstruction(comp, *dep, "is part of a cycle");
-        }
-        if (c == kWhite) {
-          color[dep] = kGrey;
-          stack.push_back({dep, 0});
-        }
-        continue;
-      }
-      color[node] = kBlack;
-      stack.pop_back();
-    }
+  if (const HloInstruction* at = comp.FindCycle()) {
+    return InInstruction(comp, *at, "is part of a cycle");
   }
   return Status::Ok();
 }

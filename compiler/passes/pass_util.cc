@@ -3,6 +3,7 @@
 namespace trench {
 
 NameUniquer::NameUniquer(const HloModule& module) {
+  taken_.reserve(module.instruction_count());
   for (const HloComputation* c : module.computations()) {
     for (const HloInstruction* i : c->instructions()) taken_.insert(i->name());
   }

@@ -15,10 +15,12 @@ namespace trench {
 
 uint64_t ModuleFingerprint(const HloModule& module) {
   uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : PrintHloModule(module)) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
+  PrintHloModuleTo(module, [&h](std::string_view piece) {
+    for (unsigned char c : piece) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+  });
   return h;
 }
 
@@ -130,7 +132,9 @@ Status PassPipeline::Dump(const HloModule& module,
   }
   const std::string path = options_.dump_dir + "/" + file;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << PrintHloModule(module);
+  PrintHloModuleTo(module, [&out](std::string_view piece) {
+    out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+  });
   out.close();
   if (!out) return IoError("cannot write " + path);
   return Status::Ok();
