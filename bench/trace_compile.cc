@@ -6,8 +6,11 @@
 // why instructions are not covered and where the time goes.
 //   cmake --build build --target bench_trace_compile
 //   build/bench/bench_trace_compile [--failures] [--max-run N]
+//   build/bench/bench_trace_compile --collectives
 // --max-run N runs an evenly spaced sample of at most N compiled
-// subgraphs per module (default: all of them).
+// subgraphs per module (default: all of them). --collectives prints only
+// the coverage of the traces with collectives by the corpus' cuts, before
+// and after keeping collectives (trace_compile_collectives.h).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/trace_compile_collectives.h"
 #include "tests/compiler/codegen/traces_compile_util.h"
 
 namespace {
@@ -65,10 +69,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--failures") == 0) {
       show_failures = true;
+    } else if (std::strcmp(argv[i], "--collectives") == 0) {
+      return trench::bench::RunCollectiveCoverage();
     } else if (std::strcmp(argv[i], "--max-run") == 0 && i + 1 < argc) {
       max_run = std::atoll(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--failures] [--max-run N]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--failures] [--max-run N] | --collectives\n",
+                   argv[0]);
       return 2;
     }
   }

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "compiler/ir/collective_groups.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_instruction.h"
 #include "compiler/passes/buffer_assignment.h"
@@ -76,6 +77,13 @@ struct BufferPlan {
   std::unordered_map<const HloInstruction*, std::vector<int>> while_staging;
   // Sharing in the entry computation (nested buffers are not counted).
   BufferAssignmentStats stats;
+  // The SPMD mesh (CompileOptions::mesh), and the buffer peers write into
+  // during a collective (a temp of its own, never shared with a value;
+  // "" when the module has no collective). Every collective kernel uses it
+  // from offset 0: a chip writes into a peer's only after the peer said it
+  // entered the same collective (emit_collectives_util.h).
+  DeviceMesh mesh;
+  std::string collective_scratch;
 
   // The single array leaf of `instr`. REQUIRES: an array-shaped value.
   ArrayBuffer Array(const HloInstruction* instr) const;

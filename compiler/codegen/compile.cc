@@ -6,9 +6,11 @@
 #include <unordered_map>
 
 #include "compiler/codegen/buffer_plan.h"
+#include "compiler/codegen/emit_collectives_util.h"
 #include "compiler/codegen/emitters.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/opcode.h"
+#include "tpu/topology.h"
 
 namespace trench::codegen {
 namespace {
@@ -82,6 +84,25 @@ StatusOr<tpu::Kernel> CopyOutKernel(const BufferPlan& plan,
   return kb.Finish();
 }
 
+// Adds the buffer collectives receive into (emit_collectives_util.h),
+// as large as the largest collective of the module needs.
+void AddCollectiveScratch(const HloModule& module, BufferPlan* plan) {
+  int64_t bytes = 0;
+  for (const HloComputation* c : module.computations()) {
+    for (const HloInstruction* instr : c->instructions()) {
+      bytes = std::max(bytes, coll::CollectiveScratchBytes(*instr, plan->mesh));
+    }
+  }
+  if (bytes == 0) return;
+  tpu::BufferDecl d;
+  d.name = "collective_scratch";
+  d.role = tpu::BufferRole::kTemp;
+  d.dims = {bytes};
+  d.bytes = bytes;
+  plan->collective_scratch = d.name;
+  plan->buffers.push_back(std::move(d));
+}
+
 }  // namespace
 
 StatusOr<tpu::Executable> CompileModule(const HloModule& module,
@@ -95,7 +116,17 @@ StatusOr<tpu::Executable> CompileModule(const HloModule& module,
                    PlanBuffers(*entry, order, tapped,
                                {.reuse = options.buffer_assignment,
                                 .ctx = options.context}));
+  if (options.mesh.size() < 1 || options.mesh.size() > tpu::kMaxSliceChips) {
+    return InvalidArgument("hloc: a mesh of " +
+                           std::to_string(options.mesh.replicas) + "x" +
+                           std::to_string(options.mesh.partitions) +
+                           " devices does not fit a slice of 1.." +
+                           std::to_string(tpu::kMaxSliceChips) + " chips");
+  }
+  plan.mesh = options.mesh;
+  AddCollectiveScratch(module, &plan);
   tpu::Executable exe;
+  exe.slice = static_cast<int>(options.mesh.size());
   exe.module = "module";
   if (!module.name().empty() &&
       (std::isalpha(static_cast<unsigned char>(module.name()[0])) ||

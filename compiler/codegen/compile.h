@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "compiler/ir/collective_groups.h"
 #include "compiler/ir/hlo_module.h"
 #include "compiler/passes/pass.h"
 #include "compiler/passes/pipeline.h"
@@ -38,6 +39,11 @@ struct CompileOptions {
   std::string pass_dump_dir;  // Compile: module after each pass; "" = none.
   // VMEM capacity assumed per kernel (tpu::SimOptions::vmem_bytes).
   int64_t vmem_bytes = 16 << 20;
+  // The SPMD mesh the program runs on: chip c of a slice of mesh.size()
+  // chips (the executable's `slice`) is device c, replica c / partitions,
+  // partition c % partitions (collective_groups.h). Collectives exchange
+  // data between the chips (emit_all_reduce.cc, emit_collectives_move.cc).
+  DeviceMesh mesh;
   // Back end (CompileModule): whether buffer assignment may reuse buffers,
   // and the context whose rewrite counter its decisions ask (nullptr: an
   // unlimited one). Compile() sets both from the controls above.
@@ -49,8 +55,9 @@ struct CompileOptions {
 // VerifyModule ok). Errors: Unimplemented("hloc: cannot compile <op> for
 // <dtype>") for an op or element type the code generator does not support;
 // NotFound for a tap naming no instruction of the entry or of a fused
-// computation; ResourceExhausted when an instruction's operands do not fit
-// in VMEM. Never crashes.
+// computation; InvalidArgument for a mesh of more than tpu::kMaxSliceChips
+// devices or collective groups the mesh does not hold; ResourceExhausted when
+// an instruction's operands do not fit in VMEM. Never crashes.
 StatusOr<tpu::Executable> CompileModule(const HloModule& module,
                                         const CompileOptions& options);
 

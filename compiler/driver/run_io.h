@@ -10,6 +10,7 @@
 #include "compiler/ir/literal.h"
 #include "tpu/executable.h"
 #include "tpu/simulator.h"
+#include "tpu/slice.h"
 
 namespace trench::tpusim {
 
@@ -46,5 +47,24 @@ int ExitCode(tpu::RunStatus s);
 // added as "compile". IoError when a file cannot be written.
 StatusOr<Json> WriteResults(const std::string& dir, const tpu::RunResult& r,
                             const Json& compile = Json());
+
+// Chip `chip`'s inputs of a slice run: DIR/<chip>/0.npy, 1.npy, ... as
+// ReadInputDir reads them, as bytes to bind. InvalidArgument/IoError
+// naming the file as ReadInputDir's.
+StatusOr<std::vector<std::vector<uint8_t>>> ReadChipInputs(
+    const tpu::Executable& exe, const std::string& dir, int chip);
+
+// A slice's results: chip c's outputs, taps and report.json as
+// WriteResults writes them into DIR/<c>/, then DIR/report.json, the
+// slice's: WriteResults' keys for the slice's report (status, message,
+// cycles: the slowest chip's, steps, memory errors each naming its chip)
+// plus "chip" (the failing one, -1 when ok), "chips", "topology",
+// "chip_cycles", "link_bytes_sent", "link_transfers",
+// "flag_stall_cycles"; `compile` as for WriteResults. Returns that report.
+// IoError when a file cannot be written.
+StatusOr<Json> WriteSliceResults(const std::string& dir,
+                                 const tpu::Topology& topology,
+                                 const tpu::SliceRunResult& r,
+                                 const Json& compile = Json());
 
 }  // namespace trench::tpusim

@@ -19,6 +19,7 @@
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/pass_registry.h"
 #include "tpu/assembler.h"
+#include "tpu/topology.h"
 
 namespace trench::hloc {
 namespace {
@@ -67,6 +68,28 @@ StatusOr<std::unique_ptr<HloModule>> LoadModuleText(std::string_view text,
   return m;
 }
 
+StatusOr<DeviceMesh> ParseMesh(const std::string& value) {
+  DeviceMesh mesh;
+  const size_t x = value.find('x');
+  auto part = [&](std::string_view text, int64_t* n) {
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), *n);
+    return ec == std::errc() && p == text.data() + text.size() && *n > 0;
+  };
+  const std::string_view v = value;
+  if (x == std::string::npos || !part(v.substr(0, x), &mesh.replicas) ||
+      !part(v.substr(x + 1), &mesh.partitions)) {
+    return InvalidArgument("--mesh: expected RxP (e.g. 2x2), got '" + value +
+                           "'");
+  }
+  if (mesh.size() > tpu::kMaxSliceChips) {
+    return InvalidArgument("--mesh: " + value + " has " +
+                           std::to_string(mesh.size()) +
+                           " devices; the slice holds 1.." +
+                           std::to_string(tpu::kMaxSliceChips) + " chips");
+  }
+  return mesh;
+}
+
 StatusOr<bool> ApplyCompileFlag(const std::string& name,
                                 const std::string& value, CompileFlags* flags) {
   auto number = [&]() -> StatusOr<int64_t> {
@@ -98,6 +121,8 @@ StatusOr<bool> ApplyCompileFlag(const std::string& name,
     if (!o.taps_all && o.taps.empty()) {
       return InvalidArgument("--taps: expected 'all' or instruction names");
     }
+  } else if (name == "mesh") {
+    ASSIGN_OR_RETURN(o.mesh, ParseMesh(value));
   } else if (name == "dump-dir") {
     if (value.empty()) return InvalidArgument("--dump-dir: empty path");
     flags->dump_dir = value;
@@ -120,6 +145,9 @@ constexpr struct {
     {"pass-limit", "N", "run only the first N pass executions"},
     {"rewrite-limit", "N", "allow only the first N rewrites"},
     {"taps", "all|name,...", "expose instruction values as tap outputs"},
+    {"mesh", "RxP",
+     "compile for an SPMD mesh of R replicas x P partitions: a slice of\n"
+     "R*P chips (1..8), chip c being device c (default 1x1)"},
     {"dump-dir", "D",
      "write module.hlo, passes/NN.<pass>.hlo, optimized.hlo,\nprog.tpux, "
      "kernels/*.s, rewrites.log, compile.json to D"},
@@ -177,12 +205,15 @@ Json Capabilities() {
   j["version"] = kVersion;
   j["tpux_version"] = tpu::kTpuxVersion;
   j["ops"] = StringArray(codegen::SupportedOps());
-  // The slice the code runs on: tpu/ simulates one chip, and the
-  // collectives among the supported ops (none yet) are what a program may
-  // exchange between chips.
+  // The slice the code runs on (tpu/slice.h): up to kMaxSliceChips chips,
+  // a program compiled with --mesh RxP running on R*P of them; the
+  // collectives among the supported ops are what a program may exchange
+  // between chips.
   Json slice = Json::MakeObject();
-  slice["chips"] = 1;
-  slice["topology"] = "1";
+  slice["chips"] = tpu::kMaxSliceChips;
+  slice["topology"] =
+      "ring of N chips; 2x2 torus for 4, 2x4 torus for 8 (tpu/topology.h)";
+  slice["mesh_flag"] = "--mesh";
   std::vector<std::string> collectives;
   for (const std::string& op : codegen::SupportedOps()) {
     std::optional<HloOpcode> code = OpcodeFromName(op);
@@ -381,6 +412,10 @@ Status DumpArtifacts(const std::string& dir, const HloModule& module,
   Json taps = Json::MakeArray();
   for (const std::string& t : options.taps) taps.push_back(t);
   o["taps"] = std::move(taps);
+  if (options.mesh.size() > 1) {
+    o["mesh"] = std::to_string(options.mesh.replicas) + "x" +
+                std::to_string(options.mesh.partitions);
+  }
   return WriteText(fs::path(dir) / "options.json", o.DumpPretty() + "\n");
 }
 

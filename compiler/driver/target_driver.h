@@ -39,9 +39,13 @@ StatusOr<std::string> ReadFile(const std::string& path);
 StatusOr<std::unique_ptr<HloModule>> LoadModuleText(std::string_view text,
                                                     const std::string& origin);
 
+// "RxP" as a mesh (--mesh). InvalidArgument unless R, P > 0 and R * P is
+// at most tpu::kMaxSliceChips.
+StatusOr<DeviceMesh> ParseMesh(const std::string& value);
+
 // If `name` is a compile flag (disable-passes, pass-limit, rewrite-limit,
-// taps, dump-dir; without the leading "--"), stores `value` into *flags and
-// returns true; false for other names. InvalidArgument for bad values.
+// taps, mesh, dump-dir; without the leading "--"), stores `value` into *flags
+// and returns true; false for other names. InvalidArgument for bad values.
 StatusOr<bool> ApplyCompileFlag(const std::string& name,
                                 const std::string& value, CompileFlags* flags);
 
@@ -59,9 +63,9 @@ void RegisterCompileFlags(FlagParser* p, CompileFlags* flags);
 // pass and emitter, as globs relative to the repository root, from the
 // "sources" columns of pass_registry.def and emitters.def. "coverage" is
 // the coverage build flavour (CoverageFlavour()). "slice": {"chips",
-// "topology", "collectives": [...]} is the machine programs run on (one
-// chip today) and the collectives, partition-id and replica-id among
-// "ops" (none today).
+// "topology", "mesh_flag", "collectives": [...]} is the machine programs
+// run on (a slice of up to 8 chips; --mesh RxP compiles for R*P of them)
+// and the collectives, partition-id and replica-id among "ops".
 Json Capabilities();
 // {"kind", "cmake_flags": [...] (how to build the flavour), "instrumented":
 // whether this binary is that flavour, "points", "pcs_command": [...],

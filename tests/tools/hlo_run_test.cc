@@ -116,6 +116,71 @@ TEST_F(HloRunTest, OneShotEqualsHlocPlusTpusim) {
   EXPECT_EQ(Slurp(fs::path(run) / "0.npy"), Slurp(fs::path(again) / "0.npy"));
 }
 
+// SPMD: --mesh runs a slice, one directory per device for inputs and
+// outputs; random inputs and outputs are hlo-eval's on the same mesh.
+TEST_F(HloRunTest, MeshRunsEveryDeviceWithItsOwnInputs) {
+  const std::string spmd = (dir_ / "spmd.hlo").string();
+  std::ofstream(spmd) << "HloModule s\nENTRY e {\n"
+                         "  p = s32[2,3] parameter(0)\n"
+                         "  id = u32[] partition-id()\n"
+                         "  c = s32[] convert(id)\n"
+                         "  b = s32[2,3] broadcast(c), dimensions={}\n"
+                         "  x = s32[2,3] add(p, b)\n"
+                         "  ROOT g = s32[4,3] all-gather(x), channel_id=1, "
+                         "replica_groups=[1,2]<=[2], dimensions={0}, "
+                         "use_global_device_ids=true\n}\n";
+  const std::string run = (dir_ / "run").string();
+  ASSERT_EQ(HloRun({spmd, "--mesh", "1x2", "--random-inputs", "--seed", "5",
+                    "--output-dir", run}),
+            0)
+      << err_.str();
+  const std::string ev = (dir_ / "eval").string();
+  ASSERT_EQ(Call([&](int c, char** v) { return RunHloEval(c, v, out_, err_); },
+                 "hlo-eval",
+                 {spmd, "--random-inputs", "--seed", "5", "--mesh", "1x2",
+                  "--output-dir", ev}),
+            0)
+      << err_.str();
+  for (const char* f : {"0/0.npy", "1/0.npy"}) {
+    EXPECT_FALSE(Slurp(fs::path(run) / f).empty()) << f;
+    EXPECT_EQ(Slurp(fs::path(run) / f), Slurp(fs::path(ev) / f)) << f;
+  }
+  // Each device has inputs of its own (the gathered result is everyone's).
+  EXPECT_NE(Slurp(fs::path(run) / "inputs/0/0.npy"),
+            Slurp(fs::path(run) / "inputs/1/0.npy"));
+  StatusOr<Json> report = ParseJson(Slurp(fs::path(run) / "report.json"));
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(*report->Find("chips"), Json(2));
+  EXPECT_EQ(*report->Find("status"), Json("ok"));
+  EXPECT_NE(report->Find("compile"), nullptr);
+  // The same inputs from a directory give the same outputs.
+  const std::string again = (dir_ / "again").string();
+  ASSERT_EQ(HloRun({spmd, "--mesh", "1x2", "--input-dir", run + "/inputs",
+                    "--output-dir", again}),
+            0)
+      << err_.str();
+  EXPECT_EQ(Slurp(fs::path(run) / "1/0.npy"),
+            Slurp(fs::path(again) / "1/0.npy"));
+  // A mesh needs per-device inputs; a mesh past the slice is refused.
+  EXPECT_EQ(HloRun({spmd, "--mesh", "1x2", "--input", run + "/inputs/0/0.npy",
+                    "--output-dir", (dir_ / "x").string()}),
+            1);
+  EXPECT_EQ(HloRun({spmd, "--mesh", "4x4", "--random-inputs", "--output-dir",
+                    (dir_ / "y").string()}),
+            2);
+  // And through --serve.
+  const std::string served = (dir_ / "served").string();
+  ASSERT_EQ(HloRun({"--serve"}, "{\"module\": \"" + spmd +
+                                    "\", \"mesh\": \"1x2\", \"input_dir\": \"" +
+                                    run + "/inputs\", \"output_dir\": \"" +
+                                    served + "\"}\n"),
+            0)
+      << err_.str();
+  EXPECT_NE(out_.str().find("\"ok\":true"), std::string::npos) << out_.str();
+  EXPECT_EQ(Slurp(fs::path(run) / "1/0.npy"),
+            Slurp(fs::path(served) / "1/0.npy"));
+}
+
 // This build is not the coverage flavour: an empty point table, and serve
 // answers carry no "coverage" (tests/triage/fuzz/coverage_build_test.cc
 // runs the flavour itself).

@@ -120,7 +120,7 @@ TEST_F(HlocTest, Capabilities) {
   bool has_dot = false;
   for (const Json& op : j->Find("ops")->array()) has_dot |= op == Json("dot");
   EXPECT_TRUE(has_dot);
-  EXPECT_EQ(j->Find("flags")->size(), 5u);
+  EXPECT_EQ(j->Find("flags")->size(), 6u);
   bool has_algsimp = false;
   for (const Json& p : j->Find("passes")->array()) {
     has_algsimp |= *p.Find("name") == Json("algsimp");
@@ -134,11 +134,19 @@ TEST_F(HlocTest, Capabilities) {
             Json("-DTRENCH_TARGET_COVERAGE=ON"));
   EXPECT_EQ(*cov->Find("instrumented"), Json(false));
   EXPECT_EQ(*cov->Find("points"), Json(0));
-  // One chip; no collective is compiled yet.
+  // A slice of up to 8 chips and the collectives compiled for it.
   const Json* slice = j->Find("slice");
   ASSERT_NE(slice, nullptr);
-  EXPECT_EQ(*slice->Find("chips"), Json(1));
-  EXPECT_EQ(slice->Find("collectives")->size(), 0u);
+  EXPECT_EQ(*slice->Find("chips"), Json(8));
+  std::vector<std::string> collectives;
+  for (const Json& c : slice->Find("collectives")->array()) {
+    collectives.push_back(c.string_value());
+  }
+  EXPECT_EQ(collectives,
+            (std::vector<std::string>{"all-gather", "all-reduce", "all-to-all",
+                                      "collective-permute", "partition-id",
+                                      "reduce-scatter", "replica-id"}));
+  EXPECT_NE(j->Find("flags")->Dump().find("--mesh"), std::string::npos);
 }
 
 TEST_F(HlocTest, ExitCodesDistinguishFailures) {

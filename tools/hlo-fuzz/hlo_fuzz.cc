@@ -76,6 +76,11 @@ int RunHloFuzz(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return 2;
   }
   if (!note.empty()) err << "hlo-fuzz: " << note << "\n";
+  if (Status s = fuzz::PrepareSpmd(&f, &note); !s.ok()) {
+    err << "hlo-fuzz: " << s.ToString() << "\n";
+    return 2;
+  }
+  if (!note.empty()) err << "hlo-fuzz: " << note << "\n";
   const bool progress = f.progress == 1 || (f.progress == -1 && isatty(2));
   fuzz::ProgressFn report;
   if (progress) {

@@ -29,6 +29,8 @@ void Declare(FlagParser* p, Args* a) {
   p->Positional("MODULE.hlo", &a->module, "the module (one-shot runs)");
   p->Strings("input", "F.npy", &a->request.input_files,
              "one file per program input, in order");
+  p->String("input-dir", "D", &a->request.input_dir,
+            "inputs D/<i>.npy; with --mesh, device d's are D/<d>/<i>.npy");
   p->Bool("random-inputs", &a->random, "deterministic random inputs");
   p->Number("seed", "N", &a->seed, "seed for --random-inputs (default 0)");
   p->String("output-dir", "D", &a->request.output_dir,
@@ -44,8 +46,11 @@ void Declare(FlagParser* p, Args* a) {
 Status Check(const FlagParser& p, Args* a) {
   if (a->serve || a->coverage_pcs) return Status::Ok();
   if (a->module.empty()) return InvalidArgument("expected one MODULE");
-  if (a->random && !a->request.input_files.empty()) {
-    return InvalidArgument("--input and --random-inputs are exclusive");
+  const int sources = !a->request.input_files.empty() + a->random +
+                      !a->request.input_dir.empty();
+  if (sources > 1) {
+    return InvalidArgument(
+        "--input, --input-dir and --random-inputs are exclusive");
   }
   if (p.Given("seed") && !a->random) {
     return InvalidArgument("--seed needs --random-inputs");
@@ -92,6 +97,8 @@ Status ParseRequest(const Json& j, Request* r) {
         ASSIGN_OR_RETURN(std::string path, f.GetString());
         r->input_files.push_back(path);
       }
+    } else if (key == "input_dir") {
+      ASSIGN_OR_RETURN(r->input_dir, v.GetString());
     } else if (key == "seed") {
       ASSIGN_OR_RETURN(uint64_t s, v.GetUint64());
       r->seed = s;
@@ -112,8 +119,10 @@ Status ParseRequest(const Json& j, Request* r) {
     }
   }
   if (r->module_text.empty()) return InvalidArgument("request: missing module");
-  if (r->seed && !r->input_files.empty()) {
-    return InvalidArgument("request: inputs and seed are exclusive");
+  if (int(r->seed.has_value()) + !r->input_files.empty() +
+          !r->input_dir.empty() >
+      1) {
+    return InvalidArgument("request: inputs, input_dir and seed are exclusive");
   }
   if (r->output_dir.empty())
     return InvalidArgument("request: missing output_dir");

@@ -191,6 +191,27 @@ class Reader {
     return Status::Ok();
   }
 
+  // "slice": {"chips": N, "topology": text, "collectives": [op, ...]}.
+  Status Slice(const Json* field, TargetDescription* d) const {
+    if (field == nullptr) return Status::Ok();
+    if (!field->is_object()) return Error("slice", "expected an object");
+    if (const Json* chips = field->Find("chips")) {
+      if (!chips->is_integer() || chips->int64_value() < 1 ||
+          chips->int64_value() > kMaxSliceChips) {
+        return Error("slice.chips", "expected an integer in 1.." +
+                                        std::to_string(kMaxSliceChips));
+      }
+      d->slice.chips = chips->int64_value();
+    }
+    if (const Json* t = field->Find("topology"); t && t->is_string()) {
+      d->slice.topology = t->string_value();
+    }
+    ASSIGN_OR_RETURN(
+        d->slice.collectives,
+        Names(field->Find("collectives"), "slice.collectives", "op names"));
+    return Status::Ok();
+  }
+
   // "large_arrays": [{"from_elements": N, "sources": [...]}, ...], both
   // required in each group.
   Status LargeArrays(const Json* field, TargetDescription* d) const {
@@ -274,6 +295,7 @@ StatusOr<TargetDescription> ParseTargetDescription(const Json& doc,
   ASSIGN_OR_RETURN(d.ops, r.Names(doc.Find("ops"), "ops", "op names"));
   RETURN_IF_ERROR(r.Coverage(doc.Find("coverage"), &d));
   RETURN_IF_ERROR(r.LargeArrays(doc.Find("large_arrays"), &d));
+  RETURN_IF_ERROR(r.Slice(doc.Find("slice"), &d));
   if (!has_sources) {
     d.passes.clear();  // Names alone describe no files.
     return d;
@@ -427,6 +449,13 @@ Json TargetDescription::ToJson() const {
       groups.push_back(std::move(l));
     }
     j["large_arrays"] = std::move(groups);
+  }
+  if (slice.chips != 1 || !slice.collectives.empty()) {
+    Json sl = Json::MakeObject();
+    sl["chips"] = slice.chips;
+    if (!slice.topology.empty()) sl["topology"] = slice.topology;
+    sl["collectives"] = Strings(slice.collectives);
+    j["slice"] = std::move(sl);
   }
   return j;
 }

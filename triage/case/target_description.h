@@ -39,6 +39,12 @@
 // chip); large programs carry them in their HloModule header. Names and
 // values are IsFrontendAttribute's. At most kMaxLargeGroups groups.
 //
+// "slice" (optional; absent: one chip, no collectives): {"chips": N
+// (1..kMaxSliceChips), "topology": text, "collectives": [op, ...]}, the
+// machine the target runs SPMD programs on and the collectives (and
+// partition-id / replica-id) it compiles; an SPMD case runs on the target
+// only when its mesh fits and its device ops are listed.
+//
 // "name": a pass's name as --disable-passes and the compile report spell
 // it (letters, digits, '_', '.', '-'; at most 128 bytes); an emitter's name
 // is free text people read (no control characters). "ops": HLO opcode
@@ -76,6 +82,7 @@ inline constexpr size_t kMaxCoverageFlags = 16;
 inline constexpr int64_t kMaxLargeElements = int64_t{1} << 26;
 inline constexpr size_t kMaxLargeGroups = 16;
 inline constexpr size_t kMaxFrontendAttributes = 8;
+inline constexpr int64_t kMaxSliceChips = 4096;  // As a mesh's devices.
 
 using FrontendAttributes = std::vector<std::pair<std::string, std::string>>;
 // A module attribute trench may write into HLO text: the name of letters,
@@ -105,6 +112,13 @@ struct TargetDescription {
     std::vector<std::string> sources;        // Globs.
   };
   std::vector<LargeArrays> large_arrays;
+  // "slice" (one chip and no collectives when absent).
+  struct Slice {
+    int64_t chips = 1;
+    std::string topology;
+    std::vector<std::string> collectives;
+  };
+  Slice slice;
 
   // Whether it names the files of any pass or emitter.
   bool described() const { return !passes.empty() || !emitters.empty(); }

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "compiler/ir/hlo_instruction.h"
 #include "compiler/ir/npy.h"
 #include "triage/case/crash_site.h"
+#include "triage/case/target_description.h"
 
 namespace trench::hlo_diff {
 namespace {
@@ -93,22 +95,48 @@ Status PrepareWork(const Case& c, const fs::path& work) {
     m << c.module_text;
     if (!m) return IoError((work / "module.hlo").string() + ": cannot write");
   }
+  // An SPMD case's inputs are device-major: device d's in inputs/<d>/.
+  const int64_t devices = c.mesh.size();
+  const size_t per_device = c.inputs.size() / std::max<int64_t>(devices, 1);
   for (size_t i = 0; i < c.inputs.size(); ++i) {
-    RETURN_IF_ERROR(
-        WriteNpyFile((work / "inputs" / (std::to_string(i) + ".npy")).string(),
-                     c.inputs[i]));
+    fs::path dir = work / "inputs";
+    size_t index = i;
+    if (devices > 1) {
+      dir /= std::to_string(i / per_device);
+      index = i % per_device;
+      fs::create_directories(dir, ec);
+    }
+    RETURN_IF_ERROR(WriteNpyFile(
+        (dir / (std::to_string(index) + ".npy")).string(), c.inputs[i]));
+  }
+  if (devices > 1 && c.inputs.empty()) {
+    for (int64_t d = 0; d < devices; ++d) {
+      fs::create_directories(work / "inputs" / std::to_string(d), ec);
+    }
   }
   return Status();
 }
 
-// Reads out/<i>.npy for the array leaves of the root's shape.
-void ReadOutputs(const Shape& root, const fs::path& out, TargetResult* r) {
+// The case's compile flags, with the mesh of an SPMD case.
+std::vector<std::string> CaseFlags(const Case& c) {
+  std::vector<std::string> flags = c.options.ToFlags();
+  if (c.mesh.size() > 1) flags.push_back("--mesh=" + MeshText(c.mesh));
+  return flags;
+}
+
+// Reads out/<i>.npy for the array leaves of the root's shape; for an
+// SPMD case out/<d>/<i>.npy, device-major.
+void ReadOutputs(const Shape& root, const fs::path& out, int64_t devices,
+                 TargetResult* r) {
   std::vector<Shape> leaves;
   ForEachLeafShape(root, [&](const Shape& s) {
     if (s.IsArray()) leaves.push_back(s);
   });
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    const fs::path p = out / (std::to_string(i) + ".npy");
+  for (size_t k = 0; k < leaves.size() * devices; ++k) {
+    const size_t i = k % leaves.size();
+    const fs::path p =
+        (devices > 1 ? out / std::to_string(k / leaves.size()) : out) /
+        (std::to_string(i) + ".npy");
     StatusOr<Literal> lit = ReadNpyFile(p.string());
     if (!lit.ok()) {
       r->output_error = lit.status().message();
@@ -322,6 +350,28 @@ struct TargetRunner::Worker {
 TargetRunner::TargetRunner(TargetSpec spec) : spec_(std::move(spec)) {}
 TargetRunner::~TargetRunner() = default;
 
+std::string MeshText(const DeviceMesh& mesh) {
+  return std::to_string(mesh.replicas) + "x" + std::to_string(mesh.partitions);
+}
+
+const TargetDescription::Slice& TargetRunner::TargetSlice() {
+  if (slice_) return *slice_;
+  slice_ = TargetDescription::Slice();
+  if (spec_.hloc.empty()) return *slice_;
+  ProcessSpec p;
+  p.argv = {spec_.hloc, "--capabilities"};
+  p.timeout_seconds = spec_.timeout_seconds;
+  p.capture_bytes = kMaxDescriptionBytes;
+  StatusOr<ProcessResult> r = RunProcess(p);
+  if (!r.ok() || r->signal != 0 || r->timed_out || r->exit_code != 0) {
+    return *slice_;
+  }
+  StatusOr<TargetDescription> d =
+      ParseTargetDescriptionText(r->out, "hloc --capabilities");
+  if (d.ok()) slice_ = d->slice;
+  return *slice_;
+}
+
 StatusOr<TargetResult> TargetRunner::Run(const Case& c,
                                          const std::string& work_dir) {
   // A module that does not parse still goes to the target (which judges
@@ -352,7 +402,7 @@ StatusOr<TargetResult> TargetRunner::RunWithRoot(const Case& c,
   if (r.ok()) {
     r->seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (r->status == TargetStatus::kOk) {
-      ReadOutputs(root, fs::path(work_dir) / "out", &*r);
+      ReadOutputs(root, fs::path(work_dir) / "out", c.mesh.size(), &*r);
     }
   }
   return r;
@@ -368,7 +418,7 @@ StatusOr<TargetResult> TargetRunner::RunTwoStep(const Case& c,
   ProcessSpec compile;
   compile.argv = {spec_.hloc, "compile", (work / "module.hlo").string(), "-o",
                   (work / "prog.tpux").string()};
-  for (const std::string& f : c.options.ToFlags()) compile.argv.push_back(f);
+  for (const std::string& f : CaseFlags(c)) compile.argv.push_back(f);
   for (const std::string& f : spec_.extra_compile_flags) {
     compile.argv.push_back(f);
   }
@@ -392,6 +442,10 @@ StatusOr<TargetResult> TargetRunner::RunTwoStep(const Case& c,
               (work / "inputs").string(),
               "--outputs",
               (work / "out").string()};
+  if (c.mesh.size() > 1) {
+    run.argv.push_back("--chips");
+    run.argv.push_back(std::to_string(c.mesh.size()));
+  }
   run.timeout_seconds = Remaining(spec_, start);
   run.capture_bytes = spec_.capture_bytes;
   ASSIGN_OR_RETURN(p, RunProcess(run));
@@ -414,14 +468,18 @@ StatusOr<TargetResult> TargetRunner::RunOneShot(const Case& c,
   const std::string trace = (work / "pass_trace.txt").string();
   ProcessSpec spec;
   spec.argv = {spec_.hlo_run, (work / "module.hlo").string()};
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
+  if (c.mesh.size() > 1) {
+    spec.argv.push_back("--input-dir");
+    spec.argv.push_back((work / "inputs").string());
+  }
+  for (size_t i = 0; i < c.inputs.size() && c.mesh.size() == 1; ++i) {
     spec.argv.push_back("--input");
     spec.argv.push_back(
         (work / "inputs" / (std::to_string(i) + ".npy")).string());
   }
   spec.argv.push_back("--output-dir");
   spec.argv.push_back((work / "out").string());
-  for (const std::string& f : c.options.ToFlags()) spec.argv.push_back(f);
+  for (const std::string& f : CaseFlags(c)) spec.argv.push_back(f);
   for (const std::string& f : spec_.extra_compile_flags) {
     spec.argv.push_back(f);
   }
@@ -470,12 +528,17 @@ StatusOr<TargetResult> TargetRunner::RunServe(const Case& c,
   Json req = Json::MakeObject();
   req["id"] = ++requests_;
   req["module"] = c.module_text;
-  Json::Array inputs;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    inputs.emplace_back(
-        (work / "inputs" / (std::to_string(i) + ".npy")).string());
+  if (c.mesh.size() > 1) {
+    req["input_dir"] = (work / "inputs").string();
+    req["mesh"] = MeshText(c.mesh);
+  } else {
+    Json::Array inputs;
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      inputs.emplace_back(
+          (work / "inputs" / (std::to_string(i) + ".npy")).string());
+    }
+    req["inputs"] = Json(std::move(inputs));
   }
-  req["inputs"] = Json(std::move(inputs));
   req["output_dir"] = (work / "out").string();
   if (!c.options.disable_passes.empty()) {
     Json::Array passes;

@@ -38,6 +38,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,7 @@
 #include "compiler/ir/hlo_module.h"
 #include "compiler/ir/literal.h"
 #include "triage/case/case_bundle.h"
+#include "triage/case/target_description.h"
 #include "triage/case/target_result.h"
 
 namespace trench::hlo_diff {
@@ -65,6 +67,9 @@ struct TargetSpec {
   static TargetSpec FromBinaryDir(const std::string& dir, TargetMode mode);
 };
 
+// "RxP".
+std::string MeshText(const DeviceMesh& mesh);
+
 // Classifies an exit-3 compile error message (see the header comment).
 bool IsCleanCompileRefusal(const std::string& message);
 
@@ -78,7 +83,11 @@ class TargetRunner {
   // program, out/ (outputs, report.json) and pass_trace.txt. Outputs are
   // read as out/<i>.npy for every array leaf of the module's root (a <u2
   // file for a bf16 leaf is bf16 bits); a missing or unreadable one ends
-  // the list and is described in output_error. Target failures are
+  // the list and is described in output_error. An SPMD case (c.mesh of
+  // several devices) runs on a slice: inputs/<d>/<i>.npy, the target's
+  // --mesh RxP flag (tpusim --chips N, hlo-run --input-dir, the serve
+  // request's "mesh" and "input_dir"), outputs out/<d>/<i>.npy read
+  // device-major into TargetResult::outputs. Target failures are
   // results; errors are ours only (IoError for the work directory,
   // Internal when a process cannot be started). A module that does not
   // parse still goes to the target; no outputs are read then.
@@ -92,6 +101,10 @@ class TargetRunner {
   // Changes apply from the next Run (a running worker keeps its flags).
   TargetSpec& mutable_spec() { return spec_; }
 
+  // The slice the target describes (`hloc --capabilities` "slice", asked
+  // once): one chip and no collectives when hloc is not given, fails or
+  // does not say.
+  const TargetDescription::Slice& TargetSlice();
   // Worker restarts so far (serve mode).
   int restarts() const { return restarts_; }
 
@@ -106,6 +119,7 @@ class TargetRunner {
   struct Worker;
   std::unique_ptr<Worker> worker_;
   int restarts_ = 0;
+  std::optional<TargetDescription::Slice> slice_;
   int requests_ = 0;
 };
 

@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "base/sha256.h"
+#include "compiler/ir/collective_groups.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_instruction.h"
 #include "compiler/ir/opcode.h"
 #include "oracle/comparator.h"
 #include "oracle/numerics_contract.h"
+#include "oracle/spmd.h"
 
 namespace trench::hlo_diff {
 namespace {
@@ -82,6 +84,36 @@ std::string MemoryErrorKind(const Json& report) {
     }
   }
   return "";
+}
+
+// Why the target cannot run an SPMD program on `mesh` ("" when it can):
+// a mesh larger than its slice, or device ops (collectives, partition-id,
+// replica-id) its slice does not list.
+std::string SpmdUnsupported(const HloModule& module, const DeviceMesh& mesh,
+                            const TargetDescription::Slice& slice) {
+  const std::string shape = "the case runs on a mesh of " +
+                            std::to_string(mesh.replicas) + " x " +
+                            std::to_string(mesh.partitions) + " devices";
+  if (mesh.size() > slice.chips) {
+    return shape + "; the target runs " +
+           (slice.chips == 1 ? std::string("one device")
+                             : std::to_string(slice.chips) + " devices");
+  }
+  std::set<std::string> missing;
+  for (const HloComputation* comp : module.computations()) {
+    for (const HloInstruction* i : comp->instructions()) {
+      const std::string op(OpcodeName(i->opcode()));
+      if (IsDeviceOp(i->opcode()) &&
+          std::find(slice.collectives.begin(), slice.collectives.end(), op) ==
+              slice.collectives.end()) {
+        missing.insert(op);
+      }
+    }
+  }
+  if (missing.empty()) return "";
+  std::string list;
+  for (const std::string& op : missing) list += (list.empty() ? "" : ", ") + op;
+  return shape + "; the target's slice does not list " + list;
 }
 
 }  // namespace
@@ -167,56 +199,74 @@ StatusOr<Verdict> ComputeVerdict(const Case& c, const HloModule& module,
                                  TargetRunner& runner,
                                  const std::string& work_dir,
                                  const VerdictOptions& options) {
-  if (c.mesh.size() > 1) {
-    // The oracle evaluates SPMD cases (hlo-eval); the target runs one
-    // device, so there is nothing to compare yet.
-    StatusOr<std::vector<std::vector<Literal>>> args =
-        DeviceArguments(module, c);
-    if (!args.ok()) return InvalidInputVerdict(args.status().message());
-    Verdict v;
-    v.case_sha = CaseSha256(c);
-    v.compare = c.options.compare;
-    v.status = VerdictStatus::kTargetUnsupported;
-    v.message = "the case runs on a mesh of " +
-                std::to_string(c.mesh.replicas) + " x " +
-                std::to_string(c.mesh.partitions) +
-                " devices; the target runs one device";
-    v.signature.status = v.status;
-    v.signature.sig = SignatureHash(v.signature);
-    return v;
+  const int64_t devices = c.mesh.size();
+  std::vector<std::vector<Literal>> args;  // By device.
+  if (devices > 1) {
+    StatusOr<std::vector<std::vector<Literal>>> a = DeviceArguments(module, c);
+    if (!a.ok()) return InvalidInputVerdict(a.status().message());
+    args = std::move(a).value();
+  } else {
+    if (Status st = CheckInputs(module, c.inputs); !st.ok()) {
+      return InvalidInputVerdict(st.message());
+    }
+    // The oracle takes one argument per parameter (tuples assembled).
+    args.push_back(ParameterArguments(module, c.inputs));
   }
-  if (Status st = CheckInputs(module, c.inputs); !st.ok()) {
-    return InvalidInputVerdict(st.message());
-  }
-  // The oracle takes one argument per parameter (tuples assembled).
-  const std::vector<Literal> args = ParameterArguments(module, c.inputs);
   Verdict v;
   v.case_sha = CaseSha256(c);
   v.compare = c.options.compare;
+  if (devices > 1) {
+    if (std::string why = SpmdUnsupported(module, c.mesh, runner.TargetSlice());
+        !why.empty()) {
+      v.status = VerdictStatus::kTargetUnsupported;
+      v.message = why;
+      v.signature.status = v.status;
+      v.signature.sig = SignatureHash(v.signature);
+      return v;
+    }
+  }
 
-  // The oracle: nominal values, with bounds under the numerics contract.
+  // The oracle: nominal values, with bounds under the numerics contract;
+  // one per device.
   auto start = Clock::now();
-  std::optional<BoundedResult> bounded;
-  std::optional<Literal> nominal;
+  std::vector<BoundedResult> bounded;
+  std::vector<Literal> nominal;
   Status oracle_status;
   if (c.options.compare == CompareKind::kContract) {
     NumericsOptions no;
     no.evaluator = options.evaluator;
-    StatusOr<BoundedResult> b = EvaluateWithBounds(module, args, no);
+    StatusOr<std::vector<BoundedResult>> b =
+        devices > 1 ? EvaluateSpmdWithBounds(module, args, c.mesh, no)
+                    : [&]() -> StatusOr<std::vector<BoundedResult>> {
+      ASSIGN_OR_RETURN(BoundedResult one,
+                       EvaluateWithBounds(module, args[0], no));
+      std::vector<BoundedResult> all;
+      all.push_back(std::move(one));
+      return all;
+    }();
     if (b.ok()) {
       bounded = std::move(b).value();
       int64_t undetermined = 0;
-      for (const BoundedOutput& o : bounded->outputs) {
-        undetermined += o.undetermined;
+      for (const BoundedResult& r : bounded) {
+        for (const BoundedOutput& o : r.outputs) undetermined += o.undetermined;
       }
       v.oracle.undetermined = undetermined;
     } else {
       oracle_status = b.status();
     }
-  } else {
-    StatusOr<Literal> l = Evaluate(module, args, options.evaluator);
+  } else if (devices > 1) {
+    SpmdOptions so;
+    so.mesh = c.mesh;
+    so.evaluator = options.evaluator;
+    StatusOr<std::vector<Literal>> l = EvaluateSpmd(module, args, so);
     if (l.ok())
       nominal = std::move(l).value();
+    else
+      oracle_status = l.status();
+  } else {
+    StatusOr<Literal> l = Evaluate(module, args[0], options.evaluator);
+    if (l.ok())
+      nominal.push_back(std::move(l).value());
     else
       oracle_status = l.status();
   }
@@ -274,53 +324,72 @@ StatusOr<Verdict> ComputeVerdict(const Case& c, const HloModule& module,
     return finish(VerdictStatus::kTargetUnsupported, t.message);
   }
 
-  // Both ran: compare the target's outputs with the oracle's.
-  const Literal& expected = bounded ? bounded->nominal : *nominal;
-  const int64_t want = ArrayLeafCount(expected.shape());
+  // Both ran: compare the target's outputs with the oracle's, device by
+  // device (device-major leaves); the first device that diverges decides.
+  const int64_t want = ArrayLeafCount(
+      bounded.empty() ? nominal[0].shape() : bounded[0].nominal.shape());
   std::string structure_error = t.output_error;
-  if (structure_error.empty() && int64_t(leaves.size()) != want) {
-    structure_error = "the target wrote " + std::to_string(leaves.size()) +
-                      " outputs, the module has " + std::to_string(want);
+  if (structure_error.empty() && int64_t(leaves.size()) != want * devices) {
+    structure_error =
+        "the target wrote " + std::to_string(leaves.size()) +
+        " outputs, the module has " + std::to_string(want) +
+        (devices > 1 ? " per device on " + std::to_string(devices) + " devices"
+                     : "");
   }
-  int64_t bad_leaf = -1;
+  int64_t bad_leaf = -1, bad_device = -1;
   bool value_mismatch = false;
   if (!structure_error.empty()) {
     v.structure_error = structure_error;
-    bad_leaf = int64_t(leaves.size());
+    bad_leaf = devices > 1 ? int64_t(leaves.size()) % std::max<int64_t>(want, 1)
+                           : int64_t(leaves.size());
     value_mismatch = true;
-  } else {
+  }
+  for (int64_t d = 0; d < devices && structure_error.empty(); ++d) {
+    const Literal& expected = bounded.empty() ? nominal[d] : bounded[d].nominal;
+    std::vector<Literal> mine(
+        std::make_move_iterator(leaves.begin() + d * want),
+        std::make_move_iterator(leaves.begin() + (d + 1) * want));
     size_t next = 0;
-    Literal actual = AssembleLeaves(expected.shape(), leaves, next);
+    Literal actual = AssembleLeaves(expected.shape(), mine, next);
     ComparisonResult cmp =
         c.options.compare == CompareKind::kContract
-            ? CompareWithBounds(actual, *bounded)
+            ? CompareWithBounds(actual, bounded[d])
         : c.options.compare == CompareKind::kNear
             ? CompareLiterals(actual, expected)
             : CompareLiterals(actual, expected, ComparisonOptions::Exact());
-    if (!cmp.structure_error.empty()) {
+    const bool first_bad = bad_device < 0;
+    if (!cmp.structure_error.empty() && first_bad) {
       v.structure_error = cmp.structure_error;
       value_mismatch = true;
     }
     // Indexed as CompareWithBounds indexes its outputs.
     const std::vector<const Literal*> actual_leaves = actual.Leaves();
     for (const OutputComparison& o : cmp.outputs) {
-      if (o.ok()) continue;
+      if (o.ok() || !first_bad) continue;
       if (bad_leaf < 0) bad_leaf = o.index;
       if (!o.shape_error.empty() || o.mismatch_count > 0) value_mismatch = true;
       // Where it differs, for whoever shows the verdict (error_map.h).
-      if (bounded && o.shape_error.empty() &&
+      if (!bounded.empty() && o.shape_error.empty() &&
           static_cast<int>(v.error_maps.size()) < kMaxErrorMaps &&
           o.index >= 0 && o.index < int64_t(actual_leaves.size()) &&
-          o.index < int64_t(bounded->outputs.size())) {
-        const BoundedOutput& b = bounded->outputs[o.index];
+          o.index < int64_t(bounded[d].outputs.size())) {
+        const BoundedOutput& b = bounded[d].outputs[o.index];
         if (std::optional<ErrorMap> m = ErrorMapOf(
                 o.index, *actual_leaves[o.index], b.nominal, b.allowed)) {
           v.error_maps.push_back(std::move(*m));
         }
       }
     }
-    v.outputs = std::move(cmp.outputs);
+    if (first_bad && (bad_leaf >= 0 || value_mismatch)) {
+      bad_device = d;
+      v.outputs = std::move(cmp.outputs);
+    } else if (d == 0) {
+      v.outputs = std::move(cmp.outputs);
+    }
   }
+  const Literal& expected =
+      bounded.empty() ? nominal[std::max<int64_t>(bad_device, 0)]
+                      : bounded[std::max<int64_t>(bad_device, 0)].nominal;
   if (bad_leaf < 0 && !value_mismatch) return finish(VerdictStatus::kPass, "");
   std::vector<const Literal*> exp_leaves;
   for (const Literal* l : expected.Leaves()) {
@@ -336,6 +405,9 @@ StatusOr<Verdict> ComputeVerdict(const Case& c, const HloModule& module,
       value_mismatch ? VerdictStatus::kMismatch : VerdictStatus::kNanMismatch;
   std::string message = "output " + std::to_string(leaf) + " differs";
   if (!structure_error.empty()) message = structure_error;
+  if (devices > 1 && bad_device >= 0) {
+    message = "device " + std::to_string(bad_device) + ": " + message;
+  }
   return finish(status, message);
 }
 

@@ -81,7 +81,11 @@ Json ReachJson(const Shared& s) {
 // has its reach_stop_programs programs and nothing was found.
 void CountReach(Shared& s, const hlo_diff::Case& c,
                 const hlo_diff::Verdict& v) {
-  if (!s.reach || !v.target || v.target->coverage_hits.empty()) return;
+  // Seeds are single-device programs (reach_steering.h mutates those).
+  if (!s.reach || !v.target || v.target->coverage_hits.empty() ||
+      c.mesh.size() > 1) {
+    return;
+  }
   const std::vector<int> ids = s.reach->map().Reached(v.target->coverage_hits);
   const int fresh = s.reach->Add(ids);
   s.steering->Offer(c.module_text, c.inputs, c.origin, ids, fresh);
@@ -132,6 +136,30 @@ StatusOr<GeneratedCase> MakeProgram(const Shared& s, int64_t i,
   }
   if (*from_trace) return s.corpus->Sample(program_seed, o.mutation);
   return GenerateSynthetic(program_seed, o.generator);
+}
+
+// The case of a generated program (an SPMD case for an SPMD program);
+// *module receives its parsed module.
+StatusOr<hlo_diff::Case> CaseOf(GeneratedCase g,
+                                std::unique_ptr<HloModule>* module) {
+  if (g.mesh.size() <= 1) {
+    return hlo_diff::MakeCase(std::move(g.hlo_text), std::move(g.inputs), {},
+                              g.origin, module);
+  }
+  const size_t devices = static_cast<size_t>(g.mesh.size());
+  if (g.inputs.size() % devices != 0) {
+    return Internal("a program for " + std::to_string(devices) +
+                    " devices came with " + std::to_string(g.inputs.size()) +
+                    " inputs");
+  }
+  const size_t per = g.inputs.size() / devices;
+  std::vector<std::vector<Literal>> lists(devices);
+  for (size_t k = 0; k < g.inputs.size(); ++k) {
+    lists[k / per].push_back(std::move(g.inputs[k]));
+  }
+  ASSIGN_OR_RETURN(*module, hlo_diff::ParseCaseModule(g.hlo_text, "program"));
+  return hlo_diff::MakeSpmdCase(std::move(g.hlo_text), g.mesh, std::move(lists),
+                                {}, g.origin);
 }
 
 // The oracle or the target refused the program (not judgeable, but not
@@ -298,11 +326,8 @@ void RunJob(Shared& s, int job) {
     StatusOr<GeneratedCase> g = MakeProgram(s, i, &from_trace);
     const double generate = Since(t0);
     std::unique_ptr<HloModule> module;
-    StatusOr<hlo_diff::Case> c =
-        g.ok()
-            ? hlo_diff::MakeCase(std::move(g->hlo_text), std::move(g->inputs),
-                                 {}, g->origin, &module)
-            : StatusOr<hlo_diff::Case>(g.status());
+    StatusOr<hlo_diff::Case> c = g.ok() ? CaseOf(*std::move(g), &module)
+                                        : StatusOr<hlo_diff::Case>(g.status());
     std::optional<hlo_diff::Verdict> verdict;
     bool unconfirmed = false;  // A timeout there was no time to re-run.
     std::string error;
@@ -520,7 +545,9 @@ StatusOr<CampaignSummary> RunCampaign(const CampaignOptions& options,
   }
   std::optional<TraceCorpus> corpus;
   if (!options.corpus.empty()) {
-    corpus.emplace();
+    TraceCorpusOptions corpus_options;
+    corpus_options.collectives = options.trace_collectives;
+    corpus.emplace(std::move(corpus_options));
     RETURN_IF_ERROR(corpus->Load(options.corpus));
     if (corpus->subgraphs().empty()) {
       return InvalidArgument(

@@ -60,6 +60,9 @@ struct CampaignOptions {
   std::vector<std::string> corpus;
   // Share of programs cut from the corpus (when it is not empty).
   double trace_share = 0.5;
+  // Cuts keep collectives, partition-id and replica-id: SPMD programs on
+  // the trace's mesh scaled down (TraceCorpusOptions::collectives).
+  bool trace_collectives = false;
   GeneratorOptions generator;
   MutationOptions mutation;
   hlo_diff::TargetSpec target;

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "base/subprocess.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/opcode.h"
 #include "triage/case/target_description.h"
@@ -249,6 +250,19 @@ void RegisterFuzzFlags(FlagParser* p, FuzzFlags* f) {
   p->Bool("fail-on-finding", &f->fail_on_finding,
           "fail (hlo-fuzz: exit 10) when anything was\nfound");
   RegisterGeneratorFlags(p, &f->campaign.generator);
+  p->Custom("spmd", "F",
+            "share of synthetic programs that are SPMD\nprograms with "
+            "collectives over a 1x2, 2x1,\n2x2 or 1x4 mesh (default: 0.25 "
+            "when the\ntarget's hloc --capabilities lists\ncollectives, "
+            "else 0)",
+            [f](const std::string& v) -> Status {
+              f->spmd_set = true;
+              return Share(&f->campaign.generator.spmd_share)(v);
+            });
+  p->Switch(
+      "trace-collectives", [f] { f->campaign.trace_collectives = true; },
+      "keep collectives in the corpus' cuts,\nscaling the mesh down "
+      "(default: when the\ntarget lists collectives)");
   RegisterTargetFlags(p, &f->campaign.target);
   p->Group("changed-line reach (a coverage build of the target)");
   p->String("changed-lines", "DIFF", &f->changed_lines,
@@ -262,6 +276,41 @@ void RegisterFuzzFlags(FlagParser* p, FuzzFlags* f) {
             "lines (default 0.5)",
             Share(&f->campaign.steer_share));
   p->Group("");
+}
+
+Status PrepareSpmd(FuzzFlags* f, std::string* note) {
+  note->clear();
+  const std::string& hloc = f->campaign.target.hloc;
+  if (hloc.empty() || !std::filesystem::exists(hloc)) return Status::Ok();
+  hlo_diff::ProcessSpec spec;
+  spec.argv = {hloc, "--capabilities"};
+  spec.timeout_seconds = 30;
+  spec.capture_bytes = hlo_diff::kMaxDescriptionBytes;
+  StatusOr<hlo_diff::ProcessResult> run = hlo_diff::RunProcess(spec);
+  if (!run.ok() || run->exit_code != 0) {
+    *note = "hloc --capabilities failed; programs stay single-device";
+    return Status::Ok();
+  }
+  ASSIGN_OR_RETURN(
+      hlo_diff::TargetDescription d,
+      hlo_diff::ParseTargetDescriptionText(run->out, "hloc --capabilities"));
+  const std::vector<std::string>& ops = d.slice.collectives;
+  if (ops.empty()) return Status::Ok();
+  if (d.slice.chips < 4) {
+    // The generator's meshes have up to 4 devices; the target would
+    // refuse the larger ones.
+    *note = "the target lists collectives on " + std::to_string(d.slice.chips) +
+            " chips; programs stay single-device (meshes need 4)";
+    return Status::Ok();
+  }
+  if (!f->spmd_set) f->campaign.generator.spmd_share = kDefaultSpmdShare;
+  f->campaign.trace_collectives = true;
+  std::string list;
+  for (const std::string& op : ops) list += (list.empty() ? "" : ",") + op;
+  *note = "the target runs collectives (" + list +
+          "): " + std::to_string(f->campaign.generator.spmd_share) +
+          " of the synthetic programs are SPMD; trace cuts keep collectives";
+  return Status::Ok();
 }
 
 Status PrepareReach(FuzzFlags* f, std::string* note) {

@@ -5,6 +5,7 @@
 //   [--focus ops:a,b | passes:p,q | a,b] [--out DIR] [--seed N]
 //   [--max-programs N] [--linger T] [--instructions N] [--dtypes f32,bf16,...]
 //   [--trace-share F] [--special-values F] [--zero-dims F] [--long-rows F]
+//   [--spmd F] [--trace-collectives]
 //   [--generator-options FILE.json]
 //   [--target serve|hlo-run|hloc-tpusim] [--hlo-run P] [--hloc P]
 //   [--tpusim P] [--timeout S] [--target-flag F ...]
@@ -34,7 +35,13 @@ struct FuzzFlags {
   // --changed-lines: a unified diff (the commit's) whose added lines the
   // campaign measures its reach on (PrepareReach).
   std::string changed_lines;
+  // --spmd was given (PrepareSpmd then keeps its share).
+  bool spmd_set = false;
 };
+
+// The share of SPMD programs when the target runs collectives and --spmd
+// was not given.
+inline constexpr double kDefaultSpmdShare = 0.25;
 
 // hlo-fuzz's usage line. With no argument a campaign does not start: a
 // run with every default needs one flag (e.g. --budget 60s).
@@ -66,6 +73,16 @@ void RegisterFuzzFlags(FlagParser* p, FuzzFlags* f);
 // IoError/InvalidArgument for an unreadable or malformed diff, and
 // InvalidArgument for a coverage campaign not in serve mode.
 Status PrepareReach(FuzzFlags* f, std::string* note);
+
+// Asks the target what it runs (`hloc --capabilities`, the hloc of
+// f->campaign.target, read by hlo_diff::ParseTargetDescriptionText): when
+// its "slice" lists collectives on at least 4 chips, a share of the
+// synthetic programs are SPMD (--spmd, else kDefaultSpmdShare) and trace
+// cuts keep collectives (CampaignOptions::trace_collectives); *note says
+// so. No hloc binary, a failing one, or no "slice" leaves the flags as they
+// are (a note for the failure). Errors: InvalidArgument for a malformed
+// description.
+Status PrepareSpmd(FuzzFlags* f, std::string* note);
 
 // Parses a duration: "90", "90s", "1.5m", "2h". InvalidArgument otherwise.
 StatusOr<double> ParseDuration(const std::string& text);

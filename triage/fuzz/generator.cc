@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <set>
 
+#include "compiler/ir/collective_groups.h"
 #include "compiler/ir/hlo_parser.h"
 #include "compiler/ir/random_inputs.h"
 #include "compiler/ir/verifier.h"
 #include "triage/case/target_description.h"
+#include "triage/fuzz/collective_scale.h"
 #include "triage/fuzz/generator_internal.h"
 #include "triage/fuzz/size_boundaries.h"
 
@@ -23,7 +25,8 @@ struct OpInfo {
 };
 
 // The catalogue: every op the oracle evaluates that a random program can
-// use meaningfully (no tokens, no rng, no collectives).
+// use meaningfully (no tokens, no rng). The "collective" group (last, so
+// that single-device programs draw as before) only in SPMD programs.
 const std::vector<OpInfo>& Catalogue() {
   static const auto* ops = new std::vector<OpInfo>{
       {O::kAbs, "elementwise_unary"},
@@ -103,6 +106,13 @@ const std::vector<OpInfo>& Catalogue() {
       {O::kFusion, "control"},
       {O::kOptimizationBarrier, "control"},
       {O::kConstant, "constant"},
+      {O::kAllReduce, "collective"},
+      {O::kAllGather, "collective"},
+      {O::kReduceScatter, "collective"},
+      {O::kAllToAll, "collective"},
+      {O::kCollectivePermute, "collective"},
+      {O::kPartitionId, "collective"},
+      {O::kReplicaId, "collective"},
   };
   return *ops;
 }
@@ -125,15 +135,35 @@ bool Emit(internal::Gen& g, HloOpcode op, const std::string& group) {
   if (group == "control" || group == "constant") {
     return internal::EmitControl(g, op);
   }
+  if (group == "collective") return internal::EmitCollective(g, op);
   return internal::EmitElementwise(g, op);
 }
 
 }  // namespace
 
+uint64_t DeviceSeed(uint64_t seed, int64_t device) {
+  return device == 0
+             ? seed
+             : seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(device));
+}
+
 const std::vector<HloOpcode>& SyntheticOps() {
   static const auto* ops = [] {
     auto* v = new std::vector<HloOpcode>;
-    for (const OpInfo& i : Catalogue()) v->push_back(i.op);
+    for (const OpInfo& i : Catalogue()) {
+      if (std::string_view(i.group) != "collective") v->push_back(i.op);
+    }
+    return v;
+  }();
+  return *ops;
+}
+
+const std::vector<HloOpcode>& SpmdOps() {
+  static const auto* ops = [] {
+    auto* v = new std::vector<HloOpcode>;
+    for (const OpInfo& i : Catalogue()) {
+      if (std::string_view(i.group) == "collective") v->push_back(i.op);
+    }
     return v;
   }();
   return *ops;
@@ -175,6 +205,7 @@ bool OracleEvaluates(HloOpcode op) {
       break;
   }
   if (IsElementwise(op)) return true;
+  if (IsDeviceOp(op)) return false;  // On a mesh only (oracle/spmd.h).
   return OpGroup(op) != "";
 }
 
@@ -208,6 +239,7 @@ Json GeneratorOptions::ToJson() const {
     j["large_attributes"] = std::move(a);
   }
   j["sibling_probability"] = sibling_probability;
+  j["spmd_share"] = spmd_share;
   j["edge_operands"] = edge_operands;
   j["edge_constants"] = edge_constants;
   j["edge_inputs"] = edge_inputs;
@@ -260,6 +292,7 @@ StatusOr<GeneratorOptions> GeneratorOptions::FromJson(const Json& j) {
     }
   }
   RETURN_IF_ERROR(get_double("sibling_probability", o.sibling_probability));
+  RETURN_IF_ERROR(get_double("spmd_share", o.spmd_share));
   RETURN_IF_ERROR(get_double("edge_operands", o.edge_operands));
   RETURN_IF_ERROR(get_double("edge_constants", o.edge_constants));
   RETURN_IF_ERROR(get_double("edge_inputs", o.edge_inputs));
@@ -386,6 +419,21 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
   const GeneratorOptions& o = streamed.empty() ? options : large;
   internal::Gen g(seed, o);
   if (g.dtypes.empty()) return InvalidArgument("generator options: no dtype");
+  // SPMD programs: also drawn from a stream of their own; a focus on
+  // collectives alone makes every program one.
+  const bool collective_focus =
+      !options.focus.empty() &&
+      std::all_of(options.focus.begin(), options.focus.end(),
+                  [](const std::string& f) {
+                    const auto op = OpcodeFromName(f);
+                    return f == "collective" || (op && IsDeviceOp(*op));
+                  });
+  if (Rng pick(seed ^ 0x510e527fade682d1ull);
+      streamed.empty() &&
+      (collective_focus || pick.Chance(options.spmd_share))) {
+    static const DeviceMesh kMeshes[] = {{1, 2}, {2, 1}, {2, 2}, {1, 4}};
+    g.mesh = kMeshes[pick.Uniform(0, 3)];
+  }
 
   std::vector<double> weights;
   for (const OpInfo& i : Catalogue()) {
@@ -396,6 +444,9 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
     }
     if (auto it = options.weights.find(name); it != options.weights.end()) {
       w = it->second;
+    }
+    if (std::string_view(i.group) == "collective" && g.mesh.size() <= 1) {
+      w = 0;
     }
     if (!options.focus.empty() &&
         std::find_if(options.focus.begin(), options.focus.end(),
@@ -433,6 +484,10 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
     }
     // Nothing fitted the values at hand: more material for the next op.
     if (!emitted) fresh_param();
+  }
+  // An SPMD program exchanges data at least once.
+  if (g.mesh.size() > 1 && g.collectives == 0) {
+    internal::EmitCollective(g, O::kAllReduce);
   }
   // The root: the reserved outputs and every value nobody reads (at most
   // 16, most recent first), so that no generated instruction is dead.
@@ -485,6 +540,25 @@ StatusOr<GeneratedCase> GenerateSynthetic(uint64_t seed,
       which.push_back(i);
     }
     c.origin["special_values"] = which;
+  }
+  if (g.mesh.size() > 1) {
+    if (Status s = CheckCollectives(*module, g.mesh); !s.ok()) {
+      return Internal(
+          "generator (seed " + std::to_string(seed) +
+          ") produced collectives that do not fit its mesh: " + s.message());
+    }
+    c.mesh = g.mesh;
+    for (int64_t d = 1; d < g.mesh.size(); ++d) {
+      const uint64_t ds = DeviceSeed(seed, d);
+      std::vector<Literal> args =
+          RandomArguments(*module->entry_computation(), ds);
+      if (!g.edge_params.empty()) internal::FillEdgeInputs(g, ds, args);
+      if (g.special) internal::SprinkleSpecialValues(ds, args);
+      for (Literal& l : args) c.inputs.push_back(std::move(l));
+    }
+    c.origin["mesh"] = Json::MakeObject();
+    c.origin["mesh"]["replicas"] = g.mesh.replicas;
+    c.origin["mesh"]["partitions"] = g.mesh.partitions;
   }
   return c;
 }

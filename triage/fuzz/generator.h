@@ -49,6 +49,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
+#include "compiler/ir/collective_groups.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/hlo_module.h"
 #include "compiler/ir/literal.h"
@@ -59,10 +60,14 @@ namespace trench::fuzz {
 // A program with its inputs. `origin` records where it came from (goes
 // into case.json as is): {"kind":"synthetic","seed":S,"options":{...}} or
 // {"kind":"trace",...} (trace_corpus.h).
+// An SPMD program (mesh of more than one device) holds the inputs of every
+// device, device-major: device d's are inputs[d * L, (d + 1) * L), L the
+// entry's parameter leaves (hlo_diff::Case's layout).
 struct GeneratedCase {
   std::string hlo_text;
   std::vector<Literal> inputs;
   Json origin;
+  DeviceMesh mesh;  // 1 x 1: a single-device program.
 };
 
 struct GeneratorOptions {
@@ -135,6 +140,16 @@ struct GeneratorOptions {
   // and on a slice of x shaped like the reduce result, all outputs of the
   // program (the pattern XLA's multi-output fusion targets).
   double sibling_probability = 0.3;
+  // Share of programs that are SPMD: they run on a mesh of 1x2, 2x1, 2x2
+  // or 1x4 devices (origin["mesh"]), each device with inputs of its own
+  // (RandomArguments with DeviceSeed(seed, d)), and draw the "collective"
+  // group too (SpmdOps(): all-reduce, all-gather, reduce-scatter,
+  // all-to-all, collective-permute over every group mode and both
+  // replica_groups forms, partition-id, replica-id) in the entry, at least
+  // one collective each. The choice comes from the seed alone, so other
+  // programs stay as they were; a focus on collectives alone makes every
+  // program SPMD. CheckCollectives (collective_scale.h) holds for them.
+  double spmd_share = 0;
   // Interesting values (interesting_values.h; finite ones only unless the
   // program is about special values or allow_nonfinite):
   // - edge_operands: probability (doubled in special-value programs,
@@ -167,10 +182,15 @@ struct GeneratorOptions {
 
 // The opcodes GenerateSynthetic can draw, in a fixed order.
 const std::vector<HloOpcode>& SyntheticOps();
+// The device ops SPMD programs draw besides SyntheticOps() (group
+// "collective").
+const std::vector<HloOpcode>& SpmdOps();
+// The input seed of device d of an SPMD program of `seed` (d = 0: seed).
+uint64_t DeviceSeed(uint64_t seed, int64_t device);
 // The group of a synthetic op: "elementwise_unary", "transcendental",
 // "elementwise_binary", "compare", "select", "clamp", "convert",
 // "data_movement", "indexing", "reduction", "contraction", "control",
-// "constant".
+// "constant", "collective".
 std::string OpGroup(HloOpcode op);
 // pred s8 s16 s32 s64 u8 u16 u32 u64 f16 bf16 f32 f64 c64 c128.
 const std::vector<PrimitiveType>& AllDtypes();

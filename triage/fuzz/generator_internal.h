@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/collective_groups.h"
 #include "triage/fuzz/generator.h"
 #include "triage/fuzz/interesting_values.h"
 #include "triage/fuzz/program_builder.h"
@@ -44,6 +45,11 @@ class Gen {
   bool special = false;
   // Building a kLoop fusion body: elementwise ops only.
   bool loop_fusion_body = false;
+  // The devices an SPMD program runs on (1 x 1: a single-device program),
+  // the channel_ids handed out and the collectives emitted so far.
+  DeviceMesh mesh;
+  int64_t channels = 0;
+  int collectives = 0;
 
   // Extents around the tiling / VMEM boundaries (PickDim's stress sizes),
   // split at 128 so that small ones stay common.
@@ -182,6 +188,15 @@ bool EmitIndexing(Gen& g, HloOpcode op);      // generator_data.cc
 bool EmitReduction(Gen& g, HloOpcode op);     // generator_reduce.cc
 bool EmitContraction(Gen& g, HloOpcode op);   // generator_reduce.cc
 bool EmitControl(Gen& g, HloOpcode op);       // generator_control.cc
+// A collective, partition-id or replica-id over g.mesh, in the entry of an
+// SPMD program only (false elsewhere). generator_collectives.cc.
+bool EmitCollective(Gen& g, HloOpcode op);
+// A reduction op for type t ("add", "maximum", ...); x tamed so that
+// combining n elements with `op` cannot overflow; the bound after that.
+// generator_reduce.cc.
+std::string PickReducer(Gen& g, PrimitiveType t);
+Value TameFor(Gen& g, const Value& x, const std::string& op, double n);
+double BoundAfter(const std::string& op, double b, double n);
 // In a called computation: x - broadcast(reduce(x)) over x's trailing
 // dims with add/max/min (the softmax / norm pattern); false if no value
 // fits. generator_reduce.cc.

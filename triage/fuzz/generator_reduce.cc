@@ -7,10 +7,39 @@
 #include "triage/fuzz/generator_internal.h"
 
 namespace trench::fuzz::internal {
-namespace {
 
 using O = HloOpcode;
 using P = PrimitiveType;
+
+std::string PickReducer(Gen& g, P t) {
+  std::vector<std::string> ops;
+  if (t == P::PRED)
+    ops = {"and", "or", "maximum", "minimum"};
+  else if (IsComplex(t))
+    ops = {"add"};
+  else if (IsFloat(t))
+    ops = {"add", "add", "maximum", "minimum", "multiply"};
+  else
+    ops = {"add", "maximum", "minimum", "multiply", "and", "or", "xor"};
+  return g.rng.Pick(ops);
+}
+
+// Tames x for `op` combining n elements.
+Value TameFor(Gen& g, const Value& x, const std::string& op, double n) {
+  const double lim = Limit(x.shape.element_type());
+  if (op == "add") return g.Tame(x, lim / (2 * n));
+  if (op == "multiply")
+    return g.Tame(x, std::max(1.0, std::pow(lim, 1 / n) / 2));
+  return x;
+}
+
+double BoundAfter(const std::string& op, double b, double n) {
+  if (op == "add") return b * n;
+  if (op == "multiply") return std::pow(std::max(b, 1.0), n);
+  return b;
+}
+
+namespace {
 
 int64_t Product(const std::vector<int64_t>& d) {
   int64_t p = 1;
@@ -67,34 +96,6 @@ std::string InitText(const std::string& op, P t, bool finite) {
     return std::to_string(max ? lo : -(lo + 1));
   }
   return ScalarText(t, max ? Lowest(t) : -Lowest(t));
-}
-
-std::string PickReducer(Gen& g, P t) {
-  std::vector<std::string> ops;
-  if (t == P::PRED)
-    ops = {"and", "or", "maximum", "minimum"};
-  else if (IsComplex(t))
-    ops = {"add"};
-  else if (IsFloat(t))
-    ops = {"add", "add", "maximum", "minimum", "multiply"};
-  else
-    ops = {"add", "maximum", "minimum", "multiply", "and", "or", "xor"};
-  return g.rng.Pick(ops);
-}
-
-// Tames x for `op` combining n elements.
-Value TameFor(Gen& g, const Value& x, const std::string& op, double n) {
-  const double lim = Limit(x.shape.element_type());
-  if (op == "add") return g.Tame(x, lim / (2 * n));
-  if (op == "multiply")
-    return g.Tame(x, std::max(1.0, std::pow(lim, 1 / n) / 2));
-  return x;
-}
-
-double BoundAfter(const std::string& op, double b, double n) {
-  if (op == "add") return b * n;
-  if (op == "multiply") return std::pow(std::max(b, 1.0), n);
-  return b;
 }
 
 Value Init(Gen& g, P t, const std::string& text) {

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/ir/collective_groups.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/opcode.h"
 #include "compiler/ir/verifier.h"
@@ -150,13 +151,41 @@ Subgraph BuildSubgraph(const HloModule& module, const HloComputation& comp,
   return sg;
 }
 
-// Scales `sg` in place to arrays of at most max_elements; false if no
-// scaling works (sg unchanged).
-bool ScaleInto(Subgraph& sg, int64_t max_elements) {
-  auto scaled = ScaleShapes(*sg.module, max_elements);
+bool HasDeviceOps(const HloModule& m) {
+  for (const HloComputation* c : m.computations()) {
+    for (const HloInstruction* i : c->instructions()) {
+      if (IsDeviceOp(i->opcode())) return true;
+    }
+  }
+  return false;
+}
+
+// Scales `sg` in place to arrays of at most max_elements and, when it has
+// device ops, from mesh `trace` to at most max_devices devices; false if
+// no scaling works (sg unchanged).
+bool ScaleInto(Subgraph& sg, int64_t max_elements, const DeviceMesh& trace,
+               int64_t max_devices) {
+  if (!HasDeviceOps(*sg.module)) {
+    auto scaled = ScaleShapes(*sg.module, max_elements);
+    if (!scaled.ok()) return false;
+    sg.module = std::move(scaled->module);
+    sg.scale_factor = scaled->factor;
+    return true;
+  }
+  const DeviceMesh mesh = fuzz::ScaledMesh(trace, max_devices);
+  std::unique_ptr<HloModule> m = sg.module->Clone();
+  ScaleConstraints c;
+  if (!fuzz::ScaleCollectiveGroups(m.get(), mesh, &c.ratios).ok()) {
+    return false;
+  }
+  c.check = [mesh](const HloModule& scaled) {
+    return fuzz::CheckCollectives(scaled, mesh);
+  };
+  auto scaled = ScaleShapes(*m, max_elements, c);
   if (!scaled.ok()) return false;
   sg.module = std::move(scaled->module);
   sg.scale_factor = scaled->factor;
+  sg.mesh = mesh;
   return true;
 }
 
@@ -167,14 +196,17 @@ bool ScaleInto(Subgraph& sg, int64_t max_elements) {
 // compute are left out.
 void CutScaled(const HloModule& module, const HloComputation& comp,
                const std::vector<const HloInstruction*>& piece,
-               int64_t max_elements, CutResult& result) {
+               const SubgraphOptions& options, const DeviceMesh& trace,
+               CutResult& result) {
+  const int64_t max_elements = options.max_elements;
   if (std::none_of(piece.begin(), piece.end(), [](const HloInstruction* i) {
         return !IsAliasOnly(i->opcode());
       })) {
     return;
   }
   Subgraph sg = BuildSubgraph(module, comp, piece);
-  if (sg.verified.ok() && ScaleInto(sg, max_elements)) {
+  if (sg.verified.ok() &&
+      ScaleInto(sg, max_elements, trace, options.max_devices)) {
     result.subgraphs.push_back(std::move(sg));
     return;
   }
@@ -183,9 +215,9 @@ void CutScaled(const HloModule& module, const HloComputation& comp,
     return;
   }
   const size_t half = piece.size() / 2;
-  CutScaled(module, comp, {piece.begin(), piece.begin() + half}, max_elements,
+  CutScaled(module, comp, {piece.begin(), piece.begin() + half}, options, trace,
             result);
-  CutScaled(module, comp, {piece.begin() + half, piece.end()}, max_elements,
+  CutScaled(module, comp, {piece.begin() + half, piece.end()}, options, trace,
             result);
 }
 
@@ -227,6 +259,7 @@ StatusOr<CutResult> CutSubgraphs(const HloModule& module,
     return InvalidArgument("subgraph: module has no entry computation");
   }
   CutResult result;
+  const DeviceMesh trace = fuzz::TraceMesh(module);
   for (const HloComputation* comp : CutComputations(module)) {
     const std::vector<HloInstruction*> order = comp->MakeInstructionPostOrder();
     std::unordered_map<const HloInstruction*, int64_t> pos;
@@ -276,8 +309,10 @@ StatusOr<CutResult> CutSubgraphs(const HloModule& module,
         if (!computes) continue;
         if (options.max_elements <= 0) {
           result.subgraphs.push_back(BuildSubgraph(module, *comp, piece));
+          Subgraph& sg = result.subgraphs.back();
+          if (HasDeviceOps(*sg.module)) sg.mesh = trace;
         } else {
-          CutScaled(module, *comp, piece, options.max_elements, result);
+          CutScaled(module, *comp, piece, options, trace, result);
         }
       }
     }

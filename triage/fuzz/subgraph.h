@@ -48,6 +48,7 @@
 #include "base/status.h"
 #include "compiler/ir/hlo_instruction.h"
 #include "compiler/ir/hlo_module.h"
+#include "triage/fuzz/collective_scale.h"
 
 namespace trench {
 
@@ -61,6 +62,14 @@ struct SubgraphOptions {
   // Largest array (elements) of a subgraph module; larger ones are scaled
   // (see the file comment). 0: no limit, shapes are kept.
   int64_t max_elements = 0;
+  // Devices of the mesh a subgraph with device ops (collectives,
+  // partition-id, replica-id; kept when the predicate accepts them) is
+  // scaled to, with its shapes (collective_scale.h: the trace's mesh,
+  // TraceMesh, becomes ScaledMesh(mesh, max_devices), groups and pairs
+  // are rewritten for it, all-gather and reduce-scatter sizes follow the
+  // new group sizes, and CheckCollectives must hold). Only with
+  // max_elements > 0; otherwise such a subgraph keeps the trace's mesh.
+  int64_t max_devices = 4;
 };
 
 struct Subgraph {
@@ -76,6 +85,9 @@ struct Subgraph {
   Status verified;
   // The ScaleShapes factor applied to the module (1: trace shapes).
   int64_t scale_factor = 1;
+  // The devices it runs on: 1 x 1 unless it holds device ops (an SPMD
+  // program; see SubgraphOptions::max_devices).
+  DeviceMesh mesh;
 };
 
 struct CutResult {
@@ -140,12 +152,24 @@ struct ScaledModule {
   int64_t factor = 1;  // 1: every array was already within the limit.
 };
 
+// What a scaling must also respect (a mesh-scaled module's collectives):
+// each ratio's large size takes the factor g(small) * ratio (an all-gather
+// whose group shrank; f = 1 is then tried first, since the shapes change
+// even within the limit), and `check` (when set) must accept the scaled
+// module besides VerifyModule.
+struct ScaleConstraints {
+  std::vector<fuzz::SizeRatio> ratios;
+  std::function<Status(const HloModule&)> check;
+};
+
 // The mildest scaling (f = 2, 4, ..., kMaxScaleFactor) of a copy of
 // `module` in which every array has at most `max_elements` elements and
-// which VerifyModule accepts. Errors: FailedPrecondition (with the last
-// verifier message) when no factor works. `module` is unchanged.
+// which VerifyModule (and constraints.check) accepts. Errors:
+// FailedPrecondition (with the last verifier message) when no factor
+// works. `module` is unchanged.
 StatusOr<ScaledModule> ScaleShapes(const HloModule& module,
-                                   int64_t max_elements);
+                                   int64_t max_elements,
+                                   const ScaleConstraints& constraints = {});
 
 // True if the result and every operand of `instr` (each array leaf) has at
 // most `max_elements` elements.

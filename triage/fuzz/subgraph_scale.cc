@@ -294,32 +294,55 @@ int64_t LargestScaledArray(const HloModule& m, const SizeMap& map) {
 
 }  // namespace
 
+// Gives each ratio's large size the factor g(small) * ratio; false when
+// that factor does not divide it.
+bool ApplyRatios(SizeMap& map, const std::vector<fuzz::SizeRatio>& ratios) {
+  for (const fuzz::SizeRatio& r : ratios) {
+    const int64_t g = map.factor(r.small) * r.ratio;
+    if (g < 1 || r.large % g != 0) return false;
+    map.g[r.large] = g;
+  }
+  for (const fuzz::SizeRatio& r : ratios) {
+    if (map.factor(r.large) != map.factor(r.small) * r.ratio) return false;
+  }
+  return true;
+}
+
 StatusOr<ScaledModule> ScaleShapes(const HloModule& module,
-                                   int64_t max_elements) {
-  if (LargestArray(module) <= max_elements) {
-    return ScaledModule{module.Clone(), 1};
+                                   int64_t max_elements,
+                                   const ScaleConstraints& constraints) {
+  const bool ratios = !constraints.ratios.empty();
+  if (!ratios && LargestArray(module) <= max_elements) {
+    std::unique_ptr<HloModule> m = module.Clone();
+    if (constraints.check) {
+      if (Status c = constraints.check(*m); !c.ok()) {
+        return FailedPrecondition("subgraph: " + c.message());
+      }
+    }
+    return ScaledModule{std::move(m), 1};
   }
   const std::vector<ReshapeGroup> groups = ReshapeGroups(module);
   std::string last = "no factor brings every array within the limit";
   // Large sizes only first; when no factor fits that way, small ones too,
   // each by as much of f as it can take.
   for (const int64_t min_dim : {kMinScaledDim, kMinScaledDimLastResort}) {
-    for (int64_t f = 2; f <= kMaxScaleFactor; f *= 2) {
+    for (int64_t f = ratios ? 1 : 2; f <= kMaxScaleFactor; f *= 2) {
       // The balanced scheme first; when the module it makes does not
       // verify (a size relation other than a reshape's, e.g. a concatenate
       // of sizes it scales differently), the conservative one.
       for (const bool balanced : {true, false}) {
         if (!balanced && groups.empty()) break;
-        const std::optional<SizeMap> chosen =
-            MapFor(groups, f, min_dim, balanced);
-        if (!chosen) continue;
+        std::optional<SizeMap> chosen = MapFor(groups, f, min_dim, balanced);
+        if (!chosen || !ApplyRatios(*chosen, constraints.ratios)) continue;
         const SizeMap& map = *chosen;
         // Factors too mild for the limit are skipped without a copy.
         if (LargestScaledArray(module, map) > max_elements) continue;
         std::unique_ptr<HloModule> m = module.Clone();
         for (HloComputation* c : m->computations()) ScaleComputation(*c, map);
         if (LargestArray(*m) > max_elements) continue;
-        if (Status v = VerifyModule(*m); !v.ok()) {
+        Status v = VerifyModule(*m);
+        if (v.ok() && constraints.check) v = constraints.check(*m);
+        if (!v.ok()) {
           last = "scaled by " + std::to_string(f) + ": " + v.message();
           continue;
         }

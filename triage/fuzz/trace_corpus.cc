@@ -12,6 +12,7 @@
 #include "compiler/ir/random_inputs.h"
 #include "compiler/ir/verifier.h"
 #include "triage/case/case_bundle.h"
+#include "triage/fuzz/collective_scale.h"
 #include "triage/fuzz/mutate.h"
 
 namespace trench::fuzz {
@@ -38,12 +39,13 @@ bool ComputationEvaluates(const HloComputation& c, int depth) {
   return true;
 }
 
-bool DefaultSupported(const HloInstruction& i) {
+bool DefaultSupported(const HloInstruction& i, bool collectives) {
   const O op = i.opcode();
   if (op == O::kAfterAll || op == O::kAddDependency || op == O::kParameter) {
     return false;
   }
-  if (!OracleEvaluates(op) || HasToken(i.shape())) return false;
+  const bool evaluates = OracleEvaluates(op) || (collectives && IsDeviceOp(op));
+  if (!evaluates || HasToken(i.shape())) return false;
   for (const HloInstruction* o : i.operands()) {
     if (HasToken(o->shape())) return false;
   }
@@ -74,6 +76,22 @@ std::string ReadFile(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// The mesh and the groups and pairs of the device ops (Canonical drops
+// attributes kept verbatim); "" for a single-device module.
+std::string MeshKey(const HloModule& m, const DeviceMesh& mesh) {
+  if (mesh.size() <= 1) return "";
+  std::string key = "\nmesh " + std::to_string(mesh.replicas) + "x" +
+                    std::to_string(mesh.partitions);
+  for (const HloComputation* c : m.MakeComputationPostOrder()) {
+    for (const HloInstruction* i : c->MakeInstructionPostOrder()) {
+      for (const char* k : {"replica_groups", "source_target_pairs"}) {
+        if (const std::string* v = i->attrs().FindRaw(k)) key += " " + *v;
+      }
+    }
+  }
+  return key;
 }
 
 // The value of key="..." inside a metadata={...} text, or "".
@@ -174,7 +192,12 @@ std::vector<Literal> TraceInputs(const HloModule& module, uint64_t seed) {
 
 TraceCorpus::TraceCorpus(TraceCorpusOptions options)
     : options_(std::move(options)) {
-  if (!options_.supported) options_.supported = DefaultSupported;
+  if (!options_.supported) {
+    options_.supported = [collectives =
+                              options_.collectives](const HloInstruction& i) {
+      return DefaultSupported(i, collectives);
+    };
+  }
 }
 
 Status TraceCorpus::Load(const std::vector<std::string>& paths) {
@@ -216,6 +239,7 @@ Status TraceCorpus::LoadText(std::string_view text, const std::string& file) {
     SubgraphOptions so;
     so.max_instructions = options_.max_instructions;
     so.max_elements = options_.max_elements;
+    so.max_devices = options_.max_devices;
     auto cut = CutSubgraphs(**m, options_.supported, so);
     if (!cut.ok()) {
       stats_.failures.push_back(file + ": " + cut.status().message());
@@ -224,7 +248,8 @@ Status TraceCorpus::LoadText(std::string_view text, const std::string& file) {
     stats_.unscalable += cut->unscalable;
     for (Subgraph& sg : cut->subgraphs) {
       if (!sg.verified.ok() || sg.instructions.empty()) continue;
-      std::string key = Canonical(*sg.module);
+      // Up to names, but with the mesh and the device ops' groups.
+      std::string key = Canonical(*sg.module) + MeshKey(*sg.module, sg.mesh);
       auto it = std::lower_bound(seen_.begin(), seen_.end(), key);
       if (it != seen_.end() && *it == key) {
         ++stats_.duplicates;
@@ -236,6 +261,7 @@ Status TraceCorpus::LoadText(std::string_view text, const std::string& file) {
       t.computation = sg.computation;
       t.root = sg.instructions.back();
       t.scale = sg.scale_factor;
+      t.mesh = sg.mesh;
       t.module = std::move(sg.module);
       indices.push_back(subgraphs_.size());
       subgraphs_.push_back(std::move(t));
@@ -291,7 +317,8 @@ StatusOr<GeneratedCase> TraceCorpus::Sample(
       m = std::move(backup);
       continue;
     }
-    if (!VerifyModule(*m).ok()) {
+    if (!VerifyModule(*m).ok() ||
+        (sg.mesh.size() > 1 && !CheckCollectives(*m, sg.mesh).ok())) {
       m = std::move(backup);
       continue;
     }
@@ -302,6 +329,12 @@ StatusOr<GeneratedCase> TraceCorpus::Sample(
   ASSIGN_OR_RETURN(std::unique_ptr<HloModule> parsed,
                    ParseGenerated(c.hlo_text, "trace sample", seed));
   c.inputs = TraceInputs(*parsed, seed);
+  c.mesh = sg.mesh;
+  for (int64_t d = 1; d < sg.mesh.size(); ++d) {
+    for (Literal& l : TraceInputs(*parsed, DeviceSeed(seed, d))) {
+      c.inputs.push_back(std::move(l));
+    }
+  }
   c.origin = Json::MakeObject();
   c.origin["kind"] = "trace";
   c.origin["file"] = sg.file;
@@ -312,6 +345,11 @@ StatusOr<GeneratedCase> TraceCorpus::Sample(
   c.origin["seed"] = seed;
   c.origin["options"] = options.ToJson();
   c.origin["metadata"] = Metadata(*m);
+  if (sg.mesh.size() > 1) {
+    c.origin["mesh"] = Json::MakeObject();
+    c.origin["mesh"]["replicas"] = sg.mesh.replicas;
+    c.origin["mesh"]["partitions"] = sg.mesh.partitions;
+  }
   return c;
 }
 

@@ -43,6 +43,13 @@ struct TraceCorpusOptions {
   CanRunPredicate supported;
   int64_t max_elements = 1 << 14;  // Per array after scaling.
   int64_t max_instructions = 64;   // Per subgraph.
+  // The default predicate also accepts collectives, partition-id and
+  // replica-id: subgraphs holding them are SPMD programs on the trace's
+  // mesh scaled to at most max_devices devices (SubgraphOptions), sampled
+  // with inputs per device (TraceInputs with DeviceSeed(seed, d)) and
+  // origin["mesh"]; mutations must keep CheckCollectives.
+  bool collectives = false;
+  int64_t max_devices = 4;
 };
 
 struct MutationOptions {
@@ -62,6 +69,7 @@ struct TraceSubgraph {
   std::string computation;  // The cut computation.
   std::string root;         // Last original instruction of the subgraph.
   int64_t scale = 1;        // ScaleShapes factor.
+  DeviceMesh mesh;          // 1 x 1 unless it holds device ops.
   std::unique_ptr<HloModule> module;
 };
 

@@ -178,6 +178,7 @@ std::unique_ptr<ReductionPass> MakeRewireUsesPass();
 std::unique_ptr<ReductionPass> MakeInlineCallsPass();
 std::unique_ptr<ReductionPass> MakeUnfusePass();
 std::unique_ptr<ReductionPass> MakeSortOperandsPass();
+std::unique_ptr<ReductionPass> MakeShrinkMeshPass();
 std::unique_ptr<ReductionPass> MakeShrinkShapesPass();
 std::unique_ptr<ReductionPass> MakeSimplifyConstantsPass();
 std::unique_ptr<ReductionPass> MakeSimplifyInputsPass();

@@ -2,6 +2,8 @@
 // ValidateCandidate.
 #include "triage/reduce/reduction_pass.h"
 
+#include <algorithm>
+
 #include "compiler/ir/hlo_parser.h"
 #include "triage/reduce/reduce_pass_internal.h"
 
@@ -55,12 +57,15 @@ CaseSize MeasureCase(const hlo_diff::Case& c) {
       });
     }
   }
+  // Every device of an SPMD case holds its arrays.
+  size.elements *= std::max<int64_t>(1, c.mesh.size());
   return size;
 }
 
 Status ValidateCandidate(const hlo_diff::Case& c) {
   ASSIGN_OR_RETURN(auto module,
                    hlo_diff::ParseCaseModule(c.module_text, "candidate"));
+  if (c.mesh.size() > 1) return hlo_diff::DeviceArguments(*module, c).status();
   return hlo_diff::CheckInputs(*module, c.inputs);
 }
 

@@ -53,14 +53,16 @@ StatusOr<std::vector<std::unique_ptr<ReductionPass>>> ReductionPassesNamed(
 struct CaseSize {
   int64_t instructions = 0;  // In every computation of the module.
   int64_t elements = 0;      // Sum of the array elements of every
-                             // instruction's shape (tuples: their leaves).
+                             // instruction's shape (tuples: their leaves),
+                             // times the devices of an SPMD case's mesh.
   int64_t text_bytes = 0;    // Of module_text.
 };
 // REQUIRES: c.module_text parses.
 CaseSize MeasureCase(const hlo_diff::Case& c);
 
 // OK when `c` is a valid candidate: the module parses and verifies and the
-// inputs match its parameters (hlo_diff::CheckInputs).
+// inputs match its parameters (hlo_diff::CheckInputs; for an SPMD case,
+// every device's, hlo_diff::DeviceArguments).
 Status ValidateCandidate(const hlo_diff::Case& c);
 
 }  // namespace trench::hlo_reduce

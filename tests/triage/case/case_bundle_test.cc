@@ -385,11 +385,13 @@ TEST(CaseBundleTest, SpmdCasesKeepEachDevicesInputs) {
       << ReadCase(dir).status().message();
 }
 
-// The target runs one device: an SPMD case is target_unsupported, and no
-// target run is started for it.
+// A target that runs one device (its hloc describes no slice): an SPMD
+// case is target_unsupported, and no target run is started for it.
 TEST(CaseBundleTest, SpmdCasesAreNotRunOnASingleDeviceTarget) {
   TempDir tmp;
-  TargetRunner runner(testing::RealTarget(TargetMode::kHlocTpusim));
+  TargetSpec spec = testing::RealTarget(TargetMode::kHlocTpusim);
+  spec.hloc = testing::WriteScript(tmp / "hloc", "echo '{}'\n");
+  TargetRunner runner(spec);
   StatusOr<Verdict> v = ComputeVerdict(SpmdCase(), runner, tmp / "work");
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   EXPECT_EQ(v->status, VerdictStatus::kTargetUnsupported);

@@ -1,0 +1,228 @@
+// all-reduce and reduce-scatter as ring algorithms over the members of
+// each chip's group (emit_collectives_util.h has the protocol).
+//
+// Each operand (an all-reduce may carry several: a combined one) is split
+// into n chunks, n the group size. Reduce-scatter phase, steps k = 0..n-2:
+// a chip sends chunk (p + shift - k) mod n of its accumulator (VMEM) into
+// the next member's scratch, waits for chunk (p + shift - k - 1) from the
+// previous member and folds it in: acc = to_apply(received, acc). After
+// it, chunk (p + shift + 1) mod n is fully reduced on member p.
+//
+// Reduction order (deterministic): chunk c is folded in ring order
+// starting at member c - shift, f(...f(f(x[c-shift], x[c-shift+1]),
+// x[c-shift+2])..., x[c-shift-1]) (member indices mod n), each step
+// rounded to the element type. The oracle's contract allows any order
+// (an n u sum|x| bound).
+//
+// all-reduce: shift 0, chunks of ceil(E/n) elements (the accumulator is
+// zero-padded to n chunks), then the all-gather phase: member p puts its
+// reduced chunk p + 1 into its own gather area and forwards, at step k,
+// chunk (p + 1 - k) mod n to the next member, receiving (p - k) mod n;
+// the gathered area is the result.
+// reduce-scatter: shift n - 1, so member p ends with chunk p, its result.
+// Chunks run along dimensions[0]: the accumulator is loaded with the
+// chunks made contiguous (one strided DMA per chunk).
+#include <algorithm>
+
+#include "compiler/codegen/emit_collectives_util.h"
+#include "compiler/codegen/emit_reduce_util.h"
+#include "compiler/codegen/emitters.h"
+#include "compiler/codegen/vector_ops.h"
+
+namespace trench::codegen {
+namespace {
+
+using coll::GroupMap;
+
+struct Leaf {
+  ArrayBuffer in, out;
+  std::string mem;
+  int64_t esz = 0;
+  int64_t chunk = 0;    // Elements per chunk.
+  int64_t scratch = 0;  // Offset of its scratch area.
+};
+
+int64_t Align(int64_t bytes) { return (bytes + 511) / 512 * 512; }
+
+// acc (VMEM, n chunks of leaf.chunk elements) = the chip's reduction of
+// every member's chunks (see the file comment). Registers as
+// emit_collectives_util.h; s13..s18.
+Status EmitRingReduceScatter(const HloInstruction& instr, const GroupMap& g,
+                             const Leaf& leaf, int64_t acc, int64_t shift,
+                             const std::string& scratch, KernelBuilder& kb) {
+  const int64_t n = g.size;
+  const int64_t cb = leaf.chunk * leaf.esz;
+  const int64_t tmp = kb.AllocVmem(cb);
+  VRegPool pool;
+  const int rc = RegCount(leaf.in.dtype);
+  ASSIGN_OR_RETURN(int va, pool.AllocN(rc));
+  ASSIGN_OR_RETURN(int vb, pool.AllocN(rc));
+  for (int64_t k = 0; k + 1 < n; ++k) {
+    // Send chunk (p + shift - k) into the next member's scratch.
+    coll::EmitPositionOffset(kb, 13, shift - k + 2 * n, n, cb);
+    kb.Emit("saddr s14, " + scratch);
+    kb.Emit("sadd s14, s14, s13");
+    kb.Emit("rdmastart s11, hbm[s14+" + I(leaf.scratch) + "], vmem[s13+" +
+            I(acc) + "], " + I(cb) + ", " + I(coll::kSendSem) + ", " +
+            I(coll::kDataFlag));
+    kb.Emit("dmawait " + I(coll::kSendSem));
+    kb.Emit("flagwait " + I(coll::kDataFlag) + ", 1");
+    // Chunk (p + shift - k - 1) arrived from the previous member.
+    coll::EmitPositionOffset(kb, 15, shift - k - 1 + 2 * n, n, cb);
+    kb.Emit("saddr s16, " + scratch);
+    kb.Emit("sadd s16, s16, s15");
+    kb.Emit("dmastart vmem[" + I(tmp) + "], hbm[s16+" + I(leaf.scratch) +
+            "], " + I(cb) + ", " + I(coll::kLocalSem));
+    kb.Emit("dmawait " + I(coll::kLocalSem));
+    kb.BeginLinearTiles(leaf.chunk);
+    kb.LoadTile(va, leaf.mem, tmp);
+    kb.Emit("smul s18, s20, " + I(leaf.esz));
+    kb.Emit("sadd s18, s18, s15");
+    const std::string at = "vmem[s18+" + I(acc) + "]";
+    kb.LoadLanes(vb, leaf.mem, at);
+    RETURN_IF_ERROR(EmitScalarComputation(kb, pool, instr, *instr.to_apply(),
+                                          {va, vb}, {va}));
+    kb.StoreLanes(leaf.mem, at, va);
+    kb.EndLinearTiles();
+  }
+  return Status::Ok();
+}
+
+// The all-reduce's all-gather phase: the reduced chunk (p + 1) of acc
+// into the gather area, forwarded around the ring, then the area's first
+// E elements to the result.
+void EmitRingAllGather(const GroupMap& g, const Leaf& leaf, int64_t acc,
+                       const std::string& scratch, KernelBuilder& kb) {
+  const int64_t n = g.size;
+  const int64_t cb = leaf.chunk * leaf.esz;
+  const int64_t area = leaf.scratch + Align(n * cb);
+  coll::EmitPositionOffset(kb, 13, 1, n, cb);
+  kb.Emit("saddr s14, " + scratch);
+  kb.Emit("sadd s14, s14, s13");
+  kb.Emit("dmastart hbm[s14+" + I(area) + "], vmem[s13+" + I(acc) + "], " +
+          I(cb) + ", " + I(coll::kLocalSem));
+  kb.Emit("dmawait " + I(coll::kLocalSem));
+  coll::EmitRingForward(kb, scratch, area, cb, n, 1);
+  kb.Emit("saddr s14, " + scratch);
+  kb.Emit("saddr s15, " + leaf.out.name);
+  kb.Emit("dmastart hbm[s15], hbm[s14+" + I(area) + "], " + I(leaf.out.bytes) +
+          ", " + I(coll::kLocalSem));
+  kb.Emit("dmawait " + I(coll::kLocalSem));
+}
+
+// The operand/result pairs of `instr` and their scratch areas, in the
+// order CollectiveScratchBytes counts them.
+StatusOr<std::vector<Leaf>> Leaves(const HloInstruction& instr,
+                                   const BufferPlan& plan, int64_t n) {
+  std::vector<ArrayBuffer> outs = LeafBuffers(plan, &instr);
+  if (outs.size() != instr.operands().size()) {
+    return CannotCompile(instr, "a nested tuple");
+  }
+  std::vector<Leaf> leaves;
+  int64_t offset = 0;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    Leaf l;
+    l.in = plan.Array(instr.operand(i));
+    l.out = outs[i];
+    l.mem = MemType(l.in.dtype);
+    l.esz = MemTypeBytes(l.mem);
+    if (LaneType(l.in.dtype).empty() || l.esz == 0) {
+      return CannotCompile(instr, l.in.dtype);
+    }
+    l.scratch = offset;
+    if (instr.opcode() == HloOpcode::kAllReduce) {
+      l.chunk = (l.in.elements + n - 1) / n;
+      if (l.in.elements > 0) offset += 2 * Align(n * l.chunk * l.esz);
+    } else {
+      l.chunk = l.in.elements / n;
+      offset += Align(l.in.bytes);
+    }
+    leaves.push_back(std::move(l));
+  }
+  return leaves;
+}
+
+Status CheckReduction(const HloInstruction& instr, const BufferPlan& plan,
+                      GroupMap* g) {
+  RETURN_IF_ERROR(CheckScalarComputation(instr, *instr.to_apply()));
+  ASSIGN_OR_RETURN(*g, coll::MapGroups(instr, plan.mesh));
+  return coll::CheckScratch(instr, plan.collective_scratch);
+}
+
+}  // namespace
+
+Status EmitAllReduce(const HloInstruction& instr, const BufferPlan& plan,
+                     KernelBuilder& kb) {
+  GroupMap g;
+  RETURN_IF_ERROR(CheckReduction(instr, plan, &g));
+  ASSIGN_OR_RETURN(std::vector<Leaf> leaves, Leaves(instr, plan, g.size));
+  const int64_t n = g.size;
+  coll::EmitGroupPlace(kb, g);
+  if (n > 1) coll::EmitRingHandshake(kb, g);
+  for (const Leaf& leaf : leaves) {
+    if (leaf.in.elements == 0) continue;
+    const int64_t mark = kb.VmemMark();
+    const int64_t acc = kb.AllocVmem(n * leaf.chunk * leaf.esz);
+    coll::EmitZeroVmem(kb, acc + leaf.in.bytes,
+                       n * leaf.chunk * leaf.esz - leaf.in.bytes);
+    kb.DmaIn(acc, leaf.in.name, leaf.in.bytes);
+    RETURN_IF_ERROR(EmitRingReduceScatter(instr, g, leaf, acc, 0,
+                                          plan.collective_scratch, kb));
+    EmitRingAllGather(g, leaf, acc, plan.collective_scratch, kb);
+    kb.ReleaseVmem(mark);
+  }
+  return Status::Ok();
+}
+
+Status EmitReduceScatter(const HloInstruction& instr, const BufferPlan& plan,
+                         KernelBuilder& kb) {
+  GroupMap g;
+  RETURN_IF_ERROR(CheckReduction(instr, plan, &g));
+  ASSIGN_OR_RETURN(std::vector<Leaf> leaves, Leaves(instr, plan, g.size));
+  if (instr.dimensions().size() != 1) {
+    return CannotCompile(instr, "reduce-scatter without one dimension");
+  }
+  const int64_t d = instr.dimensions()[0];
+  const int64_t n = g.size;
+  coll::EmitGroupPlace(kb, g);
+  if (n > 1) coll::EmitRingHandshake(kb, g);
+  for (const Leaf& leaf : leaves) {
+    if (leaf.in.elements == 0) continue;
+    if (d < 0 || d >= static_cast<int64_t>(leaf.in.dims.size()) ||
+        leaf.in.dims[d] % n != 0) {
+      return CannotCompile(instr,
+                           "a scatter dimension the group does not "
+                           "divide");
+    }
+    int64_t outer = 1, inner = leaf.esz;
+    for (int64_t i = 0; i < d; ++i) outer *= leaf.in.dims[i];
+    for (size_t i = d + 1; i < leaf.in.dims.size(); ++i) {
+      inner *= leaf.in.dims[i];
+    }
+    const int64_t row = leaf.in.dims[d] * inner;  // Bytes per outer index.
+    const int64_t slab = row / n;                 // A chunk's part of it.
+    const int64_t cb = leaf.chunk * leaf.esz;
+    const int64_t mark = kb.VmemMark();
+    const int64_t acc = kb.AllocVmem(n * cb);
+    // Chunk c contiguous at acc + c * cb: its slabs of every outer index.
+    kb.Emit("saddr s13, " + leaf.in.name);
+    for (int64_t c = 0; c < n; ++c) {
+      kb.Emit("dmastart vmem[" + I(acc + c * cb) + "], hbm[s13+" + I(c * slab) +
+              "], " + I(slab) + ", " + I(coll::kLocalSem) +
+              (outer > 1 ? ", " + I(outer) + ", " + I(row) + ", " + I(slab)
+                         : std::string()));
+    }
+    kb.Emit("dmawait " + I(coll::kLocalSem));
+    RETURN_IF_ERROR(EmitRingReduceScatter(instr, g, leaf, acc, n - 1,
+                                          plan.collective_scratch, kb));
+    coll::EmitPositionOffset(kb, 13, 0, n, cb);
+    kb.Emit("saddr s14, " + leaf.out.name);
+    kb.Emit("dmastart hbm[s14], vmem[s13+" + I(acc) + "], " + I(cb) + ", " +
+            I(coll::kLocalSem));
+    kb.Emit("dmawait " + I(coll::kLocalSem));
+    kb.ReleaseVmem(mark);
+  }
+  return Status::Ok();
+}
+
+}  // namespace trench::codegen

@@ -1,0 +1,301 @@
+// The collective emitters (emit_all_reduce.cc, emit_collectives_move.cc)
+// on slices of 2..8 chips: every device's outputs against the SPMD oracle,
+// with replica groups in list and iota form and every group mode; and a
+// ring whose synchronization is removed, which the simulator's race
+// detection must catch.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "tests/compiler/codegen/spmd_test_util.h"
+
+namespace trench::codegen::testing {
+namespace {
+
+std::string Reducer(const std::string& t, const std::string& op) {
+  return "HloModule m\nred {\n  x = " + t + "[] parameter(0)\n  y = " + t +
+         "[] parameter(1)\n" + ReducerRoot(t, op) + "}\n";
+}
+
+// An entry computing `root` (a collective over p) from p = t[dims].
+std::string Module(const std::string& header, const std::string& param,
+                   const std::string& root) {
+  return header + "ENTRY e {\n  p = " + param +
+         " parameter(0)\n  ROOT r = " + root + "\n}\n";
+}
+
+std::string Iota(const DeviceMesh& mesh) {
+  const std::string n = std::to_string(mesh.size());
+  return "[1," + n + "]<=[" + n + "]";
+}
+
+// Groups of two neighbours, listed backwards: {{1,0},{3,2},...}.
+std::string PairsBackwards(const DeviceMesh& mesh) {
+  std::string s = "{";
+  for (int64_t d = 0; d + 1 < mesh.size(); d += 2) {
+    s += (d ? ",{" : "{") + std::to_string(d + 1) + "," + std::to_string(d) +
+         "}";
+  }
+  return s + "}";
+}
+
+// Every device in one group (flattened ids), iota form, and pairs in list
+// form, for each op of each type.
+TEST(CollectivesTest, AllReduceMatchesOracleOnEveryMesh) {
+  uint64_t seed = 1;
+  for (const DeviceMesh& mesh : kTestMeshes) {
+    for (const std::string& groups :
+         {Iota(mesh), PairsBackwards(mesh),
+          std::string("[2,") + std::to_string(mesh.size() / 2) + "]<=[" +
+              std::to_string(mesh.size()) + "]"}) {
+      ExpectSpmdMatchesOracle(
+          Module(Reducer("f32", "add"), "f32[37]",
+                 "f32[37] all-reduce(p), channel_id=1, replica_groups=" +
+                     groups + ", use_global_device_ids=true, to_apply=red"),
+          mesh, seed++);
+    }
+  }
+}
+
+TEST(CollectivesTest, AllReduceReductionsAndTypes) {
+  const DeviceMesh mesh{1, 4};
+  uint64_t seed = 100;
+  const std::string attrs =
+      ", channel_id=3, replica_groups=[1,4]<=[4], use_global_device_ids=true, "
+      "to_apply=red";
+  for (const char* t : {"f32", "s32", "u8", "s64", "f64", "s16"}) {
+    for (const char* op : {"add", "maximum", "minimum", "multiply"}) {
+      ExpectSpmdMatchesOracle(
+          Module(Reducer(t, op), std::string(t) + "[3,70]",
+                 std::string(t) + "[3,70] all-reduce(p)" + attrs),
+          mesh, seed++);
+    }
+  }
+  for (const char* op : {"and", "or"}) {
+    ExpectSpmdMatchesOracle(Module(Reducer("pred", op), "pred[1100]",
+                                   "pred[1100] all-reduce(p)" + attrs),
+                            mesh, seed++);
+    ExpectSpmdMatchesOracle(
+        Module(Reducer("u32", op), "u32[9]", "u32[9] all-reduce(p)" + attrs),
+        mesh, seed++);
+  }
+  // bf16 over pairs: one rounding, the same in either order.
+  ExpectSpmdMatchesOracle(
+      Module(Reducer("bf16", "add"), "bf16[2,65]",
+             "bf16[2,65] all-reduce(p), channel_id=3, replica_groups={{0,1},"
+             "{2,3}}, use_global_device_ids=true, to_apply=red"),
+      mesh, seed++);
+}
+
+// No channel_id: replica groups; channel_id without global ids: replicas
+// with all their partitions.
+TEST(CollectivesTest, AllReduceGroupModes) {
+  const DeviceMesh mesh{2, 2};
+  const std::string h = Reducer("f32", "add");
+  ExpectSpmdMatchesOracle(Module(h, "f32[5]",
+                                 "f32[5] all-reduce(p), replica_groups={}, "
+                                 "to_apply=red"),
+                          mesh, 7);
+  ExpectSpmdMatchesOracle(
+      Module(h, "f32[5]",
+             "f32[5] all-reduce(p), replica_groups={{0,1}}, "
+             "channel_id=2, use_global_device_ids=false, "
+             "to_apply=red"),
+      mesh, 8);
+  ExpectSpmdMatchesOracle(Module(h, "f32[5]",
+                                 "f32[5] all-reduce(p), channel_id=2, "
+                                 "replica_groups=[2,2]<=[2,2]T(1,0), "
+                                 "use_global_device_ids=true, to_apply=red"),
+                          mesh, 9);
+  ExpectSpmdMatchesOracle(
+      Module(h, "f32[5]",
+             "f32[5] all-reduce(p), replica_groups={{0},{1}}, "
+             "to_apply=red"),
+      {2, 1}, 10);
+}
+
+TEST(CollectivesTest, CombinedAllReduceOfATuple) {
+  const std::string text = Reducer("f32", "add") +
+                           "ENTRY e {\n"
+                           "  a = f32[10] parameter(0)\n"
+                           "  b = f32[3,3] parameter(1)\n"
+                           "  ROOT r = (f32[10], f32[3,3]) all-reduce(a, b), "
+                           "channel_id=1, replica_groups=[1,4]<=[4], "
+                           "use_global_device_ids=true, to_apply=red\n}\n";
+  ExpectSpmdMatchesOracle(text, {2, 2}, 11);
+}
+
+TEST(CollectivesTest, DeviceIds) {
+  for (const DeviceMesh& mesh : kTestMeshes) {
+    ExpectSpmdMatchesOracle(
+        "HloModule m\nENTRY e {\n  a = u32[] partition-id()\n"
+        "  b = u32[] replica-id()\n  ROOT t = (u32[], u32[]) tuple(a, b)\n}\n",
+        mesh, 1, ComparisonOptions::Exact());
+  }
+}
+
+TEST(CollectivesTest, AllGatherAlongEachDimension) {
+  uint64_t seed = 200;
+  for (const DeviceMesh& mesh : kTestMeshes) {
+    const int64_t n = mesh.size();
+    const std::string g = std::to_string(2 * n);
+    ExpectSpmdMatchesOracle(
+        Module("HloModule m\n", "f32[2,3]",
+               "f32[" + g +
+                   ",3] all-gather(p), channel_id=1, "
+                   "replica_groups=" +
+                   Iota(mesh) + ", dimensions={0}, use_global_device_ids=true"),
+        mesh, seed++, ComparisonOptions::Exact());
+    ExpectSpmdMatchesOracle(
+        Module("HloModule m\n", "s8[2,3,2]",
+               "s8[2," + std::to_string(3 * n) +
+                   ",2] all-gather(p), channel_id=1, replica_groups=" +
+                   Iota(mesh) + ", dimensions={1}, use_global_device_ids=true"),
+        mesh, seed++, ComparisonOptions::Exact());
+    ExpectSpmdMatchesOracle(
+        Module("HloModule m\n", "bf16[3,5]",
+               "bf16[3,10] all-gather(p), channel_id=1, replica_groups=" +
+                   PairsBackwards(mesh) +
+                   ", dimensions={1}, use_global_device_ids=true"),
+        mesh, seed++, ComparisonOptions::Exact());
+  }
+}
+
+TEST(CollectivesTest, ReduceScatterChunks) {
+  uint64_t seed = 300;
+  for (const DeviceMesh& mesh : kTestMeshes) {
+    const int64_t n = mesh.size();
+    ExpectSpmdMatchesOracle(
+        Module(Reducer("f32", "add"), "f32[" + std::to_string(2 * n) + ",3]",
+               "f32[2,3] reduce-scatter(p), channel_id=1, replica_groups=" +
+                   Iota(mesh) +
+                   ", dimensions={0}, use_global_device_ids=true, "
+                   "to_apply=red"),
+        mesh, seed++);
+    ExpectSpmdMatchesOracle(
+        Module(Reducer("s32", "maximum"), "s32[3,4]",
+               "s32[3,2] reduce-scatter(p), channel_id=1, replica_groups=" +
+                   PairsBackwards(mesh) +
+                   ", dimensions={1}, use_global_device_ids=true, "
+                   "to_apply=red"),
+        mesh, seed++, ComparisonOptions::Exact());
+  }
+}
+
+TEST(CollectivesTest, AllToAll) {
+  uint64_t seed = 400;
+  for (const DeviceMesh& mesh : kTestMeshes) {
+    const std::string n = std::to_string(mesh.size());
+    ExpectSpmdMatchesOracle(Module("HloModule m\n", "f32[" + n + ",3]",
+                                   "f32[" + n +
+                                       ",3] all-to-all(p), channel_id=1, "
+                                       "replica_groups=" +
+                                       Iota(mesh) + ", dimensions={0}"),
+                            {1, mesh.size()}, seed++,
+                            ComparisonOptions::Exact());
+    ExpectSpmdMatchesOracle(
+        Module("HloModule m\n", "s32[3,4]",
+               "s32[3,4] all-to-all(p), replica_groups=" +
+                   PairsBackwards(mesh) + ", dimensions={1}"),
+        {mesh.size(), 1}, seed++, ComparisonOptions::Exact());
+  }
+}
+
+TEST(CollectivesTest, CollectivePermute) {
+  uint64_t seed = 500;
+  for (const DeviceMesh& mesh : kTestMeshes) {
+    const int64_t n = mesh.size();
+    // A rotation, and a shift that leaves device 0 without a source.
+    std::string rotate = "{", shift = "{";
+    for (int64_t d = 0; d < n; ++d) {
+      rotate += (d ? ",{" : "{") + std::to_string(d) + "," +
+                std::to_string((d + 1) % n) + "}";
+      if (d + 1 < n) {
+        shift += (d ? ",{" : "{") + std::to_string(d) + "," +
+                 std::to_string(d + 1) + "}";
+      }
+    }
+    for (const std::string& pairs : {rotate + "}", shift + "}"}) {
+      ExpectSpmdMatchesOracle(
+          Module("HloModule m\n", "f32[4,33]",
+                 "f32[4,33] collective-permute(p), channel_id=1, "
+                 "source_target_pairs=" +
+                     pairs),
+          {1, n}, seed++, ComparisonOptions::Exact());
+    }
+  }
+}
+
+// The whole compiler (passes, then the emitters) on a program mixing ids
+// and collectives.
+TEST(CollectivesTest, FullPipelineProgram) {
+  const std::string text = Reducer("f32", "add") +
+                           "ENTRY e {\n"
+                           "  p = f32[8,16] parameter(0)\n"
+                           "  id = u32[] partition-id()\n"
+                           "  f = f32[] convert(id)\n"
+                           "  b = f32[8,16] broadcast(f), dimensions={}\n"
+                           "  x = f32[8,16] multiply(p, b)\n"
+                           "  ar = f32[8,16] all-reduce(x), channel_id=1, "
+                           "replica_groups=[1,4]<=[4], "
+                           "use_global_device_ids=true, to_apply=red\n"
+                           "  ag = f32[32,16] all-gather(ar), channel_id=2, "
+                           "replica_groups=[1,4]<=[4], dimensions={0}, "
+                           "use_global_device_ids=true\n"
+                           "  ROOT e = f32[32,16] exponential(ag)\n}\n";
+  ExpectSpmdMatchesOracle(text, {1, 4}, 12, ComparisonOptions(),
+                          /*full_pipeline=*/true);
+}
+
+// A ring that waits on the wrong flag: each send is followed by a bare
+// flagsignal on flag 1, and the receivers wait for that one instead of the
+// transfer's own signal (flag 0). The data has landed by then, but no
+// flagwait consumed its signal: the race detection reports the read.
+TEST(CollectivesTest, MissingSynchronizationIsARace) {
+  std::unique_ptr<HloModule> m =
+      Parse(Module(Reducer("f32", "add"), "f32[64]",
+                   "f32[64] all-reduce(p), channel_id=1, replica_groups="
+                   "[1,4]<=[4], use_global_device_ids=true, to_apply=red"));
+  ASSERT_NE(m, nullptr);
+  auto exe = CompileForMesh(*m, {1, 4}, false);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::string broken_text;
+  std::istringstream lines(tpu::WriteExecutable(*exe));
+  int sends = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const size_t wait = line.find("flagwait 0, 1");
+    if (wait != std::string::npos) line.replace(wait, 13, "flagwait 1, 1");
+    broken_text += line + "\n";
+    const size_t send = line.find("rdmastart s11,");
+    if (send != std::string::npos) {
+      broken_text += line.substr(0, send) + "flagsignal s11, 1\n";
+      ++sends;
+    }
+  }
+  ASSERT_GT(sends, 0);
+  auto broken = tpu::ReadExecutable(broken_text);
+  ASSERT_TRUE(broken.ok()) << broken.status().ToString();
+  // Intact, the same program runs clean.
+  EXPECT_EQ(RunOnSlice(*m, *exe, {1, 4}, 3).result.report.status,
+            tpu::RunStatus::kOk);
+  SpmdRun run = RunOnSlice(*m, *broken, {1, 4}, 3);
+  const tpu::RunReport& rep = run.result.report;
+  EXPECT_EQ(rep.status, tpu::RunStatus::kMemoryError) << rep.message;
+  EXPECT_EQ(rep.memory_error, tpu::MemoryErrorKind::kUnsynchronizedPeerAccess)
+      << rep.message;
+  EXPECT_NE(rep.message.find("written by chip"), std::string::npos)
+      << rep.message;
+}
+
+TEST(CollectivesTest, MeshLargerThanTheSliceIsRefused) {
+  std::unique_ptr<HloModule> m =
+      Parse("HloModule m\nENTRY e {\n  ROOT a = u32[] partition-id()\n}\n");
+  ASSERT_NE(m, nullptr);
+  auto exe = CompileForMesh(*m, {4, 4}, false);
+  ASSERT_FALSE(exe.ok());
+  EXPECT_NE(exe.status().message().find("slice"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trench::codegen::testing

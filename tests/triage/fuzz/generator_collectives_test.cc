@@ -1,0 +1,155 @@
+// SPMD programs of the synthetic generator (GeneratorOptions::spmd_share,
+// generator_collectives.cc): valid on every device of their mesh, run by
+// the SPMD oracle, and covering the collectives, group modes and forms.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "compiler/ir/collective_groups.h"
+#include "compiler/ir/hlo_computation.h"
+#include "oracle/spmd.h"
+#include "triage/case/case_bundle.h"
+#include "triage/fuzz/collective_scale.h"
+#include "triage/fuzz/generator.h"
+
+namespace trench::fuzz {
+namespace {
+
+// The per-device argument lists of a generated SPMD program.
+std::vector<std::vector<Literal>> DeviceArgs(const GeneratedCase& g,
+                                             const HloModule& m) {
+  const size_t devices = static_cast<size_t>(g.mesh.size());
+  std::vector<std::vector<Literal>> lists(devices);
+  const size_t per = g.inputs.size() / devices;
+  for (size_t k = 0; k < g.inputs.size(); ++k) {
+    lists[k / per].push_back(Literal(g.inputs[k]));
+  }
+  auto c = hlo_diff::MakeSpmdCase(g.hlo_text, g.mesh, std::move(lists));
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  if (!c.ok()) return {};
+  auto args = hlo_diff::DeviceArguments(m, *c);
+  EXPECT_TRUE(args.ok()) << args.status().ToString();
+  return args.ok() ? *std::move(args) : std::vector<std::vector<Literal>>{};
+}
+
+TEST(GeneratorCollectivesTest, SpmdProgramsRunOnEveryDevice) {
+  GeneratorOptions o;
+  o.spmd_share = 1;
+  o.instructions = 12;
+  o.max_elements = 1024;
+  std::map<std::string, int> ops;
+  std::set<std::string> meshes;
+  int iota = 0, list = 0, global = 0, channel = 0, no_channel = 0, split = 0,
+      tuple = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    auto g = GenerateSynthetic(seed, o);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    ASSERT_GT(g->mesh.size(), 1) << seed;
+    meshes.insert(std::to_string(g->mesh.replicas) + "x" +
+                  std::to_string(g->mesh.partitions));
+    auto m = ParseGenerated(g->hlo_text, "test", seed);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    ASSERT_TRUE(CheckCollectives(**m, g->mesh).ok());
+    int collectives = 0;
+    for (const HloInstruction* i : (*m)->entry_computation()->instructions()) {
+      if (!IsDeviceOp(i->opcode())) continue;
+      ++ops[std::string(OpcodeName(i->opcode()))];
+      collectives += IsCollective(i->opcode());
+      const HloAttributes& a = i->attrs();
+      if (const std::string* v = a.FindRaw("replica_groups")) {
+        (v->find("<=") != std::string::npos ? iota : list) += 1;
+      }
+      global += a.FindRaw("use_global_device_ids") != nullptr;
+      (a.FindRaw("channel_id") ? channel : no_channel) += 1;
+      if (i->opcode() == HloOpcode::kAllToAll) {
+        (a.dimensions.empty() ? tuple : split) += 1;
+      }
+    }
+    EXPECT_GE(collectives, 1) << g->hlo_text;
+    SpmdOptions so;
+    so.mesh = g->mesh;
+    so.evaluator.threads = 1;
+    auto out = EvaluateSpmd(**m, DeviceArgs(*g, **m), so);
+    ASSERT_TRUE(out.ok()) << "seed " << seed << ": " << out.status().ToString()
+                          << "\n"
+                          << g->hlo_text;
+    EXPECT_EQ(static_cast<int64_t>(out->size()), g->mesh.size());
+  }
+  for (HloOpcode op : SpmdOps()) {
+    EXPECT_GT(ops[std::string(OpcodeName(op))], 0) << OpcodeName(op);
+  }
+  EXPECT_EQ(meshes.size(), 4u);
+  EXPECT_GT(iota, 0);
+  EXPECT_GT(list, 0);
+  EXPECT_GT(global, 0);
+  EXPECT_GT(channel, 0);
+  EXPECT_GT(no_channel, 0);
+  EXPECT_GT(split, 0);
+  EXPECT_GT(tuple, 0);
+}
+
+TEST(GeneratorCollectivesTest, DevicesGetInputsOfTheirOwn) {
+  GeneratorOptions o;
+  o.spmd_share = 1;
+  auto g = GenerateSynthetic(7, o);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const size_t per = g->inputs.size() / g->mesh.size();
+  ASSERT_GT(per, 0u);
+  EXPECT_EQ(g->origin["mesh"]["partitions"].GetInt64().value(),
+            g->mesh.partitions);
+  bool differ = false;
+  for (size_t k = 0; k < per; ++k) {
+    const auto a = g->inputs[k].bytes(), b = g->inputs[per + k].bytes();
+    differ |= !std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+  EXPECT_TRUE(differ);
+}
+
+// Programs that are not drawn SPMD are the programs of a generator without
+// SPMD programs, seed by seed.
+TEST(GeneratorCollectivesTest, OtherProgramsStayAsTheyWere) {
+  GeneratorOptions plain, some;
+  some.spmd_share = 0.5;
+  int spmd = 0, same = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    auto a = GenerateSynthetic(seed, plain);
+    auto b = GenerateSynthetic(seed, some);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->mesh.size(), 1);
+    if (b->mesh.size() > 1) {
+      ++spmd;
+      continue;
+    }
+    ++same;
+    EXPECT_EQ(a->hlo_text, b->hlo_text) << seed;
+  }
+  EXPECT_GT(spmd, 5);
+  EXPECT_GT(same, 5);
+}
+
+TEST(GeneratorCollectivesTest, FocusOnCollectivesMakesSpmdPrograms) {
+  GeneratorOptions o;
+  o.focus = {"all-gather", "reduce-scatter"};
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    auto g = GenerateSynthetic(seed, o);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_GT(g->mesh.size(), 1);
+    EXPECT_TRUE(g->hlo_text.find("all-gather(") != std::string::npos ||
+                g->hlo_text.find("reduce-scatter(") != std::string::npos)
+        << g->hlo_text;
+  }
+}
+
+TEST(GeneratorCollectivesTest, CollectivesAreNoSingleDeviceOps) {
+  for (HloOpcode op : SpmdOps()) {
+    EXPECT_FALSE(OracleEvaluates(op)) << OpcodeName(op);
+    EXPECT_EQ(OpGroup(op), "collective");
+  }
+  for (HloOpcode op : SyntheticOps()) EXPECT_FALSE(IsDeviceOp(op));
+}
+
+}  // namespace
+}  // namespace trench::fuzz
