@@ -14,8 +14,12 @@
 
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/random_inputs.h"
+#include "orchestrator/api/api_bodies.h"
+#include "orchestrator/api/web_data.h"
 #include "orchestrator/pipeline/root_cause.h"
 #include "orchestrator/pipeline/step_util.h"
+#include "orchestrator/pipeline/triage_report.h"
+#include "orchestrator/store/records_json.h"
 #include "tests/orchestrator/pipeline/step_test_fixture.h"
 #include "triage/case/case_bundle.h"
 
@@ -201,6 +205,32 @@ class RootCauseTest : public testing::StepTest {
     EXPECT_TRUE(sha.ok()) << sha.status().ToString();
     const int64_t id = Finding(commit, fine, coarse, sha.ok() ? *sha : "");
     return id;
+  }
+
+  // The triage report of bug `id` with its history (BugReportText).
+  std::string ReportOf(int64_t id) {
+    StatusOr<std::vector<Event>> events = store_->ListEvents(id, 0, 100);
+    EXPECT_TRUE(events.ok());
+    Json full = Json::MakeObject();
+    full["bug"] = BugToJson(Get(id));
+    full["events"] = Json::MakeArray();
+    for (const Event& e : events.ok() ? *events : std::vector<Event>()) {
+      full["events"].push_back(EventToJson(e));
+    }
+    StatusOr<std::string> text = BugReportText(full);
+    EXPECT_TRUE(text.ok()) << text.status().ToString();
+    return text.ok() ? *text : "";
+  }
+
+  // The root_cause member of bug `id`'s page data (GET
+  // /api/v1/bugs/{id}/view), or null.
+  Json RootCauseOnPage(int64_t id) {
+    ApiResponse view = WebBugView(store_.get(), ApiOptions{}, id);
+    EXPECT_EQ(view.status, 200) << view.body;
+    StatusOr<Json> page = ParseJson(view.body);
+    EXPECT_TRUE(page.ok()) << view.body;
+    const Json* rc = page.ok() ? page->Find("root_cause") : nullptr;
+    return rc ? *rc : Json();
   }
 
   // Whether bug `id` has a live reproduce job.

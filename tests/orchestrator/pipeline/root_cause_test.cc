@@ -46,30 +46,21 @@ TEST_F(RootCauseTest, SameCulpritAndSiteIsADuplicateWithEvidence) {
   EXPECT_EQ(events->back().evidence.Find("duplicate_of")->int64_value(), a);
 
   // The triage report shows why.
-  Json full = Json::MakeObject();
-  full["bug"] = BugToJson(dup);
-  full["events"] = Json::MakeArray();
-  for (const Event& e : *events) full["events"].push_back(EventToJson(e));
-  StatusOr<std::string> text = BugReportText(full);
-  ASSERT_TRUE(text.ok()) << text.status().ToString();
-  EXPECT_NE(text->find("duplicate of: bug " + std::to_string(a)),
+  const std::string text = ReportOf(b);
+  EXPECT_NE(text.find("duplicate of: bug " + std::to_string(a)),
             std::string::npos)
-      << *text;
-  EXPECT_NE(text->find("same culprit " + culprit_.substr(0, 12)),
+      << text;
+  EXPECT_NE(text.find("same culprit " + culprit_.substr(0, 12)),
             std::string::npos)
-      << *text;
-  EXPECT_NE(text->find("site fold_add"), std::string::npos) << *text;
+      << text;
+  EXPECT_NE(text.find("site fold_add"), std::string::npos) << text;
 
   // So does the bug page's data (GET /api/v1/bugs/{id}/view).
-  ApiResponse view = WebBugView(store_.get(), ApiOptions{}, b);
-  ASSERT_EQ(view.status, 200) << view.body;
-  StatusOr<Json> page = ParseJson(view.body);
-  ASSERT_TRUE(page.ok());
-  const Json* rc = page->Find("root_cause");
-  ASSERT_NE(rc, nullptr) << view.body;
-  EXPECT_EQ(rc->Find("duplicate")->Find("duplicate_of")->int64_value(), a);
-  EXPECT_EQ(rc->Find("duplicate")->Find("culprit")->string_value(), culprit_);
-  EXPECT_TRUE(rc->Find("waiting_for")->is_null());
+  const Json rc = RootCauseOnPage(b);
+  ASSERT_TRUE(rc.is_object());
+  EXPECT_EQ(rc.Find("duplicate")->Find("duplicate_of")->int64_value(), a);
+  EXPECT_EQ(rc.Find("duplicate")->Find("culprit")->string_value(), culprit_);
+  EXPECT_TRUE(rc.Find("waiting_for")->is_null());
 }
 
 TEST_F(RootCauseTest, SameCulpritOtherSiteIsNotADuplicate) {

@@ -17,11 +17,7 @@
 #include <random>
 #include <thread>
 
-#include "orchestrator/api/api_bodies.h"
-#include "orchestrator/api/web_data.h"
 #include "orchestrator/pipeline/root_cause.h"
-#include "orchestrator/pipeline/triage_report.h"
-#include "orchestrator/store/records_json.h"
 #include "tests/orchestrator/pipeline/root_cause_fixture.h"
 
 namespace trench::orchestrator {
@@ -303,24 +299,15 @@ TEST_F(RootCauseTest, ThePatchCheckMergesWhatThePatchFixesAndKeepsTheRest) {
   ASSERT_TRUE(events.ok());
   for (const Event& e : *events) EXPECT_NE(e.to, BugState::kReproduced);
   // The triage report and the bug page's data show the check.
-  Json full = Json::MakeObject();
-  full["bug"] = BugToJson(merged);
-  full["events"] = Json::MakeArray();
-  for (const Event& e : *events) full["events"].push_back(EventToJson(e));
-  StatusOr<std::string> text = BugReportText(full);
-  ASSERT_TRUE(text.ok()) << text.status().ToString();
-  EXPECT_NE(text->find("checked against bug " + std::to_string(a) + "'s patch"),
+  const std::string text = ReportOf(add);
+  EXPECT_NE(text.find("checked against bug " + std::to_string(a) + "'s patch"),
             std::string::npos)
-      << *text;
-  EXPECT_NE(text->find(": fixed (fails (compile_crash)"), std::string::npos)
-      << *text;
-  ApiResponse view = WebBugView(store_.get(), ApiOptions{}, add);
-  ASSERT_EQ(view.status, 200) << view.body;
-  StatusOr<Json> page = ParseJson(view.body);
-  ASSERT_TRUE(page.ok());
-  const Json* rc = page->Find("root_cause");
-  ASSERT_NE(rc, nullptr) << view.body;
-  EXPECT_TRUE(rc->Find("patch_check")->Find("fixed")->bool_value());
+      << text;
+  EXPECT_NE(text.find(": fixed (fails (compile_crash)"), std::string::npos)
+      << text;
+  const Json rc = RootCauseOnPage(add);
+  ASSERT_TRUE(rc.is_object());
+  EXPECT_TRUE(rc.Find("patch_check")->Find("fixed")->bool_value());
 
   ASSERT_TRUE(Reproduce(mul).ok());
   const Bug kept = Get(mul);
@@ -354,6 +341,38 @@ TEST_F(RootCauseTest, APatchCheckThatPassesWithoutThePatchMergesNothing) {
                 ->string_value()
                 .find("passes on"),
             std::string::npos);
+}
+
+// A release record that a stranger could have edited (through the
+// store, or a reviewer's restore): a patch id that is no number, a patch
+// that is not the named bug's, a bug that is gone. None merges anything
+// or fails the step; the finding runs the pipeline.
+TEST_F(RootCauseTest, AMalformedReleaseMergesNothing) {
+  const int64_t a = Finding(other_, "f1", "c1");
+  Localize(a, "algsimp", "fold_add", "add");
+  ASSERT_TRUE(Bisected(a, culprit_).ok());
+  VerifiedPatch(a, other_, Diff(1), TRENCH_BINARY_DIR);
+  const std::vector<std::pair<std::string, std::string>> records = {
+      {"\"1; rm -rf /\"", std::to_string(a)},
+      {"987654321", std::to_string(a)},
+      {"1", "987654321"},
+      {"1", "\"<script>\""},
+  };
+  int n = 0;
+  for (const auto& [patch, of] : records) {
+    const int64_t b =
+        FindingWithCase(other_, "m" + std::to_string(n++), "mc", kAdd);
+    Json d = Get(b).details;
+    d["released"] = J(R"({"bug": 1, "reason": "x", "patch": )" + patch +
+                      R"(, "patch_of": )" + of + "}");
+    ASSERT_TRUE(store_->SetBugDetails(b, d).ok());
+    StatusOr<Json> out = Reproduce(b);
+    ASSERT_TRUE(out.ok()) << patch << " " << of << ": "
+                          << out.status().ToString();
+    const Bug after = Get(b);
+    EXPECT_NE(after.state, BugState::kDuplicate) << after.details.Dump();
+    EXPECT_NE(after.state, BugState::kNew) << after.details.Dump();
+  }
 }
 
 TEST_F(RootCauseTest, AWaitFollowsTheOlderBugIntoTheBugItDuplicates) {
