@@ -110,7 +110,9 @@ StatusOr<std::vector<std::vector<int64_t>>> IotaGroups(Cursor& c) {
     }
     total *= d;
   }
-  if (gs[0] == 0 || gs[1] == 0 || gs[0] * gs[1] != total) {
+  // Divide rather than multiply: groups and size may each be near 2^63.
+  if (gs[0] == 0 || gs[1] == 0 || total % gs[0] != 0 ||
+      total / gs[0] != gs[1]) {
     return c.Error(std::to_string(gs[0]) + " groups of " +
                    std::to_string(gs[1]) + " do not hold the " +
                    std::to_string(total) + " ids of the reshape");

@@ -379,6 +379,9 @@ std::vector<std::string> FocusGroupsForPass(const std::string& pass) {
       {"cse", {"elementwise_binary", "compare", "data_movement"}},
       {"dce", {"control", "data_movement"}},
       {"dot-decomposer", {"contraction"}},
+      // Only all-reduces (and their helpers): every program is an SPMD
+      // program with several of them to combine.
+      {"all-reduce-combiner", {"all-reduce"}},
       {"layout-assignment", {"data_movement", "contraction"}},
       {"fusion",
        {"elementwise_unary", "elementwise_binary", "transcendental",

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "compiler/ir/collective_groups.h"
 #include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_instruction.h"
 #include "compiler/ir/hlo_printer.h"
@@ -43,6 +44,42 @@ class CaseProber : public Prober {
   Prober& parent_;
   hlo_diff::Case case_;
 };
+
+// Whether `comp` or a computation it calls (at any depth) runs an op
+// that needs the other devices (collectives, partition-id, replica-id).
+bool RunsDeviceOps(const HloComputation& comp) {
+  for (const HloInstruction* i : comp.instructions()) {
+    if (IsDeviceOp(i->opcode())) return true;
+    for (const HloComputation* callee : i->called_computations()) {
+      if (RunsDeviceOps(*callee)) return true;
+    }
+  }
+  return false;
+}
+
+// The values of `site`'s operands on an SPMD case's device: the graph
+// level's (the SPMD oracle's on that device), parameters from the device's
+// inputs.
+StatusOr<std::vector<Literal>> DeviceOperandValues(const hlo_diff::Case& c,
+                                                   const HloModule& module,
+                                                   const HloInstruction& site,
+                                                   const GraphState& state) {
+  ASSIGN_OR_RETURN(std::vector<Literal> params,
+                   DeviceParameterArguments(c, module, state.device));
+  std::vector<Literal> out;
+  for (const HloInstruction* o : site.operands()) {
+    if (o->opcode() == HloOpcode::kParameter) {
+      out.push_back(params.at(o->parameter_number()));
+      continue;
+    }
+    auto it = state.values.find(o->name());
+    if (it == state.values.end()) {
+      return NotFound("no value for operand %" + o->name());
+    }
+    out.push_back(it->second);
+  }
+  return out;
+}
 
 // The values of `site`'s operands (entry of `module`) on the case's inputs,
 // from the oracle.
@@ -270,8 +307,23 @@ LevelResult BranchAt(const hlo_diff::Case& c, const HloModule& module,
   call["name"] = site->name();
   call["opcode"] = std::string(OpcodeName(site->opcode()));
   ev["site"] = std::move(call);
+  // An SPMD case: the computations run alone on the graph level's device,
+  // which they can only when they need no other device.
+  const bool spmd = c.mesh.size() > 1;
+  if (spmd) {
+    for (const HloComputation* comp : site->called_computations()) {
+      if (RunsDeviceOps(*comp)) {
+        return stop("not_applicable",
+                    "%" + site->name() + " runs " + comp->name() +
+                        ", which exchanges data with other devices: it "
+                        "cannot run alone on one device");
+      }
+    }
+    ev["device"] = state.device;
+  }
   StatusOr<std::vector<Literal>> operands =
-      OperandValues(c, module, *site, numerics.evaluator);
+      spmd ? DeviceOperandValues(c, module, *site, state)
+           : OperandValues(c, module, *site, numerics.evaluator);
   if (!operands.ok()) {
     return stop("error", "oracle: " + operands.status().message());
   }

@@ -12,9 +12,9 @@
 namespace trench::hlo_bisect {
 namespace {
 
-// The call site's operand values: the case's inputs for parameters, else
-// the oracle's values from the graph level. Empty with `*missing` set when
-// one is unknown.
+// The call site's operand values (on the graph level's device): the case's
+// inputs for parameters, else the oracle's values from the graph level. Empty
+// with `*missing` set when one is unknown.
 std::vector<Literal> OperandValues(const hlo_diff::Case& c,
                                    const HloModule& module,
                                    const HloInstruction& site,
@@ -24,8 +24,15 @@ std::vector<Literal> OperandValues(const hlo_diff::Case& c,
   std::vector<Literal> out;
   for (const HloInstruction* o : site.operands()) {
     if (o->opcode() == HloOpcode::kParameter && o->shape().IsArray()) {
-      if (params.empty())
-        params = hlo_diff::ParameterArguments(module, c.inputs);
+      if (params.empty()) {
+        StatusOr<std::vector<Literal>> a =
+            DeviceParameterArguments(c, module, state.device);
+        if (!a.ok()) {
+          *missing = o->name();
+          return {};
+        }
+        params = std::move(a).value();
+      }
       out.push_back(params.at(o->parameter_number()));
       continue;
     }

@@ -78,7 +78,7 @@ LevelResult LocalizeFusion(const hlo_diff::Case& c, const GraphState& state,
   Json sources = Json::MakeArray();
   for (const HloInstruction* op : fusion->operands()) {
     const PrimitiveType t = op->shape().element_type();
-    StatusOr<Literal> v = ReadTap(state.tapped, op->name(), t);
+    StatusOr<Literal> v = ReadTap(state.tapped, op->name(), t, state.device);
     std::string source = "tap";
     if (!v.ok()) {
       auto it = state.values.find(op->name());
@@ -106,8 +106,8 @@ LevelResult LocalizeFusion(const hlo_diff::Case& c, const GraphState& state,
   int64_t checked = 0, unavailable = 0;
   for (size_t i = 0; i < names.size(); ++i) {
     const HloInstruction* m = comp->GetInstructionWithName(names[i]);
-    StatusOr<Literal> tap =
-        ReadTap(state.tapped, names[i], m->shape().element_type());
+    StatusOr<Literal> tap = ReadTap(state.tapped, names[i],
+                                    m->shape().element_type(), state.device);
     if (!tap.ok()) {
       ++unavailable;
       continue;

@@ -39,6 +39,24 @@ LevelResult Stop(LevelResult r, const std::string& result,
   return r;
 }
 
+// The chip of a slice's run crash or memory error (the report's "chip"),
+// or -1.
+int64_t CrashingChip(const hlo_diff::Verdict& verdict) {
+  const Json* report = verdict.target ? &verdict.target->report : nullptr;
+  for (const Json* r :
+       {report,
+        report && report->is_object() ? report->Find("run") : nullptr}) {
+    if (r == nullptr || !r->is_object()) continue;
+    const Json* chip = r->Find("chip");
+    const Json* chips = r->Find("chips");
+    if (chip && chip->is_integer() && chips && chips->is_integer() &&
+        chips->int64_value() > 1) {
+      return chip->int64_value();
+    }
+  }
+  return -1;
+}
+
 // The kernel a run crash or memory error happened in, from the verdict's
 // target report ("" if none is named).
 std::string CrashingKernel(const hlo_diff::Verdict& verdict) {
@@ -82,6 +100,8 @@ LevelResult CrashGraph(LevelResult r, const hlo_diff::Case& c,
       "the crashing kernel (simulator report) mapped to the optimized "
       "module of one dumped run";
   r.evidence["kernel"] = kernel;
+  const int64_t chip = CrashingChip(full.verdict);
+  if (chip >= 0) r.evidence["device"] = chip;
   ++r.runs;
   StatusOr<Probe> dumped = prober.Run(c.options, true);
   if (!dumped.ok()) {
@@ -106,9 +126,11 @@ LevelResult CrashGraph(LevelResult r, const hlo_diff::Case& c,
             : "";
     r.evidence["instruction"] = i->name();
     r.evidence["opcode"] = findings->opcode;
+    if (chip >= 0) findings->device = chip;
     r.result = "found";
-    r.summary = "the crash happens in kernel " + kernel + ", which computes %" +
-                i->name() + " (" + findings->opcode +
+    r.summary = "the crash happens in kernel " + kernel +
+                (chip >= 0 ? " on device " + std::to_string(chip) : "") +
+                ", which computes %" + i->name() + " (" + findings->opcode +
                 ") of the optimized module";
     return r;
   }
@@ -142,15 +164,31 @@ LevelResult LocalizeGraph(const hlo_diff::Case& c, const HloModule& module,
   std::vector<std::string> names;
   auto all = AllValuesModule(module, entry->name(), &names);
   if (!all.ok()) return Stop(std::move(r), "error", all.status().message());
-  StatusOr<BoundedResult> bounds = EvaluateWithBounds(
-      **all, hlo_diff::ParameterArguments(**all, c.inputs), numerics);
+  // One result per device (one for a single-device case).
+  StatusOr<std::vector<BoundedResult>> bounds =
+      EvaluateCaseWithBounds(c, **all, numerics);
   if (!bounds.ok()) {
     return Stop(std::move(r), "error", "oracle: " + bounds.status().message());
   }
-  r.linear_runs = static_cast<int64_t>(names.size());
-  for (size_t i = 0; i < names.size(); ++i) {
-    state->values[names[i]] = bounds->outputs[i].nominal;
+  const bool spmd = c.mesh.size() > 1;
+  const int64_t devices = static_cast<int64_t>(bounds->size());
+  if (spmd) {
+    ev["method"] =
+        "one --taps=all run on the slice; each input entry instruction "
+        "(post order) on every device against the SPMD oracle under the "
+        "numerics contract";
+    ev["devices"] = devices;
   }
+  r.linear_runs = static_cast<int64_t>(names.size());
+  // The values the levels below read: the culprit device's (set again
+  // once it is known), device 0's until then.
+  auto keep_values = [&](int64_t d) {
+    state->device = spmd ? d : -1;
+    for (size_t i = 0; i < names.size(); ++i) {
+      state->values[names[i]] = (*bounds)[d].outputs[i].nominal;
+    }
+  };
+  keep_values(0);
 
   hlo_diff::CaseOptions o = c.options;
   o.taps = "all";
@@ -174,19 +212,35 @@ LevelResult LocalizeGraph(const hlo_diff::Case& c, const HloModule& module,
   int64_t checked = 0, unavailable = 0;
   for (size_t i = 0; i < names.size(); ++i) {
     const HloInstruction* instr = entry->GetInstructionWithName(names[i]);
-    StatusOr<Literal> tap =
-        ReadTap(*tapped, names[i], instr->shape().element_type());
-    if (!tap.ok()) {
+    // Every device's tap of this instruction; the first that diverges
+    // decides, and the others that diverge are listed.
+    int64_t first_bad = -1, tapped_devices = 0;
+    ValueCheck v;
+    Json bad_devices = Json::MakeArray();
+    for (int64_t d = 0; d < devices; ++d) {
+      StatusOr<Literal> tap = ReadTap(
+          *tapped, names[i], instr->shape().element_type(), spmd ? d : -1);
+      if (!tap.ok()) continue;
+      ++tapped_devices;
+      ValueCheck dv = CheckValue(*tap, (*bounds)[d].outputs[i]);
+      if (dv.ok) continue;
+      bad_devices.push_back(d);
+      if (first_bad < 0) {
+        first_bad = d;
+        v = std::move(dv);
+      }
+    }
+    if (tapped_devices == 0) {
       ++unavailable;
       seen[names[i]] = "unavailable";
       continue;
     }
     ++checked;
-    ValueCheck v = CheckValue(*tap, bounds->outputs[i]);
-    if (v.ok) {
+    if (first_bad < 0) {
       seen[names[i]] = "agrees";
       continue;
     }
+    keep_values(first_bad);
     // A tuple has no tap: a get-tuple-element of the tuple a call site or
     // a control-flow site makes (through nested get-tuple-elements) shows
     // that site's value.
@@ -218,15 +272,24 @@ LevelResult LocalizeGraph(const hlo_diff::Case& c, const HloModule& module,
     culprit["position"] = static_cast<int64_t>(i);
     culprit["check"] = v.ToJson();
     culprit["operands"] = std::move(ops);
+    std::string on_device;
+    if (spmd) {
+      findings->device = first_bad;
+      culprit["device"] = first_bad;
+      on_device = " on device " + std::to_string(first_bad) + " (" +
+                  std::to_string(bad_devices.size()) + " of " +
+                  std::to_string(devices) + " devices diverge)";
+      culprit["diverging_devices"] = std::move(bad_devices);
+    }
     ev["instruction"] = std::move(culprit);
     ev["checked"] = checked;
     ev["unavailable"] = unavailable;
     r.result = "found";
     r.summary = "first diverging instruction: %" + named->name() + " (" +
                 findings->opcode + ", " + named->shape().ToString(false) +
-                (named != instr ? ", seen through %" + names[i] : "") +
-                "): max error " + Json(v.max_abs_error).Dump() + ", allowed " +
-                Json(v.max_allowed).Dump() + ", " +
+                (named != instr ? ", seen through %" + names[i] : "") + ")" +
+                on_device + ": max error " + Json(v.max_abs_error).Dump() +
+                ", allowed " + Json(v.max_allowed).Dump() + ", " +
                 std::to_string(v.mismatches) + "/" +
                 std::to_string(v.elements) + " elements off";
     return r;

@@ -78,32 +78,42 @@ Json SemanticCheck(const hlo_diff::Case& c, const HloModule& input,
   if (!text.ok()) return fail(text.status().message());
   auto after = hlo_diff::ParseCaseModule(*text, "optimized.hlo");
   if (!after.ok()) return fail(after.status().message());
-  StatusOr<BoundedResult> bounds = EvaluateWithBounds(
-      **after, hlo_diff::ParameterArguments(**after, c.inputs), numerics);
+  // One result per device (SPMD: every device's outputs, out/<d>/).
+  StatusOr<std::vector<BoundedResult>> bounds =
+      EvaluateCaseWithBounds(c, **after, numerics);
   if (!bounds.ok()) return fail("oracle: " + bounds.status().message());
+  const bool spmd = c.mesh.size() > 1;
   bool within = true;
   Json outs = Json::MakeArray();
-  for (size_t i = 0; i < bounds->outputs.size(); ++i) {
-    const BoundedOutput& b = bounds->outputs[i];
-    StatusOr<Literal> actual = ReadNpyFile(
-        (fs::path(dumped.out_dir) / (std::to_string(i) + ".npy")).string(),
-        b.nominal.element_type());
-    if (!actual.ok()) return fail(actual.status().message());
-    ValueCheck v = CheckValue(*actual, b);
-    within &= v.ok;
-    Json x = v.ToJson();
-    x["output"] = static_cast<int64_t>(i);
-    outs.push_back(std::move(x));
+  for (size_t d = 0; d < bounds->size(); ++d) {
+    const std::string dir =
+        DeviceOutDir(dumped, spmd ? static_cast<int64_t>(d) : -1);
+    for (size_t i = 0; i < (*bounds)[d].outputs.size(); ++i) {
+      const BoundedOutput& b = (*bounds)[d].outputs[i];
+      StatusOr<Literal> actual =
+          ReadNpyFile((fs::path(dir) / (std::to_string(i) + ".npy")).string(),
+                      b.nominal.element_type());
+      if (!actual.ok()) return fail(actual.status().message());
+      ValueCheck v = CheckValue(*actual, b);
+      within &= v.ok;
+      Json x = v.ToJson();
+      x["output"] = static_cast<int64_t>(i);
+      if (spmd) x["device"] = static_cast<int64_t>(d);
+      outs.push_back(std::move(x));
+    }
   }
   *backend_ok = within;
   j["checked"] = true;
   j["target_within_compiled_module_contract"] = within;
   j["outputs_vs_compiled_module"] = std::move(outs);
-  StatusOr<BoundedResult> in_bounds = EvaluateWithBounds(
-      input, hlo_diff::ParameterArguments(input, c.inputs), numerics);
-  if (in_bounds.ok()) {
-    j["compiled_module_agrees_with_input"] =
-        CompareWithBounds(bounds->nominal, *in_bounds).ok();
+  StatusOr<std::vector<BoundedResult>> in_bounds =
+      EvaluateCaseWithBounds(c, input, numerics);
+  if (in_bounds.ok() && in_bounds->size() == bounds->size()) {
+    bool agree = true;
+    for (size_t d = 0; d < bounds->size(); ++d) {
+      agree &= CompareWithBounds((*bounds)[d].nominal, (*in_bounds)[d]).ok();
+    }
+    j["compiled_module_agrees_with_input"] = agree;
   }
   return j;
 }

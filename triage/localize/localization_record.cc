@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "compiler/ir/collective_groups.h"
+
 namespace trench::hlo_bisect {
 namespace {
 
@@ -44,7 +46,7 @@ StatusOr<LocalizationFindingsRecord> FindingsFromJson(const JsonFields& m) {
   RETURN_IF_ERROR(m.OnlyFields(
       {"pass", "trigger", "pass_execution", "rewrite", "instruction", "opcode",
        "fusion", "fused_instruction", "fused_opcode", "dtype",
-       "called_computation", "called_instruction", "called_opcode"}));
+       "called_computation", "called_instruction", "called_opcode", "device"}));
   LocalizationFindingsRecord f;
   ASSIGN_OR_RETURN(f.pass, m.NullableString("pass"));
   ASSIGN_OR_RETURN(f.trigger, m.NullableString("trigger"));
@@ -61,6 +63,13 @@ StatusOr<LocalizationFindingsRecord> FindingsFromJson(const JsonFields& m) {
   ASSIGN_OR_RETURN(f.called_instruction,
                    AbsentOrString(m, "called_instruction"));
   ASSIGN_OR_RETURN(f.called_opcode, AbsentOrString(m, "called_opcode"));
+  if (m.Find("device") != nullptr) {
+    ASSIGN_OR_RETURN(f.device, m.NullableInt("device"));
+    if (f.device && (*f.device < 0 || *f.device >= kMaxMeshDevices)) {
+      return InvalidArgument("findings.device: expected a device in 0.." +
+                             std::to_string(kMaxMeshDevices - 1));
+    }
+  }
   return f;
 }
 
@@ -118,6 +127,7 @@ JsonDoc ToJson(const LocalizationReport& report) {
   fj["called_computation"] = JsonDocOrNull(f.called_computation);
   fj["called_instruction"] = JsonDocOrNull(f.called_instruction);
   fj["called_opcode"] = JsonDocOrNull(f.called_opcode);
+  if (f.device) fj["device"] = *f.device;
   j["findings"] = std::move(fj);
   j["signature"] = ToJson(report.signature);
   JsonDoc runs = JsonDoc::object();

@@ -75,6 +75,9 @@ struct LocalizationFindingsRecord {
   // The callee level's op inside a called computation (localize.h).
   std::optional<std::string> called_computation, called_instruction;
   std::optional<std::string> called_opcode;
+  // An SPMD case: the first device the graph level's instruction diverges
+  // on (absent for a single device).
+  std::optional<int64_t> device;
   bool operator==(const LocalizationFindingsRecord&) const = default;
 
   // The rewrite decision's "site" when it names one as a string.

@@ -103,6 +103,7 @@ LocalizationReport MakeLocalizationReport(const Localization& l,
   fr.fused_instruction = OrNone(f.fused_instruction);
   fr.fused_opcode = OrNone(f.fused_opcode);
   fr.dtype = OrNone(f.dtype);
+  if (f.device >= 0) fr.device = f.device;
   fr.called_computation = OrNone(f.called_computation);
   fr.called_instruction = OrNone(f.called_instruction);
   fr.called_opcode = OrNone(f.called_opcode);

@@ -11,6 +11,7 @@
 #include "compiler/ir/npy.h"
 #include "compiler/ir/opcode.h"
 #include "oracle/comparator.h"
+#include "oracle/spmd.h"
 #include "triage/case/verdict.h"
 
 namespace trench::hlo_bisect {
@@ -22,6 +23,17 @@ std::string StringAt(const Json* j, std::string_view key) {
   if (j == nullptr || !j->is_object()) return "";
   const Json* v = j->Find(key);
   return v && v->is_string() ? v->string_value() : "";
+}
+
+// The taps list of a report file ([] when it cannot be read: a run that
+// wrote no outputs has no taps to read either).
+Json TapsOfReport(const fs::path& report) {
+  StatusOr<std::string> text = ReadTextFile(report.string());
+  if (!text.ok()) return Json::MakeArray();
+  StatusOr<Json> j = ParseJson(*text);
+  if (!j.ok() || !j->is_object()) return Json::MakeArray();
+  const Json* taps = j->Find("taps");
+  return taps && taps->is_array() ? *taps : Json::MakeArray();
 }
 
 }  // namespace
@@ -94,6 +106,13 @@ StatusOr<Probe> TargetProber::RunIn(const hlo_diff::Case& c,
     if (taps && taps->is_array()) p.taps = *taps;
   }
   p.out_dir = (fs::path(dir) / "out").string();
+  // A slice writes each device's outputs and taps under out/<d>/.
+  if (c.mesh.size() > 1 && !c.options.taps.empty()) {
+    for (int64_t d = 0; d < c.mesh.size(); ++d) {
+      p.device_taps.push_back(
+          TapsOfReport(fs::path(DeviceOutDir(p, d)) / "report.json"));
+    }
+  }
   p.verdict = std::move(v);
   return p;
 }
@@ -273,14 +292,66 @@ StatusOr<std::unique_ptr<HloModule>> AllValuesModule(
 }
 
 StatusOr<Literal> ReadTap(const Probe& probe, const std::string& label,
-                          PrimitiveType type) {
-  for (const Json& t : probe.taps.array()) {
+                          PrimitiveType type, int64_t device) {
+  const Json* taps = &probe.taps;
+  if (device >= 0) {
+    if (device >= static_cast<int64_t>(probe.device_taps.size())) {
+      return NotFound("no taps of device " + std::to_string(device));
+    }
+    taps = &probe.device_taps[device];
+  }
+  for (const Json& t : taps->array()) {
     if (StringAt(&t, "label") != label) continue;
     const std::string file = StringAt(&t, "file");
-    if (file.empty()) break;
-    return ReadNpyFile((fs::path(probe.out_dir) / file).string(), type);
+    // The report's own file names are relative and plain ("taps/x.npy").
+    if (file.empty() || file.find("..") != std::string::npos ||
+        file[0] == '/') {
+      break;
+    }
+    return ReadNpyFile((fs::path(DeviceOutDir(probe, device)) / file).string(),
+                       type);
   }
-  return NotFound("no tap labelled '" + label + "'");
+  return NotFound("no tap labelled '" + label + "'" +
+                  (device >= 0 ? " on device " + std::to_string(device) : ""));
+}
+
+std::string DeviceOutDir(const Probe& probe, int64_t device) {
+  if (device < 0) return probe.out_dir;
+  return (fs::path(probe.out_dir) / std::to_string(device)).string();
+}
+
+StatusOr<std::vector<BoundedResult>> EvaluateCaseWithBounds(
+    const hlo_diff::Case& c, const HloModule& module,
+    const NumericsOptions& numerics) {
+  if (c.mesh.size() <= 1) {
+    RETURN_IF_ERROR(hlo_diff::CheckInputs(module, c.inputs));
+    ASSIGN_OR_RETURN(
+        BoundedResult b,
+        EvaluateWithBounds(
+            module, hlo_diff::ParameterArguments(module, c.inputs), numerics));
+    std::vector<BoundedResult> out;
+    out.push_back(std::move(b));
+    return out;
+  }
+  ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> args,
+                   hlo_diff::DeviceArguments(module, c));
+  return EvaluateSpmdWithBounds(module, args, c.mesh, numerics);
+}
+
+StatusOr<std::vector<Literal>> DeviceParameterArguments(const hlo_diff::Case& c,
+                                                        const HloModule& module,
+                                                        int64_t device) {
+  if (c.mesh.size() <= 1) {
+    RETURN_IF_ERROR(hlo_diff::CheckInputs(module, c.inputs));
+    return hlo_diff::ParameterArguments(module, c.inputs);
+  }
+  if (device < 0 || device >= c.mesh.size()) {
+    return InvalidArgument("device " + std::to_string(device) +
+                           " is not on the case's mesh");
+  }
+  ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> args,
+                   hlo_diff::DeviceArguments(module, c));
+  return std::move(args[device]);
 }
 
 StatusOr<std::string> ReadTextFile(const std::string& path) {

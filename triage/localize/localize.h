@@ -30,7 +30,12 @@
 //            every instruction of the input module's entry is evaluated by
 //            the oracle under the numerics contract, and the first one in
 //            post order whose tapped value violates its bound is named
-//            (instructions the passes removed have no tap). Run crashes
+//            (instructions the passes removed have no tap). An SPMD case
+//            (a mesh of several devices) is tapped on every device and
+//            evaluated by the SPMD oracle: the first instruction that
+//            diverges on any device is named with the first device it
+//            diverges on (and every device it diverges on); the levels
+//            below look at that device's values. Run crashes
 //            and memory errors have no values: the instruction whose
 //            kernel crashed (the simulator's report names the kernel) is
 //            named instead, from one dumped run.
@@ -103,6 +108,9 @@ struct Probe {
   std::string out_dir;        // Outputs and taps/ ("" when none).
   std::string dump_dir;       // The --dump-dir of a dumped run ("" none).
   Json taps = Json::MakeArray();  // [{"label", "file", ...}] from the report.
+  // An SPMD case's run: device d's taps (out_dir/<d>/report.json's), by
+  // device; empty for a single device.
+  std::vector<Json> device_taps;
 };
 
 // Runs the case under given compile options. Abstract so that tests can
@@ -188,6 +196,9 @@ struct Findings {
   // Callee or branch level's culprit: an op inside a computation the
   // graph level's call site runs (input module).
   std::string called_computation, called_instruction, called_opcode;
+  // An SPMD case: the first device on which the graph level's instruction
+  // diverges (-1: a single-device case, or not known).
+  int64_t device = -1;
 };
 
 struct LocalizeOptions {
@@ -254,6 +265,9 @@ struct GraphState {
   // A run crash: the graph level named the crashing kernel's instruction
   // (of the optimized module) instead of a diverging value.
   bool crash = false;
+  // An SPMD case: the device whose values `values` holds and whose taps
+  // the levels below read (Findings::device); -1 for a single device.
+  int64_t device = -1;
 };
 LevelResult LocalizeGraph(const hlo_diff::Case& c, const HloModule& module,
                           const Probe& full, Prober& prober,
@@ -282,11 +296,29 @@ StatusOr<std::unique_ptr<HloModule>> AllValuesModule(
     const HloModule& module, const std::string& computation,
     std::vector<std::string>* names);
 
-// Reads the tap labelled `label` of `probe` (its report's taps list), with
-// bf16 bits turned back into bf16 when `type` is BF16. NotFound when the
-// probe has no such tap.
+// Reads the tap labelled `label` of `probe` (its report's taps list; with
+// device >= 0, that device's), with bf16 bits turned back into bf16 when
+// `type` is BF16. NotFound when the probe has no such tap.
 StatusOr<Literal> ReadTap(const Probe& probe, const std::string& label,
-                          PrimitiveType type);
+                          PrimitiveType type, int64_t device = -1);
+
+// Where a probe's outputs of `device` are: out_dir for a single device
+// (device < 0), out_dir/<device> for an SPMD case.
+std::string DeviceOutDir(const Probe& probe, int64_t device);
+
+// The oracle's values of `module` with their bounds on the case's inputs:
+// one result per device of c.mesh (one for a single-device case; the SPMD
+// oracle for a mesh). Errors: the inputs do not fit `module`, or the
+// oracle's.
+StatusOr<std::vector<BoundedResult>> EvaluateCaseWithBounds(
+    const hlo_diff::Case& c, const HloModule& module,
+    const NumericsOptions& numerics);
+
+// The entry arguments of device `device` (< 0: the only one) of the case,
+// for `module`. Errors: the inputs do not fit `module`.
+StatusOr<std::vector<Literal>> DeviceParameterArguments(const hlo_diff::Case& c,
+                                                        const HloModule& module,
+                                                        int64_t device);
 
 // The whole file at `path`; IoError naming it when it cannot be read.
 StatusOr<std::string> ReadTextFile(const std::string& path);

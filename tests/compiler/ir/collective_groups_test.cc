@@ -63,6 +63,12 @@ TEST(ReplicaGroupsTest, MalformedTextIsNamedWithItsColumn) {
             std::string::npos);
   EXPECT_NE(Error("[2,2]<=[2,2]T(1)").find("not a permutation"),
             std::string::npos);
+  // Found by collective_groups_fuzz: groups times size overflowed.
+  EXPECT_NE(Error("[1111111111112111122,0640]<=[182]")
+                .find("do not hold the 182 ids"),
+            std::string::npos);
+  EXPECT_NE(Error("[4611686018427387904,4]<=[16]").find("do not hold"),
+            std::string::npos);
   EXPECT_NE(Error("{{0}} x").find("unexpected text"), std::string::npos);
   EXPECT_NE(Error("[2,2]<[4]").find("expected '<='"), std::string::npos);
   EXPECT_NE(Error("{{99999999999999999999}}").find("too large"),

@@ -333,6 +333,11 @@ TEST(FuzzFlagsTest, DurationsFocusAndErrors) {
   ASSERT_TRUE(passes.ok());
   EXPECT_EQ(*passes, FocusGroupsForPass("fusion"));
   EXPECT_FALSE(ParseFocus("passes:no-such-pass").ok());
+  // The pass of collectives draws all-reduces alone (SPMD programs).
+  StatusOr<std::vector<std::string>> combiner =
+      ParseFocus("passes:all-reduce-combiner");
+  ASSERT_TRUE(combiner.ok()) << combiner.status().ToString();
+  EXPECT_EQ(*combiner, std::vector<std::string>{"all-reduce"});
   EXPECT_FALSE(ParseFocus("ops:frobnicate").ok());
 
   const char* argv[] = {"hlo-fuzz", "--budget=2m",    "--jobs", "2",

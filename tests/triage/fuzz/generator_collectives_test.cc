@@ -13,6 +13,7 @@
 #include "oracle/spmd.h"
 #include "triage/case/case_bundle.h"
 #include "triage/fuzz/collective_scale.h"
+#include "triage/fuzz/fuzz_flags.h"
 #include "triage/fuzz/generator.h"
 
 namespace trench::fuzz {
@@ -149,6 +150,33 @@ TEST(GeneratorCollectivesTest, CollectivesAreNoSingleDeviceOps) {
     EXPECT_EQ(OpGroup(op), "collective");
   }
   for (HloOpcode op : SyntheticOps()) EXPECT_FALSE(IsDeviceOp(op));
+}
+
+// --focus passes:all-reduce-combiner: every program is an SPMD program
+// and most hold several all-reduces for the combiner to merge.
+TEST(GeneratorCollectivesTest, TheCombinersFocusDrawsSeveralAllReduces) {
+  GeneratorOptions o;
+  StatusOr<std::vector<std::string>> focus =
+      ParseFocus("passes:all-reduce-combiner");
+  ASSERT_TRUE(focus.ok()) << focus.status().ToString();
+  o.focus = *focus;
+  o.instructions = 12;
+  o.max_elements = 1024;
+  int several = 0;
+  constexpr int kPrograms = 30;
+  for (uint64_t seed = 0; seed < kPrograms; ++seed) {
+    auto g = GenerateSynthetic(seed, o);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    ASSERT_GT(g->mesh.size(), 1) << seed;
+    auto m = ParseGenerated(g->hlo_text, "test", seed);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    int all_reduces = 0;
+    for (const HloInstruction* i : (*m)->entry_computation()->instructions()) {
+      all_reduces += i->opcode() == HloOpcode::kAllReduce;
+    }
+    several += all_reduces >= 2;
+  }
+  EXPECT_GE(several, kPrograms / 2);
 }
 
 }  // namespace
