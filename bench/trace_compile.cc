@@ -7,10 +7,13 @@
 //   cmake --build build --target bench_trace_compile
 //   build/bench/bench_trace_compile [--failures] [--max-run N]
 //   build/bench/bench_trace_compile --collectives
+//   build/bench/bench_trace_compile --whole-model [--repeats N]
 // --max-run N runs an evenly spaced sample of at most N compiled
 // subgraphs per module (default: all of them). --collectives prints only
 // the coverage of the traces with collectives by the corpus' cuts, before
 // and after keeping collectives (trace_compile_collectives.h).
+// --whole-model times the compile of the whole-model traces scaled to 4
+// devices (trace_compile_whole.h).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "bench/trace_compile_collectives.h"
+#include "bench/trace_compile_whole.h"
 #include "tests/compiler/codegen/traces_compile_util.h"
 
 namespace {
@@ -71,11 +75,18 @@ int main(int argc, char** argv) {
       show_failures = true;
     } else if (std::strcmp(argv[i], "--collectives") == 0) {
       return trench::bench::RunCollectiveCoverage();
+    } else if (std::strcmp(argv[i], "--whole-model") == 0) {
+      int repeats = 3;
+      if (i + 2 < argc && std::strcmp(argv[i + 1], "--repeats") == 0) {
+        repeats = std::max(1, std::atoi(argv[i + 2]));
+      }
+      return trench::bench::RunWholeModelCompile(repeats);
     } else if (std::strcmp(argv[i], "--max-run") == 0 && i + 1 < argc) {
       max_run = std::atoll(argv[++i]);
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--failures] [--max-run N] | --collectives\n",
+                   "usage: %s [--failures] [--max-run N] | --collectives | "
+                   "--whole-model [--repeats N]\n",
                    argv[0]);
       return 2;
     }
