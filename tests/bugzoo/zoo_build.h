@@ -62,8 +62,9 @@ class ZooBuild {
                       " '-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG' >" +
                       Log() + " 2>&1") == 0;
   }
-  // Builds `targets` (incrementally); true on success.
-  bool Build(const std::string& targets = "hlo-run") const {
+  // Builds `targets` (incrementally); true on success. hloc describes the
+  // target's slice to RunWitness.
+  bool Build(const std::string& targets = "hlo-run hloc") const {
     const unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
     return RunCommand(env_ + "cmake --build " + ShellQuote(build_.string()) +
                       " --target " + targets + " -j " + std::to_string(jobs) +

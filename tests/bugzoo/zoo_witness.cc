@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "triage/case/case_bundle.h"
@@ -19,8 +20,11 @@ StatusOr<WitnessResult> RunWitness(const std::string& hlo_run,
                                    double timeout_s) {
   std::unique_ptr<HloModule> module;
   ASSIGN_OR_RETURN(hlo_diff::Case c, hlo_diff::ReadCase(case_dir, &module));
-  hlo_diff::TargetSpec spec;
-  spec.mode = hlo_diff::TargetMode::kHloRun;
+  // The hloc next to hlo-run says how many chips the target's slice has
+  // (an SPMD witness needs them).
+  hlo_diff::TargetSpec spec = hlo_diff::TargetSpec::FromBinaryDir(
+      std::filesystem::path(hlo_run).parent_path().string(),
+      hlo_diff::TargetMode::kHloRun);
   spec.hlo_run = hlo_run;
   spec.timeout_seconds = timeout_s;
   hlo_diff::TargetRunner runner(spec);

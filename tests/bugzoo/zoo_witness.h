@@ -22,7 +22,9 @@ struct WitnessResult {
   bool caught() const;
 };
 
-// Reads the case in `case_dir`, runs `hlo_run` one-shot on it in
+// Reads the case in `case_dir`, runs `hlo_run` one-shot on it (the hloc
+// of the same build, next to it, describes the target: an SPMD witness
+// runs on its slice) in
 // `work_dir` (created; kept for inspection) with a `timeout_s` second
 // limit, and returns the verdict. Errors: the case cannot be read, or the
 // harness fails (hlo-run cannot be started, work_dir cannot be written).

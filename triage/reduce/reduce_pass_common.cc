@@ -66,15 +66,24 @@ std::vector<Shape> ParamShapes(const HloComputation& entry) {
 StatusOr<EditableCase> OpenCase(const hlo_diff::Case& c) {
   EditableCase e;
   ASSIGN_OR_RETURN(e.module, hlo_diff::ParseCaseModule(c.module_text, "case"));
-  RETURN_IF_ERROR(hlo_diff::CheckInputs(*e.module, c.inputs));
+  e.devices = std::max<int64_t>(1, c.mesh.size());
+  if (e.devices > 1) {
+    RETURN_IF_ERROR(hlo_diff::DeviceArguments(*e.module, c).status());
+  } else {
+    RETURN_IF_ERROR(hlo_diff::CheckInputs(*e.module, c.inputs));
+  }
   const HloComputation* entry = e.module->entry_computation();
+  e.param_inputs.resize(entry->num_parameters());
+  // c.inputs is device-major: each device's leaves, parameter by
+  // parameter.
   size_t next = 0;
-  for (const HloInstruction* p : entry->parameters()) {
-    std::vector<Literal> leaves;
-    ForEachLeafShape(p->shape(), [&](const Shape& s) {
-      if (s.IsArray()) leaves.push_back(c.inputs[next++]);
-    });
-    e.param_inputs.push_back(std::move(leaves));
+  for (int64_t d = 0; d < e.devices; ++d) {
+    for (const HloInstruction* p : entry->parameters()) {
+      std::vector<Literal>& leaves = e.param_inputs[p->parameter_number()];
+      ForEachLeafShape(p->shape(), [&](const Shape& s) {
+        if (s.IsArray()) leaves.push_back(c.inputs[next++]);
+      });
+    }
   }
   for (const HloComputation* comp : e.module->computations()) {
     const auto live = LiveInstructions(*comp);
@@ -124,6 +133,16 @@ HloInstruction* AddEntryParameter(EditableCase& e, const Shape& shape,
       HloInstruction::CreateParameter(n, shape, FreshName(e, base_name)));
   if (static_cast<int64_t>(e.param_inputs.size()) <= n) {
     e.param_inputs.resize(n + 1);
+  }
+  size_t per_device = 0;
+  ForEachLeafShape(shape, [&](const Shape& s) { per_device += s.IsArray(); });
+  if (e.devices > 1 && leaves.size() == per_device) {
+    // One device's leaves: every device gets them.
+    std::vector<Literal> all;
+    for (int64_t d = 0; d < e.devices; ++d) {
+      for (const Literal& l : leaves) all.push_back(l);
+    }
+    leaves = std::move(all);
   }
   e.param_inputs[n] = std::move(leaves);
   return p;
@@ -206,8 +225,15 @@ StatusOr<hlo_diff::Case> FinishCase(EditableCase& e, const hlo_diff::Case& c,
   }
   hlo_diff::Case out;
   out.module_text = PrintHloModule(m);
-  for (auto& leaves : e.param_inputs) {
-    for (Literal& l : leaves) out.inputs.push_back(std::move(l));
+  out.mesh = c.mesh;
+  // Device-major: device d's leaves of every parameter, in order.
+  for (int64_t d = 0; d < e.devices; ++d) {
+    for (auto& leaves : e.param_inputs) {
+      const size_t per = leaves.size() / static_cast<size_t>(e.devices);
+      for (size_t k = d * per; k < (d + 1) * per; ++k) {
+        out.inputs.push_back(std::move(leaves[k]));
+      }
+    }
   }
   out.options = c.options;
   out.origin = c.origin;
@@ -251,6 +277,7 @@ int64_t LeafElements(const Shape& shape) {
 
 std::shared_ptr<const ValueMap> ComputeOracleValues(const hlo_diff::Case& c) {
   auto empty = std::make_shared<const ValueMap>();
+  if (c.mesh.size() > 1) return empty;  // Values differ by device.
   StatusOr<EditableCase> e = OpenCase(c);
   if (!e.ok()) return empty;
   const HloComputation* entry = e->module->entry_computation();

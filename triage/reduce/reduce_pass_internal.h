@@ -31,7 +31,12 @@ namespace trench::hlo_reduce {
 struct EditableCase {
   std::unique_ptr<HloModule> module;
   // The array leaves of entry parameter i's input, by parameter number.
+  // An SPMD case (devices > 1) holds every device's: device d's leaves of
+  // parameter i are param_inputs[i][d * L, (d + 1) * L), L =
+  // param_inputs[i].size() / devices.
   std::vector<std::vector<Literal>> param_inputs;
+  // The devices of the case's mesh (1: a single-device case).
+  int64_t devices = 1;
   // Every instruction name of the module (new names are made unique).
   std::unordered_set<std::string> names;
   // What was already dead when opened (instructions that are neither the
@@ -47,16 +52,18 @@ struct EditableCase {
   Shape entry_root_shape;
 };
 
-// Parses and verifies c.module_text and splits c.inputs by parameter.
-// Errors: the parser's or verifier's, InvalidArgument for inputs that do
-// not match.
+// Parses and verifies c.module_text and splits c.inputs by parameter (an
+// SPMD case's per device, as EditableCase says). Errors: the parser's or
+// verifier's, InvalidArgument for inputs that do not match.
 StatusOr<EditableCase> OpenCase(const hlo_diff::Case& c);
 
 // A name not used in the module, from `base` (recorded in e.names).
 std::string FreshName(EditableCase& e, const std::string& base);
 
 // Appends an entry parameter of `shape` whose input is `leaves` (the array
-// leaves of shape, in order). Returns it.
+// leaves of shape, in order; in an SPMD case either every device's, device
+// after device, or one device's, which every device then gets). Returns
+// it.
 HloInstruction* AddEntryParameter(EditableCase& e, const Shape& shape,
                                   const std::string& base_name,
                                   std::vector<Literal> leaves);
@@ -78,8 +85,9 @@ std::vector<Literal> ZeroLeaves(const Shape& shape);
 // The oracle's value of every entry instruction of c's module (by name)
 // whose value has at most kMaxTapElements elements, evaluated on c.inputs.
 // Empty when the module is larger than kMaxOracleElements (sum over the
-// instructions), uses a token or the oracle fails. Cached per case (text
-// and inputs), thread-safe.
+// instructions), uses a token or the oracle fails, and for an SPMD case
+// (its values differ by device; the passes then use zeros). Cached per
+// case (text and inputs), thread-safe.
 inline constexpr int64_t kMaxOracleElements = int64_t{1} << 22;
 inline constexpr int64_t kMaxTapElements = int64_t{1} << 20;
 using ValueMap = std::unordered_map<std::string, Literal>;

@@ -163,6 +163,16 @@ void FixAttributes(EditableCase& e, HloInstruction* i, const Changed& changed) {
   }
 }
 
+// An all-reduce, collective-permute or all-to-all of one array operand
+// whose result is an array: its result has the operand's shape.
+bool KeepsOperandShapes(const HloInstruction& i) {
+  const HloOpcode op = i.opcode();
+  return (op == HloOpcode::kAllReduce || op == HloOpcode::kCollectivePermute ||
+          op == HloOpcode::kAllToAll) &&
+         i.operands().size() == 1 && i.operand(0)->shape().IsArray() &&
+         i.shape().IsArray();
+}
+
 void Reinfer(EditableCase& e, HloComputation& comp, Changed& changed);
 
 // Called computation `callee` gets parameter shapes `params`; re-inferred.
@@ -233,7 +243,14 @@ void Reinfer(EditableCase& e, HloComputation& comp, Changed& changed) {
         break;
     }
     StatusOr<Shape> inferred = InferShape(*i);
-    if (inferred.ok()) i->set_shape(WithLayoutOf(*inferred, old));
+    if (inferred.ok()) {
+      i->set_shape(WithLayoutOf(*inferred, old));
+    } else if (KeepsOperandShapes(*i)) {
+      // Collectives have no inference rule; these give their operands'
+      // shapes (one array operand each).
+      Shape s = i->operand(0)->shape();
+      i->set_shape(WithLayoutOf(s, old));
+    }
     if (!(i->shape() == old)) changed.emplace(i, old);
   }
 }

@@ -200,8 +200,10 @@ class ShrinkShapesPass : public OpportunityListPass<Opportunity> {
         lit.set_layout(s.layout());
         source->set_literal(std::move(lit));
       } else if (source->opcode() == HloOpcode::kParameter) {
-        Literal& input = e.param_inputs[source->parameter_number()].at(0);
-        input = SliceLeadingCorner(input, dims);
+        // An array parameter: one leaf per device.
+        for (Literal& input : e.param_inputs[source->parameter_number()]) {
+          input = SliceLeadingCorner(input, dims);
+        }
       }
     }
     for (auto& [b, dims] : broadcasts) {

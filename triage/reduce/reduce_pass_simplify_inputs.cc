@@ -7,7 +7,9 @@
 //   then "zero chunk r" for r < min(n, kChunks) (consecutive ranges).
 // Applied in that order per array ("zeros" or "ones" make the rest moot).
 // Then per used entry parameter of an array shape of at most
-// kMaxInlinedElements: "becomes a constant holding its input".
+// kMaxInlinedElements: "becomes a constant holding its input" (in an SPMD
+// case, only when every device has the same input; each device's input
+// arrays are offered apart above).
 //
 // Every opportunity strictly lowers a well-founded order, so no sequence of
 // steps can undo one: per array, (class: 0 all zeros, 1 all ones, 2 other;
@@ -15,6 +17,7 @@
 // An all-zero array offers nothing, an all-ones array only "zeros"; the
 // rest only when they change something. "To a constant" drops a parameter
 // (no pass turns a constant back into one).
+#include <algorithm>
 #include <cmath>
 
 #include "triage/reduce/reduce_pass_internal.h"
@@ -100,8 +103,15 @@ std::vector<Opportunity> InputOpportunities(const EditableCase& e) {
   const HloComputation* entry = e.module->entry_computation();
   for (int64_t p = 0; p < params; ++p) {
     const HloInstruction* param = entry->parameter_instruction(p);
+    // A constant is the same on every device: an SPMD case's devices must
+    // all have this input.
+    const std::vector<Literal>& leaves = e.param_inputs[p];
+    const bool same_everywhere =
+        std::all_of(leaves.begin(), leaves.end(),
+                    [&](const Literal& l) { return l == leaves.front(); });
     if (param->user_count() > 0 && param->shape().IsArray() &&
-        param->shape().element_count() <= kMaxInlinedElements) {
+        param->shape().element_count() <= kMaxInlinedElements &&
+        !leaves.empty() && same_everywhere) {
       out.push_back({p, 0, Kind::kToConstant});
     }
   }

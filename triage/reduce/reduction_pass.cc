@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "compiler/ir/hlo_computation.h"
 #include "compiler/ir/hlo_parser.h"
 #include "triage/reduce/reduce_pass_internal.h"
 
@@ -62,10 +63,58 @@ CaseSize MeasureCase(const hlo_diff::Case& c) {
   return size;
 }
 
+namespace {
+
+// The collectives' shape rules ValidateCandidate checks (see its comment).
+Status CollectiveShapesHold(const HloModule& module) {
+  for (const HloComputation* comp : module.computations()) {
+    for (const HloInstruction* i : comp->instructions()) {
+      const HloOpcode op = i->opcode();
+      const bool same = op == HloOpcode::kAllReduce ||
+                        op == HloOpcode::kCollectivePermute ||
+                        op == HloOpcode::kAllToAll;
+      const bool along =
+          op == HloOpcode::kAllGather || op == HloOpcode::kReduceScatter;
+      if (!same && !along) continue;
+      std::vector<Shape> results;
+      if (i->shape().IsTuple()) {
+        results = i->shape().tuple_shapes();
+      } else {
+        results.push_back(i->shape());
+      }
+      // A tuple all-to-all (one result per operand) or a variadic one.
+      if (results.size() != i->operands().size()) continue;
+      const std::vector<int64_t>& dims = i->attrs().dimensions;
+      for (size_t k = 0; k < results.size(); ++k) {
+        const Shape& in = i->operand(k)->shape();
+        const Shape& out = results[k];
+        if (!in.IsArray() || !out.IsArray()) continue;
+        bool ok =
+            in.element_type() == out.element_type() && in.rank() == out.rank();
+        for (int64_t d = 0; ok && d < in.rank(); ++d) {
+          const bool free = along && dims.size() == 1 && dims[0] == d;
+          ok = free || in.dims()[d] == out.dims()[d];
+        }
+        if (!ok) {
+          return InvalidArgument(
+              "%" + i->name() + ": " + std::string(OpcodeName(op)) + " of " +
+              in.ToString(false) + " cannot give " + out.ToString(false));
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ValidateCandidate(const hlo_diff::Case& c) {
   ASSIGN_OR_RETURN(auto module,
                    hlo_diff::ParseCaseModule(c.module_text, "candidate"));
-  if (c.mesh.size() > 1) return hlo_diff::DeviceArguments(*module, c).status();
+  if (c.mesh.size() > 1) {
+    RETURN_IF_ERROR(hlo_diff::DeviceArguments(*module, c).status());
+    return CollectiveShapesHold(*module);
+  }
   return hlo_diff::CheckInputs(*module, c.inputs);
 }
 

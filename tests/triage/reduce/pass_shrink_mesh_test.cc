@@ -26,14 +26,7 @@ hlo_diff::Case SpmdCase(const std::string& text, const DeviceMesh& mesh) {
   return c.ok() ? *c : hlo_diff::Case{};
 }
 
-StatusOr<std::vector<Literal>> RunSpmd(const hlo_diff::Case& c) {
-  ASSIGN_OR_RETURN(auto m, hlo_diff::ParseCaseModule(c.module_text, "case"));
-  ASSIGN_OR_RETURN(auto args, hlo_diff::DeviceArguments(*m, c));
-  SpmdOptions o;
-  o.mesh = c.mesh;
-  o.evaluator.threads = 1;
-  return EvaluateSpmd(*m, args, o);
-}
+using testing::RunSpmd;
 
 const HloInstruction* Named(const HloModule& m, const std::string& name) {
   return m.entry_computation()->GetInstructionWithName(name);

@@ -18,6 +18,7 @@
 #include "compiler/ir/hlo_text_file.h"
 #include "compiler/ir/random_inputs.h"
 #include "oracle/evaluator.h"
+#include "oracle/spmd.h"
 #include "tests/traces_dir.h"
 #include "triage/case/case_bundle.h"
 #include "triage/reduce/reduction_pass.h"
@@ -86,6 +87,16 @@ inline StatusOr<Literal> Run(const hlo_diff::Case& c) {
   RETURN_IF_ERROR(hlo_diff::CheckInputs(*m, c.inputs));
   const std::vector<Literal> args = hlo_diff::ParameterArguments(*m, c.inputs);
   return Evaluate(*m, args);
+}
+
+// The SPMD oracle's result of an SPMD case, one value per device.
+inline StatusOr<std::vector<Literal>> RunSpmd(const hlo_diff::Case& c) {
+  ASSIGN_OR_RETURN(auto m, hlo_diff::ParseCaseModule(c.module_text, "case"));
+  ASSIGN_OR_RETURN(auto args, hlo_diff::DeviceArguments(*m, c));
+  SpmdOptions o;
+  o.mesh = c.mesh;
+  o.evaluator.threads = 1;
+  return EvaluateSpmd(*m, args, o);
 }
 
 // Greedy reduction: for each pass in turn, chunks of its opportunities

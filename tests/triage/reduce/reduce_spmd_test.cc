@@ -1,0 +1,142 @@
+// Every reduction pass on SPMD cases (reduce_pass_common.cc's
+// EditableCase keeps each device's inputs): candidates stay on the case's
+// mesh with one input list per device, and the passes together shrink an
+// SPMD program to the collective that matters.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "compiler/ir/hlo_computation.h"
+#include "oracle/spmd.h"
+#include "tests/triage/reduce/pass_test_util.h"
+
+namespace trench::hlo_reduce {
+namespace {
+
+constexpr char kCase[] = R"(HloModule spmd_big
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[4,6] parameter(0)
+  b = f32[4,6] parameter(1)
+  m = f32[4,6] multiply(a, b)
+  n = f32[4,6] negate(m)
+  e1 = f32[4,6] exponential(a)
+  s = f32[4,6] add(n, e1)
+  r = f32[4,6] all-reduce(s), replica_groups={}, to_apply=add
+  t = f32[6,4] transpose(r), dimensions={1,0}
+  c = f32[6,4] cosine(t)
+  ROOT out = (f32[6,4], f32[4,6]) tuple(c, m)
+}
+)";
+
+// The case on 4 replicas, each device with inputs of its own.
+hlo_diff::Case SpmdCase() {
+  auto m = ParseHloModule(kCase);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  if (!m.ok()) return {};
+  std::vector<std::vector<Literal>> lists;
+  for (int64_t d = 0; d < 4; ++d) {
+    lists.push_back(RandomArguments(*(*m)->entry_computation(), 20 + d));
+  }
+  auto c = hlo_diff::MakeSpmdCase(PrintHloModule(**m), DeviceMesh{4, 1},
+                                  std::move(lists));
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? *c : hlo_diff::Case{};
+}
+
+Status RunsOnItsMesh(const hlo_diff::Case& c) {
+  return testing::RunSpmd(c).status();
+}
+
+TEST(ReduceSpmdTest, EveryPassKeepsTheMeshAndEachDevicesInputs) {
+  const hlo_diff::Case c = SpmdCase();
+  std::set<std::string> applied;
+  for (const auto& pass : AllReductionPasses()) {
+    const int64_t n = pass->Count(c);
+    for (int64_t i = 0; i < n; ++i) {
+      auto out = pass->Apply(c, std::vector<int64_t>{i});
+      // Candidates that do not verify are the engine's to drop (as for
+      // single-device cases).
+      if (!out.ok() || !ValidateCandidate(*out).ok()) continue;
+      Status runs = RunsOnItsMesh(*out);
+      EXPECT_TRUE(runs.ok())
+          << pass->name() << " #" << i << ": " << runs.ToString() << "\n"
+          << out->module_text;
+      if (pass->name() != "shrink-mesh") {
+        EXPECT_EQ(out->mesh.size(), 4) << pass->name() << " #" << i;
+      }
+      applied.insert(std::string(pass->name()));
+    }
+  }
+  // The passes that edit the module apply to SPMD cases.
+  for (const char* name :
+       {"remove-instructions", "remove-outputs", "rewire-uses",
+        "simplify-inputs", "shrink-shapes", "shrink-mesh"}) {
+    EXPECT_TRUE(applied.count(name)) << name;
+  }
+}
+
+// The verifier has no rule for collectives; a candidate whose
+// all-reduce no longer gives its operand's shape (shrink-shapes shrank
+// the operand) is no candidate.
+TEST(ReduceSpmdTest, CollectivesMustKeepTheirShapes) {
+  const hlo_diff::Case good = SpmdCase();
+  ASSERT_TRUE(ValidateCandidate(good).ok());
+  constexpr char kBad[] = R"(HloModule bad
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[4,6] parameter(0)
+  ROOT r = f32[4,5] all-reduce(a), replica_groups={}, to_apply=add
+}
+)";
+  hlo_diff::Case c;
+  c.module_text = kBad;
+  c.mesh = DeviceMesh{2, 1};
+  for (int d = 0; d < 2; ++d)
+    c.inputs.emplace_back(Shape(PrimitiveType::F32, {4, 6}));
+  Status s = ValidateCandidate(c);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("all-reduce of f32[4,6] cannot give f32[4,5]"),
+            std::string::npos)
+      << s.ToString();
+}
+
+TEST(ReduceSpmdTest, SimplifyInputsChangesOneDeviceAtATime) {
+  const hlo_diff::Case c = SpmdCase();
+  auto pass = testing::PassNamed("simplify-inputs");
+  ASSERT_TRUE(pass);
+  // Opportunity 0 zeroes device 0's `a`; device 1's stays.
+  hlo_diff::Case out = testing::ApplyValid(*pass, c, {0});
+  ASSERT_EQ(out.inputs.size(), 8u);  // a, b on each of 4 devices.
+  EXPECT_FALSE(out.inputs[0] == c.inputs[0]);
+  EXPECT_TRUE(out.inputs[1] == c.inputs[1]);
+  for (size_t k = 2; k < 8; ++k) EXPECT_TRUE(out.inputs[k] == c.inputs[k]);
+}
+
+TEST(ReduceSpmdTest, ThePassesShrinkAnSpmdProgramToItsCollective) {
+  const hlo_diff::Case c = SpmdCase();
+  // "Interesting": still an SPMD program with an all-reduce that runs.
+  auto interesting = [](const hlo_diff::Case& k) {
+    return k.mesh.size() > 1 && testing::HasOpcode(k, "all-reduce") &&
+           RunsOnItsMesh(k).ok();
+  };
+  const hlo_diff::Case out =
+      testing::GreedyReduce(AllReductionPasses(), c, interesting);
+  const CaseSize before = MeasureCase(c), after = MeasureCase(out);
+  // The entry keeps a parameter and the all-reduce; `add` its 3.
+  EXPECT_LE(after.instructions, 5) << out.module_text;
+  EXPECT_LT(after.elements, before.elements);
+  EXPECT_EQ(out.mesh.size(), 2);  // shrink-mesh: 4 -> 2 devices.
+  EXPECT_TRUE(interesting(out));
+}
+
+}  // namespace
+}  // namespace trench::hlo_reduce
