@@ -99,6 +99,10 @@ Rule RuleFor(HloOpcode op) {
       return InferDot;
     case HloOpcode::kConvolution:
       return InferConvolution;
+    case HloOpcode::kAllReduce:
+      return InferAllReduce;
+    case HloOpcode::kAllToAll:
+      return InferAllToAll;
     default:
       break;
   }

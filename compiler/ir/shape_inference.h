@@ -32,7 +32,8 @@ namespace trench {
 //   break the op's rules, called computations with the wrong signature).
 //   The message names the instruction and the op and says what is wrong:
 //   "%add.3: add operands have different shapes f32[2] and f32[3]".
-// - Unimplemented when the opcode has no inference rule (collectives,
+// - Unimplemented when the opcode has no inference rule (all-gather and
+//   reduce-scatter, whose group size may be the mesh's; collective-permute,
 //   custom-call, rng, ...; see HasShapeInferenceRule): callers trust the
 //   declared shape of such instructions.
 // Never crashes, whatever the instruction holds.

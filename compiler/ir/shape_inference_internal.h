@@ -143,6 +143,10 @@ StatusOr<Shape> InferReduceWindow(const HloInstruction& instr);
 StatusOr<Shape> InferSelectAndScatter(const HloInstruction& instr);
 StatusOr<Shape> InferSort(const HloInstruction& instr);
 
+// shape_inference_collective.cc
+StatusOr<Shape> InferAllReduce(const HloInstruction& instr);
+StatusOr<Shape> InferAllToAll(const HloInstruction& instr);
+
 // shape_inference_contraction.cc
 StatusOr<Shape> InferDot(const HloInstruction& instr);
 StatusOr<Shape> InferConvolution(const HloInstruction& instr);

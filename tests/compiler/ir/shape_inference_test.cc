@@ -691,6 +691,26 @@ TEST(ShapeInferenceMisc, CopyStartDynamicReshapeStochasticConvertCholesky) {
                "expects a floating-point or complex operand, got s32[8]");
 }
 
+// All-reduce and all-to-all keep their operands' shapes whatever the mesh.
+TEST(ShapeInferenceCollective, AllReduceAndAllToAll) {
+  const std::string hlo = WithHelpers(R"(
+    %a = f32[4,6] parameter(0)
+    %b = s32[3] parameter(1)
+    %ar = f32[4,6] all-reduce(%a), replica_groups={}, to_apply=%add_f32
+    %ar2 = (f32[4,6], s32[3]) all-reduce(%a, %b), replica_groups={}, to_apply=%add_f32
+    %ata = f32[4,6] all-to-all(%a), replica_groups={{0,1}}, dimensions={1}
+    %ata_bad = f32[4,6] all-to-all(%a), replica_groups={{0,1}}, dimensions={2}
+    %ata2 = (f32[4,6], s32[3]) all-to-all(%a, %b), replica_groups={{0,1}}
+    %ata1 = (s32[3]) all-to-all(%b), replica_groups={{0,1}}
+    ROOT %t = (f32[4,6]) tuple(%ar))");
+  EXPECT_EQ(Infer(hlo, "ar"), "f32[4,6]");
+  EXPECT_EQ(Infer(hlo, "ar2"), "(f32[4,6], s32[3])");
+  EXPECT_EQ(Infer(hlo, "ata"), "f32[4,6]");
+  EXPECT_ERROR(Infer(hlo, "ata_bad"), "dimensions");
+  EXPECT_EQ(Infer(hlo, "ata2"), "(f32[4,6], s32[3])");
+  EXPECT_EQ(Infer(hlo, "ata1"), "(s32[3])");
+}
+
 TEST(ShapeInference, OpsWithoutRuleAreUnimplemented) {
   const std::string hlo = Entry(R"(
     %a = f32[2] parameter(0)
@@ -702,7 +722,8 @@ TEST(ShapeInference, OpsWithoutRuleAreUnimplemented) {
   ASSERT_FALSE(shape.ok());
   EXPECT_EQ(shape.status().code(), StatusCode::kUnimplemented);
   EXPECT_FALSE(HasShapeInferenceRule(HloOpcode::kCustomCall));
-  EXPECT_FALSE(HasShapeInferenceRule(HloOpcode::kAllReduce));
+  EXPECT_TRUE(HasShapeInferenceRule(HloOpcode::kAllReduce));
+  EXPECT_FALSE(HasShapeInferenceRule(HloOpcode::kAllGather));
   EXPECT_TRUE(HasShapeInferenceRule(HloOpcode::kAdd));
   EXPECT_TRUE(HasShapeInferenceRule(HloOpcode::kScatter));
 }

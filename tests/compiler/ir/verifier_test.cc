@@ -206,16 +206,35 @@ TEST(Verifier, TrustsOpsWithoutInferenceRule) {
 }
 ENTRY %e {
   %a = f32[8] parameter(0)
-  %ar = f32[8] all-reduce(%a), replica_groups={}, to_apply=%sum
-  ROOT %cc = f32[2,2] custom-call(%ar), custom_call_target="anything"
+  %ag = f32[16] all-gather(%a), replica_groups={}, dimensions={0}
+  ROOT %cc = f32[2,2] custom-call(%ag), custom_call_target="anything"
 })");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   VerifyStats stats;
   ASSERT_TRUE(VerifyModule(**module, &stats).ok());
   EXPECT_EQ(stats.instructions, 6);
   ASSERT_EQ(stats.trusted.size(), 2u);
-  EXPECT_EQ(stats.trusted[0], "%ar (all-reduce)");
+  EXPECT_EQ(stats.trusted[0], "%ag (all-gather)");
   EXPECT_EQ(stats.trusted[1], "%cc (custom-call)");
+}
+
+// An all-reduce gives its operand's shape on any mesh: a declared shape
+// that differs is an error.
+TEST(Verifier, AllReduceKeepsItsOperandsShape) {
+  auto module = ParseHloModule(R"(HloModule m
+%sum {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+ENTRY %e {
+  %a = f32[8] parameter(0)
+  ROOT %ar = f32[4] all-reduce(%a), replica_groups={}, to_apply=%sum
+})");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  Status s = VerifyModule(**module);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("f32[8]"), std::string::npos) << s.ToString();
 }
 
 TEST(Verifier, ModuleStructure) {

@@ -80,9 +80,9 @@ TEST(ReduceSpmdTest, EveryPassKeepsTheMeshAndEachDevicesInputs) {
   }
 }
 
-// The verifier has no rule for collectives; a candidate whose
-// all-reduce no longer gives its operand's shape (shrink-shapes shrank
-// the operand) is no candidate.
+// The verifier has no rule for all-gather (its group size may be the
+// mesh's); a candidate whose all-gather changed a dimension it does not
+// gather along (shrink-shapes shrank the operand) is no candidate.
 TEST(ReduceSpmdTest, CollectivesMustKeepTheirShapes) {
   const hlo_diff::Case good = SpmdCase();
   ASSERT_TRUE(ValidateCandidate(good).ok());
@@ -94,7 +94,7 @@ add {
 }
 ENTRY e {
   a = f32[4,6] parameter(0)
-  ROOT r = f32[4,5] all-reduce(a), replica_groups={}, to_apply=add
+  ROOT g = f32[8,5] all-gather(a), replica_groups={}, dimensions={0}
 }
 )";
   hlo_diff::Case c;
@@ -104,7 +104,7 @@ ENTRY e {
     c.inputs.emplace_back(Shape(PrimitiveType::F32, {4, 6}));
   Status s = ValidateCandidate(c);
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("all-reduce of f32[4,6] cannot give f32[4,5]"),
+  EXPECT_NE(s.message().find("all-gather of f32[4,6] cannot give f32[8,5]"),
             std::string::npos)
       << s.ToString();
 }
