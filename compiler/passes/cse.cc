@@ -9,16 +9,34 @@
 namespace trench {
 namespace {
 
+// The raw attributes in order, "metadata" skipped, compared in place
+// (no copies: CSE compares every candidate pair that hashes alike).
 bool RawAttrsEqualIgnoringMetadata(const HloInstruction& a,
                                    const HloInstruction& b) {
-  auto strip = [](const HloAttributes& attrs) {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& kv : attrs.raw) {
-      if (kv.first != "metadata") out.push_back(kv);
-    }
-    return out;
+  const auto& x = a.attrs().raw;
+  const auto& y = b.attrs().raw;
+  auto skip = [](const auto& attrs, size_t i) {
+    while (i < attrs.size() && attrs[i].first == "metadata") ++i;
+    return i;
   };
-  return strip(a.attrs()) == strip(b.attrs());
+  size_t i = skip(x, 0), j = skip(y, 0);
+  for (; i < x.size() && j < y.size(); i = skip(x, i + 1), j = skip(y, j + 1)) {
+    if (x[i] != y[j]) return false;
+  }
+  return i == x.size() && j == y.size();
+}
+
+// Element types and dims, through tuples: what equal shapes share (the
+// layout is left to the comparison), without printing the shape.
+template <typename Mix>
+void MixShape(const Shape& shape, Mix& mix) {
+  if (shape.IsTuple()) {
+    mix(shape.tuple_shapes().size());
+    for (const Shape& s : shape.tuple_shapes()) MixShape(s, mix);
+    return;
+  }
+  mix(static_cast<size_t>(shape.element_type()));
+  for (int64_t d : shape.dims()) mix(static_cast<size_t>(d));
 }
 
 bool Identical(const HloInstruction& a, const HloInstruction& b) {
@@ -34,7 +52,7 @@ size_t HashOf(const HloInstruction& instr) {
   for (const HloInstruction* op : instr.operands()) {
     mix(std::hash<const void*>()(op));
   }
-  mix(std::hash<std::string>()(instr.shape().ToString()));
+  MixShape(instr.shape(), mix);
   if (instr.opcode() == HloOpcode::kConstant && instr.has_literal()) {
     const auto bytes = instr.literal().bytes();
     mix(std::hash<std::string_view>()(std::string_view(
