@@ -213,19 +213,27 @@ class Reader {
   }
 
   // "large_arrays": [{"from_elements": N, "sources": [...]}, ...], both
-  // required in each group.
+  // required in each group. The earlier form, one group as an object, is
+  // read too: the targets of older commits print it.
   Status LargeArrays(const Json* field, TargetDescription* d) const {
     if (field == nullptr) return Status::Ok();
-    if (!field->is_array()) {
+    std::vector<const Json*> groups;
+    if (field->is_object()) {
+      groups.push_back(field);
+    } else if (field->is_array()) {
+      for (const Json& g : field->array()) groups.push_back(&g);
+    } else {
       return Error("large_arrays", "expected an array of objects");
     }
-    if (field->array().size() > kMaxLargeGroups) {
+    if (groups.size() > kMaxLargeGroups) {
       return Error("large_arrays",
                    "more than " + std::to_string(kMaxLargeGroups) + " groups");
     }
-    for (size_t i = 0; i < field->array().size(); ++i) {
-      const Json& g = field->array()[i];
-      const std::string at = "large_arrays[" + std::to_string(i) + "]";
+    for (size_t i = 0; i < groups.size(); ++i) {
+      const Json& g = *groups[i];
+      const std::string at = field->is_object()
+                                 ? std::string("large_arrays")
+                                 : "large_arrays[" + std::to_string(i) + "]";
       if (!g.is_object()) return Error(at, "expected an object");
       const Json* n = g.Find("from_elements");
       if (n == nullptr || n->type() != Json::Type::kInt64 ||

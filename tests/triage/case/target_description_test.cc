@@ -152,6 +152,27 @@ TEST(TargetDescriptionTest, LargeArraySourcesAndTheirSize) {
   EXPECT_FALSE(ParseFrontendAttribute("novalue").ok());
 }
 
+// The targets of older commits print one group as an object (a replayed
+// history builds them): it is read as one group; other types are not.
+TEST(TargetDescriptionTest, LargeArraysAsOneObjectIsOneGroup) {
+  StatusOr<TargetDescription> d = ParseTargetDescriptionText(
+      R"({"large_arrays": {"from_elements": 65536,
+                           "sources": ["compiler/codegen/stream_*"]}})",
+      "m");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  ASSERT_EQ(d->large_arrays.size(), 1u);
+  EXPECT_EQ(
+      d->LargeArraysOfPath("compiler/codegen/stream_sort.cc").from_elements,
+      65536);
+  StatusOr<TargetDescription> bad = ParseTargetDescriptionText(
+      R"({"large_arrays": {"from_elements": 0, "sources": ["a.cc"]}})", "m");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("m: large_arrays.from_elements"),
+            std::string::npos)
+      << bad.status().message();
+  EXPECT_FALSE(ParseTargetDescriptionText(R"({"large_arrays": 3})", "m").ok());
+}
+
 // A stranger's hloc may describe itself with too much: more groups or
 // attributes than a description may hold are refused, not loaded.
 TEST(TargetDescriptionTest, OversizedLargeArraysAreRefused) {
@@ -233,6 +254,8 @@ TEST(TargetDescriptionTest, MalformedDocumentsAreRejectedWithWhereAndWhat) {
       {R"({"coverage": {"cmake_flags": [1]}})",
        "m: coverage.cmake_flags[0]: it is not -DNAME=VALUE"},
       {R"({"large_arrays": {}})",
+       "m: large_arrays.from_elements: expected an integer from 1 to"},
+      {R"({"large_arrays": "x"})",
        "m: large_arrays: expected an array of objects"},
       {R"({"large_arrays": [3]})", "m: large_arrays[0]: expected an object"},
       {R"({"large_arrays": [{"sources": ["a.cc"]}]})",
