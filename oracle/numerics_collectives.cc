@@ -85,7 +85,8 @@ StatusOr<std::vector<Literal>> AllReduceBounds(BoundsEvaluator& ev,
     const Bounded* ops[] = {&x, &init};
     const HloInstruction& reduce =
         ev.ReduceOverDevices(instr, static_cast<int64_t>(k), y[k].shape());
-    ASSIGN_OR_RETURN(Literal e, ReduceBound(ev, reduce, ops, y[k]));
+    ASSIGN_OR_RETURN(Literal e, ReduceBound(ev, reduce, ops, y[k],
+                                            /*across_devices=*/true));
     out.push_back(std::move(e));
   }
   return out;

@@ -90,18 +90,20 @@
 //     E(y) = sum E(x_i) + n' u_acc sum |x_i| + 2 u_T |y| + d_T, with u_acc
 //     the unit roundoff of the accumulator (f32 for bf16/f16/f32
 //     reductions, f64 for f64; accumulating bf16 in bf16 is a bug, not a
-//     legal choice). Undetermined once sum |x_i| reaches the overflow
-//     threshold: another order's partial sums may overflow. n' u is
-//     the classic worst case of recursive summation, and it bounds every
-//     binary summation tree (the error is at most u times the sum of the
-//     tree's partial sums, each at most sum |x_i|, over n'-1 additions).
-//     max/min: E(y) = max E(x_i) (both are 1-Lipschitz in the max norm).
-//     multiply: E(y) = prod(|x_i| + E_i) - prod |x_i| + 2 n' max(u_T,
-//     u_acc) prod(|x_i| + E_i) + R: XLA's evaluator and the oracle round
-//     every product to the reducer's type, and a compiler may do so too or
-//     keep f32, so both the nominal and the compiled value may lie n' u_T
-//     from the exact product. Undetermined when a partial product of some
-//     order may overflow (the product of the factors above 1 reaches the
+//     legal choice). Across devices (all-reduce, reduce-scatter) u_acc is
+//     max(u_T, that): the partial sums travel between chips in the
+//     element type T, and XLA applies the computation in its own type.
+//     Undetermined once sum |x_i| reaches the overflow threshold: another
+//     order's partial sums may overflow. n' u is the classic worst case of
+//     recursive summation, and it bounds every binary summation tree (the error
+//     is at most u times the sum of the tree's partial sums, each at most sum
+//     |x_i|, over n'-1 additions). max/min: E(y) = max E(x_i) (both are
+//     1-Lipschitz in the max norm). multiply: E(y) = prod(|x_i| + E_i) - prod
+//     |x_i| + 2 n' max(u_T, u_acc) prod(|x_i| + E_i) + R: XLA's evaluator and
+//     the oracle round every product to the reducer's type, and a compiler may
+//     do so too or keep f32, so both the nominal and the compiled value may lie
+//     n' u_T from the exact product. Undetermined when a partial product of
+//     some order may overflow (the product of the factors above 1 reaches the
 //     overflow threshold) or leave the normal range (that of the factors
 //     below 1 is under the smallest normal number). and/or (pred, integers):
 //     exact or undetermined. Variadic reduces whose reducer only selects

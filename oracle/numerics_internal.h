@@ -174,8 +174,13 @@ StatusOr<Literal> MovementBound(BoundsEvaluator& ev,
                                 const Literal& y);
 
 // numerics_reduce.cc: reduce, reduce-window, sort, select-and-scatter.
+// `across_devices`: the reduction runs over the devices of a collective,
+// whose partial results travel between chips in the element type, so
+// each step may round to it (XLA applies the computation in its own
+// type); a reduce on one chip accumulates 16-bit floats in f32.
 StatusOr<Literal> ReduceBound(BoundsEvaluator& ev, const HloInstruction& instr,
-                              BoundedOps ops, const Literal& y);
+                              BoundedOps ops, const Literal& y,
+                              bool across_devices = false);
 StatusOr<Literal> SortBound(BoundsEvaluator& ev, const HloInstruction& instr,
                             BoundedOps ops, const Literal& y);
 

@@ -137,7 +137,8 @@ StatusOr<Literal> SelectAndScatterBound(BoundsEvaluator& ev,
 }  // namespace
 
 StatusOr<Literal> ReduceBound(BoundsEvaluator& ev, const HloInstruction& instr,
-                              BoundedOps ops, const Literal& y) {
+                              BoundedOps ops, const Literal& y,
+                              bool across_devices) {
   if (instr.opcode() == HloOpcode::kSelectAndScatter) {
     return SelectAndScatterBound(ev, instr, ops, y);
   }
@@ -158,8 +159,9 @@ StatusOr<Literal> ReduceBound(BoundsEvaluator& ev, const HloInstruction& instr,
     for (double& d : e.mutable_data<double>()) d = d > 0 ? kInf : 0;
     return e;
   }
-  const double ua = AccumulatorRoundoff(t), u = UnitRoundoff(t),
-               dsub = MinSubnormal(t);
+  const double u = UnitRoundoff(t), dsub = MinSubnormal(t);
+  const double ua = across_devices ? std::max(u, AccumulatorRoundoff(t))
+                                   : AccumulatorRoundoff(t);
   const double terms = static_cast<double>(TermsPerOutput(instr, x, y.shape()));
   const std::vector<double> yd = AsDoubles(y);
   switch (kind) {

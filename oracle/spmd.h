@@ -44,7 +44,8 @@ StatusOr<std::vector<Literal>> EvaluateSpmd(
 // The numerics contract (numerics_contract.h) on every device: each
 // device's outputs with their bounds. A collective's bound follows its
 // members' values and bounds (an all-reduce's sum in any order of the
-// devices, as a reduce over them; data movement carries bounds along).
+// devices, as a reduce over them whose steps may round to the element
+// type; data movement carries bounds along).
 // Errors as EvaluateSpmd's. (Implemented in numerics_contract.cc.)
 StatusOr<std::vector<BoundedResult>> EvaluateSpmdWithBounds(
     const HloModule& module, std::span<const std::vector<Literal>> args,

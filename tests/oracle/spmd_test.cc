@@ -19,6 +19,7 @@ using testing::R1;
 using testing::Values;
 
 constexpr PrimitiveType F32 = PrimitiveType::F32;
+constexpr PrimitiveType F16 = PrimitiveType::F16;
 constexpr PrimitiveType S32 = PrimitiveType::S32;
 
 // Argument lists of one argument each: device d gets args[d].
@@ -356,6 +357,40 @@ ENTRY e {
     // The freedom is of the order of n u sum |x|, not unbounded.
     EXPECT_LT(allowed, 1e3);
   }
+}
+
+// Found by the demo (zoo bug 22's history): the slice's ring adds an f16
+// all-reduce hop by hop, each partial sum rounded to f16 as it travels;
+// 4 devices gave 0.13867 where the f32-accumulated sum rounds to 0.13965.
+// Across devices the accumulator may be the element type.
+TEST(SpmdBoundsTest, AnF16AllReduceMayRoundEachStepToF16) {
+  const std::string hlo = R"(HloModule m
+sum16 {
+  x = f16[] parameter(0)
+  y = f16[] parameter(1)
+  ROOT z = f16[] add(x, y)
+}
+ENTRY e {
+  p = f16[1] parameter(0)
+  ROOT r = f16[1] all-reduce(p), replica_groups={}, to_apply=sum16
+}
+)";
+  const std::vector<float> xs = {-0.4614f, 0.0f, -1.0f, 1.601f};
+  std::vector<Literal> args;
+  for (float x : xs) {
+    Literal l(Shape(F16, {1}));
+    l.SetFromDouble(0, x);
+    args.push_back(std::move(l));
+  }
+  std::vector<BoundedResult> out = BoundsOn(hlo, {4, 1}, std::move(args));
+  ASSERT_EQ(out.size(), 4u);
+  const double nominal = out[0].outputs[0].nominal.GetAsDouble(0);
+  const double allowed = out[0].outputs[0].allowed.GetAsDouble(0);
+  EXPECT_NEAR(nominal, 0.13965, 1e-4);
+  // The ring's answer: one f16 ulp of the partial sum -1.46 off.
+  EXPECT_LE(std::fabs(0.13867188 - nominal), allowed);
+  // Still of the order of n u_f16 sum |x| (0.015 here), not unbounded.
+  EXPECT_GT(std::fabs(0.2 - nominal), allowed);
 }
 
 TEST(SpmdBoundsTest, IntegerSumsAreExactAndGathersCarryTheirBounds) {
