@@ -120,7 +120,9 @@ Outcome Bisector::Classify(const Tested& t, std::string* reason) const {
   }
   if (t.status == "pass") return Outcome::kGood;
   if (t.status == bad_status_) return Outcome::kBad;
-  *reason = "fails differently (" + t.status + ")";
+  *reason = t.status == "target_unsupported"
+                ? "its target cannot run the case"
+                : "fails differently (" + t.status + ")";
   return Outcome::kSkip;
 }
 
@@ -153,11 +155,21 @@ StatusOr<Json> Bisector::Run() {
         "good commit " + good.ShortSha() +
         " does not build: " + at_good.step.Find("reason")->string_value());
   }
-  if (at_good.status != "pass") {
+  // An older target that cannot run the case (no collectives, a smaller
+  // slice) says nothing about the bug: the search finds the last commit
+  // that passes among the later ones.
+  const bool good_unsupported = at_good.status == "target_unsupported";
+  if (at_good.status != "pass" && !good_unsupported) {
     return FailedPrecondition("the case does not pass at good commit " +
                               good.ShortSha() + ": " + at_good.status);
   }
-  at_good.step["outcome"] = OutcomeName(Outcome::kGood);
+  at_good.step["outcome"] =
+      OutcomeName(good_unsupported ? Outcome::kSkip : Outcome::kGood);
+  if (good_unsupported) {
+    at_good.step["reason"] =
+        "its target cannot run the case: the last commit that passes "
+        "bounds the search";
+  }
   steps_.push_back(at_good.step);
 
   // 2. The search over range[0..n-1]; search index i is range[i - 1].

@@ -5,7 +5,11 @@
 // build through hlo-diff's verdict (triage/case/verdict.h, with
 // TargetSpec::FromBinaryDir(the cached binaries)), and
 //   1. checks that bad fails (a failure status of verdict_status.def:
-//      hlo_diff::IsFailure) and that good passes;
+//      hlo_diff::IsFailure) and that good passes, or that good's target
+//      cannot run the case at all (target_unsupported: an older target
+//      without the ops or the slice the case needs; the search then
+//      finds the last commit that passes, and those whose target cannot
+//      run the case are skipped like unbuildable ones);
 //   2. binary-searches the first-parent line good..bad (GitRepo::
 //      FirstParentRange): a commit is bad when its verdict has the status
 //      bad has, good when it passes, and skipped when it does not build or
@@ -85,9 +89,9 @@ struct CommitBisectOptions {
 };
 
 // Runs the search on case `c`. Errors: FailedPrecondition when the search
-// cannot start (bad or good does not build, bad does not fail, good does
-// not pass: the message says which, with the verdict status); the
-// repository's and builder's errors.
+// cannot start (bad or good does not build, bad does not fail, good
+// neither passes nor is target_unsupported: the message says which, with
+// the verdict status); the repository's and builder's errors.
 StatusOr<Json> BisectCommits(const hlo_diff::Case& c, GitRepo& repo,
                              CommitBuilder& builder,
                              const CommitBisectOptions& options);

@@ -198,6 +198,41 @@ TEST(CommitBisectTest, RevertThatDoesNotBuildIsNotConfirmed) {
   EXPECT_NE(Str(last, "log_tail").find("both APIs"), std::string::npos);
 }
 
+// Good's target cannot run the case (an older target, before the ops it
+// needs): commits until 6 refuse it, 17 brings the bug. The search skips
+// the commits that refuse it and finds 17.
+TEST(CommitBisectTest, AGoodCommitWhoseTargetCannotRunTheCaseIsSkipped) {
+  FakeRun run({{1, FakeCommit{.add_unsupported = true}},
+               {6, FakeCommit{.remove_unsupported = true}},
+               {17, FakeCommit{.set_bug = "on"}}});
+  ASSERT_TRUE(run.f.repo);
+  StatusOr<Json> r = run.Bisect(*run.builder, "main~23", "main");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  SCOPED_TRACE(r->DumpPretty());
+  EXPECT_EQ(Str(*r->Find("culprit"), "sha"), run.f.shas[17]);
+  EXPECT_TRUE(r->Find("confirmed")->bool_value());
+  const Json& good = r->Find("steps")->array()[1];
+  EXPECT_EQ(Str(good, "role"), "good");
+  EXPECT_EQ(Str(good, "status"), "target_unsupported");
+  EXPECT_EQ(Str(good, "outcome"), "skip");
+}
+
+// The bug comes with the support (commit 6): the first commit that runs
+// the case is named, and reverting it cannot confirm (the case is refused
+// again).
+TEST(CommitBisectTest, TheFirstCommitThatRunsTheCaseMayBeTheCulprit) {
+  FakeRun run({{1, FakeCommit{.add_unsupported = true}},
+               {6, FakeCommit{.set_bug = "on", .remove_unsupported = true}}});
+  ASSERT_TRUE(run.f.repo);
+  StatusOr<Json> r = run.Bisect(*run.builder, "main~23", "main");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  SCOPED_TRACE(r->DumpPretty());
+  const Json::Array& candidates = r->Find("candidates")->array();
+  ASSERT_FALSE(candidates.empty());
+  EXPECT_EQ(Str(candidates.back(), "sha"), run.f.shas[6]);
+  EXPECT_FALSE(r->Find("confirmed")->bool_value());
+}
+
 TEST(CommitBisectTest, RefusesToStartWhenGoodFailsOrBadPasses) {
   FakeRun run({{5, FakeCommit{.set_bug = "on"}}});
   ASSERT_TRUE(run.f.repo);

@@ -5,8 +5,11 @@
 // exec this build's real binaries (TRENCH_BINARY_DIR), except that in a
 // commit holding a file `bug` the hlo-run wrapper first rewrites the
 // module's `add(` into `subtract(`, a real miscompile (the verdict is a
-// mismatch), and that a commit holding a file `broken`, or both files
-// `old-api` and `new-api`, does not build (commit 0 holds `old-api`).
+// mismatch), that in a commit holding a file `unsupported` hlo-run
+// refuses every module ("cannot compile", a target that cannot run the
+// case: target_unsupported), and that a commit holding a file `broken`,
+// or both files `old-api` and `new-api`, does not build (commit 0 holds
+// `old-api`).
 // Every build appends a line to $TRENCH_BUILD_DIR/builds.txt.
 #pragma once
 
@@ -63,7 +66,9 @@ echo "$TRENCH_COMMIT" >> "$TRENCH_BUILD_DIR/builds.txt"
 for t in hloc tpusim; do
   printf '#!/bin/sh\nexec "%s/%s" "$@"\n' "$REAL_BIN" "$t" > "$TRENCH_BUILD_DIR/$t"
 done
-if [ -e bug ]; then
+if [ -e unsupported ]; then
+  printf '#!/bin/sh\necho "hlo-run: hloc: cannot compile add for f32" >&2\nexit 3\n' > "$TRENCH_BUILD_DIR/hlo-run"
+elif [ -e bug ]; then
   printf '#!/bin/sh\nm="$1"; shift\nsed "s/ add(/ subtract(/" "$m" > "$m.bug.hlo"\nexec "%s/hlo-run" "$m.bug.hlo" "$@"\n' "$REAL_BIN" > "$TRENCH_BUILD_DIR/hlo-run"
 else
   printf '#!/bin/sh\nexec "%s/hlo-run" "$@"\n' "$REAL_BIN" > "$TRENCH_BUILD_DIR/hlo-run"
@@ -97,6 +102,7 @@ struct FakeCommit {
   bool add_broken = false, remove_broken = false;
   bool remove_old_api = false, add_new_api = false;
   std::string set_bug;  // Non-empty: writes `bug` with this content.
+  bool add_unsupported = false, remove_unsupported = false;
 };
 
 // A fake repository: commit 0 (good) holds build.sh; commits 1..n each add
@@ -132,6 +138,10 @@ inline FakeRepo MakeFakeRepo(
       if (!what.set_bug.empty()) changes.push_back({"bug", what.set_bug});
       if (what.remove_old_api) changes.push_back({"old-api", std::nullopt});
       if (what.add_new_api) changes.push_back({"new-api", "new\n"});
+      if (what.add_unsupported) changes.push_back({"unsupported", "x"});
+      if (what.remove_unsupported) {
+        changes.push_back({"unsupported", std::nullopt});
+      }
     }
     sha = f.repo->CommitFiles(f.shas.back(), changes,
                               "commit " + std::to_string(i), "refs/heads/main");
