@@ -6,6 +6,7 @@
 
 #include "compiler/ir/hlo_printer.h"
 #include "oracle/evaluator.h"
+#include "oracle/spmd.h"
 #include "triage/reduce/reduce_pass_internal.h"
 
 namespace trench::hlo_reduce {
@@ -250,6 +251,16 @@ std::vector<Literal> ZeroLeaves(const Shape& shape) {
   return out;
 }
 
+const Literal* ConstantValue(const Literal& value, int64_t devices) {
+  if (devices <= 1) return &value;
+  const std::vector<Literal>& per_device = value.tuple_elements();
+  if (per_device.empty()) return nullptr;
+  for (const Literal& l : per_device) {
+    if (!(l == per_device.front())) return nullptr;
+  }
+  return &per_device.front();
+}
+
 std::vector<Literal> LiteralLeaves(const Literal& value) {
   std::vector<Literal> out;
   for (const Literal* l : value.Leaves()) {
@@ -275,9 +286,46 @@ int64_t LeafElements(const Shape& shape) {
   return n;
 }
 
+// An SPMD case's values: its entry's root becomes a tuple of the tapped
+// instructions, run by the SPMD oracle; each value a tuple by device.
+std::shared_ptr<const ValueMap> SpmdOracleValues(
+    const hlo_diff::Case& c, const EditableCase& e,
+    const std::vector<std::string>& taps, const EvaluatorOptions& options) {
+  auto empty = std::make_shared<const ValueMap>();
+  std::unique_ptr<HloModule> m = e.module->Clone();
+  HloComputation* entry = m->entry_computation();
+  std::vector<HloInstruction*> ops;
+  std::vector<Shape> shapes;
+  for (const std::string& name : taps) {
+    HloInstruction* i = entry->GetInstructionWithName(name);
+    if (i == nullptr) return empty;
+    ops.push_back(i);
+    shapes.push_back(i->shape());
+  }
+  HloInstruction* root = entry->AddInstruction(HloInstruction::Create(
+      HloOpcode::kTuple, Shape::Tuple(shapes), ops, "__hlo_reduce_values"));
+  entry->set_root_instruction(root);
+  StatusOr<std::vector<std::vector<Literal>>> args =
+      hlo_diff::DeviceArguments(*m, c);
+  if (!args.ok()) return empty;
+  SpmdOptions so;
+  so.mesh = c.mesh;
+  so.evaluator = options;
+  StatusOr<std::vector<Literal>> r = EvaluateSpmd(*m, *args, so);
+  if (!r.ok()) return empty;
+  auto values = std::make_shared<ValueMap>();
+  for (size_t k = 0; k < taps.size(); ++k) {
+    std::vector<Literal> per_device;
+    for (const Literal& device : *r) {
+      per_device.push_back(device.tuple_elements()[k]);
+    }
+    (*values)[taps[k]] = Literal::Tuple(std::move(per_device));
+  }
+  return values;
+}
+
 std::shared_ptr<const ValueMap> ComputeOracleValues(const hlo_diff::Case& c) {
   auto empty = std::make_shared<const ValueMap>();
-  if (c.mesh.size() > 1) return empty;  // Values differ by device.
   StatusOr<EditableCase> e = OpenCase(c);
   if (!e.ok()) return empty;
   const HloComputation* entry = e->module->entry_computation();
@@ -294,12 +342,13 @@ std::shared_ptr<const ValueMap> ComputeOracleValues(const hlo_diff::Case& c) {
       }
     }
   }
-  if (token || total > kMaxOracleElements) return empty;
-  const std::vector<Literal> args =
-      hlo_diff::ParameterArguments(*e->module, c.inputs);
+  if (token || total * e->devices > kMaxOracleElements) return empty;
   EvaluatorOptions options;
   options.threads = 1;
   options.max_while_iterations = 100'000;
+  if (e->devices > 1) return SpmdOracleValues(c, *e, taps, options);
+  const std::vector<Literal> args =
+      hlo_diff::ParameterArguments(*e->module, c.inputs);
   StatusOr<TappedResult> r = EvaluateWithTaps(*e->module, args, taps, options);
   if (!r.ok()) return empty;
   auto values = std::make_shared<ValueMap>();

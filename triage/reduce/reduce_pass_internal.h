@@ -84,14 +84,21 @@ std::vector<Literal> ZeroLeaves(const Shape& shape);
 
 // The oracle's value of every entry instruction of c's module (by name)
 // whose value has at most kMaxTapElements elements, evaluated on c.inputs.
-// Empty when the module is larger than kMaxOracleElements (sum over the
-// instructions), uses a token or the oracle fails, and for an SPMD case
-// (its values differ by device; the passes then use zeros). Cached per
-// case (text and inputs), thread-safe.
+// For an SPMD case (the SPMD oracle on its mesh) each value is a tuple of
+// the devices' values, in device order, so that LiteralLeaves gives every
+// device's leaves as AddEntryParameter takes them. Empty when the module
+// is larger than kMaxOracleElements (sum over the instructions, times the
+// devices), uses a token or the oracle fails. Cached per case (text and
+// inputs), thread-safe.
 inline constexpr int64_t kMaxOracleElements = int64_t{1} << 22;
 inline constexpr int64_t kMaxTapElements = int64_t{1} << 20;
 using ValueMap = std::unordered_map<std::string, Literal>;
 std::shared_ptr<const ValueMap> OracleValues(const hlo_diff::Case& c);
+
+// The value a constant standing for an instruction may hold: `value`
+// itself (one device), or the devices' common value of an SPMD case's
+// per-device tuple (OracleValues); nullptr when the devices differ.
+const Literal* ConstantValue(const Literal& value, int64_t devices);
 
 // The leaves of `value` (tuple or array) as separate array literals.
 std::vector<Literal> LiteralLeaves(const Literal& value);

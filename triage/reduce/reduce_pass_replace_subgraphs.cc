@@ -1,8 +1,10 @@
 // replace-subgraphs: cuts the subgraph computing an entry instruction off
 // by replacing the instruction with its value, computed by the oracle on
 // the case's inputs (zeros when the oracle cannot say):
-//   * as a new entry parameter whose input is that value, or
-//   * as a constant, for small arrays (at most kMaxConstantElements).
+//   * as a new entry parameter whose input is that value (on an SPMD
+//     case, each device's own), or
+//   * as a constant, for small arrays (at most kMaxConstantElements) that
+//     every device has alike.
 // Opportunities, per eligible instruction in post order: "by parameter",
 // then "by constant" where offered; when both are chosen the constant wins.
 // Everything only the instruction used goes with it.
@@ -19,7 +21,8 @@ struct Opportunity {
 };
 
 std::vector<Opportunity> SubgraphOpportunities(const HloModule& m,
-                                               const ValueMap& values) {
+                                               const ValueMap& values,
+                                               int64_t devices) {
   std::vector<Opportunity> out;
   const HloComputation* entry = m.entry_computation();
   for (HloInstruction* i : entry->MakeInstructionPostOrder()) {
@@ -30,8 +33,10 @@ std::vector<Opportunity> SubgraphOpportunities(const HloModule& m,
     if (!used || token || i->operand_count() == 0) continue;
     out.push_back({i, false});
     auto it = values.find(i->name());
+    // A constant is the same on every device.
     if (it != values.end() && i->shape().IsArray() &&
-        i->shape().element_count() <= kMaxConstantElements) {
+        i->shape().element_count() <= kMaxConstantElements &&
+        ConstantValue(it->second, devices) != nullptr) {
       out.push_back({i, true});
     }
   }
@@ -49,7 +54,7 @@ class ReplaceSubgraphsPass : public OpportunityListPass<Opportunity> {
  private:
   std::vector<Opportunity> Opportunities(const hlo_diff::Case& c,
                                          const EditableCase& e) const override {
-    return SubgraphOpportunities(*e.module, *OracleValues(c));
+    return SubgraphOpportunities(*e.module, *OracleValues(c), e.devices);
   }
 
   StatusOr<hlo_diff::Case> ApplyChosen(
@@ -69,7 +74,7 @@ class ReplaceSubgraphsPass : public OpportunityListPass<Opportunity> {
       auto it = values->find(x->name());
       HloInstruction* with;
       if (op.constant) {
-        Literal value = it->second;
+        Literal value = *ConstantValue(it->second, e.devices);
         value.set_layout(x->shape().layout());
         with = entry->AddInstruction(HloInstruction::CreateConstant(
             std::move(value), FreshName(e, x->name() + ".value")));

@@ -109,6 +109,32 @@ ENTRY e {
       << s.ToString();
 }
 
+// Replacing a subgraph by its value (as a parameter) gives each device its
+// own value: every device computes what it did.
+TEST(ReduceSpmdTest, ReplacedSubgraphsKeepEachDevicesValues) {
+  const hlo_diff::Case c = SpmdCase();
+  StatusOr<std::vector<Literal>> before = testing::RunSpmd(c);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  auto pass = testing::PassNamed("replace-subgraphs");
+  ASSERT_TRUE(pass);
+  const int64_t n = pass->Count(c);
+  int replaced = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    auto out = pass->Apply(c, std::vector<int64_t>{i});
+    if (!out.ok() || !ValidateCandidate(*out).ok()) continue;
+    StatusOr<std::vector<Literal>> after = testing::RunSpmd(*out);
+    ASSERT_TRUE(after.ok()) << after.status().ToString();
+    ASSERT_EQ(after->size(), before->size());
+    for (size_t d = 0; d < before->size(); ++d) {
+      EXPECT_TRUE((*after)[d] == (*before)[d])
+          << "opportunity " << i << ", device " << d << "\n"
+          << out->module_text;
+    }
+    ++replaced;
+  }
+  EXPECT_GE(replaced, 6);
+}
+
 TEST(ReduceSpmdTest, SimplifyInputsChangesOneDeviceAtATime) {
   const hlo_diff::Case c = SpmdCase();
   auto pass = testing::PassNamed("simplify-inputs");
