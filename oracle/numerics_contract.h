@@ -93,6 +93,9 @@
 //     legal choice). Across devices (all-reduce, reduce-scatter) u_acc is
 //     max(u_T, that): the partial sums travel between chips in the
 //     element type T, and XLA applies the computation in its own type.
+//     The order across devices is unspecified: a computation that is not
+//     add, multiply, max, min, and or or (one returning an argument, say)
+//     gives an undetermined result there.
 //     Undetermined once sum |x_i| reaches the overflow threshold: another
 //     order's partial sums may overflow. n' u is the classic worst case of
 //     recursive summation, and it bounds every binary summation tree (the error

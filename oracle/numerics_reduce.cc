@@ -152,6 +152,13 @@ StatusOr<Literal> ReduceBound(BoundsEvaluator& ev, const HloInstruction& instr,
   const Literal& einit = ops[1]->e;
   const bool exact_in = AllZero(ex) && AllZero(einit);
   const ReducerKind kind = ClassifyReducer(*instr.to_apply(), t);
+  // Across devices the order is unspecified (XLA): a computation that is
+  // not a known commutative one (one that returns an argument, say) may
+  // give any device's contribution first.
+  if (across_devices &&
+      (kind == ReducerKind::kNone || kind == ReducerKind::kAssign)) {
+    return FilledBound(y.shape(), kInf);
+  }
   if (!IsFloat(t)) {
     if (exact_in) return FilledBound(y.shape(), 0);
     ASSIGN_OR_RETURN(Literal e,

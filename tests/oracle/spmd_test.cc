@@ -393,6 +393,33 @@ ENTRY e {
   EXPECT_GT(std::fabs(0.2 - nominal), allowed);
 }
 
+// Found by the demo (a minimized reduce-scatter): a computation that
+// returns its first argument depends on the order of the devices, which
+// XLA leaves unspecified: the result is undetermined, not exact.
+TEST(SpmdBoundsTest, AnOrderDependentComputationAcrossDevicesIsUndetermined) {
+  const std::string hlo = R"(HloModule m
+first {
+  a = s8[] parameter(0)
+  b = s8[] parameter(1)
+  ROOT r = s8[] copy(a)
+}
+ENTRY e {
+  p = s8[2] parameter(0)
+  ROOT r = s8[2] all-reduce(p), replica_groups={}, to_apply=first
+}
+)";
+  std::vector<Literal> args;
+  for (int8_t x : {3, 7}) {
+    Literal l(Shape(PrimitiveType::S8, {2}));
+    l.SetFromDouble(0, x);
+    l.SetFromDouble(1, x);
+    args.push_back(std::move(l));
+  }
+  std::vector<BoundedResult> out = BoundsOn(hlo, {2, 1}, std::move(args));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(std::isinf(out[0].outputs[0].allowed.GetAsDouble(0)));
+}
+
 TEST(SpmdBoundsTest, IntegerSumsAreExactAndGathersCarryTheirBounds) {
   const std::string sum_s32 = R"(HloModule m
 add {
