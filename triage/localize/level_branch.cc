@@ -57,30 +57,6 @@ bool RunsDeviceOps(const HloComputation& comp) {
   return false;
 }
 
-// The values of `site`'s operands on an SPMD case's device: the graph
-// level's (the SPMD oracle's on that device), parameters from the device's
-// inputs.
-StatusOr<std::vector<Literal>> DeviceOperandValues(const hlo_diff::Case& c,
-                                                   const HloModule& module,
-                                                   const HloInstruction& site,
-                                                   const GraphState& state) {
-  ASSIGN_OR_RETURN(std::vector<Literal> params,
-                   DeviceParameterArguments(c, module, state.device));
-  std::vector<Literal> out;
-  for (const HloInstruction* o : site.operands()) {
-    if (o->opcode() == HloOpcode::kParameter) {
-      out.push_back(params.at(o->parameter_number()));
-      continue;
-    }
-    auto it = state.values.find(o->name());
-    if (it == state.values.end()) {
-      return NotFound("no value for operand %" + o->name());
-    }
-    out.push_back(it->second);
-  }
-  return out;
-}
-
 // The values of `site`'s operands (entry of `module`) on the case's inputs,
 // from the oracle.
 StatusOr<std::vector<Literal>> OperandValues(const hlo_diff::Case& c,
@@ -322,7 +298,7 @@ LevelResult BranchAt(const hlo_diff::Case& c, const HloModule& module,
     ev["device"] = state.device;
   }
   StatusOr<std::vector<Literal>> operands =
-      spmd ? DeviceOperandValues(c, module, *site, state)
+      spmd ? SiteOperandValues(c, module, *site, state)
            : OperandValues(c, module, *site, numerics.evaluator);
   if (!operands.ok()) {
     return stop("error", "oracle: " + operands.status().message());

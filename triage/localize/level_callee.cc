@@ -12,40 +12,6 @@
 namespace trench::hlo_bisect {
 namespace {
 
-// The call site's operand values (on the graph level's device): the case's
-// inputs for parameters, else the oracle's values from the graph level. Empty
-// with `*missing` set when one is unknown.
-std::vector<Literal> OperandValues(const hlo_diff::Case& c,
-                                   const HloModule& module,
-                                   const HloInstruction& site,
-                                   const GraphState& state,
-                                   std::string* missing) {
-  std::vector<Literal> params;
-  std::vector<Literal> out;
-  for (const HloInstruction* o : site.operands()) {
-    if (o->opcode() == HloOpcode::kParameter && o->shape().IsArray()) {
-      if (params.empty()) {
-        StatusOr<std::vector<Literal>> a =
-            DeviceParameterArguments(c, module, state.device);
-        if (!a.ok()) {
-          *missing = o->name();
-          return {};
-        }
-        params = std::move(a).value();
-      }
-      out.push_back(params.at(o->parameter_number()));
-      continue;
-    }
-    auto it = state.values.find(o->name());
-    if (it == state.values.end()) {
-      *missing = o->name();
-      return {};
-    }
-    out.push_back(it->second);
-  }
-  return out;
-}
-
 // The arguments of sample `t`, by parameter name (for the evidence).
 Json SampleArguments(const CalleeProbe& p, const HloComputation& comp,
                      int64_t t) {
@@ -131,13 +97,10 @@ LevelResult LocalizeCallee(const hlo_diff::Case& c, const HloModule& module,
   call["name"] = site->name();
   call["opcode"] = std::string(OpcodeName(site->opcode()));
   ev["call_site"] = std::move(call);
-  std::string missing;
-  const std::vector<Literal> operands =
-      OperandValues(c, module, *site, state, &missing);
-  if (!missing.empty()) {
-    return stop("error",
-                "no value for operand %" + missing + " of %" + site->name());
-  }
+  StatusOr<std::vector<Literal>> values =
+      SiteOperandValues(c, module, *site, state);
+  if (!values.ok()) return stop("error", values.status().message());
+  const std::vector<Literal> operands = std::move(values).value();
   Json tried = Json::MakeArray();
   for (size_t k = 0; k < site->called_computations().size(); ++k) {
     const HloComputation& comp = *site->called_computations()[k];

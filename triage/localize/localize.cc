@@ -315,6 +315,31 @@ StatusOr<Literal> ReadTap(const Probe& probe, const std::string& label,
                   (device >= 0 ? " on device " + std::to_string(device) : ""));
 }
 
+StatusOr<std::vector<Literal>> SiteOperandValues(const hlo_diff::Case& c,
+                                                 const HloModule& module,
+                                                 const HloInstruction& site,
+                                                 const GraphState& state) {
+  std::vector<Literal> params;
+  std::vector<Literal> out;
+  for (const HloInstruction* o : site.operands()) {
+    if (o->opcode() == HloOpcode::kParameter) {
+      if (params.empty()) {
+        ASSIGN_OR_RETURN(params,
+                         DeviceParameterArguments(c, module, state.device));
+      }
+      out.push_back(params.at(o->parameter_number()));
+      continue;
+    }
+    auto it = state.values.find(o->name());
+    if (it == state.values.end()) {
+      return NotFound("no value for operand %" + o->name() + " of %" +
+                      site.name());
+    }
+    out.push_back(it->second);
+  }
+  return out;
+}
+
 std::string DeviceOutDir(const Probe& probe, int64_t device) {
   if (device < 0) return probe.out_dir;
   return (fs::path(probe.out_dir) / std::to_string(device)).string();

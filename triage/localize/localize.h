@@ -320,6 +320,15 @@ StatusOr<std::vector<Literal>> DeviceParameterArguments(const hlo_diff::Case& c,
                                                         const HloModule& module,
                                                         int64_t device);
 
+// The values of the operands of `site` (an entry instruction of `module`)
+// on the graph level's device (state.device): the case's arguments for
+// parameters, else the graph level's oracle values. NotFound naming the
+// operand and the site when one has no value.
+StatusOr<std::vector<Literal>> SiteOperandValues(const hlo_diff::Case& c,
+                                                 const HloModule& module,
+                                                 const HloInstruction& site,
+                                                 const GraphState& state);
+
 // The whole file at `path`; IoError naming it when it cannot be read.
 StatusOr<std::string> ReadTextFile(const std::string& path);
 

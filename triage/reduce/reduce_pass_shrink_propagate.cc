@@ -163,12 +163,11 @@ void FixAttributes(EditableCase& e, HloInstruction* i, const Changed& changed) {
   }
 }
 
-// An all-reduce, collective-permute or all-to-all of one array operand
-// whose result is an array: its result has the operand's shape.
+// A collective-permute of one array operand: its result has the
+// operand's shape (it has no shape rule: its other forms differ; all-reduce
+// and all-to-all have one).
 bool KeepsOperandShapes(const HloInstruction& i) {
-  const HloOpcode op = i.opcode();
-  return (op == HloOpcode::kAllReduce || op == HloOpcode::kCollectivePermute ||
-          op == HloOpcode::kAllToAll) &&
+  return i.opcode() == HloOpcode::kCollectivePermute &&
          i.operands().size() == 1 && i.operand(0)->shape().IsArray() &&
          i.shape().IsArray();
 }
@@ -246,8 +245,7 @@ void Reinfer(EditableCase& e, HloComputation& comp, Changed& changed) {
     if (inferred.ok()) {
       i->set_shape(WithLayoutOf(*inferred, old));
     } else if (KeepsOperandShapes(*i)) {
-      // Collectives have no inference rule; these give their operands'
-      // shapes (one array operand each).
+      // No inference rule, but the operand's shape.
       Shape s = i->operand(0)->shape();
       i->set_shape(WithLayoutOf(s, old));
     }

@@ -70,9 +70,9 @@ Status CollectiveShapesHold(const HloModule& module) {
   for (const HloComputation* comp : module.computations()) {
     for (const HloInstruction* i : comp->instructions()) {
       const HloOpcode op = i->opcode();
-      const bool same = op == HloOpcode::kAllReduce ||
-                        op == HloOpcode::kCollectivePermute ||
-                        op == HloOpcode::kAllToAll;
+      // All-reduce and all-to-all have shape rules: the verifier checks
+      // them.
+      const bool same = op == HloOpcode::kCollectivePermute;
       const bool along =
           op == HloOpcode::kAllGather || op == HloOpcode::kReduceScatter;
       if (!same && !along) continue;
@@ -82,7 +82,7 @@ Status CollectiveShapesHold(const HloModule& module) {
       } else {
         results.push_back(i->shape());
       }
-      // A tuple all-to-all (one result per operand) or a variadic one.
+      // Operand and result leaves pair up (else a form left to the target).
       if (results.size() != i->operands().size()) continue;
       const std::vector<int64_t>& dims = i->attrs().dimensions;
       for (size_t k = 0; k < results.size(); ++k) {

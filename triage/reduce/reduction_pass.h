@@ -62,11 +62,10 @@ CaseSize MeasureCase(const hlo_diff::Case& c);
 
 // OK when `c` is a valid candidate: the module parses and verifies and the
 // inputs match its parameters (hlo_diff::CheckInputs; for an SPMD case,
-// every device's, hlo_diff::DeviceArguments, and its collectives keep
-// their shapes: an all-reduce's, collective-permute's or all-to-all's
-// result leaves have its operands' dims, an all-gather's or reduce-
-// scatter's differ only in its dimension; the verifier has no rule for
-// them).
+// every device's, hlo_diff::DeviceArguments, and the collectives the
+// verifier has no shape rule for keep their shapes: a collective-
+// permute's result has its operand's dims, an all-gather's or reduce-
+// scatter's differ only in its dimension).
 Status ValidateCandidate(const hlo_diff::Case& c);
 
 }  // namespace trench::hlo_reduce

@@ -12,18 +12,10 @@
 namespace trench::hlo_reduce {
 namespace {
 
-// An SPMD case of `text` on `mesh`, device d's inputs RandomArguments(d).
+// An SPMD case of `text` on `mesh`, device d's inputs RandomArguments(10 +
+// d).
 hlo_diff::Case SpmdCase(const std::string& text, const DeviceMesh& mesh) {
-  auto m = ParseHloModule(text);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  if (!m.ok()) return {};
-  std::vector<std::vector<Literal>> lists;
-  for (int64_t d = 0; d < mesh.size(); ++d) {
-    lists.push_back(RandomArguments(*(*m)->entry_computation(), 10 + d));
-  }
-  auto c = hlo_diff::MakeSpmdCase(PrintHloModule(**m), mesh, std::move(lists));
-  EXPECT_TRUE(c.ok()) << c.status().ToString();
-  return c.ok() ? *c : hlo_diff::Case{};
+  return testing::SpmdCaseOf(text, mesh, 10);
 }
 
 using testing::RunSpmd;

@@ -89,6 +89,22 @@ inline StatusOr<Literal> Run(const hlo_diff::Case& c) {
   return Evaluate(*m, args);
 }
 
+// An SPMD case of `text` on `mesh`, device d's inputs
+// RandomArguments(entry, seed + d).
+inline hlo_diff::Case SpmdCaseOf(const std::string& text,
+                                 const DeviceMesh& mesh, uint64_t seed) {
+  auto m = ParseHloModule(text);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  if (!m.ok()) return {};
+  std::vector<std::vector<Literal>> lists;
+  for (int64_t d = 0; d < mesh.size(); ++d) {
+    lists.push_back(RandomArguments(*(*m)->entry_computation(), seed + d));
+  }
+  auto c = hlo_diff::MakeSpmdCase(PrintHloModule(**m), mesh, std::move(lists));
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? *c : hlo_diff::Case{};
+}
+
 // The SPMD oracle's result of an SPMD case, one value per device.
 inline StatusOr<std::vector<Literal>> RunSpmd(const hlo_diff::Case& c) {
   ASSIGN_OR_RETURN(auto m, hlo_diff::ParseCaseModule(c.module_text, "case"));

@@ -35,17 +35,7 @@ ENTRY e {
 
 // The case on 4 replicas, each device with inputs of its own.
 hlo_diff::Case SpmdCase() {
-  auto m = ParseHloModule(kCase);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  if (!m.ok()) return {};
-  std::vector<std::vector<Literal>> lists;
-  for (int64_t d = 0; d < 4; ++d) {
-    lists.push_back(RandomArguments(*(*m)->entry_computation(), 20 + d));
-  }
-  auto c = hlo_diff::MakeSpmdCase(PrintHloModule(**m), DeviceMesh{4, 1},
-                                  std::move(lists));
-  EXPECT_TRUE(c.ok()) << c.status().ToString();
-  return c.ok() ? *c : hlo_diff::Case{};
+  return testing::SpmdCaseOf(kCase, DeviceMesh{4, 1}, 20);
 }
 
 Status RunsOnItsMesh(const hlo_diff::Case& c) {
