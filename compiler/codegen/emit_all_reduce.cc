@@ -19,6 +19,8 @@
 // reduced chunk p + 1 into its own gather area and forwards, at step k,
 // chunk (p + 1 - k) mod n to the next member, receiving (p - k) mod n;
 // the gathered area is the result.
+// Groups of different sizes (all-reduce only): each size's chips run the
+// ring for their size, in a branch of their own (coll::EmitOnChips).
 // reduce-scatter: shift n - 1, so member p ends with chunk p, its result.
 // Chunks run along dimensions[0]: the accumulator is loaded with the
 // chunks made contiguous (one strided DMA per chunk).
@@ -153,25 +155,39 @@ Status CheckReduction(const HloInstruction& instr, const BufferPlan& plan,
 
 Status EmitAllReduce(const HloInstruction& instr, const BufferPlan& plan,
                      KernelBuilder& kb) {
-  GroupMap g;
-  RETURN_IF_ERROR(CheckReduction(instr, plan, &g));
-  ASSIGN_OR_RETURN(std::vector<Leaf> leaves, Leaves(instr, plan, g.size));
-  const int64_t n = g.size;
-  coll::EmitGroupPlace(kb, g);
-  if (n > 1) coll::EmitRingHandshake(kb, g);
-  for (const Leaf& leaf : leaves) {
-    if (leaf.in.elements == 0) continue;
-    const int64_t mark = kb.VmemMark();
-    const int64_t acc = kb.AllocVmem(n * leaf.chunk * leaf.esz);
-    coll::EmitZeroVmem(kb, acc + leaf.in.bytes,
-                       n * leaf.chunk * leaf.esz - leaf.in.bytes);
-    kb.DmaIn(acc, leaf.in.name, leaf.in.bytes);
-    RETURN_IF_ERROR(EmitRingReduceScatter(instr, g, leaf, acc, 0,
-                                          plan.collective_scratch, kb));
-    EmitRingAllGather(g, leaf, acc, plan.collective_scratch, kb);
-    kb.ReleaseVmem(mark);
+  RETURN_IF_ERROR(CheckScalarComputation(instr, *instr.to_apply()));
+  RETURN_IF_ERROR(coll::CheckScratch(instr, plan.collective_scratch));
+  ASSIGN_OR_RETURN(std::vector<coll::GroupClass> classes,
+                   coll::MapGroupClasses(instr, plan.mesh));
+  // The ring of one group size, on the chips whose groups have it.
+  auto ring = [&](const GroupMap& g) -> Status {
+    ASSIGN_OR_RETURN(std::vector<Leaf> leaves, Leaves(instr, plan, g.size));
+    const int64_t n = g.size;
+    coll::EmitGroupPlace(kb, g);
+    if (n > 1) coll::EmitRingHandshake(kb, g);
+    for (const Leaf& leaf : leaves) {
+      if (leaf.in.elements == 0) continue;
+      const int64_t mark = kb.VmemMark();
+      const int64_t acc = kb.AllocVmem(n * leaf.chunk * leaf.esz);
+      coll::EmitZeroVmem(kb, acc + leaf.in.bytes,
+                         n * leaf.chunk * leaf.esz - leaf.in.bytes);
+      kb.DmaIn(acc, leaf.in.name, leaf.in.bytes);
+      RETURN_IF_ERROR(EmitRingReduceScatter(instr, g, leaf, acc, 0,
+                                            plan.collective_scratch, kb));
+      EmitRingAllGather(g, leaf, acc, plan.collective_scratch, kb);
+      kb.ReleaseVmem(mark);
+    }
+    return Status::Ok();
+  };
+  if (classes.size() == 1) return ring(classes.front().map);
+  kb.Emit("chipid s0");
+  Status status = Status::Ok();
+  for (const coll::GroupClass& k : classes) {
+    coll::EmitOnChips(kb, k.chips, [&] {
+      if (status.ok()) status = ring(k.map);
+    });
   }
-  return Status::Ok();
+  return status;
 }
 
 Status EmitReduceScatter(const HloInstruction& instr, const BufferPlan& plan,

@@ -15,29 +15,53 @@ std::string S(int reg) { return "s" + std::to_string(reg); }
 
 }  // namespace
 
-StatusOr<GroupMap> MapGroups(const HloInstruction& instr,
-                             const DeviceMesh& mesh) {
+StatusOr<std::vector<GroupClass>> MapGroupClasses(const HloInstruction& instr,
+                                                  const DeviceMesh& mesh) {
   StatusOr<std::vector<std::vector<int64_t>>> groups =
       DeviceGroups(instr, mesh);
   if (!groups.ok()) {
     return InvalidArgument("hloc: " + groups.status().message());
   }
-  GroupMap g;
-  g.chips = static_cast<int>(mesh.size());
-  g.members.assign(g.chips, {});
-  g.position.assign(g.chips, 0);
-  g.size = groups->empty() ? 1 : static_cast<int64_t>(groups->front().size());
-  for (const std::vector<int64_t>& group : *groups) {
-    if (static_cast<int64_t>(group.size()) != g.size) {
-      return InvalidArgument("hloc: " + instr.name() +
-                             ": collective groups of different sizes");
+  const int chips = static_cast<int>(mesh.size());
+  std::vector<GroupClass> classes;
+  auto class_of = [&](int64_t size) -> GroupClass& {
+    for (GroupClass& k : classes) {
+      if (k.map.size == size) return k;
     }
+    GroupClass k;
+    k.map.chips = chips;
+    k.map.size = size;
+    k.map.position.assign(chips, 0);
+    for (int c = 0; c < chips; ++c) k.map.members.emplace_back(size, c);
+    classes.push_back(std::move(k));
+    return classes.back();
+  };
+  for (const std::vector<int64_t>& group : *groups) {
+    GroupClass& k = class_of(static_cast<int64_t>(group.size()));
     for (size_t j = 0; j < group.size(); ++j) {
-      g.members[group[j]] = group;
-      g.position[group[j]] = static_cast<int64_t>(j);
+      k.map.members[group[j]] = group;
+      k.map.position[group[j]] = static_cast<int64_t>(j);
+      k.chips.push_back(static_cast<int>(group[j]));
     }
   }
-  return g;
+  if (classes.empty()) class_of(1);  // No groups: each chip alone.
+  std::sort(classes.begin(), classes.end(),
+            [](const GroupClass& a, const GroupClass& b) {
+              return a.map.size < b.map.size;
+            });
+  for (GroupClass& k : classes) std::sort(k.chips.begin(), k.chips.end());
+  return classes;
+}
+
+StatusOr<GroupMap> MapGroups(const HloInstruction& instr,
+                             const DeviceMesh& mesh) {
+  ASSIGN_OR_RETURN(std::vector<GroupClass> classes,
+                   MapGroupClasses(instr, mesh));
+  if (classes.size() != 1) {
+    return InvalidArgument("hloc: " + instr.name() +
+                           ": collective groups of different sizes");
+  }
+  return std::move(classes.front().map);
 }
 
 void EmitGroupPlace(KernelBuilder& kb, const GroupMap& g) {
@@ -78,6 +102,20 @@ void EmitPerChip(KernelBuilder& kb, int chips,
     kb.PlaceLabel(next);
   }
   kb.PlaceLabel(end);
+}
+
+void EmitOnChips(KernelBuilder& kb, const std::vector<int>& chips,
+                 const std::function<void()>& body) {
+  const std::string run = kb.NewLabel("chips_run");
+  const std::string skip = kb.NewLabel("chips_skip");
+  for (int c : chips) {
+    kb.Emit("scmpeq s9, s0, " + I(c));
+    kb.Emit("brnz s9, " + run);
+  }
+  kb.Emit("jmp " + skip);
+  kb.PlaceLabel(run);
+  body();
+  kb.PlaceLabel(skip);
 }
 
 void EmitHandshake(KernelBuilder& kb, int chips, const ChipList& writers,
@@ -143,16 +181,11 @@ int64_t Align(int64_t bytes) { return (bytes + 511) / 512 * 512; }
 
 }  // namespace
 
-int64_t CollectiveScratchBytes(const HloInstruction& instr,
-                               const DeviceMesh& mesh) {
+namespace {
+
+// The scratch of `instr` when its groups have n members.
+int64_t ScratchBytes(const HloInstruction& instr, int64_t n) {
   const HloOpcode op = instr.opcode();
-  int64_t n = 1;
-  if (op != HloOpcode::kCollectivePermute) {
-    if (!IsCollective(op)) return 0;
-    StatusOr<GroupMap> g = MapGroups(instr, mesh);
-    if (!g.ok()) return 0;
-    n = g->size;
-  }
   int64_t total = 0;
   for (const HloInstruction* operand : instr.operands()) {
     const Shape& s = operand->shape();
@@ -169,6 +202,27 @@ int64_t CollectiveScratchBytes(const HloInstruction& instr,
     }
   }
   return std::max<int64_t>(total, 512);  // Zero-size operands too.
+}
+
+}  // namespace
+
+int64_t CollectiveScratchBytes(const HloInstruction& instr,
+                               const DeviceMesh& mesh) {
+  const HloOpcode op = instr.opcode();
+  if (op == HloOpcode::kCollectivePermute) return ScratchBytes(instr, 1);
+  if (!IsCollective(op)) return 0;
+  if (op == HloOpcode::kAllReduce) {
+    // Each class of group sizes lays its areas out for its own size.
+    StatusOr<std::vector<GroupClass>> classes = MapGroupClasses(instr, mesh);
+    if (!classes.ok()) return 0;
+    int64_t bytes = 0;
+    for (const GroupClass& k : *classes) {
+      bytes = std::max(bytes, ScratchBytes(instr, k.map.size));
+    }
+    return bytes;
+  }
+  StatusOr<GroupMap> g = MapGroups(instr, mesh);
+  return g.ok() ? ScratchBytes(instr, g->size) : 0;
 }
 
 }  // namespace trench::codegen::coll

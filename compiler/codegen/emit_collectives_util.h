@@ -58,6 +58,20 @@ struct GroupMap {
 StatusOr<GroupMap> MapGroups(const HloInstruction& instr,
                              const DeviceMesh& mesh);
 
+// The chips whose groups have one size, and their map. A chip outside
+// `chips` has a placeholder row in `map` (a group of itself, repeated):
+// code emitted for the class runs on its chips only (EmitOnChips).
+struct GroupClass {
+  GroupMap map;
+  std::vector<int> chips;
+};
+// The groups of `instr` by size, smallest first: one class when all
+// groups have the same size. Only all-reduce may have groups of different
+// sizes (XLA's verifier requires equal ones of the others; so does
+// DeviceGroups). InvalidArgument ("hloc: ...") when DeviceGroups fails.
+StatusOr<std::vector<GroupClass>> MapGroupClasses(const HloInstruction& instr,
+                                                  const DeviceMesh& mesh);
+
 // s0 = chipid; writes the group table to SMEM and loads this chip's row:
 // s10 = position, s11 = next member, s12 = previous member.
 void EmitGroupPlace(KernelBuilder& kb, const GroupMap& g);
@@ -67,6 +81,10 @@ void EmitMember(KernelBuilder& kb, const GroupMap& g, int64_t j, int reg);
 // Emits body(c) for each chip c, run only on chip c (a branch on s0).
 void EmitPerChip(KernelBuilder& kb, int chips,
                  const std::function<void(int)>& body);
+// Emits body() once, run only on the chips listed (a branch on s0).
+// REQUIRES: s0 = chipid.
+void EmitOnChips(KernelBuilder& kb, const std::vector<int>& chips,
+                 const std::function<void()>& body);
 
 // The ready handshake: chip c tells each chip of writers(c) (those that
 // write into c's scratch in this collective) that it entered, then waits

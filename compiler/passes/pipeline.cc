@@ -8,21 +8,11 @@
 #include <fstream>
 #include <optional>
 
+#include "compiler/ir/hlo_fingerprint.h"
 #include "compiler/ir/hlo_printer.h"
 #include "compiler/passes/pass_registry.h"
 
 namespace trench {
-
-uint64_t ModuleFingerprint(const HloModule& module) {
-  uint64_t h = 1469598103934665603ull;
-  PrintHloModuleTo(module, [&h](std::string_view piece) {
-    for (unsigned char c : piece) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-  });
-  return h;
-}
 
 namespace {
 
@@ -164,7 +154,7 @@ Status PassPipeline::RunOne(HloPass* pass, bool required, HloModule* module,
   if (required) ctx = &unlimited;
   st.execution = required ? executions_ : ++executions_;
   const uint64_t before =
-      fingerprint_ ? *fingerprint_ : ModuleFingerprint(*module);
+      fingerprint_ ? *fingerprint_ : HloModuleFingerprint(*module);
   fingerprint_.reset();  // Set again once the pass ran and was checked.
   const int64_t rewrites_before = ctx->rewrites_allowed();
   NotifyPassEnter(st.pass, st.execution);
@@ -180,7 +170,7 @@ Status PassPipeline::RunOne(HloPass* pass, bool required, HloModule* module,
   }
   st.changed = *result;
   stats_.push_back(st);
-  const uint64_t after = ModuleFingerprint(*module);
+  const uint64_t after = HloModuleFingerprint(*module);
   const bool really_changed = after != before;
   if (really_changed != st.changed) {
     return Internal(

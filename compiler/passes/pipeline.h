@@ -13,11 +13,11 @@
 //                         pass, D/NN.<pass>.hlo (NN = execution number,
 //                         two digits at least; a required pass writes
 //                         D/NN.required.<pass>.hlo, NN = executions so far).
-// Checks after every pass execution: the module's printed text is hashed
-// before and after, and a pass whose "changed" answer disagrees with the
-// hashes fails the pipeline with Internal("pass 'x' ..."); a pass that
-// changed the module is followed by VerifyModule, whose failure is reported
-// as Internal naming the pass.
+// Checks after every pass execution: the module's fingerprint (a hash of
+// its text, HloModuleFingerprint) is taken before and after, and a pass whose
+// "changed" answer disagrees with the hashes fails the pipeline with
+// Internal("pass 'x' ..."); a pass that changed the module is followed by
+// VerifyModule, whose failure is reported as Internal naming the pass.
 #pragma once
 
 #include <cstdint>
@@ -125,9 +125,5 @@ using PassEnterHook = void (*)(std::string_view pass, int64_t execution);
 void SetPassEnterHook(PassEnterHook hook);
 // Calls the hook, if one is set.
 void NotifyPassEnter(std::string_view pass, int64_t execution);
-
-// FNV-1a 64 of the module's printed text: the fingerprint the pipeline
-// compares around each pass.
-uint64_t ModuleFingerprint(const HloModule& module);
 
 }  // namespace trench

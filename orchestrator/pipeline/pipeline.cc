@@ -224,6 +224,7 @@ StatusOr<std::string> QueueNextStep(StepContext& ctx, const Bug& bug) {
     payload["bug"] = bug.id;
     JobOptions o = StepJobOptions();
     o.dedup_key = BugJobKey(bug.id, s.kind);
+    o.priority = kBugStepPriority;
     // A step that failed for good (or used its attempts) on the bug as it
     // still is waits for a human (JobQueue::Unpark), not for a retry loop.
     ASSIGN_OR_RETURN(std::optional<Job> last, ctx.queue->Latest(o.dedup_key));
@@ -289,7 +290,7 @@ Status QueueCommit(StepContext& ctx, const std::string& sha) {
   payload["commit"] = sha;
   JobOptions o = StepJobOptions();
   o.dedup_key = "build:" + sha;
-  o.priority = 1;
+  o.priority = kBuildPriority;
   return ctx.queue->Enqueue("build", payload, o).status();
 }
 

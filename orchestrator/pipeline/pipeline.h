@@ -124,6 +124,13 @@ const StepKind* FindStep(const std::string& kind);
 // parked for a human. A lease taken back after a daemon crash is not a
 // failure: crash loops have their own bound (JobQueueOptions::max_crashes).
 JobOptions StepJobOptions();
+// Job priorities (higher is leased first; equal ones in queue order). A
+// filed bug's next step goes before the builds of commits that landed
+// since, and those before each commit's fuzzing and fix checks: while
+// commits keep landing, a bug already found is worked on first, so its
+// triage does not wait for every newer commit to be built and checked.
+inline constexpr int kBugStepPriority = 2;
+inline constexpr int kBuildPriority = 1;
 // The job kinds `worker` leases.
 std::vector<std::string> KindsOfWorker(const std::string& worker);
 

@@ -2,10 +2,12 @@
 // all-gather, reduce-scatter, all-to-all (with and without dimensions),
 // collective-permute, partition-id and replica-id over the program's mesh,
 // in every group mode XLA derives (collective_groups.h) and both
-// replica_groups forms. Collectives go into the entry only: every device
-// runs the entry's instructions, so every group meets.
+// replica_groups forms; an all-reduce's groups may differ in size. Collectives
+// go into the entry only: every device runs the entry's instructions, so every
+// group meets.
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "compiler/ir/collective_groups.h"
 #include "triage/fuzz/collective_scale.h"
@@ -102,6 +104,53 @@ Groups ReduceGroups(Gen& g) {
   return out;
 }
 
+// Groups of different sizes, which only an all-reduce may have (list form,
+// over the replicas or the flattened ids): the ids shuffled and cut at
+// random points into two or more groups. `size` is the largest group.
+// nullopt when the ids are too few to differ (fewer than 3).
+std::optional<Groups> UnevenGroups(Gen& g) {
+  const int64_t R = g.mesh.replicas, Pn = g.mesh.partitions;
+  // Over the flattened ids when the replicas alone are too few.
+  const bool flattened = Pn > 1 && (R < 3 || g.rng.Chance(0.5));
+  const int64_t n = flattened ? R * Pn : R;
+  if (n < 3) return std::nullopt;
+  std::vector<int64_t> ids(n);
+  std::iota(ids.begin(), ids.end(), 0);
+  for (int64_t k = n - 1; k > 0; --k) {
+    std::swap(ids[k], ids[g.rng.Uniform(0, k)]);
+  }
+  // The first group's size differs from the rest's total split.
+  const int64_t first = g.rng.Uniform(1, n - 1);
+  std::vector<std::vector<int64_t>> groups(1);
+  for (int64_t k = 0; k < n; ++k) {
+    if (k == first ||
+        (k > first && groups.back().size() >= 1 && g.rng.Chance(0.3))) {
+      groups.emplace_back();
+    }
+    groups.back().push_back(ids[k]);
+  }
+  Groups out;
+  bool differ = false;
+  for (const auto& group : groups) {
+    out.size = std::max<int64_t>(out.size, group.size());
+    differ |= group.size() != groups[0].size();
+  }
+  if (!differ) {
+    // Equal by chance: move one id over.
+    groups[1].push_back(groups[0].back());
+    groups[0].pop_back();
+    if (groups[0].empty()) groups.erase(groups.begin());
+    out.size = 0;
+    for (const auto& group : groups) {
+      out.size = std::max<int64_t>(out.size, group.size());
+    }
+  }
+  out.attrs = (flattened ? Channel(g) + ", " : std::string()) +
+              "replica_groups=" + ReplicaGroupsText(groups) +
+              (flattened ? ", use_global_device_ids=true" : "");
+  return out;
+}
+
 // Groups of an all-to-all: cross-replica or, with channel_id,
 // cross-partition.
 Groups ExchangeGroups(Gen& g) {
@@ -138,7 +187,9 @@ Value ArrayOperand(Gen& g, const std::function<bool(const Value&)>& f,
 
 bool EmitAllReduce(Gen& g, const Value& v) {
   Value x = v;
-  const Groups groups = ReduceGroups(g);
+  std::optional<Groups> uneven;
+  if (g.rng.Chance(0.25)) uneven = UnevenGroups(g);
+  const Groups groups = uneven ? *uneven : ReduceGroups(g);
   double bound = 0;
   const std::string red =
       Reducer(g, x.shape.element_type(), &x, groups.size, &bound);

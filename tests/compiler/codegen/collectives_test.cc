@@ -115,6 +115,34 @@ TEST(CollectivesTest, AllReduceGroupModes) {
       {2, 1}, 10);
 }
 
+// XLA lets an all-reduce's groups differ in size (only all-reduce): each
+// size runs its own ring, and a chip alone keeps its value.
+TEST(CollectivesTest, AllReduceGroupsOfDifferentSizes) {
+  const std::string h = Reducer("f32", "add");
+  ExpectSpmdMatchesOracle(Module(h, "f32[5,3]",
+                                 "f32[5,3] all-reduce(p), "
+                                 "replica_groups={{0,1,2},{3}}, to_apply=red"),
+                          {4, 1}, 21);
+  ExpectSpmdMatchesOracle(Module(h, "f32[7]",
+                                 "f32[7] all-reduce(p), channel_id=3, "
+                                 "replica_groups={{2},{0,3},{1}}, "
+                                 "use_global_device_ids=true, to_apply=red"),
+                          {2, 2}, 22);
+  ExpectSpmdMatchesOracle(
+      Module(Reducer("s32", "maximum"), "s32[9]",
+             "s32[9] all-reduce(p), replica_groups={{5,1,7},{0,2,3,4,6}}, "
+             "to_apply=red"),
+      {8, 1}, 23);
+  // Combined operands, and the whole pipeline around it.
+  const std::string text = h +
+                           "ENTRY e {\n"
+                           "  a = f32[10] parameter(0)\n"
+                           "  b = f32[3,3] parameter(1)\n"
+                           "  ROOT r = (f32[10], f32[3,3]) all-reduce(a, b), "
+                           "replica_groups={{1},{0,2,3}}, to_apply=red\n}\n";
+  ExpectSpmdMatchesOracle(text, {4, 1}, 24, {}, /*full_pipeline=*/true);
+}
+
 TEST(CollectivesTest, CombinedAllReduceOfATuple) {
   const std::string text = Reducer("f32", "add") +
                            "ENTRY e {\n"

@@ -77,6 +77,33 @@ TEST_F(PipelineTest, QueuesTheStepOfTheStateOnce) {
   EXPECT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "");
 }
 
+// Commits keep landing while a bug is worked on: its next step is leased
+// before the builds queued earlier, and builds before the fix checks and
+// fuzzing of commits already built.
+TEST_F(PipelineTest, ABugsStepGoesBeforeBuildsAndBuildsBeforeCommitChecks) {
+  ASSERT_TRUE(store_->SetMeta("head.built", "c0").ok());
+  Json commit = Json::MakeObject();
+  commit["commit"] = "c0";
+  JobOptions check = StepJobOptions();
+  check.dedup_key = "check_fixes:c0";
+  ASSERT_TRUE(queue_->Enqueue("check_fixes", commit, check).ok());
+  ASSERT_TRUE(QueueCommit(ctx_, "c1").ok());
+  ASSERT_TRUE(QueueCommit(ctx_, "c2").ok());
+  const int64_t id = AddBug("a");
+  ASSERT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "reproduce");
+  std::vector<std::string> order;
+  for (int i = 0; i < 4; ++i) {
+    StatusOr<std::vector<Job>> jobs = queue_->Lease("w", 1, 60000);
+    ASSERT_TRUE(jobs.ok());
+    ASSERT_EQ(jobs->size(), 1u);
+    const Json* c = (*jobs)[0].payload.Find("commit");
+    order.push_back((*jobs)[0].kind +
+                    (c ? ":" + c->string_value() : std::string()));
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"reproduce", "build:c1",
+                                             "build:c2", "check_fixes:c0"}));
+}
+
 TEST_F(PipelineTest, ReconcileQueuesEveryOpenBugsStep) {
   ASSERT_TRUE(store_->SetMeta("head.built", "c0").ok());
   const int64_t a = AddBug("a");

@@ -44,7 +44,7 @@ TEST(GeneratorCollectivesTest, SpmdProgramsRunOnEveryDevice) {
   std::map<std::string, int> ops;
   std::set<std::string> meshes;
   int iota = 0, list = 0, global = 0, channel = 0, no_channel = 0, split = 0,
-      tuple = 0;
+      tuple = 0, uneven = 0;
   for (uint64_t seed = 0; seed < 60; ++seed) {
     auto g = GenerateSynthetic(seed, o);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
@@ -68,6 +68,16 @@ TEST(GeneratorCollectivesTest, SpmdProgramsRunOnEveryDevice) {
       if (i->opcode() == HloOpcode::kAllToAll) {
         (a.dimensions.empty() ? tuple : split) += 1;
       }
+      if (i->opcode() == HloOpcode::kAllReduce) {
+        auto groups = DeviceGroups(*i, g->mesh);
+        ASSERT_TRUE(groups.ok()) << groups.status().ToString();
+        for (const auto& group : *groups) {
+          if (group.size() != groups->front().size()) {
+            ++uneven;
+            break;
+          }
+        }
+      }
     }
     EXPECT_GE(collectives, 1) << g->hlo_text;
     SpmdOptions so;
@@ -90,6 +100,7 @@ TEST(GeneratorCollectivesTest, SpmdProgramsRunOnEveryDevice) {
   EXPECT_GT(no_channel, 0);
   EXPECT_GT(split, 0);
   EXPECT_GT(tuple, 0);
+  EXPECT_GT(uneven, 0);  // An all-reduce's groups of different sizes.
 }
 
 TEST(GeneratorCollectivesTest, DevicesGetInputsOfTheirOwn) {
