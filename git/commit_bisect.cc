@@ -53,6 +53,12 @@ class Bisector {
   StatusOr<Tested> Test(const std::string& rev, const std::string& key,
                         const std::string& role);
   Outcome Classify(const Tested& t, std::string* reason) const;
+  // The report's fields before the search's (good, bad, commits,
+  // bad_verdict), and after it (steps, confirmation, build counts, time).
+  Json ReportHead(const CommitInfo& good, const CommitInfo& bad, size_t commits,
+                  const Tested& at_bad) const;
+  Json ReportTail(Json report, bool confirmed, Json confirmation,
+                  Clock::time_point start) const;
 
   const hlo_diff::Case& case_;
   std::unique_ptr<HloModule> module_;  // Null: does not parse.
@@ -155,6 +161,25 @@ StatusOr<Json> Bisector::Run() {
         "good commit " + good.ShortSha() +
         " does not build: " + at_good.step.Find("reason")->string_value());
   }
+  // The same failure at good: the bug predates the range, no commit in it
+  // brought it. A final answer, reported like a search that found no
+  // culprit; a timeout may be the machine's load, so it stays an error.
+  if (at_good.status == bad_status_ && bad_status_ != "timeout") {
+    at_good.step["outcome"] = OutcomeName(Outcome::kBad);
+    steps_.push_back(at_good.step);
+    Json report = ReportHead(good, bad, range.size(), at_bad);
+    report["fails_at_good"] = true;
+    report["culprit"] = Json();
+    report["candidates"] = Json::MakeArray();
+    Json confirmation = Json::MakeObject();
+    confirmation["revert"] = Json();
+    confirmation["built"] = false;
+    confirmation["status"] = Json();
+    confirmation["reason"] = "the case fails the same way (" + bad_status_ +
+                             ") at good commit " + good.ShortSha() +
+                             ": the failure predates the range";
+    return ReportTail(std::move(report), false, std::move(confirmation), start);
+  }
   // An older target that cannot run the case (no collectives, a smaller
   // slice) says nothing about the bug: the search finds the last commit
   // that passes among the later ones.
@@ -189,15 +214,8 @@ StatusOr<Json> Bisector::Run() {
     candidates.push_back(info.ToJson());
   }
 
-  Json report = Json::MakeObject();
-  report["good"] = good.ToJson();
-  report["bad"] = bad.ToJson();
-  report["commits"] = range.size();
-  Json bv = Json::MakeObject();
-  bv["status"] = bad_status_;
-  bv["signature"] =
-      at_bad.verdict ? at_bad.verdict->signature.ToJson() : Json();
-  report["bad_verdict"] = bv;
+  Json report = ReportHead(good, bad, range.size(), at_bad);
+  report["fails_at_good"] = false;
   const bool found = candidates.size() == 1;
   report["culprit"] = found ? candidates.array()[0] : Json();
   report["candidates"] = candidates;
@@ -241,9 +259,29 @@ StatusOr<Json> Bisector::Run() {
       steps_.push_back(t.step);
     }
   }
+  return ReportTail(std::move(report), confirmed, std::move(confirmation),
+                    start);
+}
+
+Json Bisector::ReportHead(const CommitInfo& good, const CommitInfo& bad,
+                          size_t commits, const Tested& at_bad) const {
+  Json report = Json::MakeObject();
+  report["good"] = good.ToJson();
+  report["bad"] = bad.ToJson();
+  report["commits"] = commits;
+  Json bv = Json::MakeObject();
+  bv["status"] = bad_status_;
+  bv["signature"] =
+      at_bad.verdict ? at_bad.verdict->signature.ToJson() : Json();
+  report["bad_verdict"] = bv;
+  return report;
+}
+
+Json Bisector::ReportTail(Json report, bool confirmed, Json confirmation,
+                          Clock::time_point start) const {
   report["steps"] = steps_;
   report["confirmed"] = confirmed;
-  report["confirmation"] = confirmation;
+  report["confirmation"] = std::move(confirmation);
   report["builds"] = builder_.builds();
   report["cache_hits"] = builder_.cache_hits();
   report["seconds"] = SecondsSince(start);

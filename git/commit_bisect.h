@@ -5,7 +5,9 @@
 // build through hlo-diff's verdict (triage/case/verdict.h, with
 // TargetSpec::FromBinaryDir(the cached binaries)), and
 //   1. checks that bad fails (a failure status of verdict_status.def:
-//      hlo_diff::IsFailure) and that good passes, or that good's target
+//      hlo_diff::IsFailure) and that good passes (when good fails the same
+//      way, but for a timeout, the bug predates the range: the report
+//      says so, "fails_at_good": true, with no culprit), or that good's target
 //      cannot run the case at all (target_unsupported: an older target
 //      without the ops or the slice the case needs; the search then
 //      finds the last commit that passes, and those whose target cannot
@@ -22,6 +24,7 @@
 // Report JSON:
 //   {"good": CommitInfo, "bad": CommitInfo, "commits": N (good..bad],
 //    "bad_verdict": {"status", "signature"},
+//    "fails_at_good": bool (the failure predates the range; no search),
 //    "culprit": CommitInfo | null,
 //    "candidates": [CommitInfo...]  (the first bad commit is one of these:
 //                                    more than one when skipped commits

@@ -44,8 +44,6 @@ struct Leaf {
   int64_t scratch = 0;  // Offset of its scratch area.
 };
 
-int64_t Align(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
 // acc (VMEM, n chunks of leaf.chunk elements) = the chip's reduction of
 // every member's chunks (see the file comment). Registers as
 // emit_collectives_util.h; s13..s18.
@@ -97,7 +95,7 @@ void EmitRingAllGather(const GroupMap& g, const Leaf& leaf, int64_t acc,
                        const std::string& scratch, KernelBuilder& kb) {
   const int64_t n = g.size;
   const int64_t cb = leaf.chunk * leaf.esz;
-  const int64_t area = leaf.scratch + Align(n * cb);
+  const int64_t area = leaf.scratch + coll::AlignScratch(n * cb);
   coll::EmitPositionOffset(kb, 13, 1, n, cb);
   kb.Emit("saddr s14, " + scratch);
   kb.Emit("sadd s14, s14, s13");
@@ -134,10 +132,11 @@ StatusOr<std::vector<Leaf>> Leaves(const HloInstruction& instr,
     l.scratch = offset;
     if (instr.opcode() == HloOpcode::kAllReduce) {
       l.chunk = (l.in.elements + n - 1) / n;
-      if (l.in.elements > 0) offset += 2 * Align(n * l.chunk * l.esz);
+      if (l.in.elements > 0)
+        offset += 2 * coll::AlignScratch(n * l.chunk * l.esz);
     } else {
       l.chunk = l.in.elements / n;
-      offset += Align(l.in.bytes);
+      offset += coll::AlignScratch(l.in.bytes);
     }
     leaves.push_back(std::move(l));
   }

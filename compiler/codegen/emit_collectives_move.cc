@@ -12,6 +12,9 @@
 //   chunks along the split dimension made contiguous, sends chunk j into
 //   slot p of member j's scratch, keeps chunk p in its own slot p, and
 //   concatenates the slots along the concat dimension.
+// all-to-all (direct, tuple form: no dimensions, one operand per member,
+//   all of one shape): member p sends operand j into slot p of member j's
+//   scratch (keeping operand p in its own slot p), and result i is slot i.
 // collective-permute (direct): a source sends its operand into its
 //   target's scratch; a target copies it to its result; a chip no pair
 //   targets writes zeros.
@@ -21,6 +24,7 @@
 #include <map>
 
 #include "compiler/codegen/emit_collectives_util.h"
+#include "compiler/codegen/emit_reduce_util.h"
 #include "compiler/codegen/emitters.h"
 #include "compiler/ir/opcode.h"
 
@@ -98,10 +102,87 @@ Status EmitAllGather(const HloInstruction& instr, const BufferPlan& plan,
   return Status::Ok();
 }
 
+namespace {
+
+// The ready handshake of an all-to-all: every member writes into every
+// other member's scratch.
+void AllToAllHandshake(KernelBuilder& kb, const GroupMap& g) {
+  auto others = [&g](int c) {
+    std::vector<int64_t> o;
+    for (int64_t m : g.members[c]) {
+      if (m != c) o.push_back(m);
+    }
+    return o;
+  };
+  if (g.size > 1) coll::EmitHandshake(kb, g.chips, others, others);
+}
+
+// The tuple form (see the file comment). REQUIRES: CheckScratch.
+Status EmitTupleAllToAll(const HloInstruction& instr, const BufferPlan& plan,
+                         const GroupMap& g, KernelBuilder& kb) {
+  const int64_t n = g.size;
+  std::vector<ArrayBuffer> outs = LeafBuffers(plan, &instr);
+  if (static_cast<int64_t>(instr.operands().size()) != n ||
+      static_cast<int64_t>(outs.size()) != n) {
+    return CannotCompile(instr,
+                         "a tuple all-to-all without one operand "
+                         "per group member");
+  }
+  std::vector<ArrayBuffer> ins;
+  for (const HloInstruction* operand : instr.operands()) {
+    ins.push_back(plan.Array(operand));
+    if (ins.back().bytes != ins.front().bytes ||
+        outs[ins.size() - 1].bytes != ins.front().bytes) {
+      return CannotCompile(instr, "a tuple all-to-all of different shapes");
+    }
+  }
+  const int64_t bytes = ins.front().bytes;
+  if (bytes == 0) return Status::Ok();
+  const int64_t slot = coll::AlignScratch(bytes);
+  const std::string& scratch = plan.collective_scratch;
+  coll::EmitGroupPlace(kb, g);
+  AllToAllHandshake(kb, g);
+  // s14 = this chip's slot in every member's scratch.
+  coll::EmitPositionOffset(kb, 14, 0, n, slot);
+  kb.Emit("saddr s15, " + scratch);
+  kb.Emit("sadd s14, s14, s15");
+  for (int64_t j = 0; j < n; ++j) {
+    const std::string skip = kb.NewLabel("self");
+    const std::string done = kb.NewLabel("sent");
+    kb.Emit("saddr s17, " + ins[j].name);
+    kb.Emit("scmpeq s9, s10, " + I(j));
+    kb.Emit("brnz s9, " + skip);
+    coll::EmitMember(kb, g, j, 16);
+    kb.Emit("rdmastart s16, hbm[s14], hbm[s17], " + I(bytes) + ", " +
+            Sem(coll::kSendSem) + ", " + I(coll::kDataFlag));
+    kb.Emit("jmp " + done);
+    kb.PlaceLabel(skip);
+    kb.Emit("dmastart hbm[s14], hbm[s17], " + I(bytes) + ", " +
+            Sem(coll::kLocalSem));
+    kb.Emit("dmawait " + Sem(coll::kLocalSem));
+    kb.PlaceLabel(done);
+  }
+  if (n > 1) {
+    kb.Emit("dmawait " + Sem(coll::kSendSem));
+    kb.Emit("flagwait " + I(coll::kDataFlag) + ", " + I(n - 1));
+  }
+  kb.Emit("saddr s16, " + scratch);
+  for (int64_t i = 0; i < n; ++i) {
+    kb.Emit("saddr s15, " + outs[i].name);
+    kb.Emit("dmastart hbm[s15], hbm[s16+" + I(i * slot) + "], " + I(bytes) +
+            ", " + Sem(coll::kLocalSem));
+  }
+  kb.Emit("dmawait " + Sem(coll::kLocalSem));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status EmitAllToAll(const HloInstruction& instr, const BufferPlan& plan,
                     KernelBuilder& kb) {
   ASSIGN_OR_RETURN(GroupMap g, coll::MapGroups(instr, plan.mesh));
   RETURN_IF_ERROR(coll::CheckScratch(instr, plan.collective_scratch));
+  if (instr.dimensions().empty()) return EmitTupleAllToAll(instr, plan, g, kb);
   if (instr.dimensions().size() != 1 || instr.operands().size() != 1 ||
       instr.shape().IsTuple()) {
     return CannotCompile(instr,
@@ -124,14 +205,7 @@ Status EmitAllToAll(const HloInstruction& instr, const BufferPlan& plan,
   const int64_t cb = in.bytes / n;  // A chunk: `outer` slabs.
   const std::string& scratch = plan.collective_scratch;
   coll::EmitGroupPlace(kb, g);
-  auto others = [&g](int c) {
-    std::vector<int64_t> o;
-    for (int64_t m : g.members[c]) {
-      if (m != c) o.push_back(m);
-    }
-    return o;
-  };
-  if (n > 1) coll::EmitHandshake(kb, g.chips, others, others);
+  AllToAllHandshake(kb, g);
   const int64_t acc = kb.AllocVmem(in.bytes);
   kb.Emit("saddr s13, " + in.name);
   for (int64_t c = 0; c < n; ++c) {

@@ -177,12 +177,6 @@ Status CheckScratch(const HloInstruction& instr, const std::string& scratch) {
 
 namespace {
 
-int64_t Align(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
-}  // namespace
-
-namespace {
-
 // The scratch of `instr` when its groups have n members.
 int64_t ScratchBytes(const HloInstruction& instr, int64_t n) {
   const HloOpcode op = instr.opcode();
@@ -194,11 +188,11 @@ int64_t ScratchBytes(const HloInstruction& instr, int64_t n) {
     const int64_t bytes = s.byte_size();
     if (op == HloOpcode::kAllReduce && e > 0) {
       // Reduce-scatter and all-gather areas of n padded chunks each.
-      total += 2 * Align(n * ((e + n - 1) / n) * (bytes / e));
+      total += 2 * AlignScratch(n * ((e + n - 1) / n) * (bytes / e));
     } else if (op == HloOpcode::kAllGather) {
-      total += Align(n * bytes);
+      total += AlignScratch(n * bytes);
     } else {
-      total += Align(bytes);
+      total += AlignScratch(bytes);
     }
   }
   return std::max<int64_t>(total, 512);  // Zero-size operands too.

@@ -114,6 +114,9 @@ void EmitZeroVmem(KernelBuilder& kb, int64_t vmem, int64_t bytes);
 // Internal (naming `instr`) when the plan has no collective scratch.
 Status CheckScratch(const HloInstruction& instr, const std::string& scratch);
 
+// `bytes` rounded up to the 512-byte granule scratch areas are laid out in.
+inline int64_t AlignScratch(int64_t bytes) { return (bytes + 511) / 512 * 512; }
+
 // Bytes of the collective scratch `instr` needs on `mesh` (0 for other
 // ops or groups MapGroups refuses; the emitter reports those).
 int64_t CollectiveScratchBytes(const HloInstruction& instr,

@@ -186,8 +186,16 @@ StatusOr<Json> JudgeCulprit(StepContext& ctx, const Bug& bug,
   const Json* culprit = report.Find("culprit");
   const Json* sha = culprit ? culprit->Find("sha") : nullptr;
   if (!sha || !sha->is_string() || sha->string_value().empty()) {
+    // A final answer, not retried: why there is no culprit comes with it.
+    std::string why;
+    if (const Json* c = report.Find("confirmation")) {
+      if (const Json* r = c->Find("reason"); r && r->is_string()) {
+        why = ": " + r->string_value();
+      }
+    }
     return FailedPrecondition("bug " + std::to_string(bug.id) +
-                              ": commit bisection found no single culprit");
+                              ": commit bisection found no single culprit" +
+                              why);
   }
   Json evidence = Json::MakeObject();
   evidence["event"] = "culprit_found";

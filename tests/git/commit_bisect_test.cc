@@ -233,7 +233,10 @@ TEST(CommitBisectTest, TheFirstCommitThatRunsTheCaseMayBeTheCulprit) {
   EXPECT_FALSE(r->Find("confirmed")->bool_value());
 }
 
-TEST(CommitBisectTest, RefusesToStartWhenGoodFailsOrBadPasses) {
+// Bad that passes, and good after bad, are refused. Good that fails the
+// same way is an answer: the bug predates the range, with no culprit and
+// no search (a final report, not an error to retry).
+TEST(CommitBisectTest, RefusesBadThatPassesAndReportsAFailureAtGood) {
   FakeRun run({{5, FakeCommit{.set_bug = "on"}}});
   ASSERT_TRUE(run.f.repo);
   // Bad (commit 4) passes.
@@ -243,12 +246,17 @@ TEST(CommitBisectTest, RefusesToStartWhenGoodFailsOrBadPasses) {
   EXPECT_NE(r.status().message().find("does not fail at bad"),
             std::string::npos)
       << r.status().message();
-  // Good (commit 10) fails.
+  // Good (commit 10) fails as bad does.
   r = run.Bisect(*run.builder, "main~14", "main");
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("does not pass at good"),
-            std::string::npos)
-      << r.status().message();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  SCOPED_TRACE(r->DumpPretty());
+  EXPECT_TRUE(r->Find("fails_at_good")->bool_value());
+  EXPECT_TRUE(r->Find("culprit")->is_null());
+  EXPECT_TRUE(r->Find("candidates")->array().empty());
+  EXPECT_FALSE(r->Find("confirmed")->bool_value());
+  EXPECT_EQ(r->Find("steps")->array().size(), 2u);  // Bad and good only.
+  EXPECT_NE(Str(*r->Find("confirmation"), "reason").find("predates the range"),
+            std::string::npos);
   // Good after bad.
   r = run.Bisect(*run.builder, "main", "main~3");
   ASSERT_FALSE(r.ok());

@@ -99,6 +99,10 @@ void PrintText(const Json& r, std::ostream& out) {
   if (culprit.is_object()) {
     out << "first bad commit: " << str(culprit, "sha") << " "
         << str(culprit, "summary") << " (" << str(culprit, "author") << ")\n";
+  } else if (const Json* f = r.Find("fails_at_good");
+             f && f->is_bool() && f->bool_value()) {
+    out << "no first bad commit: the case fails the same way at the good "
+           "commit\n";
   } else {
     out << "only skipped commits left; the first bad commit is one of:\n";
     for (const Json& c : r.Find("candidates")->array()) {

@@ -230,6 +230,34 @@ TEST(CollectivesTest, AllToAll) {
   }
 }
 
+// The tuple form: no dimensions, one operand per member; result i on
+// member p is operand p of member i.
+TEST(CollectivesTest, TupleAllToAll) {
+  uint64_t seed = 450;
+  for (const DeviceMesh& mesh : kTestMeshes) {
+    const int64_t n = mesh.size();
+    std::string params, operands, shapes;
+    for (int64_t k = 0; k < n; ++k) {
+      params += "  p" + std::to_string(k) + " = s16[3,5] parameter(" +
+                std::to_string(k) + ")\n";
+      operands += (k ? ", p" : "p") + std::to_string(k);
+      shapes += k ? ", s16[3,5]" : "s16[3,5]";
+    }
+    ExpectSpmdMatchesOracle("HloModule m\nENTRY e {\n" + params +
+                                "  ROOT r = (" + shapes + ") all-to-all(" +
+                                operands + "), replica_groups=" + Iota(mesh) +
+                                "\n}\n",
+                            {n, 1}, seed++, ComparisonOptions::Exact());
+  }
+  // Two groups of two on four devices, across partitions.
+  ExpectSpmdMatchesOracle(
+      "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n"
+      "  b = f32[4] parameter(1)\n"
+      "  ROOT r = (f32[4], f32[4]) all-to-all(a, b), channel_id=1, "
+      "replica_groups={{1,0}}\n}\n",
+      {2, 2}, seed++, ComparisonOptions::Exact());
+}
+
 TEST(CollectivesTest, CollectivePermute) {
   uint64_t seed = 500;
   for (const DeviceMesh& mesh : kTestMeshes) {

@@ -2,12 +2,13 @@
 // a slice: compile for the program's mesh (passes + codegen), run every
 // device, and compare each device's outputs with the SPMD oracle under
 // the numerics contract. Focused on all-reduce, whose groups may differ in
-// size; those programs must be among them and must agree. A refusal
-// (Unimplemented: an element type the emitter has no lanes for) is not a
-// failure.
+// size, and on all-to-all, whose tuple form has no split dimension; those
+// programs must be among them and must agree. A refusal (Unimplemented:
+// an element type the emitter has no lanes for) is not a failure.
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -37,21 +38,31 @@ bool HasUnevenAllReduce(const HloModule& m, const DeviceMesh& mesh) {
   return false;
 }
 
-TEST(GeneratorSpmdTargetTest, AllReduceProgramsAgreeOnEveryDevice) {
-  int agree = 0, refused = 0, uneven = 0;
+struct Tally {
+  int agree = 0, refused = 0, marked = 0;  // marked: `mark` held.
+};
+
+// Programs of 40 seeds focused on `op`: each compiles and agrees on every
+// device, or is refused. `mark` counts the programs of interest.
+Tally RunFocused(
+    const std::string& op,
+    const std::function<bool(const HloModule&, const DeviceMesh&)>& mark) {
+  Tally t;
   for (uint64_t seed = 0; seed < 40; ++seed) {
     fuzz::GeneratorOptions o;
     o.spmd_share = 1;
-    o.focus = {"all-reduce"};
+    o.focus = {op};
     o.instructions = 6;
     o.max_elements = 1024;
     auto c = fuzz::GenerateSynthetic(seed, o);
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    if (!c.ok()) continue;
     SCOPED_TRACE("seed " + std::to_string(seed) + "\n" + c->hlo_text);
     auto m = ParseHloModule(c->hlo_text);
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+    if (!m.ok()) continue;
     const int64_t devices = c->mesh.size();
-    ASSERT_GT(devices, 1);
+    EXPECT_GT(devices, 1);
     // The inputs are device-major: device d's are the d-th run of them.
     const size_t per = c->inputs.size() / static_cast<size_t>(devices);
     std::vector<std::vector<Literal>> args(devices);
@@ -65,20 +76,25 @@ TEST(GeneratorSpmdTargetTest, AllReduceProgramsAgreeOnEveryDevice) {
     NumericsOptions no;
     no.evaluator.threads = 1;
     auto expected = EvaluateSpmdWithBounds(**m, args, c->mesh, no);
-    ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+    EXPECT_TRUE(expected.ok()) << expected.status().ToString();
+    if (!expected.ok()) continue;
     CompileOptions co;
     co.mesh = c->mesh;
     auto compiled = Compile(**m, co);
     if (!compiled.ok() &&
         (compiled.status().code() == StatusCode::kUnimplemented ||
          compiled.status().code() == StatusCode::kResourceExhausted)) {
-      ++refused;  // A refusal (c64 all-reduce, ...), not a wrong answer.
+      ++t.refused;  // A refusal (c64 all-reduce, ...), not a wrong answer.
       continue;
     }
-    ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+    EXPECT_TRUE(compiled.ok()) << compiled.status().ToString();
+    if (!compiled.ok()) continue;
     auto run = tpu::RunSliceExecutable(compiled->executable, bytes);
-    ASSERT_TRUE(run.ok()) << run.status().ToString();
-    ASSERT_EQ(run->report.status, tpu::RunStatus::kOk) << run->report.message;
+    EXPECT_TRUE(run.ok()) << run.status().ToString();
+    if (!run.ok()) continue;
+    EXPECT_EQ(run->report.status, tpu::RunStatus::kOk) << run->report.message;
+    if (run->report.status != tpu::RunStatus::kOk) continue;
+    bool all = true;
     for (int64_t d = 0; d < devices; ++d) {
       std::vector<Literal> leaves;
       for (const tpu::OutputBuffer& b : run->chips[d].outputs) {
@@ -90,17 +106,38 @@ TEST(GeneratorSpmdTargetTest, AllReduceProgramsAgreeOnEveryDevice) {
                            : std::move(leaves.at(0));
       ComparisonResult cmp = CompareWithBounds(actual, want);
       EXPECT_TRUE(cmp.ok()) << "device " << d << ": " << cmp.ToText();
+      all &= cmp.ok();
     }
-    ++agree;
-    uneven += HasUnevenAllReduce(**m, c->mesh);
+    if (!all) continue;
+    ++t.agree;
+    t.marked += mark(**m, c->mesh);
   }
-  EXPECT_EQ(agree + refused, 40);
-  EXPECT_GE(agree, 30);
-  EXPECT_GT(uneven, 0) << "no all-reduce with groups of different sizes";
-  std::printf(
-      "  programs agreeing: %d (with groups of different sizes: %d), "
-      "refused: %d\n",
-      agree, uneven, refused);
+  std::printf("  %s: agreeing %d (marked %d), refused %d\n", op.c_str(),
+              t.agree, t.marked, t.refused);
+  return t;
+}
+
+TEST(GeneratorSpmdTargetTest, AllReduceProgramsAgreeOnEveryDevice) {
+  const Tally t = RunFocused("all-reduce", HasUnevenAllReduce);
+  EXPECT_EQ(t.agree + t.refused, 40);
+  EXPECT_GE(t.agree, 30);
+  EXPECT_GT(t.marked, 0) << "no all-reduce with groups of different sizes";
+}
+
+// The tuple form (no dimensions) among them.
+TEST(GeneratorSpmdTargetTest, AllToAllProgramsAgreeOnEveryDevice) {
+  const Tally t =
+      RunFocused("all-to-all", [](const HloModule& m, const DeviceMesh&) {
+        for (const HloInstruction* i : m.entry_computation()->instructions()) {
+          if (i->opcode() == HloOpcode::kAllToAll && i->dimensions().empty()) {
+            return true;
+          }
+        }
+        return false;
+      });
+  EXPECT_EQ(t.agree + t.refused, 40);
+  EXPECT_GE(t.agree, 30);
+  EXPECT_GT(t.marked, 0) << "no tuple all-to-all";
 }
 
 }  // namespace
