@@ -12,6 +12,7 @@
 #include "compiler/ir/opcode.h"
 #include "oracle/comparator.h"
 #include "oracle/spmd.h"
+#include "triage/case/values_module.h"
 #include "triage/case/verdict.h"
 
 namespace trench::hlo_bisect {
@@ -267,28 +268,19 @@ StatusOr<Localization> Localize(const hlo_diff::Case& c,
 StatusOr<std::unique_ptr<HloModule>> AllValuesModule(
     const HloModule& module, const std::string& computation,
     std::vector<std::string>* names) {
-  std::unique_ptr<HloModule> m = module.Clone();
-  HloComputation* comp = m->GetComputationWithName(computation);
+  const HloComputation* comp = module.GetComputationWithName(computation);
   if (comp == nullptr) {
     return NotFound("no computation named '" + computation + "'");
   }
-  std::vector<HloInstruction*> ops;
-  std::vector<Shape> shapes;
-  for (HloInstruction* i : comp->MakeInstructionPostOrder()) {
+  for (const HloInstruction* i : comp->MakeInstructionPostOrder()) {
     if (i->opcode() == HloOpcode::kParameter || !i->shape().IsArray() ||
         i->shape().element_type() == PrimitiveType::TOKEN) {
       continue;
     }
-    ops.push_back(i);
-    shapes.push_back(i->shape());
     names->push_back(i->name());
   }
-  HloInstruction* root = comp->AddInstruction(HloInstruction::Create(
-      HloOpcode::kTuple, Shape::Tuple(shapes), ops, "__hlo_bisect_values"));
-  comp->set_root_instruction(root);
-  comp->set_fusion_instruction(nullptr);
-  m->set_entry_computation(comp);
-  return m;
+  return hlo_diff::ValuesModule(module, computation, *names,
+                                "__hlo_bisect_values");
 }
 
 StatusOr<Literal> ReadTap(const Probe& probe, const std::string& label,

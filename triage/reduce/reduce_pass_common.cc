@@ -7,6 +7,7 @@
 #include "compiler/ir/hlo_printer.h"
 #include "oracle/evaluator.h"
 #include "oracle/spmd.h"
+#include "triage/case/values_module.h"
 #include "triage/reduce/reduce_pass_internal.h"
 
 namespace trench::hlo_reduce {
@@ -292,26 +293,17 @@ std::shared_ptr<const ValueMap> SpmdOracleValues(
     const hlo_diff::Case& c, const EditableCase& e,
     const std::vector<std::string>& taps, const EvaluatorOptions& options) {
   auto empty = std::make_shared<const ValueMap>();
-  std::unique_ptr<HloModule> m = e.module->Clone();
-  HloComputation* entry = m->entry_computation();
-  std::vector<HloInstruction*> ops;
-  std::vector<Shape> shapes;
-  for (const std::string& name : taps) {
-    HloInstruction* i = entry->GetInstructionWithName(name);
-    if (i == nullptr) return empty;
-    ops.push_back(i);
-    shapes.push_back(i->shape());
-  }
-  HloInstruction* root = entry->AddInstruction(HloInstruction::Create(
-      HloOpcode::kTuple, Shape::Tuple(shapes), ops, "__hlo_reduce_values"));
-  entry->set_root_instruction(root);
+  StatusOr<std::unique_ptr<HloModule>> m =
+      hlo_diff::ValuesModule(*e.module, e.module->entry_computation()->name(),
+                             taps, "__hlo_reduce_values");
+  if (!m.ok()) return empty;
   StatusOr<std::vector<std::vector<Literal>>> args =
-      hlo_diff::DeviceArguments(*m, c);
+      hlo_diff::DeviceArguments(**m, c);
   if (!args.ok()) return empty;
   SpmdOptions so;
   so.mesh = c.mesh;
   so.evaluator = options;
-  StatusOr<std::vector<Literal>> r = EvaluateSpmd(*m, *args, so);
+  StatusOr<std::vector<Literal>> r = EvaluateSpmd(**m, *args, so);
   if (!r.ok()) return empty;
   auto values = std::make_shared<ValueMap>();
   for (size_t k = 0; k < taps.size(); ++k) {

@@ -146,7 +146,9 @@ TEST(PassTracesTest, BugZooWitnesses) {
       for (const auto& chosen : choices) {
         auto out = pass->Apply(*c, chosen);
         if (!out.ok()) {
-          EXPECT_EQ(out.status().code(), StatusCode::kFailedPrecondition);
+          EXPECT_EQ(out.status().code(), StatusCode::kFailedPrecondition)
+              << entry.path() << " " << pass->name() << ": "
+              << out.status().ToString();
           continue;
         }
         if (must_be_valid) {
