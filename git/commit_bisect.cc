@@ -29,6 +29,8 @@ struct Tested {
   bool built = false;
   std::string status;  // Verdict status ("" when not built).
   std::optional<hlo_diff::Verdict> verdict;  // When built.
+  // Why `status` was judged rather than run (judge_unsupported), or "".
+  std::string judged;
   Json step;
 };
 
@@ -100,6 +102,19 @@ StatusOr<Tested> Bisector::Test(const std::string& rev, const std::string& key,
                        : hlo_diff::ComputeVerdict(case_, runner, work));
     t.status = t.verdict->status_name();
     Progress("test  " + info.ShortSha() + ": " + t.status);
+    if (t.status == "target_unsupported" && options_.judge_unsupported) {
+      std::string why;
+      ASSIGN_OR_RETURN(
+          std::optional<bool> failing,
+          options_.judge_unsupported(
+              b.bin_dir,
+              (fs::path(options_.work_dir) / "judged" / b.key).string(), &why));
+      Progress("judge " + info.ShortSha() + ": " + why);
+      if (failing.has_value()) {
+        t.judged = why;
+        t.status = *failing ? bad_status_ : std::string("pass");
+      }
+    }
   }
   Json step = Json::MakeObject();
   step["commit"] = info.sha;
@@ -110,6 +125,10 @@ StatusOr<Tested> Bisector::Test(const std::string& rev, const std::string& key,
   step["build_seconds"] = b.seconds;
   step["status"] = b.built ? Json(t.status) : Json();
   step["sig"] = t.verdict ? Json(t.verdict->signature.sig) : Json();
+  if (!t.judged.empty()) {
+    step["run_status"] = "target_unsupported";
+    step["judged"] = t.judged;
+  }
   if (!b.built) {
     step["reason"] = b.reason;
     step["log_tail"] = b.log_tail;

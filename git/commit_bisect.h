@@ -11,7 +11,8 @@
 //      cannot run the case at all (target_unsupported: an older target
 //      without the ops or the slice the case needs; the search then
 //      finds the last commit that passes, and those whose target cannot
-//      run the case are skipped like unbuildable ones);
+//      run the case are skipped like unbuildable ones, or judged by
+//      CommitBisectOptions::judge_unsupported when it is set);
 //   2. binary-searches the first-parent line good..bad (GitRepo::
 //      FirstParentRange): a commit is bad when its verdict has the status
 //      bad has, good when it passes, and skipped when it does not build or
@@ -33,7 +34,9 @@
 //               "revert", "built", "cached", "build_seconds",
 //               "status": verdict status|null, "sig": its signature
 //               hash|null, "outcome": "good"|"bad"|"skip", "reason"?,
-//               "log_tail"? (not built), "seconds"}],
+//               "log_tail"? (not built), "run_status"?, "judged"? (a
+//               target_unsupported commit judged by judge_unsupported:
+//               its status is then "pass" or bad's), "seconds"}],
 //    "confirmed": bool,
 //    "confirmation": {"revert": sha|null, "built": bool, "status": verdict
 //                     status|null, "reason"?: why not confirmed},
@@ -89,6 +92,17 @@ struct CommitBisectOptions {
   bool confirm = true;
   // Progress lines ("build 1a2b3c4d5e6f: ok (12.3 s)"), optional.
   std::function<void(const std::string&)> progress;
+  // Asked at a commit whose target cannot run the case
+  // (target_unsupported), with its binaries' directory and a fresh work
+  // directory: true, the failure is there (bad); false, it is not (good);
+  // nullopt, cannot tell (the commit is skipped). *why gets one line for
+  // the step. Unset: such commits are skipped. (hlo-bisect commits --pass
+  // judges the localized pass without running: triage/localize/
+  // pass_check.h.)
+  std::function<StatusOr<std::optional<bool>>(const std::string& bin_dir,
+                                              const std::string& work_dir,
+                                              std::string* why)>
+      judge_unsupported;
 };
 
 // Runs the search on case `c`. Errors: FailedPrecondition when the search

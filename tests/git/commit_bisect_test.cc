@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "tests/git/commit_test_util.h"
@@ -215,6 +216,45 @@ TEST(CommitBisectTest, AGoodCommitWhoseTargetCannotRunTheCaseIsSkipped) {
   EXPECT_EQ(Str(good, "role"), "good");
   EXPECT_EQ(Str(good, "status"), "target_unsupported");
   EXPECT_EQ(Str(good, "outcome"), "skip");
+}
+
+// A judge for commits whose target cannot run the case (hlo-bisect
+// commits --pass: the localized pass judged without running): commits
+// 1-7 refuse the case, 3 brings the bug. Judged, the unsupported commits
+// are good or bad like run ones, and the search names 3; each judged step
+// says so.
+TEST(CommitBisectTest, AJudgeDecidesCommitsWhoseTargetCannotRunTheCase) {
+  FakeRun run({{1, FakeCommit{.add_unsupported = true}},
+               {3, FakeCommit{.set_bug = "on"}},
+               {8, FakeCommit{.remove_unsupported = true}}});
+  ASSERT_TRUE(run.f.repo);
+  CommitBisectOptions o;
+  o.good = "main~23";
+  o.bad = "main";
+  o.work_dir = run.tmp / "runs";
+  int judged = 0;
+  // The work directory is named by the build's key: the commit's sha.
+  o.judge_unsupported = [&](const std::string&, const std::string& work,
+                            std::string* why) -> StatusOr<std::optional<bool>> {
+    const std::string sha = std::filesystem::path(work).filename().string();
+    const auto it = std::find(run.f.shas.begin(), run.f.shas.end(), sha);
+    if (it == run.f.shas.end()) return std::optional<bool>();
+    ++judged;
+    *why = "judged";
+    return std::optional<bool>(it - run.f.shas.begin() >= 3);
+  };
+  StatusOr<Json> r =
+      BisectCommits(testing::AddCase(), *run.f.repo, *run.builder, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  SCOPED_TRACE(r->DumpPretty());
+  EXPECT_EQ(Str(*r->Find("culprit"), "sha"), run.f.shas[3]);
+  EXPECT_TRUE(r->Find("confirmed")->bool_value());
+  EXPECT_GT(judged, 1);
+  const Json& good = r->Find("steps")->array()[1];
+  EXPECT_EQ(Str(good, "run_status"), "target_unsupported");
+  EXPECT_EQ(Str(good, "status"), "pass");
+  EXPECT_EQ(Str(good, "outcome"), "good");
+  EXPECT_EQ(Str(good, "judged"), "judged");
 }
 
 // The bug comes with the support (commit 6): the first commit that runs

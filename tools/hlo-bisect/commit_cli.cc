@@ -13,6 +13,7 @@
 #include "git/git_repo.h"
 #include "triage/case/case_bundle.h"
 #include "triage/case/target_flags.h"
+#include "triage/localize/pass_check.h"
 
 namespace trench {
 namespace {
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 using namespace trench::hlo_bisect;
 
 struct Args {
-  std::string case_dir, repo, good, bad, build_cmd, cache, work, out;
+  std::string case_dir, repo, good, bad, build_cmd, cache, work, out, pass;
   std::string mode = "hlo-run";
   double timeout = 3600, run_timeout = 120;
   bool json = false, confirm = true;
@@ -64,6 +65,10 @@ void Declare(FlagParser* p, Args* a) {
   p->Switch(
       "no-confirm", [a] { a->confirm = false; },
       "do not confirm the culprit by its revert");
+  p->String("pass", "P", &a->pass,
+            "the localized pass: at a commit whose target cannot\n"
+            "run the case, compile it there with --dump-dir and judge P's\n"
+            "output against its input on the oracle instead of skipping it");
   p->Bool("json", &a->json, "the report as JSON");
 }
 
@@ -170,6 +175,21 @@ int RunCommitBisectCli(int argc, char** argv, std::ostream& out,
   o.progress = [&err](const std::string& line) {
     err << "hlo-bisect: " << line << "\n" << std::flush;
   };
+  if (!a.pass.empty()) {
+    const hlo_diff::TargetMode mode = o.mode;
+    o.judge_unsupported =
+        [&c = *c, pass = a.pass, mode](
+            const std::string& bin_dir, const std::string& work,
+            std::string* why) -> StatusOr<std::optional<bool>> {
+      ASSIGN_OR_RETURN(
+          PassCheck check,
+          CheckPassWithoutRunning(
+              c, hlo_diff::TargetSpec::FromBinaryDir(bin_dir, mode), pass, work,
+              NumericsOptions()));
+      *why = "without running: " + check.summary;
+      return check.changes;
+    };
+  }
   StatusOr<Json> report = BisectCommits(*c, **repo, builder, o);
   if (!report.ok()) {
     err << "hlo-bisect commits: " << report.status().message() << "\n";
