@@ -155,9 +155,9 @@ Status CheckReduction(const HloInstruction& instr, const BufferPlan& plan,
 Status EmitAllReduce(const HloInstruction& instr, const BufferPlan& plan,
                      KernelBuilder& kb) {
   RETURN_IF_ERROR(CheckScalarComputation(instr, *instr.to_apply()));
-  RETURN_IF_ERROR(coll::CheckScratch(instr, plan.collective_scratch));
   ASSIGN_OR_RETURN(std::vector<coll::GroupClass> classes,
                    coll::MapGroupClasses(instr, plan.mesh));
+  RETURN_IF_ERROR(coll::CheckScratch(instr, plan.collective_scratch));
   // The ring of one group size, on the chips whose groups have it.
   auto ring = [&](const GroupMap& g) -> Status {
     ASSIGN_OR_RETURN(std::vector<Leaf> leaves, Leaves(instr, plan, g.size));
