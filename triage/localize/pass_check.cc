@@ -69,18 +69,11 @@ StatusOr<PassCheck> CheckPassWithoutRunning(const hlo_diff::Case& c,
   const size_t devices =
       static_cast<size_t>(std::max<int64_t>(1, c.mesh.size()));
   one.inputs.resize(c.inputs.size() / devices);
-  hlo_diff::TargetSpec s = spec;
-  if (s.mode == hlo_diff::TargetMode::kServe) {
-    s.mode = hlo_diff::TargetMode::kHloRun;
-  }
-  const std::string dump = (fs::path(work_dir) / "dump").string();
-  s.extra_compile_flags.push_back("--dump-dir=" + dump);
-  hlo_diff::TargetRunner runner(std::move(s));
   // The run's own result does not matter (a refusal in the back end is
   // expected): only the dumps the passes wrote before it.
-  RETURN_IF_ERROR(
-      runner.Run(one, (fs::path(work_dir) / "run").string()).status());
-  const auto dumps = Dumps(dump);
+  TargetProber prober(one, spec, work_dir);
+  ASSIGN_OR_RETURN(Probe run, prober.Run(one.options, /*dump=*/true));
+  const auto dumps = Dumps(run.dump_dir);
   const std::pair<std::string, fs::path>* before = nullptr;
   const std::pair<std::string, fs::path>* after = nullptr;
   for (const auto& [key, d] : dumps) {
