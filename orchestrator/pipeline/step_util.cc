@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "base/json_nlohmann.h"
@@ -129,6 +130,22 @@ std::optional<hlo_bisect::LocalizationReport> BugLocalization(const Bug& bug) {
     return std::nullopt;
   }
   return std::move(l).value();
+}
+
+std::optional<std::string> PipelinePassOf(const Bug& bug) {
+  std::optional<hlo_bisect::LocalizationReport> loc = BugLocalization(bug);
+  if (!loc || !loc->signature.pass) return std::nullopt;
+  const std::string& pass = *loc->signature.pass;
+  const bool plain =
+      !pass.empty() && pass.size() <= 64 && pass[0] >= 'a' && pass[0] <= 'z' &&
+      std::all_of(pass.begin(), pass.end(), [](char ch) {
+        return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+               ch == '-' || ch == '_';
+      });
+  if (!plain || pass == "codegen" || pass == "buffer-assignment") {
+    return std::nullopt;
+  }
+  return pass;
 }
 
 StatusOr<hlo_diff::Verdict> RunVerdict(StepContext& ctx,

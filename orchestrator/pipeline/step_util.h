@@ -65,6 +65,11 @@ StatusOr<hlo_bisect::LocalizationReport> ToolLocalization(
 // as the record; nullopt when the bug has none, or when it does not parse
 // (logged; read as a bug without localization).
 std::optional<hlo_bisect::LocalizationReport> BugLocalization(const Bug& bug);
+// The pipeline pass the bug is localized to, for hlo-bisect commits
+// --pass: nullopt for the back end's culprits (codegen,
+// buffer-assignment), no localization, or a name that is not a plain pass
+// name (the record is data: a letter, then [a-z0-9_-], at most 64).
+std::optional<std::string> PipelinePassOf(const Bug& bug);
 // hlo-diff's verdict of case `case_sha` on the build in `bin_dir`, read
 // through the verdict's record (verdict_record.h). kInternal for output
 // that is no verdict: ToolJson's message, or "hlo-diff's verdict: " + the

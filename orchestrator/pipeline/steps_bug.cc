@@ -423,21 +423,9 @@ StatusOr<Json> RunBisectStep(StepContext& ctx, const Job& job) {
   }
   // A bug localized to a pass of the pipeline: commits whose target cannot
   // run the case (an SPMD case before the slice) are judged by that pass's
-  // output instead of skipped. Not for the back end's culprits, which
-  // have no pass dump to judge.
-  if (std::optional<hlo_bisect::LocalizationReport> loc = BugLocalization(*bug);
-      loc && loc->signature.pass) {
-    const std::string& pass = *loc->signature.pass;
-    // A pass name (the record is data: nothing else goes on the argv).
-    const bool plain = !pass.empty() && pass.size() <= 64 &&
-                       std::all_of(pass.begin(), pass.end(), [](char ch) {
-                         return (ch >= 'a' && ch <= 'z') ||
-                                (ch >= '0' && ch <= '9') || ch == '-' ||
-                                ch == '_';
-                       });
-    if (plain && pass != "codegen" && pass != "buffer-assignment") {
-      argv.insert(argv.end(), {"--pass", pass});
-    }
+  // output instead of skipped.
+  if (std::optional<std::string> pass = PipelinePassOf(*bug)) {
+    argv.insert(argv.end(), {"--pass", *pass});
   }
   // The cache is only read: the bisection's own builds stay staged in the
   // work dir for this run (they share one sandbox, so one of them could

@@ -7,11 +7,13 @@
 
 #include <thread>
 
+#include "base/json_nlohmann.h"
 #include "orchestrator/daemon/repo_watcher.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/step_util.h"
 #include "tests/orchestrator/store/store_test_util.h"
 #include "tests/triage/case/embedded_target.h"
+#include "triage/localize/localization_record.h"
 
 namespace trench::orchestrator {
 namespace {
@@ -102,6 +104,32 @@ TEST_F(PipelineTest, ABugsStepGoesBeforeBuildsAndBuildsBeforeCommitChecks) {
   }
   EXPECT_EQ(order, (std::vector<std::string>{"reproduce", "build:c1",
                                              "build:c2", "check_fixes:c0"}));
+}
+
+// The localized pass goes on hlo-bisect's argv only as a plain pipeline
+// pass name: the record is data (a model's or a stranger's edit could put
+// an option, a shell word or a path there).
+TEST(PipelinePassOfTest, OnlyPlainPipelinePassNames) {
+  auto bug_with = [](const std::string& pass) {
+    hlo_bisect::LocalizationReport r;
+    r.signature.pass = pass;
+    Bug b;
+    b.details = Json::MakeObject();
+    b.details["localization"] = FromJsonDoc(hlo_bisect::ToJson(r));
+    return b;
+  };
+  EXPECT_EQ(PipelinePassOf(bug_with("all-reduce-combiner")),
+            std::optional<std::string>("all-reduce-combiner"));
+  for (const std::string& bad :
+       {std::string("codegen"), std::string("buffer-assignment"),
+        std::string("--build-cmd"), std::string("-x"), std::string("a b"),
+        std::string("a;rm -rf /"), std::string("../x"), std::string("A"),
+        std::string(""), std::string(65, 'a')}) {
+    EXPECT_EQ(PipelinePassOf(bug_with(bad)), std::nullopt) << bad;
+  }
+  Bug none;
+  none.details = Json::MakeObject();
+  EXPECT_EQ(PipelinePassOf(none), std::nullopt);
 }
 
 TEST_F(PipelineTest, ReconcileQueuesEveryOpenBugsStep) {
