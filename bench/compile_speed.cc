@@ -13,7 +13,19 @@
 // about twice as many instructions, the sum chain included). R: the
 // repetitions per size (default 5, 3 from N = 8000); more make the
 // fastest CPU time steadier on a busy machine.
+//
+//   build/bench/bench_compile_speed --emit N > m.hlo   # the module alone
+//   build/bench/bench_compile_speed --fresh K [N ...]
+// compiles each size once per process, as hloc does (a fresh heap, not
+// one left by the sizes before), in K rounds that visit the sizes in turn
+// so that a busy moment of the machine falls on all of them alike; per
+// size, the fastest CPU time of parse and compile over the rounds, and
+// their growth per doubling. Parsing is one linear walk over the text:
+// its growth is what the machine's memory makes of linear work at that
+// size, the peer to read the compile's growth against.
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +35,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/codegen/compile.h"
@@ -141,7 +154,136 @@ uint64_t PrintedTextHash(const HloModule& m) {
   return h;
 }
 
+// One parse and one compile of a module of size `n` in a child process;
+// their CPU seconds, or {-1, -1} when the child failed.
+std::pair<double, double> FreshProcessRun(int n) {
+  int fds[2];
+  if (pipe(fds) != 0) return {-1, -1};
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return {-1, -1};
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    const std::string text = MakeModule(n, 17 + n);
+    double out[2] = {-1, -1};
+    const double p0 = ThreadCpuSeconds();
+    StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
+    out[0] = ThreadCpuSeconds() - p0;
+    if (m.ok()) {
+      const double c0 = ThreadCpuSeconds();
+      StatusOr<codegen::Compilation> c =
+          codegen::Compile(**m, codegen::CompileOptions());
+      out[1] = c.ok() ? ThreadCpuSeconds() - c0 : -1;
+    }
+    const ssize_t w = write(fds[1], out, sizeof(out));
+    _exit(w == static_cast<ssize_t>(sizeof(out)) ? 0 : 1);
+  }
+  close(fds[1]);
+  double in[2] = {-1, -1};
+  size_t got = 0;
+  while (got < sizeof(in)) {
+    const ssize_t r =
+        read(fds[0], reinterpret_cast<char*>(in) + got, sizeof(in) - got);
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != sizeof(in) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return {-1, -1};
+  }
+  return {in[0], in[1]};
+}
+
+// "2.31x" per doubling from `a` at size `na` to `b` at size `nb`.
+std::string Growth(double a, int64_t na, double b, int64_t nb) {
+  const double doublings =
+      std::log2(static_cast<double>(nb) / static_cast<double>(na));
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2fx", std::pow(b / a, 1.0 / doublings));
+  return buf;
+}
+
+int FreshMain(int rounds, const std::vector<int>& sizes) {
+  std::vector<int64_t> counts;
+  for (int n : sizes) {
+    StatusOr<std::unique_ptr<HloModule>> m =
+        ParseHloModule(MakeModule(n, 17 + n));
+    if (!m.ok()) {
+      std::fprintf(stderr, "parse: %s\n", m.status().ToString().c_str());
+      return 1;
+    }
+    counts.push_back((*m)->instruction_count());
+  }
+  std::vector<double> parse(sizes.size(), 1e30), compile(sizes.size(), 1e30);
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const auto [p, c] = FreshProcessRun(sizes[i]);
+      if (p < 0 || c < 0) {
+        std::fprintf(stderr, "the child compiling size %d failed\n", sizes[i]);
+        return 1;
+      }
+      parse[i] = std::min(parse[i], p);
+      compile[i] = std::min(compile[i], c);
+    }
+  }
+  std::printf(
+      "| instructions | parse CPU ms | parse growth per doubling | compile "
+      "CPU s | compile ms/1k | compile growth per doubling |\n| ---: | ---: "
+      "| ---: | ---: | ---: | ---: |\n");
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::string pg, cg;
+    if (i > 0 && counts[i] > counts[i - 1]) {
+      pg = Growth(parse[i - 1], counts[i - 1], parse[i], counts[i]);
+      cg = Growth(compile[i - 1], counts[i - 1], compile[i], counts[i]);
+    }
+    std::printf("| %lld | %.1f | %s | %.3f | %.2f | %s |\n",
+                static_cast<long long>(counts[i]), parse[i] * 1e3, pg.c_str(),
+                compile[i], compile[i] * 1e6 / static_cast<double>(counts[i]),
+                cg.c_str());
+  }
+  if (sizes.size() > 1 && counts.back() > counts.front()) {
+    std::printf(
+        "\nover %lld-%lld instructions: parse %s, compile %s per doubling "
+        "(fastest of %d fresh processes per size)\n",
+        static_cast<long long>(counts.front()),
+        static_cast<long long>(counts.back()),
+        Growth(parse.front(), counts.front(), parse.back(), counts.back())
+            .c_str(),
+        Growth(compile.front(), counts.front(), compile.back(), counts.back())
+            .c_str(),
+        rounds);
+  }
+  return 0;
+}
+
 int Main(int argc, char** argv) {
+  {
+    std::vector<int> sizes;
+    int fresh = 0;
+    for (int i = 1; i < argc; ++i) {
+      if (std::string(argv[i]) == "--fresh" && i + 1 < argc) {
+        fresh = std::atoi(argv[++i]);
+      } else if (std::string(argv[i]) == "--emit" && i + 1 < argc) {
+        // The module of size N as text (to compile it with hloc).
+        const int n = std::atoi(argv[++i]);
+        std::fputs(MakeModule(n, 17 + n).c_str(), stdout);
+        return 0;
+      } else if (std::string(argv[i]) == "--reps" && i + 1 < argc) {
+        ++i;
+      } else {
+        sizes.push_back(std::atoi(argv[i]));
+      }
+    }
+    if (fresh > 0) {
+      if (sizes.empty()) sizes = {4000, 8000, 16000};
+      return FreshMain(fresh, sizes);
+    }
+  }
   std::printf(
       "| instructions | parse ms/1k | compile ms/1k | of which codegen "
       "ms/1k | compile/parse |\n| ---: | ---: | ---: | ---: | ---: |\n");

@@ -43,23 +43,24 @@ class KernelParser {
 StatusOr<int> KernelParser::Reg(TextCursor& c, char prefix, int limit) {
   c.SkipSpace();
   int col = c.column();
-  ASSIGN_OR_RETURN(std::string id, c.Ident());
+  ASSIGN_OR_RETURN(std::string_view id, c.IdentView());
   bool ok = id.size() >= 2 && id.size() <= 3 && id[0] == prefix;
+  int n = 0;
   for (size_t i = 1; ok && i < id.size(); ++i) {
     ok = id[i] >= '0' && id[i] <= '9';
+    n = 10 * n + (id[i] - '0');
   }
-  int n = ok ? std::atoi(id.c_str() + 1) : -1;
   if (!ok || n >= limit) {
     return c.ErrorAt(col, std::string("expected a register ") + prefix + "0.." +
                               prefix + std::to_string(limit - 1) + ", got '" +
-                              id + "'");
+                              std::string(id) + "'");
   }
   return n;
 }
 
 Status KernelParser::Mem(TextCursor& c, Instr& in) {
   if (in.nmem >= 2) return c.Error("too many memory operands");
-  ASSIGN_OR_RETURN(std::string space, c.Ident());
+  ASSIGN_OR_RETURN(std::string_view space, c.IdentView());
   MemRef m;
   if (space == "hbm") {
     m.space = MemSpace::kHbm;
@@ -68,7 +69,8 @@ Status KernelParser::Mem(TextCursor& c, Instr& in) {
   } else if (space == "smem") {
     m.space = MemSpace::kSmem;
   } else {
-    return c.Error("expected hbm, vmem or smem, got '" + space + "'");
+    return c.Error("expected hbm, vmem or smem, got '" + std::string(space) +
+                   "'");
   }
   RETURN_IF_ERROR(c.Expect('['));
   if (c.Peek() == 's') {
@@ -180,14 +182,14 @@ Status KernelParser::ParseOperand(TextCursor& c, char kind, Instr& in) {
       return Status::Ok();
     }
     case 'b': {
-      ASSIGN_OR_RETURN(std::string name, c.Ident());
+      ASSIGN_OR_RETURN(std::string_view name, c.IdentView());
       int32_t idx = -1;
       for (size_t i = 0; i < k_->symbols.size(); ++i) {
         if (k_->symbols[i] == name) idx = static_cast<int32_t>(i);
       }
       if (idx < 0) {
         idx = static_cast<int32_t>(k_->symbols.size());
-        k_->symbols.push_back(name);
+        k_->symbols.emplace_back(name);
       }
       in.symbol = idx;
       return Status::Ok();
@@ -199,23 +201,30 @@ Status KernelParser::ParseOperand(TextCursor& c, char kind, Instr& in) {
 Status KernelParser::ParseInstr(TextCursor& c) {
   c.SkipSpace();
   int col = c.column();
-  ASSIGN_OR_RETURN(std::string word, c.Ident());
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    size_t dot = word.find('.', start);
-    parts.push_back(word.substr(start, dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
+  ASSIGN_OR_RETURN(std::string_view word, c.IdentView());
+  // mnemonic[.type[.type2]]: split in place (this runs once per emitted
+  // instruction, so it allocates nothing).
+  std::string_view parts[4];
+  size_t nparts = 0;
+  for (std::string_view rest = word;;) {
+    const size_t dot = rest.find('.');
+    if (nparts == 4) return c.Error("too many type suffixes");
+    parts[nparts++] = rest.substr(0, dot);
+    if (dot == std::string_view::npos) break;
+    rest.remove_prefix(dot + 1);
   }
   std::optional<Opcode> op = OpcodeFromMnemonic(parts[0]);
-  if (!op) return c.ErrorAt(col, "unknown mnemonic '" + parts[0] + "'");
+  if (!op) {
+    return c.ErrorAt(col, "unknown mnemonic '" + std::string(parts[0]) + "'");
+  }
   Instr in;
   in.op = *op;
-  if (parts.size() > 3) return c.Error("too many type suffixes");
-  for (size_t i = 1; i < parts.size(); ++i) {
+  if (nparts > 3) return c.Error("too many type suffixes");
+  for (size_t i = 1; i < nparts; ++i) {
     std::optional<DType> t = DTypeFromName(parts[i]);
-    if (!t) return c.Error("unknown type suffix '" + parts[i] + "'");
+    if (!t) {
+      return c.Error("unknown type suffix '" + std::string(parts[i]) + "'");
+    }
     (i == 1 ? in.type : in.type2) = *t;
   }
   const OpInfo& info = GetOpInfo(in.op);
@@ -444,6 +453,14 @@ StatusOr<std::vector<Kernel>> ParseKernels(std::string_view text,
     ASSIGN_OR_RETURN(k.name, c.Ident());
     RETURN_IF_ERROR(c.Expect('{'));
     if (!c.AtEnd()) return c.Error("unexpected text after '{'");
+    // One instruction per line at most: reserving for the lines up to
+    // the closing brace spares the code vector's regrowth.
+    size_t body = 0;
+    while (i + 1 + body < lines.size() &&
+           lines[i + 1 + body].find('}') == std::string_view::npos) {
+      ++body;
+    }
+    k.code.reserve(body);
     KernelParser p(&k);
     bool closed = false;
     for (++i; i < lines.size(); ++i) {

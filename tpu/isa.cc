@@ -1,6 +1,7 @@
 #include "tpu/isa.h"
 
 #include <array>
+#include <unordered_map>
 
 namespace trench::tpu {
 namespace {
@@ -232,10 +233,19 @@ const OpInfo& GetOpInfo(Opcode op) { return kOps[static_cast<int>(op)]; }
 int NumOpcodes() { return static_cast<int>(std::size(kOps)); }
 
 std::optional<Opcode> OpcodeFromMnemonic(std::string_view mnemonic) {
-  for (int i = 0; i < NumOpcodes(); ++i) {
-    if (kOps[i].mnemonic == mnemonic) return static_cast<Opcode>(i);
-  }
-  return std::nullopt;
+  // The assembler looks up every instruction it reads: a hash index built
+  // once from kOps instead of comparing with every mnemonic.
+  static const auto* const index = [] {
+    auto* m = new std::unordered_map<std::string_view, Opcode>();
+    m->reserve(std::size(kOps));
+    for (int i = 0; i < NumOpcodes(); ++i) {
+      m->emplace(kOps[i].mnemonic, static_cast<Opcode>(i));
+    }
+    return m;
+  }();
+  auto it = index->find(mnemonic);
+  if (it == index->end()) return std::nullopt;
+  return it->second;
 }
 
 bool TypeAllowed(TypeClass c, DType t) {

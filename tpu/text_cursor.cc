@@ -6,11 +6,12 @@
 namespace trench::tpu {
 namespace {
 
+// ASCII only (the grammar's), without the C locale's per-call lookups.
 bool IdentStart(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 bool IdentChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  return IdentStart(c) || (c >= '0' && c <= '9') || c == '.';
 }
 
 }  // namespace
@@ -65,14 +66,19 @@ Status TextCursor::Expect(char c) {
   return Error(std::string("expected '") + c + "'");
 }
 
-StatusOr<std::string> TextCursor::Ident() {
+StatusOr<std::string_view> TextCursor::IdentView() {
   SkipSpace();
   if (pos_ >= s_.size() || !IdentStart(s_[pos_])) {
     return Error("expected an identifier");
   }
   size_t start = pos_;
   while (pos_ < s_.size() && IdentChar(s_[pos_])) ++pos_;
-  return std::string(s_.substr(start, pos_ - start));
+  return s_.substr(start, pos_ - start);
+}
+
+StatusOr<std::string> TextCursor::Ident() {
+  ASSIGN_OR_RETURN(std::string_view id, IdentView());
+  return std::string(id);
 }
 
 StatusOr<int64_t> TextCursor::Int() {

@@ -28,6 +28,8 @@ class TextCursor {
   char Peek();
   // Identifier: [A-Za-z_][A-Za-z0-9_.]*
   StatusOr<std::string> Ident();
+  // The same identifier as a view into the line (no copy).
+  StatusOr<std::string_view> IdentView();
   // Decimal or 0x-hex integer with optional sign; errors on overflow.
   StatusOr<int64_t> Int();
   // A number token (decimal/float/hex/inf/nan with sign) as raw text.

@@ -10,7 +10,16 @@ KernelBuilder::KernelBuilder(std::string name, int64_t vmem_capacity)
     : name_(std::move(name)), vmem_capacity_(vmem_capacity) {}
 
 void KernelBuilder::Emit(const std::string& line) {
-  lines_.push_back("  " + line);
+  body_ += "  ";
+  body_ += line;
+  body_ += '\n';
+  line_ends_.push_back(body_.size());
+}
+
+void KernelBuilder::TruncateLines(size_t n) {
+  if (n >= line_ends_.size()) return;
+  line_ends_.resize(n);
+  body_.resize(n == 0 ? 0 : line_ends_.back());
 }
 
 std::string KernelBuilder::NewLabel(const std::string& hint) {
@@ -18,7 +27,9 @@ std::string KernelBuilder::NewLabel(const std::string& hint) {
 }
 
 void KernelBuilder::PlaceLabel(const std::string& label) {
-  lines_.push_back(label + ":");
+  body_ += label;
+  body_ += ":\n";
+  line_ends_.push_back(body_.size());
 }
 
 int64_t KernelBuilder::AllocVmem(int64_t bytes) {
@@ -177,8 +188,10 @@ void KernelBuilder::Splat(int vreg, const std::string& type,
 std::string KernelBuilder::Text() const {
   std::string t =
       "kernel " + name_ + " {\n  .vmem " + std::to_string(vmem_peak_) + "\n";
-  for (const std::string& l : lines_) t += l + "\n";
-  return t + "}\n";
+  t.reserve(t.size() + body_.size() + 2);
+  t += body_;
+  t += "}\n";
+  return t;
 }
 
 StatusOr<tpu::Kernel> KernelBuilder::Finish() const {

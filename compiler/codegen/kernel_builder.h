@@ -36,8 +36,8 @@ class KernelBuilder {
   void Emit(const std::string& line);
   // How many instructions and labels are emitted so far, and dropping
   // those after the first `n` (to emit an attempt again).
-  size_t line_count() const { return lines_.size(); }
-  void TruncateLines(size_t n) { lines_.resize(std::min(n, lines_.size())); }
+  size_t line_count() const { return line_ends_.size(); }
+  void TruncateLines(size_t n);
   // A fresh label name "<hint>_<n>" (unique in this kernel).
   std::string NewLabel(const std::string& hint);
   void PlaceLabel(const std::string& label);
@@ -104,7 +104,10 @@ class KernelBuilder {
   int64_t vmem_used_ = 0;
   int64_t vmem_peak_ = 0;  // High-water mark of vmem_used_ (`.vmem`).
   int next_label_ = 0;
-  std::vector<std::string> lines_;
+  // The emitted lines, each ending in '\n', one after the other (one
+  // buffer instead of a string per line), and where each line ends.
+  std::string body_;
+  std::vector<size_t> line_ends_;
   std::string tile_label_;
 };
 

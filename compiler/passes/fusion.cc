@@ -51,34 +51,6 @@ struct Group {
   size_t size() const { return owned.size() + copied.size(); }
 };
 
-// Unique names, as NameUniquer gives them ("base", else "base.N" for the
-// smallest N not taken), remembering per base where to continue so that
-// naming k fusions costs O(k), not O(k^2).
-class Names {
- public:
-  explicit Names(const HloModule& module) {
-    for (const HloComputation* c : module.computations()) {
-      for (const HloInstruction* i : c->instructions())
-        taken_.insert(i->name());
-    }
-  }
-  std::string Get(const std::string& base) {
-    int64_t& n = next_[base];
-    if (n == 0) {
-      n = 1;
-      if (taken_.insert(base).second) return base;
-    }
-    for (;; ++n) {
-      std::string candidate = base + "." + std::to_string(n);
-      if (taken_.insert(candidate).second) return candidate;
-    }
-  }
-
- private:
-  std::unordered_set<std::string> taken_;
-  std::unordered_map<std::string, int64_t> next_;
-};
-
 class Fuser {
  public:
   Fuser(HloModule* module, PassContext* ctx)
@@ -486,7 +458,7 @@ class Fuser {
   }
 
   Status Materialize(Group& g) {
-    if (names_ == nullptr) names_ = std::make_unique<Names>(*module_);
+    if (names_ == nullptr) names_ = std::make_unique<NameUniquer>(*module_);
     g.roots = RootsOf(g);
     ASSIGN_OR_RETURN(FusionSpec spec, Analyze(g));
     std::vector<const HloInstruction*> members = Members(g);
@@ -580,7 +552,7 @@ class Fuser {
   // The alive groups that copy an instruction (CopiedByOther, the graph).
   std::unordered_map<const HloInstruction*, std::vector<int>> copiers_;
   std::unique_ptr<ContractionOrder> order_check_;
-  std::unique_ptr<Names> names_;
+  std::unique_ptr<NameUniquer> names_;
   std::vector<HloInstruction*> dead_;  // Materialized members, detached.
   std::unordered_set<std::string> computation_names_;
   std::unordered_map<std::string, int64_t> next_computation_;

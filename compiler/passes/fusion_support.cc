@@ -1,9 +1,8 @@
 #include "compiler/passes/fusion_support.h"
 
 #include <algorithm>
-#include <set>
-#include <unordered_set>
 
+#include "base/small_ptr_set.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/opcode.h"
 
@@ -126,8 +125,7 @@ std::string FusedReducerMnemonic(const HloComputation& c, PrimitiveType t) {
 
 int64_t FusionVmemBytes(const std::vector<const HloInstruction*>& members,
                         const std::vector<const HloInstruction*>& roots) {
-  const std::unordered_set<const HloInstruction*> in(members.begin(),
-                                                     members.end());
+  const SmallPtrSet<const HloInstruction*> in(members.begin(), members.end());
   // The own-position space: the reduce input's elements, else the roots'.
   int64_t n = roots.empty() ? 0 : roots[0]->shape().element_count();
   const HloInstruction* dot = nullptr;
@@ -140,13 +138,13 @@ int64_t FusionVmemBytes(const std::vector<const HloInstruction*>& members,
   // Walk the reads from the roots at the own position (stream_fusion.cc's
   // ParamAccess): index maps and dots read their operands at mapped
   // positions, a reduce its init.
-  std::set<const HloInstruction*> own, mapped, seen_own, seen_mapped;
+  SmallPtrSet<const HloInstruction*> own, mapped, seen_own, seen_mapped;
   std::vector<std::pair<const HloInstruction*, bool>> stack;
   for (const HloInstruction* r : roots) stack.push_back({r, true});
   while (!stack.empty()) {
     auto [x, at_own] = stack.back();
     stack.pop_back();
-    if (!(at_own ? seen_own : seen_mapped).insert(x).second) continue;
+    if (!(at_own ? seen_own : seen_mapped).insert(x)) continue;
     if (!in.count(x)) {
       (at_own ? own : mapped).insert(x);
       continue;
@@ -168,10 +166,10 @@ int64_t FusionVmemBytes(const std::vector<const HloInstruction*>& members,
       staged += a->shape().byte_size();
     }
   };
-  for (const HloInstruction* p : own) {
-    if (!mapped.count(p)) add_array(p, p->shape().element_count() == n);
-  }
-  for (const HloInstruction* p : mapped) add_array(p, false);
+  own.ForEach([&](const HloInstruction* p) {
+    if (!mapped.contains(p)) add_array(p, p->shape().element_count() == n);
+  });
+  mapped.ForEach([&](const HloInstruction* p) { add_array(p, false); });
   for (const HloInstruction* r : roots) add_array(r, true);
   if (dot != nullptr) {
     const auto& dn = dot->attrs().dot_dnums;
@@ -192,14 +190,12 @@ StatusOr<FusionSpec> AnalyzeFusion(
   if (members.empty() || roots.empty()) {
     return InvalidArgument("empty fusion");
   }
-  const std::unordered_set<const HloInstruction*> in(members.begin(),
-                                                     members.end());
-  const std::unordered_set<const HloInstruction*> root_set(roots.begin(),
-                                                           roots.end());
+  const SmallPtrSet<const HloInstruction*> in(members.begin(), members.end());
+  const SmallPtrSet<const HloInstruction*> root_set(roots.begin(), roots.end());
   if (root_set.size() != roots.size()) {
     return InvalidArgument("a fusion root is listed twice");
   }
-  auto is_member = [&](const HloInstruction* i) { return in.count(i) > 0; };
+  auto is_member = [&](const HloInstruction* i) { return in.contains(i); };
   FusionSpec spec;
   std::vector<const HloInstruction*> reduces;
   int64_t registers = 0, pinned = 0;
@@ -228,7 +224,7 @@ StatusOr<FusionSpec> AnalyzeFusion(
         }
       }
     } else if (c == FusedOpClass::kReduce) {
-      if (m->operand_count() != 2 || !root_set.count(m)) {
+      if (m->operand_count() != 2 || !root_set.contains(m)) {
         return Reject(*m, "only a single-input reduce that is a root fuses");
       }
       for (const HloInstruction* u : m->users()) {

@@ -1,19 +1,57 @@
 #include "compiler/passes/pass_util.h"
 
+#include <functional>
+
 namespace trench {
 
 NameUniquer::NameUniquer(const HloModule& module) {
-  taken_.reserve(module.instruction_count());
+  size_t size = 64;
+  while (size < 2 * static_cast<size_t>(module.instruction_count()) + 2) {
+    size *= 2;
+  }
+  slots_.assign(size, 0);
   for (const HloComputation* c : module.computations()) {
-    for (const HloInstruction* i : c->instructions()) taken_.insert(i->name());
+    for (const HloInstruction* i : c->instructions()) Take(i->name());
+  }
+}
+
+bool NameUniquer::Take(std::string_view name) {
+  uint64_t h = std::hash<std::string_view>()(name);
+  if (h == 0) h = 1;
+  const size_t mask = slots_.size() - 1;
+  for (size_t at = h & mask;; at = (at + 1) & mask) {
+    if (slots_[at] == h) return false;
+    if (slots_[at] == 0) {
+      slots_[at] = h;
+      if (++used_ * 2 > slots_.size()) Grow();
+      return true;
+    }
+  }
+}
+
+void NameUniquer::Grow() {
+  std::vector<uint64_t> old(2 * slots_.size(), 0);
+  old.swap(slots_);
+  const size_t mask = slots_.size() - 1;
+  for (uint64_t h : old) {
+    if (h == 0) continue;
+    size_t at = h & mask;
+    while (slots_[at] != 0) at = (at + 1) & mask;
+    slots_[at] = h;
   }
 }
 
 std::string NameUniquer::Get(const std::string& base) {
-  if (taken_.insert(base).second) return base;
-  for (int64_t n = 1;; ++n) {
+  // Names are never given back, so the smallest free suffix of a base is
+  // never below the one handed out last: k names of one base cost O(k).
+  int64_t& n = next_[base];
+  if (n == 0) {
+    n = 1;
+    if (Take(base)) return base;
+  }
+  for (;; ++n) {
     std::string candidate = base + "." + std::to_string(n);
-    if (taken_.insert(candidate).second) return candidate;
+    if (Take(candidate)) return candidate;
   }
 }
 

@@ -5,7 +5,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
+#include <vector>
 
 #include "base/status.h"
 #include "compiler/ir/hlo_module.h"
@@ -13,6 +14,12 @@
 namespace trench {
 
 // Hands out instruction names that are unique in a module.
+//
+// Every pass makes one, so it must cost little on a module of 30,000
+// instructions: it keeps the 64-bit hashes of the taken names in one
+// open-addressing table, not a copy of every name. Two names with equal
+// hashes make the second look taken, so a collision can only skip a free
+// name, never hand out a taken one.
 class NameUniquer {
  public:
   // Records every instruction name of `module` as taken.
@@ -22,7 +29,13 @@ class NameUniquer {
   std::string Get(const std::string& base);
 
  private:
-  std::unordered_set<std::string> taken_;
+  // Marks `name` taken; false when it (or a name of equal hash) was.
+  bool Take(std::string_view name);
+  void Grow();
+
+  std::vector<uint64_t> slots_;  // 0: empty. A power of two long.
+  size_t used_ = 0;
+  std::unordered_map<std::string, int64_t> next_;  // Per base: last suffix.
 };
 
 // True for ops with effects beyond their result (I/O, collectives, rng,
