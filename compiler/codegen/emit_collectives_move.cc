@@ -251,16 +251,33 @@ Status EmitAllToAll(const HloInstruction& instr, const BufferPlan& plan,
 
 Status EmitCollectivePermute(const HloInstruction& instr,
                              const BufferPlan& plan, KernelBuilder& kb) {
-  if (instr.operands().size() != 1 || instr.shape().IsTuple()) {
-    return CannotCompile(instr, "collective-permute of several operands");
+  // One operand, or the combined form: k operands, a tuple of k results,
+  // each operand permuted alike (its own area of the target's scratch).
+  std::vector<ArrayBuffer> outs = LeafBuffers(plan, &instr);
+  if (outs.size() != instr.operands().size() ||
+      instr.shape().IsTuple() != (instr.operand_count() > 1)) {
+    return CannotCompile(instr, "collective-permute in place");
   }
   StatusOr<std::vector<std::pair<int64_t, int64_t>>> pairs =
       PermutePairs(instr, plan.mesh);
   if (!pairs.ok()) return InvalidArgument("hloc: " + pairs.status().message());
   RETURN_IF_ERROR(coll::CheckScratch(instr, plan.collective_scratch));
-  const ArrayBuffer in = plan.Array(instr.operand(0));
-  const ArrayBuffer out = plan.Array(&instr);
-  if (in.bytes == 0) return Status::Ok();
+  struct Leaf {
+    ArrayBuffer in, out;
+    int64_t scratch = 0;  // Its area in the target's scratch.
+  };
+  std::vector<Leaf> leaves;
+  int64_t offset = 0;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    Leaf l{plan.Array(instr.operand(i)), outs[i], offset};
+    if (l.in.bytes != l.out.bytes) {
+      return CannotCompile(instr, "an operand and result of unequal sizes");
+    }
+    offset += Align(l.in.bytes);
+    if (l.in.bytes > 0) leaves.push_back(std::move(l));
+  }
+  if (leaves.empty()) return Status::Ok();
+  const int64_t arrivals = static_cast<int64_t>(leaves.size());
   const int chips = static_cast<int>(plan.mesh.size());
   std::map<int64_t, int64_t> source_of, target_of;
   for (auto [s, t] : *pairs) {
@@ -279,32 +296,62 @@ Status EmitCollectivePermute(const HloInstruction& instr,
       kb, chips, [&](int c) { return list(source_of, c); },
       [&](int c) { return list(target_of, c); });
   kb.Emit("saddr s14, " + scratch);
-  kb.Emit("saddr s15, " + in.name);
-  kb.Emit("saddr s16, " + out.name);
   coll::EmitPerChip(kb, chips, [&](int c) {
     auto t = target_of.find(c);
     if (t != target_of.end() && t->second != c) {
       kb.Emit("simm s13, " + I(t->second));
-      kb.Emit("rdmastart s13, hbm[s14], hbm[s15], " + I(in.bytes) + ", " +
-              Sem(coll::kSendSem) + ", " + I(coll::kDataFlag));
+      for (const Leaf& l : leaves) {
+        kb.Emit("saddr s15, " + l.in.name);
+        kb.Emit("rdmastart s13, hbm[s14+" + I(l.scratch) + "], hbm[s15], " +
+                I(l.in.bytes) + ", " + Sem(coll::kSendSem) + ", " +
+                I(coll::kDataFlag));
+      }
       kb.Emit("dmawait " + Sem(coll::kSendSem));
     }
     auto s = source_of.find(c);
     if (s == source_of.end()) {
       kb.Emit("simm s19, 1");
-    } else {
-      if (s->second != c) kb.Emit("flagwait " + I(coll::kDataFlag) + ", 1");
-      kb.Emit("dmastart hbm[s16], hbm[" +
-              std::string(s->second == c ? "s15" : "s14") + "], " +
-              I(in.bytes) + ", " + Sem(coll::kLocalSem));
-      kb.Emit("dmawait " + Sem(coll::kLocalSem));
+      return;
     }
+    const bool self = s->second == c;
+    if (!self) kb.Emit("flagwait " + I(coll::kDataFlag) + ", " + I(arrivals));
+    for (const Leaf& l : leaves) {
+      kb.Emit("saddr s16, " + l.out.name);
+      if (self) {
+        kb.Emit("saddr s15, " + l.in.name);
+        kb.Emit("dmastart hbm[s16], hbm[s15], " + I(l.in.bytes) + ", " +
+                Sem(coll::kLocalSem));
+      } else {
+        kb.Emit("dmastart hbm[s16], hbm[s14+" + I(l.scratch) + "], " +
+                I(l.in.bytes) + ", " + Sem(coll::kLocalSem));
+      }
+    }
+    kb.Emit("dmawait " + Sem(coll::kLocalSem));
   });
+  // A chip no pair targets: zeros, from one VMEM block of at most 64 KiB
+  // copied over each result (source stride 0), so that results of any
+  // size take no more VMEM than that.
   const std::string received = kb.NewLabel("received");
   kb.Emit("brz s19, " + received);
-  const int64_t zeros = kb.AllocVmem(in.bytes);
-  coll::EmitZeroVmem(kb, zeros, in.bytes);
-  kb.DmaOut(out.name, zeros, in.bytes);
+  int64_t largest = 0;
+  for (const Leaf& l : leaves) largest = std::max(largest, l.out.bytes);
+  const int64_t block = std::min<int64_t>(largest, 64 << 10);
+  const int64_t zeros = kb.AllocVmem(block);
+  coll::EmitZeroVmem(kb, zeros, block);
+  for (const Leaf& l : leaves) {
+    const int64_t whole = l.out.bytes / block;
+    const int64_t tail = l.out.bytes % block;
+    kb.Emit("saddr s16, " + l.out.name);
+    if (whole > 0) {
+      kb.Emit("dmastart hbm[s16], vmem[" + I(zeros) + "], " + I(block) + ", " +
+              Sem(coll::kLocalSem) + Strided(whole, 0, block));
+    }
+    if (tail > 0) {
+      kb.Emit("dmastart hbm[s16+" + I(whole * block) + "], vmem[" + I(zeros) +
+              "], " + I(tail) + ", " + Sem(coll::kLocalSem));
+    }
+  }
+  kb.Emit("dmawait " + Sem(coll::kLocalSem));
   kb.PlaceLabel(received);
   return Status::Ok();
 }

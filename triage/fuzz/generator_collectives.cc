@@ -300,10 +300,32 @@ bool EmitCollectivePermute(Gen& g) {
   const int64_t n = partitions ? g.mesh.partitions : g.mesh.replicas;
   const Value x = ArrayOperand(
       g, [](const Value&) { return true; }, 1);
-  g.Emit(g.Like(x), "collective-permute", {x},
-         (partitions ? Channel(g) + ", " : std::string()) +
-             "source_target_pairs=" + Pairs(g, n),
-         x.bound);
+  const std::string attrs = (partitions ? Channel(g) + ", " : std::string()) +
+                            "source_target_pairs=" + Pairs(g, n);
+  if (!g.rng.Chance(0.25)) {
+    g.Emit(g.Like(x), "collective-permute", {x}, attrs, x.bound);
+    return true;
+  }
+  // The combined form (XLA's collective-permute-combiner): 2..3 operands
+  // of any shapes, a tuple of them, each permuted alike.
+  std::vector<Value> ops = {x};
+  const int64_t k = g.rng.Uniform(2, 3);
+  while (static_cast<int64_t>(ops.size()) < k) {
+    ops.push_back(ArrayOperand(
+        g, [](const Value&) { return true; }, 1));
+  }
+  std::vector<Shape> shapes;
+  double bound = 0;
+  for (const Value& v : ops) {
+    shapes.push_back(g.Like(v));
+    bound = std::max(bound, v.bound);
+  }
+  const Value t = g.Emit(Shape::Tuple(shapes), "collective-permute", ops, attrs,
+                         bound, false);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    g.Emit(shapes[i], "get-tuple-element", {t}, "index=" + std::to_string(i),
+           bound);
+  }
   return true;
 }
 

@@ -283,6 +283,29 @@ TEST(CollectivesTest, CollectivePermute) {
   }
 }
 
+// The combined form: several operands of different types and sizes, each
+// permuted alike, into a tuple; one larger than the 64 KiB zero block
+// (with a tail), so a device no pair targets gets zeros over all of it.
+TEST(CollectivesTest, CombinedCollectivePermute) {
+  uint64_t seed = 550;
+  for (const DeviceMesh& mesh : {DeviceMesh{1, 2}, DeviceMesh{1, 4}}) {
+    const int64_t n = mesh.size();
+    std::string shift = "{";
+    for (int64_t d = 0; d + 1 < n; ++d) {
+      shift += (d ? ",{" : "{") + std::to_string(d) + "," +
+               std::to_string(d + 1) + "}";
+    }
+    shift += "}";
+    const std::string text =
+        "HloModule m\nENTRY e {\n  a = f32[4,33] parameter(0)\n"
+        "  b = s32[7] parameter(1)\n  c = u8[70001] parameter(2)\n"
+        "  ROOT r = (f32[4,33], s32[7], u8[70001]) collective-permute(a, b, "
+        "c), channel_id=1, source_target_pairs=" +
+        shift + "\n}\n";
+    ExpectSpmdMatchesOracle(text, mesh, seed++, ComparisonOptions::Exact());
+  }
+}
+
 // The whole compiler (passes, then the emitters) on a program mixing ids
 // and collectives.
 TEST(CollectivesTest, FullPipelineProgram) {

@@ -2,7 +2,8 @@
 // a slice: compile for the program's mesh (passes + codegen), run every
 // device, and compare each device's outputs with the SPMD oracle under
 // the numerics contract. Focused on all-reduce, whose groups may differ in
-// size, and on all-to-all, whose tuple form has no split dimension; those
+// size, on all-to-all, whose tuple form has no split dimension, and on
+// collective-permute, whose combined form permutes several operands; those
 // programs must be among them and must agree. A refusal (Unimplemented:
 // an element type the emitter has no lanes for) is not a failure.
 #include <gtest/gtest.h>
@@ -138,6 +139,23 @@ TEST(GeneratorSpmdTargetTest, AllToAllProgramsAgreeOnEveryDevice) {
   EXPECT_EQ(t.agree + t.refused, 40);
   EXPECT_GE(t.agree, 30);
   EXPECT_GT(t.marked, 0) << "no tuple all-to-all";
+}
+
+// The combined form (several operands, a tuple result) among them.
+TEST(GeneratorSpmdTargetTest, CollectivePermuteProgramsAgreeOnEveryDevice) {
+  const Tally t = RunFocused(
+      "collective-permute", [](const HloModule& m, const DeviceMesh&) {
+        for (const HloInstruction* i : m.entry_computation()->instructions()) {
+          if (i->opcode() == HloOpcode::kCollectivePermute &&
+              i->operand_count() > 1) {
+            return true;
+          }
+        }
+        return false;
+      });
+  EXPECT_EQ(t.agree + t.refused, 40);
+  EXPECT_GE(t.agree, 30);
+  EXPECT_GT(t.marked, 0) << "no combined collective-permute";
 }
 
 }  // namespace
