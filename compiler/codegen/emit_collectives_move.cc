@@ -8,10 +8,11 @@
 //   block (p - k) mod n to the next member and receives (p - k - 1) mod n
 //   from the previous one; the blocks then go to the result, concatenated
 //   along dimensions[0] (one strided DMA per block).
-// all-to-all (direct, array form): member p loads its operand with the n
-//   chunks along the split dimension made contiguous, sends chunk j into
-//   slot p of member j's scratch, keeps chunk p in its own slot p, and
-//   concatenates the slots along the concat dimension.
+// all-to-all (direct, array form): member p sends chunk j of its operand
+//   (the n chunks along the split dimension, each gathered by one strided
+//   DMA straight from HBM) into slot p of member j's scratch, keeps chunk
+//   p in its own slot p, and concatenates the slots along the concat
+//   dimension.
 // all-to-all (direct, tuple form: no dimensions, one operand per member,
 //   all of one shape): member p sends operand j into slot p of member j's
 //   scratch (keeping operand p in its own slot p), and result i is slot i.
@@ -21,6 +22,7 @@
 // partition-id / replica-id: chip c is device c of the R x P mesh:
 //   partition c % P, replica c / P.
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "compiler/codegen/emit_collectives_util.h"
@@ -117,6 +119,45 @@ void AllToAllHandshake(KernelBuilder& kb, const GroupMap& g) {
   if (g.size > 1) coll::EmitHandshake(kb, g.chips, others, others);
 }
 
+// The all-to-all exchange: piece j of this chip's data goes into its slot
+// (`slot` bytes apart, group order) of member j's scratch, piece p (its
+// own position) into its own slot, straight from HBM. `source(j)` emits
+// what addresses piece j and returns its HBM operand text; a piece is
+// `chunk` bytes, or `strided` (Strided's text) pieces of it. Then waits
+// until every other member's piece has landed here. Registers: s9, s14,
+// s15, s16, and what `source` uses. REQUIRES: EmitGroupPlace,
+// AllToAllHandshake.
+void EmitAllToAllExchange(KernelBuilder& kb, const GroupMap& g,
+                          const std::string& scratch, int64_t slot,
+                          int64_t chunk, const std::string& strided,
+                          const std::function<std::string(int64_t)>& source) {
+  const int64_t n = g.size;
+  // s14 = this chip's slot in every member's scratch.
+  coll::EmitPositionOffset(kb, 14, 0, n, slot);
+  kb.Emit("saddr s15, " + scratch);
+  kb.Emit("sadd s14, s14, s15");
+  for (int64_t j = 0; j < n; ++j) {
+    const std::string skip = kb.NewLabel("self");
+    const std::string done = kb.NewLabel("sent");
+    const std::string from = source(j);
+    kb.Emit("scmpeq s9, s10, " + I(j));
+    kb.Emit("brnz s9, " + skip);
+    coll::EmitMember(kb, g, j, 16);
+    kb.Emit("rdmastart s16, hbm[s14], " + from + ", " + I(chunk) + ", " +
+            Sem(coll::kSendSem) + ", " + I(coll::kDataFlag) + strided);
+    kb.Emit("jmp " + done);
+    kb.PlaceLabel(skip);
+    kb.Emit("dmastart hbm[s14], " + from + ", " + I(chunk) + ", " +
+            Sem(coll::kLocalSem) + strided);
+    kb.Emit("dmawait " + Sem(coll::kLocalSem));
+    kb.PlaceLabel(done);
+  }
+  if (n > 1) {
+    kb.Emit("dmawait " + Sem(coll::kSendSem));
+    kb.Emit("flagwait " + I(coll::kDataFlag) + ", " + I(n - 1));
+  }
+}
+
 // The tuple form (see the file comment). REQUIRES: CheckScratch.
 Status EmitTupleAllToAll(const HloInstruction& instr, const BufferPlan& plan,
                          const GroupMap& g, KernelBuilder& kb) {
@@ -142,30 +183,10 @@ Status EmitTupleAllToAll(const HloInstruction& instr, const BufferPlan& plan,
   const std::string& scratch = plan.collective_scratch;
   coll::EmitGroupPlace(kb, g);
   AllToAllHandshake(kb, g);
-  // s14 = this chip's slot in every member's scratch.
-  coll::EmitPositionOffset(kb, 14, 0, n, slot);
-  kb.Emit("saddr s15, " + scratch);
-  kb.Emit("sadd s14, s14, s15");
-  for (int64_t j = 0; j < n; ++j) {
-    const std::string skip = kb.NewLabel("self");
-    const std::string done = kb.NewLabel("sent");
+  EmitAllToAllExchange(kb, g, scratch, slot, bytes, "", [&](int64_t j) {
     kb.Emit("saddr s17, " + ins[j].name);
-    kb.Emit("scmpeq s9, s10, " + I(j));
-    kb.Emit("brnz s9, " + skip);
-    coll::EmitMember(kb, g, j, 16);
-    kb.Emit("rdmastart s16, hbm[s14], hbm[s17], " + I(bytes) + ", " +
-            Sem(coll::kSendSem) + ", " + I(coll::kDataFlag));
-    kb.Emit("jmp " + done);
-    kb.PlaceLabel(skip);
-    kb.Emit("dmastart hbm[s14], hbm[s17], " + I(bytes) + ", " +
-            Sem(coll::kLocalSem));
-    kb.Emit("dmawait " + Sem(coll::kLocalSem));
-    kb.PlaceLabel(done);
-  }
-  if (n > 1) {
-    kb.Emit("dmawait " + Sem(coll::kSendSem));
-    kb.Emit("flagwait " + I(coll::kDataFlag) + ", " + I(n - 1));
-  }
+    return std::string("hbm[s17]");
+  });
   kb.Emit("saddr s16, " + scratch);
   for (int64_t i = 0; i < n; ++i) {
     kb.Emit("saddr s15, " + outs[i].name);
@@ -206,37 +227,12 @@ Status EmitAllToAll(const HloInstruction& instr, const BufferPlan& plan,
   const std::string& scratch = plan.collective_scratch;
   coll::EmitGroupPlace(kb, g);
   AllToAllHandshake(kb, g);
-  const int64_t acc = kb.AllocVmem(in.bytes);
+  // Chunk j (`outer` slabs, `row` bytes apart) lands contiguous in its
+  // slot, straight from HBM: nothing is staged in VMEM.
   kb.Emit("saddr s13, " + in.name);
-  for (int64_t c = 0; c < n; ++c) {
-    kb.Emit("dmastart vmem[" + I(acc + c * cb) + "], hbm[s13+" + I(c * slab) +
-            "], " + I(slab) + ", " + Sem(coll::kLocalSem) +
-            Strided(outer, row, slab));
-  }
-  kb.Emit("dmawait " + Sem(coll::kLocalSem));
-  // s14 = this chip's slot in every member's scratch.
-  coll::EmitPositionOffset(kb, 14, 0, n, cb);
-  kb.Emit("saddr s15, " + scratch);
-  kb.Emit("sadd s14, s14, s15");
-  for (int64_t j = 0; j < n; ++j) {
-    const std::string skip = kb.NewLabel("self");
-    const std::string done = kb.NewLabel("sent");
-    kb.Emit("scmpeq s9, s10, " + I(j));
-    kb.Emit("brnz s9, " + skip);
-    coll::EmitMember(kb, g, j, 16);
-    kb.Emit("rdmastart s16, hbm[s14], vmem[" + I(acc + j * cb) + "], " + I(cb) +
-            ", " + Sem(coll::kSendSem) + ", " + I(coll::kDataFlag));
-    kb.Emit("jmp " + done);
-    kb.PlaceLabel(skip);
-    kb.Emit("dmastart hbm[s14], vmem[" + I(acc + j * cb) + "], " + I(cb) +
-            ", " + Sem(coll::kLocalSem));
-    kb.Emit("dmawait " + Sem(coll::kLocalSem));
-    kb.PlaceLabel(done);
-  }
-  if (n > 1) {
-    kb.Emit("dmawait " + Sem(coll::kSendSem));
-    kb.Emit("flagwait " + I(coll::kDataFlag) + ", " + I(n - 1));
-  }
+  EmitAllToAllExchange(
+      kb, g, scratch, cb, slab, Strided(outer, row, slab),
+      [&](int64_t j) { return "hbm[s13+" + I(j * slab) + "]"; });
   // Slot j (outer slabs) goes to the j-th slab of every outer index.
   kb.Emit("saddr s15, " + out.name);
   kb.Emit("saddr s16, " + scratch);

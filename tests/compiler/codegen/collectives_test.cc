@@ -230,6 +230,16 @@ TEST(CollectivesTest, AllToAll) {
   }
 }
 
+// An operand larger than the 16 MiB of VMEM, split along its minor
+// dimension: the chunks go from HBM to the peers' scratch by strided DMAs,
+// nothing is staged in VMEM.
+TEST(CollectivesTest, AllToAllLargerThanVmem) {
+  ExpectSpmdMatchesOracle(Module("HloModule m\n", "u8[64,290000]",
+                                 "u8[64,290000] all-to-all(p), channel_id=1, "
+                                 "replica_groups=[1,2]<=[2], dimensions={1}"),
+                          {1, 2}, 470, ComparisonOptions::Exact());
+}
+
 // The tuple form: no dimensions, one operand per member; result i on
 // member p is operand p of member i.
 TEST(CollectivesTest, TupleAllToAll) {
