@@ -2,7 +2,11 @@
 // control-flow site (conditional, call, while) runs, the first instruction
 // whose value diverges, from the computation run alone as the entry of a
 // case of its own on the values the oracle says it receives, localized by
-// the graph level (and, below it, the callee and branch levels again).
+// the graph level (and, below it, the callee and branch levels again). In
+// an SPMD case a computation that exchanges data with the other devices
+// (collectives, device ids) runs alone on the whole mesh, an SPMD case of
+// its own with every device's values, as long as the devices run the same
+// computation.
 #include <algorithm>
 #include <vector>
 
@@ -12,6 +16,7 @@
 #include "compiler/ir/hlo_printer.h"
 #include "compiler/ir/opcode.h"
 #include "oracle/evaluator.h"
+#include "oracle/spmd.h"
 #include "triage/localize/callee_probe.h"
 #include "triage/localize/localize.h"
 
@@ -57,12 +62,10 @@ bool RunsDeviceOps(const HloComputation& comp) {
   return false;
 }
 
-// The values of `site`'s operands (entry of `module`) on the case's inputs,
-// from the oracle.
-StatusOr<std::vector<Literal>> OperandValues(const hlo_diff::Case& c,
-                                             const HloModule& module,
-                                             const HloInstruction& site,
-                                             const EvaluatorOptions& eo) {
+// A copy of `module` whose entry returns the operands of `site` (an entry
+// instruction) as a tuple.
+std::unique_ptr<HloModule> OperandsModule(const HloModule& module,
+                                          const HloInstruction& site) {
   std::unique_ptr<HloModule> m = module.Clone();
   HloComputation* entry = m->entry_computation();
   const HloInstruction* s = entry->GetInstructionWithName(site.name());
@@ -72,9 +75,18 @@ StatusOr<std::vector<Literal>> OperandValues(const hlo_diff::Case& c,
     ops.push_back(const_cast<HloInstruction*>(o));
     shapes.push_back(o->shape());
   }
-  HloInstruction* root = entry->AddInstruction(HloInstruction::Create(
-      HloOpcode::kTuple, Shape::Tuple(shapes), ops, "__hlo_bisect_operands"));
-  entry->set_root_instruction(root);
+  entry->set_root_instruction(entry->AddInstruction(HloInstruction::Create(
+      HloOpcode::kTuple, Shape::Tuple(shapes), ops, "__hlo_bisect_operands")));
+  return m;
+}
+
+// The values of `site`'s operands (entry of `module`) on the case's inputs,
+// from the oracle.
+StatusOr<std::vector<Literal>> OperandValues(const hlo_diff::Case& c,
+                                             const HloModule& module,
+                                             const HloInstruction& site,
+                                             const EvaluatorOptions& eo) {
+  std::unique_ptr<HloModule> m = OperandsModule(module, site);
   ASSIGN_OR_RETURN(
       Literal v, Evaluate(*m, hlo_diff::ParameterArguments(*m, c.inputs), eo));
   return v.tuple_elements();
@@ -105,11 +117,14 @@ StatusOr<std::string> ComputationAsModule(const HloModule& module,
   return PrintHloModule(*m);
 }
 
-// One computation to run alone, with its arguments.
+// One computation to run alone, with its arguments: `args` on one device,
+// or, for a computation that exchanges data with the other devices,
+// `device_args` (device d's arguments), run as an SPMD case on the mesh.
 struct BranchProbe {
   const HloComputation* computation;
   std::vector<Literal> args;
   std::string why;  // "branch 2 of 3 (index -1)", "iteration 3", ...
+  std::vector<std::vector<Literal>> device_args;
 };
 
 // The computations `site` runs on the case's values, in the order the
@@ -142,14 +157,14 @@ StatusOr<std::vector<BranchProbe>> Probes(const HloInstruction& site,
       }
       std::vector<Literal> args;
       args.push_back(operands[b + 1]);
-      out.push_back({site.called_computations()[b], std::move(args), why});
+      out.push_back({site.called_computations()[b], std::move(args), why, {}});
       break;
     }
     case HloOpcode::kCall:
       if (site.called_computations().empty()) {
         return InvalidArgument("call %" + site.name() + " calls nothing");
       }
-      out.push_back({site.to_apply(), std::move(operands), "the callee"});
+      out.push_back({site.to_apply(), std::move(operands), "the callee", {}});
       break;
     case HloOpcode::kWhile: {
       if (operands.size() != 1 || site.called_computations().size() != 2) {
@@ -164,14 +179,121 @@ StatusOr<std::vector<BranchProbe>> Probes(const HloInstruction& site,
         if (go.GetAsInt64(0) == 0) break;
         std::vector<Literal> args;
         args.push_back(state);
-        out.push_back({site.while_body(), std::move(args),
-                       "body, iteration " + std::to_string(t)});
+        out.push_back({site.while_body(),
+                       std::move(args),
+                       "body, iteration " + std::to_string(t),
+                       {}});
         ASSIGN_OR_RETURN(state, EvaluateComputation(*site.while_body(), a, eo));
       }
       break;
     }
     default:
       break;
+  }
+  return out;
+}
+
+// The values of `site`'s operands on every device (by device), from the
+// SPMD oracle: the entry with the operands as its root, run on the mesh.
+StatusOr<std::vector<std::vector<Literal>>> SpmdOperandValues(
+    const hlo_diff::Case& c, const HloModule& module,
+    const HloInstruction& site, const EvaluatorOptions& eo) {
+  std::unique_ptr<HloModule> m = OperandsModule(module, site);
+  ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> args,
+                   hlo_diff::DeviceArguments(*m, c));
+  SpmdOptions so;
+  so.mesh = c.mesh;
+  so.evaluator = eo;
+  ASSIGN_OR_RETURN(std::vector<Literal> roots, EvaluateSpmd(*m, args, so));
+  std::vector<std::vector<Literal>> out;
+  for (Literal& r : roots) out.push_back(r.tuple_elements());
+  return out;
+}
+
+// `comp` of `module` run as the entry of its own module on every device:
+// each device's result, from the SPMD oracle.
+StatusOr<std::vector<Literal>> EvaluateOnMesh(
+    const HloModule& module, const HloComputation& comp,
+    const std::vector<std::vector<Literal>>& args, const DeviceMesh& mesh,
+    const EvaluatorOptions& eo) {
+  ASSIGN_OR_RETURN(std::string text, ComputationAsModule(module, comp.name()));
+  ASSIGN_OR_RETURN(std::unique_ptr<HloModule> m,
+                   hlo_diff::ParseCaseModule(text, comp.name() + ".hlo"));
+  SpmdOptions so;
+  so.mesh = mesh;
+  so.evaluator = eo;
+  return EvaluateSpmd(*m, args, so);
+}
+
+// Probes as above for a site whose computations exchange data with the
+// other devices: every device must run the same computation (the same
+// branch; a loop's iterations while every device goes on), and each probe
+// carries every device's arguments. FailedPrecondition when the devices
+// part ways (different branches), naming them.
+StatusOr<std::vector<BranchProbe>> SpmdProbes(
+    const HloModule& module, const HloInstruction& site,
+    std::vector<std::vector<Literal>> operands, const DeviceMesh& mesh,
+    const EvaluatorOptions& eo) {
+  const size_t devices = operands.size();
+  std::vector<BranchProbe> out;
+  switch (site.opcode()) {
+    case HloOpcode::kConditional: {
+      std::vector<std::vector<BranchProbe>> each;
+      for (std::vector<Literal>& ops : operands) {
+        ASSIGN_OR_RETURN(std::vector<BranchProbe> p,
+                         Probes(site, std::move(ops), eo));
+        if (p.size() != 1) return Internal("a conditional runs one branch");
+        if (!each.empty() && p[0].computation != each[0][0].computation) {
+          return FailedPrecondition(
+              "device 0 runs " + each[0][0].computation->name() +
+              " and device " + std::to_string(each.size()) + " runs " +
+              p[0].computation->name() + ": the devices part ways");
+        }
+        each.push_back(std::move(p));
+      }
+      BranchProbe bp{each[0][0].computation, {}, each[0][0].why, {}};
+      for (auto& p : each) bp.device_args.push_back(std::move(p[0].args));
+      out.push_back(std::move(bp));
+      break;
+    }
+    case HloOpcode::kCall:
+      if (site.called_computations().empty()) {
+        return InvalidArgument("call %" + site.name() + " calls nothing");
+      }
+      out.push_back({site.to_apply(), {}, "the callee", std::move(operands)});
+      break;
+    case HloOpcode::kWhile: {
+      std::vector<std::vector<Literal>> states;
+      for (std::vector<Literal>& ops : operands) {
+        if (ops.size() != 1 || site.called_computations().size() != 2) {
+          return InvalidArgument("while %" + site.name() +
+                                 " needs one operand, a condition and a body");
+        }
+        states.push_back({std::move(ops[0])});
+      }
+      for (int64_t t = 0; t < kMaxIterations; ++t) {
+        ASSIGN_OR_RETURN(
+            std::vector<Literal> go,
+            EvaluateOnMesh(module, *site.while_condition(), states, mesh, eo));
+        size_t going = 0;
+        for (const Literal& g : go) going += g.GetAsInt64(0) != 0;
+        if (going < devices) break;  // Some device is done: stop here.
+        out.push_back({site.while_body(),
+                       {},
+                       "body, iteration " + std::to_string(t),
+                       states});
+        ASSIGN_OR_RETURN(
+            std::vector<Literal> next,
+            EvaluateOnMesh(module, *site.while_body(), states, mesh, eo));
+        for (size_t d = 0; d < devices; ++d) states[d] = {std::move(next[d])};
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  for (BranchProbe& bp : out) {
+    bp.why += " on all " + std::to_string(devices) + " devices";
   }
   return out;
 }
@@ -204,7 +326,17 @@ LevelResult ProbeComputation(const hlo_diff::Case& c, const HloModule& module,
   hlo_diff::Case sub;
   sub.module_text = std::move(text).value();
   sub.options = c.options;
-  sub.inputs = hlo_diff::ArgumentLeaves(bp.args);
+  if (bp.device_args.empty()) {
+    sub.inputs = hlo_diff::ArgumentLeaves(bp.args);
+  } else {
+    // Device-major, as an SPMD case keeps them.
+    sub.mesh = c.mesh;
+    for (const std::vector<Literal>& a : bp.device_args) {
+      for (Literal& leaf : hlo_diff::ArgumentLeaves(a)) {
+        sub.inputs.push_back(std::move(leaf));
+      }
+    }
+  }
   StatusOr<std::unique_ptr<HloModule>> parsed =
       hlo_diff::ParseCaseModule(sub.module_text, "branch.hlo");
   if (!parsed.ok()) return done("error", parsed.status().message());
@@ -283,28 +415,43 @@ LevelResult BranchAt(const hlo_diff::Case& c, const HloModule& module,
   call["name"] = site->name();
   call["opcode"] = std::string(OpcodeName(site->opcode()));
   ev["site"] = std::move(call);
-  // An SPMD case: the computations run alone on the graph level's device,
-  // which they can only when they need no other device.
+  // An SPMD case: the computations run alone on the graph level's device
+  // when they need no other device, else on the whole mesh, every device
+  // on its own values.
   const bool spmd = c.mesh.size() > 1;
+  bool on_mesh = false;
   if (spmd) {
     for (const HloComputation* comp : site->called_computations()) {
-      if (RunsDeviceOps(*comp)) {
-        return stop("not_applicable",
-                    "%" + site->name() + " runs " + comp->name() +
-                        ", which exchanges data with other devices: it "
-                        "cannot run alone on one device");
-      }
+      on_mesh |= RunsDeviceOps(*comp);
     }
     ev["device"] = state.device;
+    ev["on_mesh"] = on_mesh;
   }
-  StatusOr<std::vector<Literal>> operands =
-      spmd ? SiteOperandValues(c, module, *site, state)
-           : OperandValues(c, module, *site, numerics.evaluator);
-  if (!operands.ok()) {
-    return stop("error", "oracle: " + operands.status().message());
+  StatusOr<std::vector<BranchProbe>> probes = std::vector<BranchProbe>();
+  if (on_mesh) {
+    StatusOr<std::vector<std::vector<Literal>>> operands =
+        SpmdOperandValues(c, module, *site, numerics.evaluator);
+    if (!operands.ok()) {
+      return stop("error", "oracle: " + operands.status().message());
+    }
+    probes = SpmdProbes(module, *site, std::move(operands).value(), c.mesh,
+                        numerics.evaluator);
+    if (!probes.ok() &&
+        probes.status().code() == StatusCode::kFailedPrecondition) {
+      return stop("not_applicable", "%" + site->name() + ": " +
+                                        probes.status().message() +
+                                        ", so no one computation runs alone "
+                                        "on the mesh");
+    }
+  } else {
+    StatusOr<std::vector<Literal>> operands =
+        spmd ? SiteOperandValues(c, module, *site, state)
+             : OperandValues(c, module, *site, numerics.evaluator);
+    if (!operands.ok()) {
+      return stop("error", "oracle: " + operands.status().message());
+    }
+    probes = Probes(*site, std::move(operands).value(), numerics.evaluator);
   }
-  StatusOr<std::vector<BranchProbe>> probes =
-      Probes(*site, std::move(operands).value(), numerics.evaluator);
   if (!probes.ok())
     return stop("error", "oracle: " + probes.status().message());
   Json tried = Json::MakeArray();

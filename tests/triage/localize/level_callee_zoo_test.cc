@@ -8,8 +8,9 @@
 // lands on the call site, and the callee level must name the op inside
 // (or, for the emitter fault, name none and leave the call site). The
 // branch level likewise inside a conditional's branch, a while body and a
-// call's callee; then, with zoo bug 16 patched in as well, it must leave a
-// conditional that picks the wrong branch named.
+// call's callee, and inside the body of a loop on 2 replicas whose body
+// runs an all-reduce (run on the whole mesh); then, with zoo bug 16 patched in
+// as well, it must leave a conditional that picks the wrong branch named.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -181,6 +182,22 @@ ENTRY main {
 }
 )";
 
+// The loop above on 2 replicas, its body summing the state over the
+// devices (an all-reduce) before the broken abs: the body exchanges data,
+// so the branch level runs it on the whole mesh.
+std::string SpmdWhileModule() {
+  std::string t = kWhileModule;
+  const std::string head = "HloModule loop_abs\n";
+  const std::string abs = "  ax = s32[8,16] abs(x)\n";
+  t.replace(t.find(head), head.size(),
+            "HloModule loop_abs_spmd\n\nadd {\n  a = s32[] parameter(0)\n"
+            "  b = s32[] parameter(1)\n  ROOT s = s32[] add(a, b)\n}\n");
+  t.replace(t.find(abs), abs.size(),
+            "  sx = s32[8,16] all-reduce(x), replica_groups={}, "
+            "to_apply=add\n  ax = s32[8,16] abs(sx)\n");
+  return t;
+}
+
 // A call whose callee's minimum (f32) is broken.
 constexpr char kCallModule[] = R"(HloModule call_min
 
@@ -332,6 +349,36 @@ TEST(BugZooCallee, NamesTheOpInsideTheCalledComputation) {
     } else {
       EXPECT_FALSE(report->findings.called_instruction.has_value());
     }
+    failed |= ::testing::Test::HasFailure();
+  }
+  // The SPMD loop: every device's inputs of their own; the body runs as
+  // an SPMD case of its own, and the abs inside it is named.
+  {
+    const std::string module_text = SpmdWhileModule();
+    auto m = hlo_diff::ParseCaseModule(module_text, "module.hlo");
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    std::vector<std::vector<Literal>> per_device;
+    for (uint64_t d = 0; d < 2; ++d) {
+      per_device.push_back(RandomArguments(*(*m)->entry_computation(), 10 + d));
+    }
+    StatusOr<hlo_diff::Case> c = hlo_diff::MakeSpmdCase(
+        module_text, DeviceMesh{2, 1}, std::move(per_device));
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    TargetProber prober(*c, spec, (tmp / "runs" / "spmd-while").string());
+    StatusOr<Localization> l = Localize(*c, prober, options);
+    ASSERT_TRUE(l.ok()) << l.status().message();
+    const std::string text = LocalizationText(*l, "spmd-while");
+    std::printf("%s", text.c_str());
+    EXPECT_EQ(l->findings.instruction, "w") << text;
+    EXPECT_EQ(l->findings.called_computation, "body") << text;
+    EXPECT_EQ(l->findings.called_instruction, "ax") << text;
+    const LevelResult& branch = LevelNamed(*l, "branch");
+    EXPECT_EQ(branch.result, "found") << text;
+    const Json* on_mesh = branch.evidence.Find("on_mesh");
+    ASSERT_NE(on_mesh, nullptr) << branch.evidence.Dump();
+    EXPECT_TRUE(on_mesh->bool_value());
+    EXPECT_NE(branch.summary.find("on all 2 devices"), std::string::npos)
+        << branch.summary;
     failed |= ::testing::Test::HasFailure();
   }
   // Zoo bug 16 on top: the fault is in how the conditional picks its
