@@ -42,7 +42,16 @@ struct Leaf {
   int64_t esz = 0;
   int64_t chunk = 0;    // Elements per chunk.
   int64_t scratch = 0;  // Offset of its scratch area.
+  int64_t offset = 0;   // A piece of an all-reduce: its byte offset.
 };
+
+// An all-reduce's accumulator in VMEM holds at most this many bytes: a
+// larger operand is reduced in pieces, one ring after the other, each
+// piece's ring reusing the leaf's scratch areas (safe by the ring's own
+// order: before a member starts piece k + 1 it has received every chunk
+// of piece k, and the last of them passed its next member only after
+// that member had read everything piece k wrote to it).
+constexpr int64_t kAllReducePieceBytes = 4 << 20;
 
 // acc (VMEM, n chunks of leaf.chunk elements) = the chip's reduction of
 // every member's chunks (see the file comment). Registers as
@@ -105,8 +114,9 @@ void EmitRingAllGather(const GroupMap& g, const Leaf& leaf, int64_t acc,
   coll::EmitRingForward(kb, scratch, area, cb, n, 1);
   kb.Emit("saddr s14, " + scratch);
   kb.Emit("saddr s15, " + leaf.out.name);
-  kb.Emit("dmastart hbm[s15], hbm[s14+" + I(area) + "], " + I(leaf.out.bytes) +
-          ", " + I(coll::kLocalSem));
+  kb.Emit("dmastart hbm[s15" + (leaf.offset ? "+" + I(leaf.offset) : "") +
+          "], hbm[s14+" + I(area) + "], " + I(leaf.out.bytes) + ", " +
+          I(coll::kLocalSem));
   kb.Emit("dmawait " + I(coll::kLocalSem));
 }
 
@@ -165,16 +175,36 @@ Status EmitAllReduce(const HloInstruction& instr, const BufferPlan& plan,
     coll::EmitGroupPlace(kb, g);
     if (n > 1) coll::EmitRingHandshake(kb, g);
     for (const Leaf& leaf : leaves) {
-      if (leaf.in.elements == 0) continue;
-      const int64_t mark = kb.VmemMark();
-      const int64_t acc = kb.AllocVmem(n * leaf.chunk * leaf.esz);
-      coll::EmitZeroVmem(kb, acc + leaf.in.bytes,
-                         n * leaf.chunk * leaf.esz - leaf.in.bytes);
-      kb.DmaIn(acc, leaf.in.name, leaf.in.bytes);
-      RETURN_IF_ERROR(EmitRingReduceScatter(instr, g, leaf, acc, 0,
-                                            plan.collective_scratch, kb));
-      EmitRingAllGather(g, leaf, acc, plan.collective_scratch, kb);
-      kb.ReleaseVmem(mark);
+      // Pieces of a multiple of n elements, the last one shorter; one
+      // piece (the leaf itself) when the accumulator fits.
+      const int64_t per =
+          std::max<int64_t>(n, kAllReducePieceBytes / leaf.esz / n * n);
+      for (int64_t start = 0; start < leaf.in.elements; start += per) {
+        Leaf piece = leaf;
+        const int64_t e = std::min(per, leaf.in.elements - start);
+        if (e != leaf.in.elements) {
+          piece.in.elements = e;
+          piece.in.bytes = piece.out.bytes = e * leaf.esz;
+          piece.chunk = (e + n - 1) / n;
+          piece.offset = start * leaf.esz;
+        }
+        const int64_t bytes = n * piece.chunk * piece.esz;
+        const int64_t mark = kb.VmemMark();
+        const int64_t acc = kb.AllocVmem(bytes);
+        coll::EmitZeroVmem(kb, acc + piece.in.bytes, bytes - piece.in.bytes);
+        if (piece.offset == 0) {
+          kb.DmaIn(acc, piece.in.name, piece.in.bytes);
+        } else {  // As DmaIn, from the piece's offset.
+          kb.Emit("saddr s28, " + piece.in.name);
+          kb.Emit("dmastart vmem[" + I(acc) + "], hbm[s28+" + I(piece.offset) +
+                  "], " + I(piece.in.bytes) + ", 0");
+          kb.Emit("dmawait 0");
+        }
+        RETURN_IF_ERROR(EmitRingReduceScatter(instr, g, piece, acc, 0,
+                                              plan.collective_scratch, kb));
+        EmitRingAllGather(g, piece, acc, plan.collective_scratch, kb);
+        kb.ReleaseVmem(mark);
+      }
     }
     return Status::Ok();
   };

@@ -230,6 +230,26 @@ TEST(CollectivesTest, AllToAll) {
   }
 }
 
+// Operands larger than VMEM: reduced in pieces of at most 4 MiB, one ring
+// after the other on the same scratch areas (the race detection checks
+// that reuse), with a short last piece; a combined one whose first
+// operand is split and whose second is not.
+TEST(CollectivesTest, AllReduceLargerThanVmem) {
+  ExpectSpmdMatchesOracle(
+      Module(Reducer("f32", "add"), "f32[4200007]",
+             "f32[4200007] all-reduce(p), channel_id=1, "
+             "replica_groups=[1,4]<=[4], use_global_device_ids=true, "
+             "to_apply=red"),
+      {1, 4}, 480);
+  ExpectSpmdMatchesOracle(
+      Reducer("s32", "maximum") +
+          "ENTRY e {\n  a = s32[3000001] parameter(0)\n"
+          "  b = s32[77] parameter(1)\n"
+          "  ROOT r = (s32[3000001], s32[77]) all-reduce(a, b), "
+          "replica_groups={{0,1}}, to_apply=red\n}\n",
+      {2, 1}, 481, ComparisonOptions::Exact());
+}
+
 // An operand larger than the 16 MiB of VMEM, split along its minor
 // dimension: the chunks go from HBM to the peers' scratch by strided DMAs,
 // nothing is staged in VMEM.
