@@ -1,0 +1,23 @@
+// fuzz-libs: trench_tpu
+// Reads arbitrary bytes as a .tpux executable (the assembler included: its
+// kernels are TPU assembly). What reads must be valid, write, and read
+// back to an equal executable; the kernel assembler alone must answer
+// every input with a kernel list or an error.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "tpu/assembler.h"
+#include "tpu/executable.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  (void)trench::tpu::ParseKernels(text);
+  auto exe = trench::tpu::ReadExecutable(text);
+  if (!exe.ok()) return 0;
+  if (!trench::tpu::ValidateExecutable(*exe).ok()) std::abort();
+  auto again = trench::tpu::ReadExecutable(trench::tpu::WriteExecutable(*exe));
+  if (!again.ok() || !(*again == *exe)) std::abort();
+  return 0;
+}
