@@ -17,7 +17,7 @@ std::unique_ptr<HloInstruction> HloInstruction::CreateParameter(
     int64_t number, Shape shape, std::string name) {
   auto p = std::make_unique<HloInstruction>(HloOpcode::kParameter,
                                             std::move(shape), std::move(name));
-  p->attrs_.parameter_number = number;
+  p->mutable_attrs().parameter_number = number;
   return p;
 }
 
@@ -115,7 +115,7 @@ std::unique_ptr<HloInstruction> HloInstruction::CloneWithOperands(
     std::vector<HloInstruction*> operands, const std::string& suffix) const {
   auto c = Create(opcode_, shape_, std::move(operands), name_ + suffix);
   c->called_ = called_;
-  c->attrs_ = attrs_;
+  if (attrs_) c->attrs_ = std::make_unique<HloAttributes>(*attrs_);
   if (literal_) c->literal_ = std::make_unique<Literal>(*literal_);
   return c;
 }
@@ -128,11 +128,20 @@ bool HloInstruction::IdenticalIgnoringOperands(const HloInstruction& o) const {
   if ((literal_ == nullptr) != (o.literal_ == nullptr)) return false;
   if (literal_ && !(*literal_ == *o.literal_)) return false;
   // Raw attributes such as metadata do not change semantics; compare the
-  // typed ones only.
-  HloAttributes a = attrs_, b = o.attrs_;
-  a.raw.clear();
-  b.raw.clear();
-  return a == b;
+  // typed ones only (copying only when there are raw ones to leave out).
+  const HloAttributes& a = attrs();
+  const HloAttributes& b = o.attrs();
+  if (&a == &b) return true;
+  if (a.raw.empty() && b.raw.empty()) return a == b;
+  HloAttributes ac = a, bc = b;
+  ac.raw.clear();
+  bc.raw.clear();
+  return ac == bc;
+}
+
+const HloAttributes& HloInstruction::DefaultAttributes() {
+  static const HloAttributes* const kDefault = new HloAttributes();
+  return *kDefault;
 }
 
 std::string HloInstruction::ShortString() const {
