@@ -45,12 +45,12 @@ struct Leaf {
   int64_t offset = 0;   // A piece of an all-reduce: its byte offset.
 };
 
-// An all-reduce's accumulator in VMEM holds at most this many bytes: a
-// larger operand is reduced in pieces, one ring after the other, each
-// piece's ring reusing the leaf's scratch areas (safe by the ring's own
-// order: before a member starts piece k + 1 it has received every chunk
-// of piece k, and the last of them passed its next member only after
-// that member had read everything piece k wrote to it).
+// An all-reduce's or reduce-scatter's accumulator in VMEM holds at most
+// this many bytes: a larger operand is reduced in pieces, one ring after
+// the other. An all-reduce's pieces reuse the leaf's scratch areas (safe
+// by the ring's own order: before a member starts piece k + 1 it has
+// received every chunk of piece k, and the last of them passed its next
+// member only after that member had read everything piece k wrote to it).
 constexpr int64_t kAllReducePieceBytes = 4 << 20;
 
 // acc (VMEM, n chunks of leaf.chunk elements) = the chip's reduction of
@@ -246,26 +246,61 @@ Status EmitReduceScatter(const HloInstruction& instr, const BufferPlan& plan,
     }
     const int64_t row = leaf.in.dims[d] * inner;  // Bytes per outer index.
     const int64_t slab = row / n;                 // A chunk's part of it.
-    const int64_t cb = leaf.chunk * leaf.esz;
-    const int64_t mark = kb.VmemMark();
-    const int64_t acc = kb.AllocVmem(n * cb);
-    // Chunk c contiguous at acc + c * cb: its slabs of every outer index.
-    kb.Emit("saddr s13, " + leaf.in.name);
-    for (int64_t c = 0; c < n; ++c) {
-      kb.Emit("dmastart vmem[" + I(acc + c * cb) + "], hbm[s13+" + I(c * slab) +
-              "], " + I(slab) + ", " + I(coll::kLocalSem) +
-              (outer > 1 ? ", " + I(outer) + ", " + I(row) + ", " + I(slab)
-                         : std::string()));
+    // Pieces: blocks of `rows` outer indices and `part` bytes of each
+    // slab, one ring after the other; the whole chunk when its
+    // accumulator fits in kAllReducePieceBytes. Pieces alternate between
+    // two halves of the leaf's scratch: a member that finished piece k + 1
+    // has had its next member's contribution to it, sent after that member
+    // read all of piece k, so piece k + 2 may overwrite piece k's half.
+    int64_t rows = outer, part = slab;
+    if (n * outer * slab > kAllReducePieceBytes) {
+      const int64_t cap = std::max<int64_t>(
+          leaf.esz,
+          std::min(kAllReducePieceBytes, leaf.in.bytes / 2 - 512) / n);
+      if (slab <= cap) {
+        rows = cap / slab;
+      } else {
+        rows = 1;
+        part = std::max<int64_t>(leaf.esz, cap / leaf.esz * leaf.esz);
+      }
     }
-    kb.Emit("dmawait " + I(coll::kLocalSem));
-    RETURN_IF_ERROR(EmitRingReduceScatter(instr, g, leaf, acc, n - 1,
-                                          plan.collective_scratch, kb));
-    coll::EmitPositionOffset(kb, 13, 0, n, cb);
-    kb.Emit("saddr s14, " + leaf.out.name);
-    kb.Emit("dmastart hbm[s14], vmem[s13+" + I(acc) + "], " + I(cb) + ", " +
-            I(coll::kLocalSem));
-    kb.Emit("dmawait " + I(coll::kLocalSem));
-    kb.ReleaseVmem(mark);
+    const int64_t region = coll::AlignScratch(n * rows * part);
+    int64_t k = 0;
+    for (int64_t o0 = 0; o0 < outer; o0 += rows) {
+      for (int64_t b0 = 0; b0 < slab; b0 += part, ++k) {
+        const int64_t r = std::min(rows, outer - o0);
+        const int64_t b = std::min(part, slab - b0);
+        const int64_t cb = r * b;
+        Leaf piece = leaf;
+        piece.chunk = cb / leaf.esz;
+        piece.scratch = leaf.scratch + (k % 2) * region;
+        const int64_t mark = kb.VmemMark();
+        const int64_t acc = kb.AllocVmem(n * cb);
+        // Chunk c contiguous at acc + c * cb: its slabs of every outer
+        // index.
+        kb.Emit("saddr s13, " + leaf.in.name);
+        for (int64_t c = 0; c < n; ++c) {
+          kb.Emit("dmastart vmem[" + I(acc + c * cb) + "], hbm[s13+" +
+                  I(o0 * row + c * slab + b0) + "], " + I(b) + ", " +
+                  I(coll::kLocalSem) +
+                  (r > 1 ? ", " + I(r) + ", " + I(row) + ", " + I(b)
+                         : std::string()));
+        }
+        kb.Emit("dmawait " + I(coll::kLocalSem));
+        RETURN_IF_ERROR(EmitRingReduceScatter(instr, g, piece, acc, n - 1,
+                                              plan.collective_scratch, kb));
+        coll::EmitPositionOffset(kb, 13, 0, n, cb);
+        kb.Emit("saddr s14, " + leaf.out.name);
+        const int64_t at = o0 * slab + b0;  // In the result (rows of slab).
+        kb.Emit("dmastart hbm[s14" + (at ? "+" + I(at) : std::string()) +
+                "], vmem[s13+" + I(acc) + "], " +
+                (b == slab ? I(cb) + ", " + I(coll::kLocalSem)
+                           : I(b) + ", " + I(coll::kLocalSem) + ", " + I(r) +
+                                 ", " + I(b) + ", " + I(slab)));
+        kb.Emit("dmawait " + I(coll::kLocalSem));
+        kb.ReleaseVmem(mark);
+      }
+    }
   }
   return Status::Ok();
 }

@@ -250,6 +250,25 @@ TEST(CollectivesTest, AllReduceLargerThanVmem) {
       {2, 1}, 481, ComparisonOptions::Exact());
 }
 
+// Reduce-scatters of operands larger than the 16 MiB of VMEM (so only
+// pieces compile): in blocks of rows (scatter dimension 1), and in parts
+// of one slab (dimension 0, a single outer index), alternating two halves
+// of the scratch.
+TEST(CollectivesTest, ReduceScatterInPieces) {
+  ExpectSpmdMatchesOracle(
+      Module(Reducer("s32", "add"), "s32[4000,1100]",
+             "s32[4000,550] reduce-scatter(p), channel_id=1, "
+             "replica_groups=[1,2]<=[2], use_global_device_ids=true, "
+             "dimensions={1}, to_apply=red"),
+      {1, 2}, 490, ComparisonOptions::Exact());
+  ExpectSpmdMatchesOracle(
+      Module(Reducer("f32", "maximum"), "f32[8,600000]",
+             "f32[2,600000] reduce-scatter(p), channel_id=1, "
+             "replica_groups=[1,4]<=[4], use_global_device_ids=true, "
+             "dimensions={0}, to_apply=red"),
+      {1, 4}, 491, ComparisonOptions::Exact());
+}
+
 // An operand larger than the 16 MiB of VMEM, split along its minor
 // dimension: the chunks go from HBM to the peers' scratch by strided DMAs,
 // nothing is staged in VMEM.
