@@ -14,6 +14,12 @@
 // rounded to the element type. The oracle's contract allows any order
 // (an n u sum|x| bound).
 //
+// The accumulator lives in VMEM. An operand whose accumulator would pass
+// kAllReducePieceBytes is reduced in pieces, each piece a whole ring of
+// its own (an all-reduce's pieces: runs of elements; a reduce-scatter's:
+// blocks of rows or parts of a slab), so operands larger than VMEM
+// compile; the reduction order above holds within each piece.
+//
 // all-reduce: shift 0, chunks of ceil(E/n) elements (the accumulator is
 // zero-padded to n chunks), then the all-gather phase: member p puts its
 // reduced chunk p + 1 into its own gather area and forwards, at step k,
