@@ -15,10 +15,10 @@
 // (an n u sum|x| bound).
 //
 // The accumulator lives in VMEM. An operand whose accumulator would pass
-// kAllReducePieceBytes is reduced in pieces, each piece a whole ring of
-// its own (an all-reduce's pieces: runs of elements; a reduce-scatter's:
-// blocks of rows or parts of a slab), so operands larger than VMEM
-// compile; the reduction order above holds within each piece.
+// PieceBytes (4 MiB, less in a small VMEM) is reduced in pieces, each piece a
+// whole ring of its own (an all-reduce's pieces: runs of elements; a
+// reduce-scatter's: blocks of rows or parts of a slab), so operands larger than
+// VMEM compile; the reduction order above holds within each piece.
 //
 // all-reduce: shift 0, chunks of ceil(E/n) elements (the accumulator is
 // zero-padded to n chunks), then the all-gather phase: member p puts its
@@ -58,6 +58,14 @@ struct Leaf {
 // received every chunk of piece k, and the last of them passed its next
 // member only after that member had read everything piece k wrote to it).
 constexpr int64_t kAllReducePieceBytes = 4 << 20;
+
+// The piece size for a kernel: kAllReducePieceBytes, or a quarter of a
+// smaller VMEM (a module may ask for one, module_options.h), so that the
+// pieces also run, and can be tested and fuzzed, on small arrays.
+int64_t PieceBytes(const KernelBuilder& kb) {
+  return std::max<int64_t>(
+      512, std::min(kAllReducePieceBytes, kb.vmem_capacity() / 4));
+}
 
 // acc (VMEM, n chunks of leaf.chunk elements) = the chip's reduction of
 // every member's chunks (see the file comment). Registers as
@@ -184,7 +192,7 @@ Status EmitAllReduce(const HloInstruction& instr, const BufferPlan& plan,
       // Pieces of a multiple of n elements, the last one shorter; one
       // piece (the leaf itself) when the accumulator fits.
       const int64_t per =
-          std::max<int64_t>(n, kAllReducePieceBytes / leaf.esz / n * n);
+          std::max<int64_t>(n, PieceBytes(kb) / leaf.esz / n * n);
       for (int64_t start = 0; start < leaf.in.elements; start += per) {
         Leaf piece = leaf;
         const int64_t e = std::min(per, leaf.in.elements - start);
@@ -254,15 +262,14 @@ Status EmitReduceScatter(const HloInstruction& instr, const BufferPlan& plan,
     const int64_t slab = row / n;                 // A chunk's part of it.
     // Pieces: blocks of `rows` outer indices and `part` bytes of each
     // slab, one ring after the other; the whole chunk when its
-    // accumulator fits in kAllReducePieceBytes. Pieces alternate between
+    // accumulator fits in PieceBytes. Pieces alternate between
     // two halves of the leaf's scratch: a member that finished piece k + 1
     // has had its next member's contribution to it, sent after that member
     // read all of piece k, so piece k + 2 may overwrite piece k's half.
     int64_t rows = outer, part = slab;
-    if (n * outer * slab > kAllReducePieceBytes) {
+    if (n * outer * slab > PieceBytes(kb)) {
       const int64_t cap = std::max<int64_t>(
-          leaf.esz,
-          std::min(kAllReducePieceBytes, leaf.in.bytes / 2 - 512) / n);
+          leaf.esz, std::min(PieceBytes(kb), leaf.in.bytes / 2 - 512) / n);
       if (slab <= cap) {
         rows = cap / slab;
       } else {

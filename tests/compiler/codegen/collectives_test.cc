@@ -269,6 +269,31 @@ TEST(CollectivesTest, ReduceScatterInPieces) {
       {1, 4}, 491, ComparisonOptions::Exact());
 }
 
+// In a 64 KiB VMEM (a module's trench_vmem_bytes) the pieces are 16 KiB:
+// many pieces of small arrays, each scratch half reused many times.
+TEST(CollectivesTest, PiecesFollowASmallVmem) {
+  constexpr int64_t kVmem = 64 << 10;
+  const ComparisonOptions exact = ComparisonOptions::Exact();
+  ExpectSpmdMatchesOracle(
+      Module(Reducer("s32", "add"), "s32[20011]",
+             "s32[20011] all-reduce(p), channel_id=1, "
+             "replica_groups=[1,4]<=[4], use_global_device_ids=true, "
+             "to_apply=red"),
+      {1, 4}, 495, exact, false, kVmem);
+  ExpectSpmdMatchesOracle(
+      Module(Reducer("s32", "add"), "s32[64,600]",
+             "s32[64,300] reduce-scatter(p), channel_id=1, "
+             "replica_groups=[1,2]<=[2], use_global_device_ids=true, "
+             "dimensions={1}, to_apply=red"),
+      {1, 2}, 496, exact, false, kVmem);
+  ExpectSpmdMatchesOracle(
+      Module(Reducer("f32", "maximum"), "f32[4,9000]",
+             "f32[1,9000] reduce-scatter(p), channel_id=1, "
+             "replica_groups=[1,4]<=[4], use_global_device_ids=true, "
+             "dimensions={0}, to_apply=red"),
+      {1, 4}, 497, exact, false, kVmem);
+}
+
 // An operand larger than the 16 MiB of VMEM, split along its minor
 // dimension: the chunks go from HBM to the peers' scratch by strided DMAs,
 // nothing is staged in VMEM.

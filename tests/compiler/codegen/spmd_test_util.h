@@ -25,9 +25,11 @@ struct SpmdRun {
 // Compiles `m` for `mesh` (full pipeline or back end alone).
 inline StatusOr<tpu::Executable> CompileForMesh(const HloModule& m,
                                                 const DeviceMesh& mesh,
-                                                bool full_pipeline) {
+                                                bool full_pipeline,
+                                                int64_t vmem_bytes = 0) {
   CompileOptions o;
   o.mesh = mesh;
+  if (vmem_bytes > 0) o.vmem_bytes = vmem_bytes;
   if (!full_pipeline) return CompileModule(m, o);
   ASSIGN_OR_RETURN(Compilation c, Compile(m, o));
   return std::move(c.executable);
@@ -54,12 +56,13 @@ inline SpmdRun RunOnSlice(const HloModule& m, const tpu::Executable& exe,
 inline void ExpectSpmdMatchesOracle(const std::string& text,
                                     const DeviceMesh& mesh, uint64_t seed,
                                     const ComparisonOptions& options = {},
-                                    bool full_pipeline = false) {
+                                    bool full_pipeline = false,
+                                    int64_t vmem_bytes = 0) {
   SCOPED_TRACE(text + "mesh " + std::to_string(mesh.replicas) + "x" +
                std::to_string(mesh.partitions));
   std::unique_ptr<HloModule> m = Parse(text);
   ASSERT_NE(m, nullptr);
-  auto exe = CompileForMesh(*m, mesh, full_pipeline);
+  auto exe = CompileForMesh(*m, mesh, full_pipeline, vmem_bytes);
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   EXPECT_EQ(exe->slice, mesh.size());
   SpmdRun run = RunOnSlice(*m, *exe, mesh, seed);
