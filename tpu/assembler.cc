@@ -489,6 +489,28 @@ StatusOr<std::vector<Kernel>> ParseKernels(std::string_view text,
   return kernels;
 }
 
+StatusOr<Kernel> AssembleKernel(std::string_view name, int64_t vmem_bytes,
+                                std::string_view body, int first_line) {
+  TextCursor n(name, first_line);
+  StatusOr<std::string_view> id = n.IdentView();
+  if (!id.ok() || id->size() != name.size()) {
+    return InvalidArgument("kernel name '" + std::string(name) +
+                           "' is not an identifier");
+  }
+  if (vmem_bytes < 0) return InvalidArgument(".vmem must be >= 0");
+  Kernel k;
+  k.name = std::string(name);
+  k.vmem_bytes = vmem_bytes;
+  const std::vector<std::string_view> lines = SplitLines(body);
+  k.code.reserve(lines.size());
+  KernelParser p(&k);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    RETURN_IF_ERROR(p.ParseLine(lines[i], first_line + static_cast<int>(i)));
+  }
+  RETURN_IF_ERROR(p.Finish(first_line + static_cast<int>(lines.size())));
+  return k;
+}
+
 StatusOr<Kernel> ParseKernel(std::string_view text) {
   ASSIGN_OR_RETURN(std::vector<Kernel> ks, ParseKernels(text));
   if (ks.size() != 1) {

@@ -30,6 +30,13 @@ StatusOr<std::vector<Kernel>> ParseKernels(std::string_view text,
                                            int first_line = 1);
 // As ParseKernels but requires exactly one kernel.
 StatusOr<Kernel> ParseKernel(std::string_view text);
+// One kernel from its parts: `name` (an identifier), its `.vmem` bytes and
+// its body (the lines between `kernel NAME {` and `}`), whose first line
+// is line `first_line` in errors. The same kernel ParseKernel makes of
+// the whole block, without building the block's text first (the code
+// generator assembles every kernel it emits).
+StatusOr<Kernel> AssembleKernel(std::string_view name, int64_t vmem_bytes,
+                                std::string_view body, int first_line = 1);
 
 // Prints a kernel block (ends with a newline).
 std::string PrintKernel(const Kernel& kernel);

@@ -200,7 +200,8 @@ StatusOr<tpu::Kernel> KernelBuilder::Finish() const {
         "hloc: kernel " + name_ + " needs " + std::to_string(vmem_peak_) +
         " bytes of VMEM, capacity " + std::to_string(vmem_capacity_));
   }
-  StatusOr<tpu::Kernel> k = tpu::ParseKernel(Text());
+  // Body lines start at line 3 of Text() (after `kernel` and `.vmem`).
+  StatusOr<tpu::Kernel> k = tpu::AssembleKernel(name_, vmem_peak_, body_, 3);
   if (!k.ok()) {
     return Internal("hloc: emitted kernel " + name_ +
                     " does not assemble: " + k.status().message());

@@ -76,6 +76,26 @@ TEST(AssemblerTest, RoundTripsEveryFormat) {
   EXPECT_EQ(k->symbols[0], "x");
 }
 
+// A kernel from its parts is the kernel of the whole block; errors count
+// lines from `first_line`.
+TEST(AssemblerTest, AssemblesAKernelFromItsParts) {
+  StatusOr<Kernel> whole = ParseKernel(kKernel);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  std::string_view text = kKernel;
+  const size_t from = text.find("  saddr s1, x");
+  const size_t to = text.rfind("}\n");
+  StatusOr<Kernel> parts =
+      AssembleKernel("every_format", 65536, text.substr(from, to - from), 3);
+  ASSERT_TRUE(parts.ok()) << parts.status().ToString();
+  EXPECT_EQ(*parts, *whole);
+  StatusOr<Kernel> bad = AssembleKernel("k", 0, "  halt\n  vadd v1\n", 3);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().rfind("4:", 0), 0u)
+      << bad.status().message();
+  EXPECT_FALSE(AssembleKernel("not a name", 0, "  halt\n").ok());
+  EXPECT_FALSE(AssembleKernel("k", -1, "  halt\n").ok());
+}
+
 TEST(AssemblerTest, DecodesOperands) {
   StatusOr<Kernel> k = ParseKernel(kKernel);
   ASSERT_TRUE(k.ok());
