@@ -1,8 +1,8 @@
 // fuzz-libs: trench_tpu
 // Reads arbitrary bytes as a .tpux executable (the assembler included: its
 // kernels are TPU assembly). What reads must be valid, write, and read
-// back to an equal executable; the kernel assembler alone must answer
-// every input with a kernel list or an error.
+// back to an equal executable; the kernel assembler alone (a whole text,
+// or a kernel body) must answer every input with kernels or an error.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -14,6 +14,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)trench::tpu::ParseKernels(text);
+  (void)trench::tpu::AssembleKernel("k", 4096, text);
   auto exe = trench::tpu::ReadExecutable(text);
   if (!exe.ok()) return 0;
   if (!trench::tpu::ValidateExecutable(*exe).ok()) std::abort();
