@@ -8,8 +8,6 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "tests/triage/case/hlo_diff_test_util.h"
 
 namespace trench::hlo_bisect {
@@ -46,13 +44,12 @@ hlo_diff::Case Case() {
 
 class PassCheckTest : public ::testing::TestWithParam<hlo_diff::TargetMode> {
  protected:
-  std::string Work(const std::string& name) {
-    const std::string d =
-        (std::filesystem::path(::testing::TempDir()) / ("pass_check_" + name))
-            .string();
-    std::filesystem::remove_all(d);
-    return d;
-  }
+  // A directory of this test's own (mkdtemp): the modes run as separate
+  // processes side by side, and other users may share /tmp.
+  std::string Work(const std::string& name) { return tmp_ / name; }
+
+ private:
+  hlo_diff::testing::TempDir tmp_;
 };
 
 TEST_P(PassCheckTest, ARightPassKeepsEveryDevicesResult) {
