@@ -2,6 +2,7 @@
 #include "tpu/executable.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -56,7 +57,9 @@ TEST(ExecutableTest, WriteReadRoundTrip) {
   ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << text;
   EXPECT_EQ(*exe, *back);
   EXPECT_EQ(text, WriteExecutable(*back));
-  std::string path = ::testing::TempDir() + "/rt.tpux";
+  // This process's own file: other runs may share the directory.
+  std::string path =
+      ::testing::TempDir() + "/rt_" + std::to_string(::getpid()) + ".tpux";
   ASSERT_TRUE(WriteExecutableFile(*exe, path).ok());
   StatusOr<Executable> file = ReadExecutableFile(path);
   ASSERT_TRUE(file.ok()) << file.status().ToString();

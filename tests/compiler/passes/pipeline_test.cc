@@ -1,5 +1,7 @@
 #include "compiler/passes/pipeline.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -308,9 +310,8 @@ TEST(PipelineTest, FixpointCapIsLogged) {
 }
 
 TEST(PipelineTest, DumpsEachPass) {
-  const std::string dir =
-      ::testing::TempDir() + "/trench_pipeline_dump_" +
-      std::to_string(::testing::UnitTest::GetInstance()->random_seed());
+  const std::string dir = ::testing::TempDir() + "/trench_pipeline_dump_" +
+                          std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   auto m = Parse(kModule);
   PipelineOptions o;
