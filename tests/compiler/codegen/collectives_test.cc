@@ -330,6 +330,27 @@ TEST(CollectivesTest, TupleAllToAll) {
       "  ROOT r = (f32[4], f32[4]) all-to-all(a, b), channel_id=1, "
       "replica_groups={{1,0}}\n}\n",
       {2, 2}, seed++, ComparisonOptions::Exact());
+  // Cross-replica (no channel_id) on 2 x 2: groups of replicas within
+  // each partition, with f16 operands.
+  ExpectSpmdMatchesOracle(
+      "HloModule m\nENTRY e {\n  a = f16[5,15,37,2] parameter(0)\n"
+      "  b = f16[5,15,37,2] parameter(1)\n"
+      "  ROOT r = (f16[5,15,37,2], f16[5,15,37,2]) all-to-all(a, b), "
+      "replica_groups={{0,1}}\n}\n",
+      {2, 2}, seed++, ComparisonOptions::Exact());
+  ExpectSpmdMatchesOracle(
+      "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n"
+      "  b = f32[4] parameter(1)\n"
+      "  ROOT r = (f32[4], f32[4]) all-to-all(a, b), "
+      "replica_groups={{0,1}}\n}\n",
+      {2, 2}, seed++, ComparisonOptions::Exact());
+  // Operands in another layout than the results.
+  ExpectSpmdMatchesOracle(
+      "HloModule m\nENTRY e {\n  a = f32[3,5]{0,1} parameter(0)\n"
+      "  b = f32[3,5]{0,1} parameter(1)\n"
+      "  ROOT r = (f32[3,5]{1,0}, f32[3,5]{1,0}) all-to-all(a, b), "
+      "replica_groups={{0,1}}\n}\n",
+      {2, 1}, seed++, ComparisonOptions::Exact(), /*full_pipeline=*/true);
 }
 
 TEST(CollectivesTest, CollectivePermute) {
