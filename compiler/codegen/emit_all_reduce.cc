@@ -206,14 +206,7 @@ Status EmitAllReduce(const HloInstruction& instr, const BufferPlan& plan,
         const int64_t mark = kb.VmemMark();
         const int64_t acc = kb.AllocVmem(bytes);
         coll::EmitZeroVmem(kb, acc + piece.in.bytes, bytes - piece.in.bytes);
-        if (piece.offset == 0) {
-          kb.DmaIn(acc, piece.in.name, piece.in.bytes);
-        } else {  // As DmaIn, from the piece's offset.
-          kb.Emit("saddr s28, " + piece.in.name);
-          kb.Emit("dmastart vmem[" + I(acc) + "], hbm[s28+" + I(piece.offset) +
-                  "], " + I(piece.in.bytes) + ", 0");
-          kb.Emit("dmawait 0");
-        }
+        kb.DmaIn(acc, piece.in.name, piece.in.bytes, piece.offset);
         RETURN_IF_ERROR(EmitRingReduceScatter(instr, g, piece, acc, 0,
                                               plan.collective_scratch, kb));
         EmitRingAllGather(g, piece, acc, plan.collective_scratch, kb);

@@ -35,8 +35,6 @@ namespace {
 
 using coll::GroupMap;
 
-int64_t Align(int64_t bytes) { return (bytes + 511) / 512 * 512; }
-
 std::string Sem(int s) { return I(s); }
 
 // One strided copy of `outer` pieces of `piece` bytes each: source stride
@@ -76,7 +74,7 @@ Status EmitAllGather(const HloInstruction& instr, const BufferPlan& plan,
     const ArrayBuffer out = plan.LeafArray(&instr, static_cast<int64_t>(i));
     const int64_t eb = in.bytes;
     const int64_t here = area;
-    area += Align(n * eb);
+    area += coll::AlignScratch(n * eb);
     if (eb == 0) continue;
     if (d < 0 || d >= static_cast<int64_t>(in.dims.size())) {
       return CannotCompile(instr, "a gather dimension out of range");
@@ -269,7 +267,7 @@ Status EmitCollectivePermute(const HloInstruction& instr,
     if (l.in.bytes != l.out.bytes) {
       return CannotCompile(instr, "an operand and result of unequal sizes");
     }
-    offset += Align(l.in.bytes);
+    offset += coll::AlignScratch(l.in.bytes);
     if (l.in.bytes > 0) leaves.push_back(std::move(l));
   }
   if (leaves.empty()) return Status::Ok();

@@ -44,10 +44,11 @@ void KernelBuilder::ReleaseVmem(int64_t mark) {
 }
 
 void KernelBuilder::DmaIn(int64_t vmem, const std::string& buffer,
-                          int64_t bytes) {
+                          int64_t bytes, int64_t offset) {
   if (bytes == 0) return;
   Emit("saddr s28, " + buffer);
-  Emit("dmastart vmem[" + std::to_string(vmem) + "], hbm[s28], " +
+  Emit("dmastart vmem[" + std::to_string(vmem) + "], hbm[s28" +
+       (offset != 0 ? "+" + std::to_string(offset) : std::string()) + "], " +
        std::to_string(bytes) + ", 0");
   Emit("dmawait 0");
 }

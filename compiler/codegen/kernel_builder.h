@@ -56,8 +56,10 @@ class KernelBuilder {
   int64_t VmemMark() const { return vmem_used_; }
   void ReleaseVmem(int64_t mark);
 
-  // Copies `bytes` of HBM buffer `buffer` to VMEM `vmem` (or back) and waits.
-  void DmaIn(int64_t vmem, const std::string& buffer, int64_t bytes);
+  // Copies `bytes` of HBM buffer `buffer` (from byte `offset` in it) to
+  // VMEM `vmem` (or back) and waits.
+  void DmaIn(int64_t vmem, const std::string& buffer, int64_t bytes,
+             int64_t offset = 0);
   void DmaOut(const std::string& buffer, int64_t vmem, int64_t bytes);
 
   // Linear tile loop over `n` elements, 1024 (one 8x128 vreg) per step:

@@ -10,6 +10,7 @@
 #include "base/sha256.h"
 #include "triage/case/case_bundle.h"
 #include "triage/case/verdict_status.h"
+#include "triage/localize/localization_report.h"
 
 namespace trench::orchestrator {
 namespace fs = std::filesystem;
@@ -142,9 +143,7 @@ std::optional<std::string> PipelinePassOf(const Bug& bug) {
         return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
                ch == '-' || ch == '_';
       });
-  if (!plain || pass == "codegen" || pass == "buffer-assignment") {
-    return std::nullopt;
-  }
+  if (!plain || !hlo_bisect::IsPassCulprit(pass)) return std::nullopt;
   return pass;
 }
 

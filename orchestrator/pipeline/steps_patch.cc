@@ -17,6 +17,7 @@
 #include "orchestrator/pipeline/triage_report.h"
 #include "orchestrator/pipeline/triage_verbs.h"
 #include "orchestrator/store/records_json.h"
+#include "triage/localize/localization_report.h"
 
 namespace trench::orchestrator {
 namespace fs = std::filesystem;
@@ -372,7 +373,7 @@ StatusOr<bool> CheckPatch(StepContext& ctx, const Job& job, const Bug& bug,
       BugLocalization(bug);
   const std::string pass =
       loc ? loc->signature.pass.value_or("") : std::string();
-  if (!pass.empty() && pass != "codegen") focus = {"--focus", "passes:" + pass};
+  if (hlo_bisect::IsPassCulprit(pass)) focus = {"--focus", "passes:" + pass};
   StatusOr<Json> fuzz = FuzzBuild(ctx, job.id, pb.bin_dir,
                                   ctx.config->verify_fuzz_seconds, focus);
   if (!fuzz.ok() && !focus.empty()) {

@@ -8,6 +8,7 @@
 #include "orchestrator/pipeline/agent_sessions.h"
 #include "orchestrator/pipeline/commit_tools.h"
 #include "orchestrator/pipeline/step_util.h"
+#include "triage/localize/localization_report.h"
 
 namespace trench::orchestrator {
 
@@ -34,7 +35,7 @@ StatusOr<Json> RunStressStep(StepContext& ctx, const Job& job) {
       loc ? loc->signature.pass : std::nullopt;
   const std::optional<std::string> opcode =
       loc ? loc->signature.opcode : std::nullopt;
-  if (pass && *pass != "codegen") {
+  if (pass && hlo_bisect::IsPassCulprit(*pass)) {
     area["passes"] = Json::MakeArray();
     area["passes"].push_back(*pass);
   } else if (opcode) {

@@ -24,11 +24,11 @@ std::string StringField(const Json& j, std::string_view key) {
   return v && v->is_string() ? v->string_value() : "";
 }
 
+}  // namespace
+
 bool IsPassCulprit(const std::string& pass) {
   return !pass.empty() && pass != "codegen" && pass != "buffer-assignment";
 }
-
-}  // namespace
 
 RefinedSignatureRecord RefinedSignatureOf(const Localization& l) {
   const Findings& f = l.findings;

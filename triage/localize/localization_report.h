@@ -20,6 +20,10 @@
 
 namespace trench::hlo_bisect {
 
+// Whether a findings' pass names a pass of the pipeline, rather than the
+// back end ("codegen", "buffer-assignment") or nothing.
+bool IsPassCulprit(const std::string& pass);
+
 // The refined signature {"status", "pass", "site", "opcode", "dtype",
 // "sig"}. pass: the culprit (a pass, "codegen", "buffer-assignment") or
 // null; site: the rewrite decision's site or null; opcode: for a pass culprit

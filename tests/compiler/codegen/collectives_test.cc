@@ -230,16 +230,27 @@ TEST(CollectivesTest, AllToAll) {
   }
 }
 
+// A reducing collective `kind` (all-reduce, reduce-scatter) of p = t[in]
+// into t[out] over all n partitions of a 1 x n mesh (iota groups, global
+// ids) with reducer `op`; `dims` the reduce-scatter's ", dimensions={d}".
+std::string OverAllPartitions(const std::string& kind, const std::string& t,
+                              const std::string& op, const std::string& in,
+                              const std::string& out, int64_t n,
+                              const std::string& dims = "") {
+  const std::string k = std::to_string(n);
+  return Module(Reducer(t, op), t + "[" + in + "]",
+                t + "[" + out + "] " + kind +
+                    "(p), channel_id=1, replica_groups=[1," + k + "]<=[" + k +
+                    "], use_global_device_ids=true" + dims + ", to_apply=red");
+}
+
 // Operands larger than VMEM: reduced in pieces of at most 4 MiB, one ring
 // after the other on the same scratch areas (the race detection checks
 // that reuse), with a short last piece; a combined one whose first
 // operand is split and whose second is not.
 TEST(CollectivesTest, AllReduceLargerThanVmem) {
   ExpectSpmdMatchesOracle(
-      Module(Reducer("f32", "add"), "f32[4200007]",
-             "f32[4200007] all-reduce(p), channel_id=1, "
-             "replica_groups=[1,4]<=[4], use_global_device_ids=true, "
-             "to_apply=red"),
+      OverAllPartitions("all-reduce", "f32", "add", "4200007", "4200007", 4),
       {1, 4}, 480);
   ExpectSpmdMatchesOracle(
       Reducer("s32", "maximum") +
@@ -256,16 +267,12 @@ TEST(CollectivesTest, AllReduceLargerThanVmem) {
 // of the scratch.
 TEST(CollectivesTest, ReduceScatterInPieces) {
   ExpectSpmdMatchesOracle(
-      Module(Reducer("s32", "add"), "s32[4000,1100]",
-             "s32[4000,550] reduce-scatter(p), channel_id=1, "
-             "replica_groups=[1,2]<=[2], use_global_device_ids=true, "
-             "dimensions={1}, to_apply=red"),
+      OverAllPartitions("reduce-scatter", "s32", "add", "4000,1100", "4000,550",
+                        2, ", dimensions={1}"),
       {1, 2}, 490, ComparisonOptions::Exact());
   ExpectSpmdMatchesOracle(
-      Module(Reducer("f32", "maximum"), "f32[8,600000]",
-             "f32[2,600000] reduce-scatter(p), channel_id=1, "
-             "replica_groups=[1,4]<=[4], use_global_device_ids=true, "
-             "dimensions={0}, to_apply=red"),
+      OverAllPartitions("reduce-scatter", "f32", "maximum", "8,600000",
+                        "2,600000", 4, ", dimensions={0}"),
       {1, 4}, 491, ComparisonOptions::Exact());
 }
 
@@ -275,22 +282,15 @@ TEST(CollectivesTest, PiecesFollowASmallVmem) {
   constexpr int64_t kVmem = 64 << 10;
   const ComparisonOptions exact = ComparisonOptions::Exact();
   ExpectSpmdMatchesOracle(
-      Module(Reducer("s32", "add"), "s32[20011]",
-             "s32[20011] all-reduce(p), channel_id=1, "
-             "replica_groups=[1,4]<=[4], use_global_device_ids=true, "
-             "to_apply=red"),
+      OverAllPartitions("all-reduce", "s32", "add", "20011", "20011", 4),
       {1, 4}, 495, exact, false, kVmem);
   ExpectSpmdMatchesOracle(
-      Module(Reducer("s32", "add"), "s32[64,600]",
-             "s32[64,300] reduce-scatter(p), channel_id=1, "
-             "replica_groups=[1,2]<=[2], use_global_device_ids=true, "
-             "dimensions={1}, to_apply=red"),
+      OverAllPartitions("reduce-scatter", "s32", "add", "64,600", "64,300", 2,
+                        ", dimensions={1}"),
       {1, 2}, 496, exact, false, kVmem);
   ExpectSpmdMatchesOracle(
-      Module(Reducer("f32", "maximum"), "f32[4,9000]",
-             "f32[1,9000] reduce-scatter(p), channel_id=1, "
-             "replica_groups=[1,4]<=[4], use_global_device_ids=true, "
-             "dimensions={0}, to_apply=red"),
+      OverAllPartitions("reduce-scatter", "f32", "maximum", "4,9000", "1,9000",
+                        4, ", dimensions={0}"),
       {1, 4}, 497, exact, false, kVmem);
 }
 

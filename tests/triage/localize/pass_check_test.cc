@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "tests/triage/case/hlo_diff_test_util.h"
 
 namespace trench::hlo_bisect {
@@ -44,18 +46,21 @@ hlo_diff::Case Case() {
 
 class PassCheckTest : public ::testing::TestWithParam<hlo_diff::TargetMode> {
  protected:
-  // A directory of this test's own (mkdtemp): the modes run as separate
+  // `pass` judged on Case() by the build's own target in this mode, in a
+  // directory of this test's own (mkdtemp): the modes run as separate
   // processes side by side, and other users may share /tmp.
-  std::string Work(const std::string& name) { return tmp_ / name; }
+  StatusOr<PassCheck> Check(const std::string& pass) {
+    return CheckPassWithoutRunning(Case(),
+                                   hlo_diff::testing::RealTarget(GetParam()),
+                                   pass, tmp_ / pass, NumericsOptions());
+  }
 
  private:
   hlo_diff::testing::TempDir tmp_;
 };
 
 TEST_P(PassCheckTest, ARightPassKeepsEveryDevicesResult) {
-  StatusOr<PassCheck> check = CheckPassWithoutRunning(
-      Case(), hlo_diff::testing::RealTarget(GetParam()), "all-reduce-combiner",
-      Work("keeps"), NumericsOptions());
+  StatusOr<PassCheck> check = Check("all-reduce-combiner");
   ASSERT_TRUE(check.ok()) << check.status().ToString();
   ASSERT_TRUE(check->changes.has_value()) << check->summary;
   EXPECT_FALSE(*check->changes) << check->summary;
@@ -65,13 +70,47 @@ TEST_P(PassCheckTest, ARightPassKeepsEveryDevicesResult) {
 }
 
 TEST_P(PassCheckTest, APassThePipelineDoesNotHaveDoesNotRun) {
-  StatusOr<PassCheck> check = CheckPassWithoutRunning(
-      Case(), hlo_diff::testing::RealTarget(GetParam()), "no-such-pass",
-      Work("absent"), NumericsOptions());
+  StatusOr<PassCheck> check = Check("no-such-pass");
   ASSERT_TRUE(check.ok()) << check.status().ToString();
   ASSERT_TRUE(check->changes.has_value()) << check->summary;
   EXPECT_FALSE(*check->changes);
   EXPECT_EQ(check->summary, "pass 'no-such-pass' does not run here");
+}
+
+// A hostile build: its hloc writes an input dump, an oversized garbage
+// dump for the pass and a malformed one after it, then kills itself. The
+// check answers "cannot tell" with the parse error, and no error escapes.
+TEST(PassCheckHostileTest, GarbageDumpsAndASigkillCannotTell) {
+  hlo_diff::testing::TempDir tmp;
+  const std::string bin = tmp / "bin";
+  std::filesystem::create_directories(bin);
+  hlo_diff::testing::WriteScript(
+      bin + "/hloc",
+      "d=\n"
+      "for a in \"$@\"; do case \"$a\" in --dump-dir=*) "
+      "d=\"${a#--dump-dir=}\";;"
+      " esac; done\n"
+      "mkdir -p \"$d/passes\"\n"
+      "printf 'HloModule m\\nENTRY e {\\n  ROOT p = f32[4] parameter(0)\\n}\\n'"
+      " > \"$d/passes/00.input.hlo\"\n"
+      "head -c 3000000 /dev/zero | tr '\\0' 'x' >"
+      " \"$d/passes/01.all-reduce-combiner.hlo\"\n"
+      "printf 'HloModule m\\nENTRY e {\\n  p = f32[' > "
+      "\"$d/passes/02.cse.hlo\"\n"
+      "kill -9 $$\n");
+  hlo_diff::testing::WriteScript(bin + "/tpusim", "exit 1\n");
+  hlo_diff::TargetSpec spec = hlo_diff::TargetSpec::FromBinaryDir(
+      bin, hlo_diff::TargetMode::kHlocTpusim);
+  spec.timeout_seconds = 60;
+  StatusOr<PassCheck> check = CheckPassWithoutRunning(
+      Case(), spec, "all-reduce-combiner", tmp / "work", NumericsOptions());
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  EXPECT_FALSE(check->changes.has_value()) << check->summary;
+  EXPECT_NE(check->summary.find("does not parse"), std::string::npos)
+      << check->summary;
+  EXPECT_NE(check->summary.find("01.all-reduce-combiner.hlo:1:"),
+            std::string::npos)
+      << check->summary;
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, PassCheckTest,
