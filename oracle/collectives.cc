@@ -289,6 +289,7 @@ StatusOr<std::vector<Literal>> AllToAllValues(const HloInstruction& instr,
                                shapes[j].ToString(false));
       }
       values.push_back(v);
+      values.back().set_layout(shapes[j].layout());
     }
     return values;
   }

@@ -120,7 +120,8 @@ StatusOr<Literal> EvalReshape(const HloInstruction& instr, Operands ops) {
 // bytes -> result physical bytes -> result logical. With default layouts
 // on both sides this is a reshape. The element type may change as long as
 // the result needs no more bytes than the operand has.
-StatusOr<Literal> EvalBitcast(const HloInstruction& instr, Operands ops) {
+StatusOr<Literal> EvalBitcast(const HloInstruction& instr, Operands ops,
+                              const Shape* operand_shape) {
   RETURN_IF_ERROR(CheckOperands(instr, ops, 1));
   const Literal& in = *ops[0];
   const Shape& out_shape = instr.shape();
@@ -130,12 +131,17 @@ StatusOr<Literal> EvalBitcast(const HloInstruction& instr, Operands ops) {
                               out_shape.ToString() +
                               " needs more bytes than the operand has");
   }
-  // The operand's layout is the operand instruction's: argument literals
-  // need not carry one.
-  const Shape& in_shape =
-      instr.operand_count() == 1 && instr.operand(0)->shape().has_layout()
-          ? instr.operand(0)->shape()
-          : in.shape();
+  // The operand's layout is the operand instruction's, the default when
+  // it names none. A literal's own layout is incidental (an argument, or
+  // a value passed through a collective or a call, may carry another
+  // one) and must not change what the bitcast means.
+  if (operand_shape == nullptr && instr.operand_count() == 1) {
+    operand_shape = &instr.operand(0)->shape();
+  }
+  if (operand_shape == nullptr) {
+    return Invalid(instr, "the operand's layout is unknown");
+  }
+  const Shape& in_shape = *operand_shape;
   const std::vector<int64_t> in_m2m = MajorToMinor(in_shape);
   const std::vector<int64_t> out_m2m = MajorToMinor(out_shape);
   if (!in_shape.SameDimensions(in.shape()) ||

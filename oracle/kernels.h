@@ -35,7 +35,10 @@ StatusOr<Literal> EvalIota(const HloInstruction& instr);
 // Data movement (oracle/data_movement.cc).
 StatusOr<Literal> EvalBroadcast(const HloInstruction& instr, Operands ops);
 StatusOr<Literal> EvalReshape(const HloInstruction& instr, Operands ops);
-StatusOr<Literal> EvalBitcast(const HloInstruction& instr, Operands ops);
+// The operand's layout is operand_shape's, or the operand instruction's
+// when null (the default when it names none); never the literal's own.
+StatusOr<Literal> EvalBitcast(const HloInstruction& instr, Operands ops,
+                              const Shape* operand_shape = nullptr);
 StatusOr<Literal> EvalTranspose(const HloInstruction& instr, Operands ops);
 StatusOr<Literal> EvalSlice(const HloInstruction& instr, Operands ops);
 StatusOr<Literal> EvalDynamicSlice(const HloInstruction& instr, Operands ops);

@@ -19,8 +19,11 @@ StatusOr<Literal> RunF64(BoundsEvaluator& ev, const HloInstruction& instr,
       return EvalBroadcast(clone, args);
     case HloOpcode::kReshape:
       return EvalReshape(clone, args);
-    case HloOpcode::kBitcast:
-      return EvalBitcast(clone, args);
+    case HloOpcode::kBitcast:  // The clone has no operand to say its layout.
+      if (instr.operand_count() != 1) {
+        return InvalidArgument(instr.name() + ": bitcast takes one operand");
+      }
+      return EvalBitcast(clone, args, &instr.operand(0)->shape());
     case HloOpcode::kTranspose:
       return EvalTranspose(clone, args);
     case HloOpcode::kSlice:

@@ -76,6 +76,13 @@ TEST(DataMovementTest, BitcastReinterpretsPhysicalLayout) {
   ExpectFloats<float>(
       Eval(OneOp("f32[6]{0}", "bitcast", {"f32[2,3]{0,1}"}), {x}),
       {1, 4, 2, 5, 3, 6});
+  // An argument's own layout means nothing: the operand names none, so
+  // its layout is the default and the bitcast is a reshape.
+  Literal column_major = x;
+  column_major.set_layout(Layout({0, 1}));
+  ExpectFloats<float>(
+      Eval(OneOp("f32[3,2]{1,0}", "bitcast", {"f32[2,3]"}), {column_major}),
+      {1, 2, 3, 4, 5, 6});
   // Element type may change: bits carry over.
   EXPECT_EQ(
       Values<int32_t>(Eval(OneOp("s32[2]", "bitcast", {"f32[2]"}),

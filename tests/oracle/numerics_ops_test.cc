@@ -14,6 +14,7 @@ namespace {
 using testing::Allowed;
 using testing::Bounds;
 using testing::BoundsStatus;
+using testing::ExpectFloats;
 using testing::Lit;
 using testing::R0;
 using testing::R1;
@@ -50,6 +51,29 @@ TEST(NumericsOpsTest, DataMovementCarriesBounds) {
   // Row 2 of r is column 0 of s: exact.
   const BoundedResult r2 = Bounds(hlo, {a, b, R0(S32, int32_t{2})});
   for (int i = 0; i < 4; ++i) EXPECT_LT(Allowed(r2, i), 1e-30);
+}
+
+// A bitcast reads its operand in the operand's layout: the bounds move
+// with the values, whatever layout the bound arrays themselves carry.
+TEST(NumericsOpsTest, BitcastBoundsFollowTheOperandsLayout) {
+  const std::string hlo =
+      "HloModule m\n\nENTRY e {\n  a = f32[2,3] parameter(0)\n  b = f32[2,3] "
+      "parameter(1)\n  s = f32[2,3]{0,1} multiply(a, b)\n"
+      "  ROOT r = f32[6] bitcast(s)\n}\n";
+  // Only element (0, 1) of s is inexact (0.1 * 3). Column-major, it is
+  // physical element 2.
+  const Literal a = Lit(F32, {2, 3}, std::vector<float>{1, 0.1f, 3, 4, 5, 6});
+  const Literal b = Lit(F32, {2, 3}, std::vector<float>{1, 3, 1, 1, 1, 1});
+  const BoundedResult r = Bounds(hlo, {a, b});
+  ASSERT_EQ(r.outputs.size(), 1u);
+  ExpectFloats<float>(r.nominal, {1, 4, 0.1f * 3, 5, 3, 6});
+  for (int i = 0; i < 6; ++i) {
+    if (i == 2) {
+      EXPECT_GT(Allowed(r, i), 1e-9);
+    } else {
+      EXPECT_LT(Allowed(r, i), 1e-30) << i;
+    }
+  }
 }
 
 // A scatter whose combiner the contract does not classify (subtract)

@@ -175,6 +175,33 @@ ENTRY e {
   ExpectFloats<float>(out[0].tuple_element(1), {10, 11});
 }
 
+// The form of an unseeded finding (2026-12-06): operands in another layout
+// than the results, and a bitcast of a result. The bitcast reads the
+// result's own (default) layout, not the operand's the value came from.
+TEST(SpmdTest, AllToAllTupleResultsHaveTheirOwnLayout) {
+  const std::string hlo = R"(HloModule m
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  c = f32[2,3]{0,1} copy(p)
+  q = f32[2,3]{0,1} negate(c)
+  a = (f32[2,3], f32[2,3]) all-to-all(c, q), replica_groups={{0,1}}
+  g = f32[2,3] get-tuple-element(a), index=1
+  ROOT b = f32[6] bitcast(g)
+}
+)";
+  std::vector<Literal> args;
+  for (int64_t d = 0; d < 4; ++d) {
+    std::vector<float> v;
+    for (int64_t i = 0; i < 6; ++i) v.push_back(d * 10 + i);
+    args.push_back(testing::Lit(F32, {2, 3}, v));
+  }
+  std::vector<Literal> out = RunOn(hlo, {2, 2}, std::move(args));
+  ASSERT_EQ(out.size(), 4u);
+  // Device 0 (replica 0, partition 0) receives p of replica 1 (device 2)
+  // as result 1; the bitcast reads it in row-major order.
+  ExpectFloats<float>(out[0], {20, 21, 22, 23, 24, 25});
+}
+
 TEST(SpmdTest, CollectivePermuteMovesAlongTheRingAndZeroesTheRest) {
   const std::string hlo = R"(HloModule m
 ENTRY e {

@@ -190,12 +190,16 @@ StatusOr<hlo_diff::Case> FinishCase(EditableCase& e, const hlo_diff::Case& c,
   }
   // Entry parameters: dense numbers, inputs follow.
   std::vector<std::vector<Literal>> inputs;
+  std::vector<Shape> leaf_shapes;  // One device's, in flattened order.
   int64_t number = 0;
   for (int64_t i = 0; i < entry->num_parameters(); ++i) {
     HloInstruction* p = entry->parameter_instruction(i);
     if (p == nullptr) continue;
     p->mutable_attrs().parameter_number = number++;
     inputs.push_back(std::move(e.param_inputs[i]));
+    ForEachLeafShape(p->shape(), [&](const Shape& s) {
+      if (s.IsArray()) leaf_shapes.push_back(s);
+    });
   }
   e.param_inputs = std::move(inputs);
   // Computations: reachable from the entry or from a kept dead one.
@@ -228,12 +232,20 @@ StatusOr<hlo_diff::Case> FinishCase(EditableCase& e, const hlo_diff::Case& c,
   hlo_diff::Case out;
   out.module_text = PrintHloModule(m);
   out.mesh = c.mesh;
-  // Device-major: device d's leaves of every parameter, in order.
+  // Device-major: device d's leaves of every parameter, in order. Each
+  // input takes its parameter leaf's layout, as ReadCase gives a saved
+  // case's .npy files: a stand-in's value keeps no layout of the
+  // instruction it came from, so the case tested is the case written.
   for (int64_t d = 0; d < e.devices; ++d) {
     for (auto& leaves : e.param_inputs) {
       const size_t per = leaves.size() / static_cast<size_t>(e.devices);
       for (size_t k = d * per; k < (d + 1) * per; ++k) {
+        const size_t leaf =
+            out.inputs.size() % std::max<size_t>(1, leaf_shapes.size());
         out.inputs.push_back(std::move(leaves[k]));
+        if (leaf < leaf_shapes.size()) {
+          out.inputs.back().set_layout(leaf_shapes[leaf].layout());
+        }
       }
     }
   }

@@ -351,6 +351,16 @@ TEST(CollectivesTest, TupleAllToAll) {
       "  ROOT r = (f32[3,5]{1,0}, f32[3,5]{1,0}) all-to-all(a, b), "
       "replica_groups={{0,1}}\n}\n",
       {2, 1}, seed++, ComparisonOptions::Exact(), /*full_pipeline=*/true);
+  // An unseeded finding of the demo (2026-12-06), reduced: a bitcast of a
+  // result whose operand was in another layout. The oracle once read the
+  // operand's layout off the value and disagreed with the target.
+  ExpectSpmdMatchesOracle(
+      "HloModule m\nENTRY e {\n  p = f16[5,15,37,2]{3,0,1,2} parameter(0)\n"
+      "  a = (f16[5,15,37,2], f16[5,15,37,2]) all-to-all(p, p), "
+      "replica_groups={{0,1}}\n"
+      "  g = f16[5,15,37,2] get-tuple-element(a), index=1\n"
+      "  ROOT b = f16[5,15,37,2] bitcast(g)\n}\n",
+      {2, 2}, seed++, ComparisonOptions::Exact(), /*full_pipeline=*/true);
 }
 
 TEST(CollectivesTest, CollectivePermute) {

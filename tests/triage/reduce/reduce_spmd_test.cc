@@ -3,7 +3,9 @@
 // mesh with one input list per device, and the passes together shrink an
 // SPMD program to the collective that matters.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <set>
 
 #include "compiler/ir/hlo_computation.h"
@@ -123,6 +125,73 @@ TEST(ReduceSpmdTest, ReplacedSubgraphsKeepEachDevicesValues) {
     ++replaced;
   }
   EXPECT_GE(replaced, 6);
+}
+
+// The form of an unseeded finding (2026-12-06): values in another layout
+// than their users', passed through a tuple all-to-all or a call, then
+// bitcast.
+constexpr char kLayoutCase[] = R"(HloModule spmd_layouts
+callee {
+  x = f16[3,5,2] parameter(0)
+  ROOT y = f16[3,5,2]{0,2,1} copy(x)
+}
+ENTRY e {
+  p = f16[3,5,2] parameter(0)
+  c = f16[3,5,2]{0,2,1} copy(p)
+  n = f16[3,5,2]{0,2,1} negate(c)
+  a = (f16[3,5,2], f16[3,5,2]) all-to-all(c, n), replica_groups={{0,1}}
+  g = f16[3,5,2] get-tuple-element(a), index=1
+  b = f16[5,3,2] bitcast(g)
+  k = f16[3,5,2] call(p), to_apply=callee
+  m = f16[30] bitcast(k)
+  ROOT t = (f16[5,3,2], f16[3,5,2]{0,2,1}, f16[30]) tuple(b, c, m)
+}
+)";
+
+// A candidate is tested in memory and then saved as .npy files, which
+// carry no layout: what the reducer tests must be what it writes. (The
+// stand-in for an instruction once kept its value's layout, and a
+// layout-sensitive op read the two differently.)
+TEST(ReduceSpmdTest, EveryCandidateIsTheCaseItWrites) {
+  const hlo_diff::Case c =
+      testing::SpmdCaseOf(kLayoutCase, DeviceMesh{2, 2}, 31);
+  const std::string dir =
+      ::testing::TempDir() + "/reduce_spmd_written_" + std::to_string(getpid());
+  int written = 0;
+  for (const auto& pass : AllReductionPasses()) {
+    const int64_t n = pass->Count(c);
+    for (int64_t i = 0; i < n; ++i) {
+      auto out = pass->Apply(c, std::vector<int64_t>{i});
+      if (!out.ok() || !ValidateCandidate(*out).ok()) continue;
+      std::filesystem::remove_all(dir);
+      ASSERT_TRUE(hlo_diff::WriteCase(dir, *out).ok());
+      StatusOr<hlo_diff::Case> back = hlo_diff::ReadCase(dir);
+      ASSERT_TRUE(back.ok()) << back.status().ToString();
+      ASSERT_EQ(back->inputs.size(), out->inputs.size());
+      for (size_t k = 0; k < out->inputs.size(); ++k) {
+        // Values and shapes, layouts included (Literal's == ignores them).
+        EXPECT_TRUE(back->inputs[k] == out->inputs[k] &&
+                    back->inputs[k].shape() == out->inputs[k].shape())
+            << pass->name() << " #" << i << ", input " << k << ": "
+            << out->inputs[k].shape().ToString() << " written as "
+            << back->inputs[k].shape().ToString();
+      }
+      StatusOr<std::vector<Literal>> tested = testing::RunSpmd(*out);
+      StatusOr<std::vector<Literal>> saved = testing::RunSpmd(*back);
+      ASSERT_EQ(tested.ok(), saved.ok()) << pass->name() << " #" << i;
+      if (tested.ok()) {
+        ASSERT_EQ(tested->size(), saved->size());
+        for (size_t d = 0; d < tested->size(); ++d) {
+          EXPECT_TRUE((*tested)[d] == (*saved)[d])
+              << pass->name() << " #" << i << ", device " << d << "\n"
+              << out->module_text;
+        }
+      }
+      ++written;
+    }
+  }
+  std::filesystem::remove_all(dir);
+  EXPECT_GE(written, 10);
 }
 
 TEST(ReduceSpmdTest, SimplifyInputsChangesOneDeviceAtATime) {
