@@ -195,6 +195,27 @@ CaseSize SizeFromJson(const Json* j, const CaseSize& fallback) {
           JsonInt(*j, "text_bytes")};
 }
 
+// The best case as written (OUT/best read back) must still be interesting:
+// the reduction tested cases in memory, and a difference between a case
+// and its saved form (a layout a saved .npy cannot carry, say) would leave
+// a "best" that does not fail. Two tries, for flaky bugs.
+Status ReplayBest(const std::string& out_dir, Interestingness& test,
+                  ReduceResult* r) {
+  const std::string best = (fs::path(out_dir) / "best").string();
+  ASSIGN_OR_RETURN(Case written, hlo_diff::ReadCase(best));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    ASSIGN_OR_RETURN(bool yes, test.IsInteresting(written, 0));
+    if (yes) {
+      r->replayed = true;
+      return Status();
+    }
+  }
+  return Internal(best + " (step " + std::to_string(r->steps) +
+                  ") does not fail when read back from disk, though the "
+                  "reduction tested it as failing: the reduced case cannot "
+                  "be trusted");
+}
+
 }  // namespace
 
 Json SizeJson(const CaseSize& s) {
@@ -224,6 +245,7 @@ Json ReduceResult::ToJson() const {
   j["rounds"] = rounds;
   j["steps"] = steps;
   j["budget_exhausted"] = budget_exhausted;
+  j["replayed"] = replayed;
   j["seconds"] = seconds;
   return j;
 }
@@ -348,6 +370,7 @@ StatusOr<ReduceResult> Reduce(
     if (!changed) break;
   }
   r.steps = disk.step();
+  if (r.steps > 0) RETURN_IF_ERROR(ReplayBest(options.out_dir, test, &r));
   pass_name = "done";
   Json final_progress = progress_json(r.best);
   final_progress["done"] = !r.budget_exhausted;

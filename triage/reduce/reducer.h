@@ -23,7 +23,9 @@
 // + rename) with {"pass", "step", "round", "size", "initial_size", "tests",
 // "seconds", "best"}; at the end it is written once more with "pass":
 // "done" and "done": true (false when the test budget stopped the run). So
-// OUT/best always is a complete, interesting case. Resume
+// OUT/best always is a complete, interesting case; at the end it is read
+// back and tested once more (ReduceResult::replayed), and a best that no
+// longer fails is an Internal error, never a silent result. Resume
 // (ReduceOptions::resume) starts from OUT/best and progress.json's
 // counters (step, tests, initial_size); its cache and its set of cases
 // already seen start empty.
@@ -70,6 +72,9 @@ struct ReduceResult {
   int rounds = 0;
   int64_t steps = 0;  // Accepted steps (including a resumed run's).
   bool budget_exhausted = false;
+  // OUT/best, read back from disk, was tested again and still fails
+  // (false when no step was accepted, so nothing new was written).
+  bool replayed = false;
   double seconds = 0;
 
   Json ToJson() const;  // Without the case.
@@ -79,7 +84,8 @@ struct ReduceResult {
 // `test` (whose repeat policy applies). REQUIRES: `test` supports
 // options.jobs workers. Errors: InvalidArgument for a missing out_dir or
 // jobs < 1; FailedPrecondition when OUT/best exists without resume or is
-// missing with it; IoError when OUT cannot be written; harness errors of
+// missing with it; IoError when OUT cannot be written; Internal when OUT/best
+// read back no longer fails (see above); harness errors of
 // the test.
 StatusOr<ReduceResult> Reduce(
     const hlo_diff::Case& initial,
