@@ -286,6 +286,7 @@ namespace {
 
 struct CacheEntry {
   std::string text;
+  DeviceMesh mesh;
   std::vector<Literal> inputs;
   std::shared_ptr<const ValueMap> values;
 };
@@ -369,7 +370,10 @@ std::shared_ptr<const ValueMap> OracleValues(const hlo_diff::Case& c) {
   {
     std::lock_guard<std::mutex> lock(mu);
     for (const CacheEntry& entry : cache) {
-      if (entry.text == c.module_text && entry.inputs == c.inputs) {
+      if (entry.text == c.module_text &&
+          entry.mesh.replicas == c.mesh.replicas &&
+          entry.mesh.partitions == c.mesh.partitions &&
+          entry.inputs == c.inputs) {
         return entry.values;
       }
     }
@@ -377,7 +381,7 @@ std::shared_ptr<const ValueMap> OracleValues(const hlo_diff::Case& c) {
   std::shared_ptr<const ValueMap> values = ComputeOracleValues(c);
   std::lock_guard<std::mutex> lock(mu);
   if (cache.size() >= kCacheSize) cache.erase(cache.begin());
-  cache.push_back({c.module_text, c.inputs, values});
+  cache.push_back({c.module_text, c.mesh, c.inputs, values});
   return values;
 }
 

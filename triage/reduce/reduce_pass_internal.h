@@ -88,8 +88,8 @@ std::vector<Literal> ZeroLeaves(const Shape& shape);
 // the devices' values, in device order, so that LiteralLeaves gives every
 // device's leaves as AddEntryParameter takes them. Empty when the module
 // is larger than kMaxOracleElements (sum over the instructions, times the
-// devices), uses a token or the oracle fails. Cached per case (text and
-// inputs), thread-safe.
+// devices), uses a token or the oracle fails. Cached per case (text, mesh
+// and inputs), thread-safe.
 inline constexpr int64_t kMaxOracleElements = int64_t{1} << 22;
 inline constexpr int64_t kMaxTapElements = int64_t{1} << 20;
 using ValueMap = std::unordered_map<std::string, Literal>;

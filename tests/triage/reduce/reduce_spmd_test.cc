@@ -11,6 +11,7 @@
 #include "compiler/ir/hlo_computation.h"
 #include "oracle/spmd.h"
 #include "tests/triage/reduce/pass_test_util.h"
+#include "triage/reduce/reduce_pass_internal.h"
 
 namespace trench::hlo_reduce {
 namespace {
@@ -192,6 +193,24 @@ TEST(ReduceSpmdTest, EveryCandidateIsTheCaseItWrites) {
   }
   std::filesystem::remove_all(dir);
   EXPECT_GE(written, 10);
+}
+
+// The same text and inputs on another mesh of as many devices is another
+// case: the oracle's values (what stand-ins hold) are not taken from it.
+TEST(ReduceSpmdTest, OracleValuesDependOnTheMesh) {
+  const char* text =
+      "HloModule m\nENTRY e {\n  p = u32[2] parameter(0)\n"
+      "  r = u32[] replica-id()\n  b = u32[2] broadcast(r), dimensions={}\n"
+      "  ROOT s = u32[2] add(p, b)\n}\n";
+  const hlo_diff::Case replicas = testing::SpmdCaseOf(text, {2, 1}, 5);
+  hlo_diff::Case partitions = replicas;
+  partitions.mesh = DeviceMesh{1, 2};
+  const auto a = OracleValues(replicas);
+  const auto b = OracleValues(partitions);
+  ASSERT_TRUE(a->count("r") && b->count("r"));
+  // Device 1 is replica 1 on 2 x 1, replica 0 on 1 x 2.
+  EXPECT_EQ(a->at("r").tuple_element(1).GetAsDouble(0), 1);
+  EXPECT_EQ(b->at("r").tuple_element(1).GetAsDouble(0), 0);
 }
 
 TEST(ReduceSpmdTest, SimplifyInputsChangesOneDeviceAtATime) {
