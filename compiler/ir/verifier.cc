@@ -13,6 +13,9 @@ namespace {
 
 std::string Num(int64_t v) { return std::to_string(v); }
 
+// The module's computations, each with its index in module.computations().
+using ComputationIndex = std::unordered_map<const HloComputation*, size_t>;
+
 // "in computation %c: what", prefixed with "LINE:COL: " of `at` when the
 // parser recorded where `at` was written.
 Status InComputation(const HloComputation& comp, const std::string& what,
@@ -32,25 +35,14 @@ Status InInstruction(const HloComputation& comp, const HloInstruction& instr,
                        &instr);
 }
 
-Status CheckNames(const HloModule& module) {
+Status CheckComputationNames(const std::vector<HloComputation*>& all) {
   // Views of names the module owns; nothing changes them meanwhile.
-  std::unordered_set<std::string_view> comp_names, instr_names;
-  comp_names.reserve(module.computation_count());
-  instr_names.reserve(module.instruction_count());
-  for (const HloComputation* comp : module.computations()) {
-    if (!comp_names.insert(comp->name()).second) {
+  std::unordered_set<std::string_view> names;
+  names.reserve(all.size());
+  for (const HloComputation* comp : all) {
+    if (!names.insert(comp->name()).second) {
       return InvalidArgument("computation name %" + comp->name() +
                              " is used twice");
-    }
-  }
-  for (const HloComputation* comp : module.computations()) {
-    for (const HloInstruction* instr : comp->instructions()) {
-      if (!instr_names.insert(instr->name()).second) {
-        return InComputation(*comp,
-                             "instruction name %" + instr->name() +
-                                 " is used twice in the module",
-                             instr);
-      }
     }
   }
   return Status::Ok();
@@ -58,7 +50,7 @@ Status CheckNames(const HloModule& module) {
 
 // Edges of one instruction: parent, operands, control predecessors, callees.
 Status CheckEdges(const HloComputation& comp, const HloInstruction& instr,
-                  const std::unordered_set<const HloComputation*>& comps) {
+                  const ComputationIndex& comps) {
   if (instr.parent() != &comp) {
     return InInstruction(comp, instr,
                          "does not record this computation as "
@@ -121,9 +113,17 @@ Status CheckParameters(const HloComputation& comp) {
   return Status::Ok();
 }
 
-Status CheckComputation(
-    const HloComputation& comp,
-    const std::unordered_set<const HloComputation*>& comps) {
+// A call edge: the calling instruction and the computation it calls.
+using Call = std::pair<const HloInstruction*, const HloComputation*>;
+
+// The structure of one computation, in one walk over its instructions
+// while they are in cache: its root, each instruction's name (unique in
+// the module: `instr_names`) and edges, its parameter numbers and that
+// its edges form no cycle. Appends its calls to `calls`.
+Status CheckComputation(const HloComputation& comp,
+                        const ComputationIndex& comps,
+                        std::unordered_set<std::string_view>* instr_names,
+                        std::vector<Call>* calls) {
   const HloInstruction* root = comp.root_instruction();
   if (root == nullptr) return InComputation(comp, "has no root instruction");
   if (root->parent() != &comp) {
@@ -131,52 +131,54 @@ Status CheckComputation(
         comp, "root %" + root->name() + " is not in this computation");
   }
   for (const HloInstruction* instr : comp.instructions()) {
+    if (!instr_names->insert(instr->name()).second) {
+      return InComputation(
+          comp,
+          "instruction name %" + instr->name() + " is used twice in the module",
+          instr);
+    }
     RETURN_IF_ERROR(CheckEdges(comp, *instr, comps));
+    for (const HloComputation* callee : instr->called_computations()) {
+      calls->push_back({instr, callee});
+    }
   }
-  return CheckParameters(comp);
-}
-
-Status CheckAcyclic(const HloComputation& comp) {
+  RETURN_IF_ERROR(CheckParameters(comp));
   if (const HloInstruction* at = comp.FindCycle()) {
     return InInstruction(comp, *at, "is part of a cycle");
   }
   return Status::Ok();
 }
 
-// Calls must not recurse: DFS over the call graph.
-Status CheckCallGraphAcyclic(const HloModule& module) {
-  enum Color { kWhite, kGrey, kBlack };
-  std::unordered_map<const HloComputation*, Color> color;
-  for (const HloComputation* start : module.computations()) {
+// Calls must not recurse: DFS over the call graph, whose edges are each
+// computation's calls (calls[i] for all[i], as CheckComputation found them).
+Status CheckCallGraphAcyclic(const std::vector<HloComputation*>& all,
+                             const ComputationIndex& index,
+                             const std::vector<std::vector<Call>>& calls) {
+  enum Color : uint8_t { kWhite, kGrey, kBlack };
+  std::vector<Color> color(all.size(), kWhite);
+  // Per computation on the path: the next of its calls to follow.
+  std::vector<std::pair<size_t, size_t>> stack;
+  for (size_t start = 0; start < all.size(); ++start) {
     if (color[start] != kWhite) continue;
-    // Per computation on the path: its pending calls (caller, callee).
-    using Call = std::pair<const HloInstruction*, const HloComputation*>;
-    std::vector<std::pair<const HloComputation*, std::vector<Call>>> stack;
-    auto push = [&](const HloComputation* c) {
-      std::vector<Call> callees;
-      for (const HloInstruction* instr : c->instructions()) {
-        for (const HloComputation* callee : instr->called_computations()) {
-          callees.push_back({instr, callee});
-        }
-      }
-      color[c] = kGrey;
-      stack.push_back({c, std::move(callees)});
-    };
-    push(start);
+    color[start] = kGrey;
+    stack.push_back({start, 0});
     while (!stack.empty()) {
-      auto& [comp, pending] = stack.back();
-      if (pending.empty()) {
-        color[comp] = kBlack;
+      auto& [c, next] = stack.back();
+      if (next == calls[c].size()) {
+        color[c] = kBlack;
         stack.pop_back();
         continue;
       }
-      const auto [caller, callee] = pending.back();
-      pending.pop_back();
-      if (color[callee] == kGrey) {
-        return InComputation(*comp, "calls %" + callee->name() + " recursively",
-                             caller);
+      const auto [caller, callee] = calls[c][next++];
+      const size_t k = index.at(callee);  // CheckEdges: in the module.
+      if (color[k] == kGrey) {
+        return InComputation(
+            *all[c], "calls %" + callee->name() + " recursively", caller);
       }
-      if (color[callee] == kWhite) push(callee);
+      if (color[k] == kWhite) {
+        color[k] = kGrey;
+        stack.push_back({k, 0});
+      }
     }
   }
   return Status::Ok();
@@ -246,7 +248,9 @@ Status CheckShape(const HloComputation& comp, const HloInstruction& instr,
 Status VerifyModule(const HloModule& module, VerifyStats* stats,
                     const VerifyOptions& options) {
   const std::vector<HloComputation*> all = module.computations();
-  const std::unordered_set<const HloComputation*> comps(all.begin(), all.end());
+  ComputationIndex comps;
+  comps.reserve(all.size());
+  for (size_t i = 0; i < all.size(); ++i) comps.emplace(all[i], i);
   if (module.entry_computation() == nullptr) {
     return InvalidArgument("module " + module.name() +
                            " has no entry computation");
@@ -255,14 +259,14 @@ Status VerifyModule(const HloModule& module, VerifyStats* stats,
     return InvalidArgument("module " + module.name() +
                            ": the entry computation is not in the module");
   }
-  RETURN_IF_ERROR(CheckNames(module));
-  for (const HloComputation* comp : all) {
-    RETURN_IF_ERROR(CheckComputation(*comp, comps));
+  RETURN_IF_ERROR(CheckComputationNames(all));
+  std::unordered_set<std::string_view> instr_names;
+  instr_names.reserve(module.instruction_count());
+  std::vector<std::vector<Call>> calls(all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    RETURN_IF_ERROR(CheckComputation(*all[i], comps, &instr_names, &calls[i]));
   }
-  for (const HloComputation* comp : all) {
-    RETURN_IF_ERROR(CheckAcyclic(*comp));
-  }
-  RETURN_IF_ERROR(CheckCallGraphAcyclic(module));
+  RETURN_IF_ERROR(CheckCallGraphAcyclic(all, comps, calls));
   for (const HloComputation* comp : all) {
     for (const HloInstruction* instr : comp->instructions()) {
       if (stats) ++stats->instructions;

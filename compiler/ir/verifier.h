@@ -29,15 +29,15 @@ struct VerifyOptions {
 
 // Checks, in this order, and reports the first problem found:
 // - the module has an entry computation, which belongs to it;
-// - computation names are unique, instruction names are unique in the
-//   module, every computation has a root that belongs to it;
-// - every instruction belongs to its computation, has the operand count of
-//   its opcode (unless variadic), non-null operands and control
+// - computation names are unique;
+// - then, computation by computation (one walk over its instructions):
+//   it has a root that belongs to it; instruction names are unique in the
+//   module; every instruction belongs to its computation, has the operand
+//   count of its opcode (unless variadic), non-null operands and control
 //   predecessors from the same computation, and called computations that
-//   are in the module;
-// - each computation's parameter numbers are 0..n-1, without gaps or
-//   duplicates;
-// - operand/control edges and calls form no cycle;
+//   are in the module; its parameter numbers are 0..n-1, without gaps or
+//   duplicates; its operand/control edges form no cycle;
+// - calls form no cycle;
 // - declared shapes have no negative dimension, and each instruction's
 //   declared shape is compatible (layouts ignored) with the inferred one
 //   (InferShape: this covers attribute sanity and the signatures of called
