@@ -417,25 +417,31 @@ std::string PrintInstr(const Kernel& k, const Instr& in) {
 std::string PrintKernel(const Kernel& k) {
   std::string out = "kernel " + k.name + " {\n";
   out += "  .vmem " + std::to_string(k.vmem_bytes) + "\n";
-  size_t li = 0;
-  // Targets without labels get synthesized ones, in index order.
-  Kernel labeled = k;
+  // Targets without labels get synthesized ones ("L<index>", the name
+  // PrintInstr gives such a target too), in index order.
+  std::vector<Label> labels = k.labels;
+  std::vector<int32_t> unlabeled;
   for (const Instr& in : k.code) {
-    if (in.target < 0) continue;
-    bool found = false;
-    for (const Label& l : labeled.labels) found |= l.index == in.target;
-    if (!found) {
-      labeled.labels.push_back({in.target, "L" + std::to_string(in.target)});
-    }
+    if (in.target >= 0) unlabeled.push_back(in.target);
+  }
+  std::sort(unlabeled.begin(), unlabeled.end());
+  unlabeled.erase(std::unique(unlabeled.begin(), unlabeled.end()),
+                  unlabeled.end());
+  for (int32_t t : unlabeled) {
+    const bool found =
+        std::any_of(k.labels.begin(), k.labels.end(),
+                    [t](const Label& l) { return l.index == t; });
+    if (!found) labels.push_back({t, "L" + std::to_string(t)});
   }
   std::stable_sort(
-      labeled.labels.begin(), labeled.labels.end(),
+      labels.begin(), labels.end(),
       [](const Label& a, const Label& b) { return a.index < b.index; });
+  size_t li = 0;
   for (size_t i = 0; i <= k.code.size(); ++i) {
-    while (li < labeled.labels.size() && labeled.labels[li].index == (int)i) {
-      out += labeled.labels[li++].name + ":\n";
+    while (li < labels.size() && labels[li].index == (int)i) {
+      out += labels[li++].name + ":\n";
     }
-    if (i < k.code.size()) out += "  " + PrintInstr(labeled, k.code[i]) + "\n";
+    if (i < k.code.size()) out += "  " + PrintInstr(k, k.code[i]) + "\n";
   }
   return out + "}\n";
 }
