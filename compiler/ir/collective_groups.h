@@ -57,6 +57,7 @@ const char* CollectiveGroupModeName(CollectiveGroupMode mode);
 struct DeviceMesh {
   int64_t replicas = 1, partitions = 1;
   int64_t size() const { return replicas * partitions; }
+  bool operator==(const DeviceMesh&) const = default;
 };
 
 // The meshes the project models: 1..kMaxMeshDevices devices.

@@ -237,11 +237,10 @@ StatusOr<hlo_diff::Case> FinishCase(EditableCase& e, const hlo_diff::Case& c,
   // case's .npy files: a stand-in's value keeps no layout of the
   // instruction it came from, so the case tested is the case written.
   for (int64_t d = 0; d < e.devices; ++d) {
+    size_t leaf = 0;  // Device d's leaf number, across its parameters.
     for (auto& leaves : e.param_inputs) {
       const size_t per = leaves.size() / static_cast<size_t>(e.devices);
-      for (size_t k = d * per; k < (d + 1) * per; ++k) {
-        const size_t leaf =
-            out.inputs.size() % std::max<size_t>(1, leaf_shapes.size());
+      for (size_t k = d * per; k < (d + 1) * per; ++k, ++leaf) {
         out.inputs.push_back(std::move(leaves[k]));
         if (leaf < leaf_shapes.size()) {
           out.inputs.back().set_layout(leaf_shapes[leaf].layout());
@@ -370,9 +369,7 @@ std::shared_ptr<const ValueMap> OracleValues(const hlo_diff::Case& c) {
   {
     std::lock_guard<std::mutex> lock(mu);
     for (const CacheEntry& entry : cache) {
-      if (entry.text == c.module_text &&
-          entry.mesh.replicas == c.mesh.replicas &&
-          entry.mesh.partitions == c.mesh.partitions &&
+      if (entry.text == c.module_text && entry.mesh == c.mesh &&
           entry.inputs == c.inputs) {
         return entry.values;
       }
