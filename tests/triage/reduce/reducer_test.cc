@@ -174,6 +174,23 @@ TEST(ReducerTest, ABestThatDoesNotFailWhenReadBackIsAnError) {
   EXPECT_TRUE(ok->ToJson().Find("replayed")->bool_value());
 }
 
+// Another process on the machine (same uid) overwrites OUT/best with
+// garbage after each step: the read-back names the broken file instead
+// of reporting a result.
+TEST(ReducerTest, ABestCorruptedOnDiskIsAnErrorNamingTheFile) {
+  TempDir tmp;
+  Needs3And17 test;
+  ReduceOptions o{.out_dir = tmp / "out"};
+  o.on_progress = [&](const Json&) {
+    std::ofstream(tmp / "out/best/module.hlo", std::ios::trunc)
+        << "HloModule m\nENTRY e {\n  x = f32[ broken\n";
+  };
+  StatusOr<ReduceResult> r = Reduce(AllNonzero(), FakePasses(), test, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("module.hlo"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(ReducerTest, TwoJobsGiveTheSameResult) {
   TempDir tmp;
   Needs3And17 t1, t2;
