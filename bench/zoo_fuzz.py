@@ -10,9 +10,13 @@ unpatched compiler passes it. Prints one table row per bug: time to the
 first attributable finding, programs executed until then and in all,
 distinct signatures (attributable / all).
 
+--aim runs the campaign the daemon's stress-test author runs on the bug's
+commit: focused on the pass its meta.json names (`--focus passes:P`), or
+on its opcode when it names no pipeline pass (codegen bugs).
+
 Usage (after building hlo-fuzz, hlo-diff and hlo-run in build/):
     /usr/bin/python3 bench/zoo_fuzz.py [--build build] [--budget 300]
-        [--jobs 2] [--linger 60] [--bugs 01,05] [--work DIR]
+        [--jobs 2] [--linger 60] [--bugs 01,05] [--work DIR] [--aim]
 """
 import argparse
 import json
@@ -34,11 +38,25 @@ def attributable(case_dir, build):
         return False
 
 
+def aim_flags(bug_dir):
+    """hlo-fuzz's --focus for the bug's own area (meta.json)."""
+    with open(os.path.join(bug_dir, "meta.json")) as f:
+        meta = json.load(f)
+    if meta.get("pass") and meta["pass"] != "codegen":
+        return ["--focus", "passes:" + meta["pass"]]
+    if meta.get("opcode"):
+        return ["--focus", "ops:" + meta["opcode"]]
+    return []
+
+
 def fuzz_bug(bug_dir, args, src, zoo_build, env):
     name = os.path.basename(bug_dir)
+    focus = aim_flags(bug_dir) if args.aim else []
     try:
         with patched(src, bug_dir):
-            ok, log = build_targets(zoo_build, env)
+            # hloc too: its --capabilities tell the campaign the slice
+            # (without it every SPMD program is target_unsupported).
+            ok, log = build_targets(zoo_build, env, ("hlo-run", "hloc"))
             if not ok:
                 return {"bug": name, "error": "build failed: " + log}
             out = os.path.join(args.work, "findings", name)
@@ -50,7 +68,8 @@ def fuzz_bug(bug_dir, args, src, zoo_build, env):
                      "--corpus", os.path.join(ROOT, "corpus", "traces"),
                      "--target", "serve",
                      "--hlo-run", os.path.join(zoo_build, "hlo-run"),
-                     "--out", out])
+                     "--hloc", os.path.join(zoo_build, "hloc"),
+                     "--out", out] + focus)
             wall = time.time() - start
             summary = json.loads(f.stdout)
     except RuntimeError as e:
@@ -80,6 +99,8 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--bugs", default="")
     p.add_argument("--work", default="/tmp/trench-zoo-fuzz")
+    p.add_argument("--aim", action="store_true",
+                   help="focus on each bug's pass or opcode (meta.json)")
     args = p.parse_args()
     args.build = os.path.abspath(args.build)
     os.makedirs(args.work, exist_ok=True)
@@ -89,8 +110,9 @@ def main():
         row = fuzz_bug(bug_dir, args, src, zoo_build, env)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
-    print("budget %ds, jobs %d, linger %ds, seed %d, corpus corpus/traces" %
-          (args.budget, args.jobs, args.linger, args.seed))
+    print("budget %ds, jobs %d, linger %ds, seed %d, corpus corpus/traces%s" %
+          (args.budget, args.jobs, args.linger, args.seed,
+           ", aimed at each bug's pass or opcode" if args.aim else ""))
     print("| bug | found | first finding (s) | programs to first | status "
           "| programs run | signatures (bug / all) |")
     print("| --- | --- | ---: | ---: | --- | ---: | ---: |")

@@ -3,6 +3,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <csignal>
 #include <fstream>
 
 namespace trench::hlo_bisect {
@@ -22,6 +23,15 @@ const std::vector<std::string_view>& InfraFailureMarkers() {
       "std::bad_alloc",
       "Killed signal terminated program",
       "internal compiler error: Killed",
+      // A compiler or the build tool stopped from outside (a neighbour's
+      // kill or pkill, a shutdown): the gcc/clang driver, ninja and make.
+      "Terminated signal terminated program",
+      "Interrupt signal terminated program",
+      "build stopped: interrupted by user",
+      "] Terminated",
+      "] Interrupt",
+      "] Killed",
+      "] Hangup",
       // The disk (or its inodes, or a quota) full.
       "No space left on device",
       "Disk quota exceeded",
@@ -55,6 +65,11 @@ std::string_view FindInfraMarkerInFile(const std::string& path) {
                                     : window;
   }
   return {};
+}
+
+bool ShellReportsKillSignal(int exit_code) {
+  return exit_code == 128 + SIGHUP || exit_code == 128 + SIGINT ||
+         exit_code == 128 + SIGKILL || exit_code == 128 + SIGTERM;
 }
 
 bool FileSystemFull(const std::string& dir) {

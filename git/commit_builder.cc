@@ -178,11 +178,15 @@ StatusOr<BuildResult> CommitBuilder::BuildAs(const std::string& rev,
     r.infra = true;
     r.reason = "the build command died of signal " + std::to_string(p.signal);
   } else if (p.exit_code != 0) {
-    r.infra = !marker.empty();
     r.reason = "the build command exited with " + std::to_string(p.exit_code);
-    if (r.infra) {
+    if (!marker.empty()) {
+      r.infra = true;
       r.reason += " (the log says \"" + std::string(marker) +
                   "\": a failure of the machine, not of the commit)";
+    } else if (ShellReportsKillSignal(p.exit_code)) {
+      r.infra = true;
+      r.reason += " (128 + signal " + std::to_string(p.exit_code - 128) +
+                  ": the command it ran was killed, not failed by the commit)";
     }
   } else {
     for (const std::string& b : TargetBinaries()) {

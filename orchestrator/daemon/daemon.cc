@@ -199,10 +199,11 @@ struct Daemon::Impl {
         f["commit"] = sha;
         LogScope scope(f);
         spdlog::info("commit_landed: {}", sha.substr(0, 12));
-        Status s = QueueCommit(ctx, sha);
-        if (!s.ok()) spdlog::error("queueing {}: {}", sha, s.message());
       }
-      if (!landed->empty()) {
+      if (Status s = QueueLandedCommits(ctx, *landed); !s.ok()) {
+        spdlog::error("queueing {} landed commits: {}", landed->size(),
+                      s.message());
+      } else if (!landed->empty()) {
         Status s = watcher->Commit(*ctx.store, landed->back());
         if (!s.ok()) spdlog::error("repo watcher: {}", s.message());
       }

@@ -276,22 +276,29 @@ Status Reconcile(StepContext& ctx) {
   }
 }
 
-Status QueueCommit(StepContext& ctx, const std::string& sha) {
-  // The event row first: when the daemon dies before the watcher records
-  // the commit as handled, the next poll lands it again, and the row is
-  // not written twice (RecordCommitEvent's dedup).
+Status QueueLandedCommits(StepContext& ctx,
+                          const std::vector<std::string>& landed) {
+  // The event rows first: when the daemon dies before the watcher records
+  // the commits as handled, the next poll lands them again, and no row is
+  // written twice (RecordCommitEvent's dedup) nor any build queued twice
+  // (the jobs' dedup keys).
   Json evidence = Json::MakeObject();
   evidence["branch"] = ctx.config->branch;
-  RETURN_IF_ERROR(ctx.store
-                      ->RecordCommitEvent(sha, CommitEventKind::kCommitLanded,
-                                          ctx.worker, evidence)
-                      .status());
-  Json payload = Json::MakeObject();
-  payload["commit"] = sha;
-  JobOptions o = StepJobOptions();
-  o.dedup_key = "build:" + sha;
-  o.priority = kBuildPriority;
-  return ctx.queue->Enqueue("build", payload, o).status();
+  for (const std::string& sha : landed) {
+    RETURN_IF_ERROR(ctx.store
+                        ->RecordCommitEvent(sha, CommitEventKind::kCommitLanded,
+                                            ctx.worker, evidence)
+                        .status());
+  }
+  for (auto it = landed.rbegin(); it != landed.rend(); ++it) {
+    Json payload = Json::MakeObject();
+    payload["commit"] = *it;
+    JobOptions o = StepJobOptions();
+    o.dedup_key = "build:" + *it;
+    o.priority = kBuildPriority;
+    RETURN_IF_ERROR(ctx.queue->Enqueue("build", payload, o).status());
+  }
+  return Status::Ok();
 }
 
 StatusOr<bool> QueueIdleFuzz(StepContext& ctx) {

@@ -154,10 +154,15 @@ StatusOr<std::vector<Job>> JobsOfBug(JobQueue& queue, int64_t bug, int limit);
 StatusOr<std::vector<int64_t>> RetryBugSteps(JobQueue& queue, int64_t bug);
 // QueueNextStep for every open bug.
 Status Reconcile(StepContext& ctx);
-// A newly landed commit: records its commit_landed event (once per commit,
-// however often it is called) and queues its build (then fuzz and fix
-// checks).
-Status QueueCommit(StepContext& ctx, const std::string& sha);
+// Commits that landed together, oldest first (RepoWatcher::Poll): records
+// each one's commit_landed event in that order (once per commit, however
+// often it is called) and queues their builds (then fuzz and fix checks)
+// newest first. The tip is built and fuzzed first: it is what runs now,
+// and its fuzzing aims at the changes of the commits before it
+// (RecentCommits), so a bug that one of them brought and none fixed is
+// sought before the older commits' turns, which still follow.
+Status QueueLandedCommits(StepContext& ctx,
+                          const std::vector<std::string>& landed);
 // Continuous fuzzing (config fuzz.continuous): when no job is queued or
 // running and the newest landed commit is built (meta "head.built"), queues
 // one more fuzz round of it (payload {"commit", "round"}; meta "fuzz.round"

@@ -274,6 +274,15 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
         raw.ok() ? agents::ParseStressAuthorClaim(ToJsonDoc(*raw))
                  : StatusOr<agents::StressAuthorClaim>(raw.status());
     if (claim.ok()) {
+      // A campaign of the author's that failed is the commit's aim missed:
+      // said in the log, not only in the job's result.
+      for (const agents::StressAuthorClaim::Round& r : claim->rounds) {
+        if (r.error) {
+          spdlog::warn(
+              "fuzz {}: the stress-test author's {} campaign failed: {}",
+              sha.substr(0, 12), r.focus, *r.error);
+        }
+      }
       ASSIGN_OR_RETURN(Json mine, FileAuthorFindings(ctx, sha, *claim));
       for (const Json& one : mine.array()) filed.push_back(one);
       programs += claim->programs.value_or(0);

@@ -32,9 +32,13 @@ std::vector<std::string> SplitCommas(std::string_view s) {
 const std::set<std::string>& KnownFocusNames() {
   static const std::set<std::string> names = [] {
     std::set<std::string> n;
-    for (HloOpcode op : SyntheticOps()) {
-      n.insert(std::string(OpcodeName(op)));
-      n.insert(OpGroup(op));
+    // The device ops too: a focus on them makes every program SPMD (the
+    // daemon aims at them when a commit changes their emitters).
+    for (const auto* ops : {&SyntheticOps(), &SpmdOps()}) {
+      for (HloOpcode op : *ops) {
+        n.insert(std::string(OpcodeName(op)));
+        n.insert(OpGroup(op));
+      }
     }
     return n;
   }();

@@ -145,8 +145,9 @@ struct GeneratorOptions {
   // (RandomArguments with DeviceSeed(seed, d)), and draw the "collective"
   // group too (SpmdOps(): all-reduce, all-gather, reduce-scatter,
   // all-to-all, collective-permute over every group mode and both
-  // replica_groups forms, partition-id, replica-id) in the entry, at least
-  // one collective each. The choice comes from the seed alone, so other
+  // replica_groups forms, partition-id, replica-id; an all-reduce is often
+  // a near-copy of an earlier one, its groups drawn again) in the entry, at
+  // least one collective each. The choice comes from the seed alone, so other
   // programs stay as they were; a focus on collectives alone makes every
   // program SPMD. CheckCollectives (collective_scale.h) holds for them.
   double spmd_share = 0;

@@ -2,7 +2,9 @@
 // all-gather, reduce-scatter, all-to-all (with and without dimensions),
 // collective-permute, partition-id and replica-id over the program's mesh,
 // in every group mode XLA derives (collective_groups.h) and both
-// replica_groups forms; an all-reduce's groups may differ in size. Collectives
+// replica_groups forms; an all-reduce's groups may differ in size, and an
+// all-reduce may be a near-copy of an earlier one (the same key but for
+// its groups' draw: what a combiner's key must tell apart). Collectives
 // go into the entry only: every device runs the entry's instructions, so every
 // group meets.
 #include <algorithm>
@@ -25,6 +27,10 @@ using P = PrimitiveType;
 struct Groups {
   std::string attrs;
   int64_t size = 1;
+  // How ReduceGroups wrote them (form.ids == 0 for other groups), and the
+  // replica_groups text.
+  Gen::GroupForm form;
+  std::string text;
 };
 
 // replica_groups over n ids in groups of `size` (a divisor of n): the
@@ -73,34 +79,39 @@ std::string Channel(Gen& g) {
   return "channel_id=" + std::to_string(++g.channels);
 }
 
+// The attributes of groups of `form` written as `text`: a fresh
+// channel_id when the form has one, the replica_groups and the suffix.
+std::string FormAttrs(Gen& g, const Gen::GroupForm& form,
+                      const std::string& text) {
+  return (form.channel ? Channel(g) + ", " : std::string()) +
+         "replica_groups=" + text + form.suffix;
+}
+
 // Groups of an all-reduce, all-gather or reduce-scatter: cross-replica
 // (no channel_id), cross-replica-and-partition (channel_id, with or
 // without use_global_device_ids=false) or flattened ids.
 Groups ReduceGroups(Gen& g) {
   const int64_t R = g.mesh.replicas, Pn = g.mesh.partitions;
   Groups out;
+  Gen::GroupForm& form = out.form;
   switch (g.rng.Uniform(0, 2)) {
-    case 0: {
-      out.size = PickSize(g, R);
-      out.attrs = "replica_groups=" + GroupText(g, R, out.size, true);
+    case 0:
+      form = {false, R, PickSize(g, R), true, ""};
+      out.size = form.per_group;
       break;
-    }
-    case 1: {
-      const int64_t size = PickSize(g, R);
-      out.size = size * Pn;
-      out.attrs = Channel(g) +
-                  ", replica_groups=" + GroupText(g, R, size, true) +
-                  (g.rng.Chance(0.5) ? ", use_global_device_ids=false" : "");
+    case 1:
+      form = {true, R, PickSize(g, R), true,
+              g.rng.Chance(0.5) ? ", use_global_device_ids=false" : ""};
+      out.size = form.per_group * Pn;
       break;
-    }
-    default: {
-      out.size = PickSize(g, R * Pn);
-      out.attrs = Channel(g) +
-                  ", replica_groups=" + GroupText(g, R * Pn, out.size, false) +
-                  ", use_global_device_ids=true";
+    default:
+      form = {true, R * Pn, PickSize(g, R * Pn), false,
+              ", use_global_device_ids=true"};
+      out.size = form.per_group;
       break;
-    }
   }
+  out.text = GroupText(g, form.ids, form.per_group, form.may_be_empty);
+  out.attrs = FormAttrs(g, form, out.text);
   return out;
 }
 
@@ -163,12 +174,17 @@ Groups ExchangeGroups(Gen& g) {
   return out;
 }
 
-// A reducer for values of type t and x tamed for n members.
-std::string Reducer(Gen& g, P t, Value* x, int64_t n, double* bound) {
-  const std::string op = PickReducer(g, t);
+// The reduction `op` for values of type t, with x tamed for n members.
+std::string ReducerOf(Gen& g, const std::string& op, P t, Value* x, int64_t n,
+                      double* bound) {
   *x = TameFor(g, g.Finite(*x), op, static_cast<double>(n));
   *bound = BoundAfter(op, x->bound, static_cast<double>(n));
   return g.pb.ScalarBinary(t, op);
+}
+
+// A reducer for values of type t and x tamed for n members.
+std::string Reducer(Gen& g, P t, Value* x, int64_t n, double* bound) {
+  return ReducerOf(g, PickReducer(g, t), t, x, n, bound);
 }
 
 // A pool value of rank >= 1 satisfying f, else a new operand of rank 1..2
@@ -185,16 +201,66 @@ Value ArrayOperand(Gen& g, const std::function<bool(const Value&)>& f,
   return g.Operand(g.rng.Pick(g.dtypes), dims);
 }
 
+// The partition of the ids that a replica_groups text names: each group
+// sorted, the groups sorted ({} and malformed text: none).
+std::vector<std::vector<int64_t>> Partition(const std::string& text) {
+  StatusOr<std::vector<std::vector<int64_t>>> groups = ParseReplicaGroups(text);
+  if (!groups.ok()) return {};
+  for (auto& group : *groups) std::sort(group.begin(), group.end());
+  std::sort(groups->begin(), groups->end());
+  return *std::move(groups);
+}
+
+// A near-copy of an earlier all-reduce `k`, as partitioned programs have
+// them (gradients reduced alike; one tensor reduced along two axes of the
+// mesh): the same element type, reduction and group mode, on a value
+// independent of k's result (k's own operand, or a new parameter), over
+// k's groups (which XLA's combiner may merge) or, where the ids can be
+// split another way into as many groups of the same size, over those
+// (which it must keep apart).
+bool EmitSiblingAllReduce(Gen& g, const Gen::AllReduceKey& k) {
+  Value x = k.operand;
+  double bound = BoundAfter(k.op, x.bound, static_cast<double>(k.members));
+  if (g.rng.Chance(0.5)) {
+    x = g.Param(g.MakeShape(k.type, g.PickDims()));
+    ReducerOf(g, k.op, k.type, &x, k.members, &bound);
+  }
+  std::string text = k.groups;
+  const bool splits = k.form.per_group > 1 && k.form.per_group < k.form.ids;
+  if (splits && g.rng.Chance(0.5)) {
+    for (int tries = 0; tries < 8; ++tries) {
+      std::string other =
+          GroupText(g, k.form.ids, k.form.per_group, k.form.may_be_empty);
+      if (Partition(other) != Partition(k.groups)) {
+        text = std::move(other);
+        break;
+      }
+    }
+  }
+  g.Emit(g.Like(x), "all-reduce", {x},
+         FormAttrs(g, k.form, text) +
+             ", to_apply=" + g.pb.ScalarBinary(k.type, k.op),
+         bound);
+  return true;
+}
+
 bool EmitAllReduce(Gen& g, const Value& v) {
+  if (!g.all_reduces.empty() && g.rng.Chance(0.4)) {
+    return EmitSiblingAllReduce(g, g.rng.Pick(g.all_reduces));
+  }
   Value x = v;
   std::optional<Groups> uneven;
   if (g.rng.Chance(0.25)) uneven = UnevenGroups(g);
   const Groups groups = uneven ? *uneven : ReduceGroups(g);
+  const PrimitiveType t = x.shape.element_type();
+  const std::string op = PickReducer(g, t);
   double bound = 0;
-  const std::string red =
-      Reducer(g, x.shape.element_type(), &x, groups.size, &bound);
+  const std::string red = ReducerOf(g, op, t, &x, groups.size, &bound);
   g.Emit(g.Like(x), "all-reduce", {x}, groups.attrs + ", to_apply=" + red,
          bound);
+  if (groups.form.ids > 0) {
+    g.all_reduces.push_back({t, op, x, groups.form, groups.text, groups.size});
+  }
   return true;
 }
 

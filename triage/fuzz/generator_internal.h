@@ -50,6 +50,29 @@ class Gen {
   DeviceMesh mesh;
   int64_t channels = 0;
   int collectives = 0;
+  // How a collective's groups are written (ReduceGroups in
+  // generator_collectives.cc): with a channel_id or not, groups of
+  // `per_group` of `ids` ids, "{}" allowed for one group of all, and the
+  // use_global_device_ids attribute that follows, if any.
+  struct GroupForm {
+    bool channel = false;
+    int64_t ids = 0;
+    int64_t per_group = 0;
+    bool may_be_empty = false;
+    std::string suffix;
+  };
+  // The all-reduces over groups of one size emitted so far, each by what
+  // XLA's all-reduce-combiner keys on (element type, reduction op, group
+  // mode and groups), for near-copies of them.
+  struct AllReduceKey {
+    PrimitiveType type;
+    std::string op;
+    Value operand;  // What it reduces (tamed for `op`).
+    GroupForm form;
+    std::string groups;   // The replica_groups text.
+    int64_t members = 1;  // Devices per group.
+  };
+  std::vector<AllReduceKey> all_reduces;
 
   // Extents around the tiling / VMEM boundaries (PickDim's stress sizes),
   // split at 128 so that small ones stay common.

@@ -78,10 +78,10 @@ TEST_F(StoreTest, ACommitHasEachEventOnceInTheFeedOfBugEvents) {
   EXPECT_LT((*bug_events)[0].id, (*all)[1].id);
 }
 
-// The daemon lands commits (QueueCommit: the event, then the build job) and
-// is killed at arbitrary moments; each restart lands the commits again from
-// the first (the watcher had not recorded them as handled). Every commit
-// ends with exactly one commit_landed row and one build job.
+// The daemon lands commits (QueueLandedCommits: the event, then the build
+// job) and is killed at arbitrary moments; each restart lands the commits
+// again from the first (the watcher had not recorded them as handled).
+// Every commit ends with exactly one commit_landed row and one build job.
 TEST_F(StoreTest, KilledAndRestartedDaemonLandsEachCommitOnce) {
   constexpr int kCommits = 40;
   DaemonConfig config;
@@ -93,7 +93,7 @@ TEST_F(StoreTest, KilledAndRestartedDaemonLandsEachCommitOnce) {
     ctx.queue = &queue;
     ctx.worker = "orchestrator";
     for (int i = 0; i < kCommits; ++i) {
-      if (!QueueCommit(ctx, Commit(i)).ok()) _exit(2);
+      if (!QueueLandedCommits(ctx, {Commit(i)}).ok()) _exit(2);
       if (ack >= 0) Ack(ack);
     }
   };

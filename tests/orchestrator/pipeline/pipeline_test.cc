@@ -59,6 +59,21 @@ class PipelineTest : public StoreTest {
     b.title = sig;
     return *store_->CreateBug(b, "test", Json::MakeObject());
   }
+  // The next `n` jobs leased, one at a time, as "kind[:commit]".
+  std::vector<std::string> LeaseOrder(int n) {
+    std::vector<std::string> order;
+    for (int i = 0; i < n; ++i) {
+      StatusOr<std::vector<Job>> jobs = queue_->Lease("w", 1, 60000);
+      if (!jobs.ok() || jobs->size() != 1) {
+        ADD_FAILURE() << "lease " << i << " of " << n << " gave no job";
+        break;
+      }
+      const Json* c = (*jobs)[0].payload.Find("commit");
+      order.push_back((*jobs)[0].kind +
+                      (c ? ":" + c->string_value() : std::string()));
+    }
+    return order;
+  }
   std::unique_ptr<Store> store_;
   std::unique_ptr<JobQueue> queue_;
   DaemonConfig config_;
@@ -89,21 +104,37 @@ TEST_F(PipelineTest, ABugsStepGoesBeforeBuildsAndBuildsBeforeCommitChecks) {
   JobOptions check = StepJobOptions();
   check.dedup_key = "check_fixes:c0";
   ASSERT_TRUE(queue_->Enqueue("check_fixes", commit, check).ok());
-  ASSERT_TRUE(QueueCommit(ctx_, "c1").ok());
-  ASSERT_TRUE(QueueCommit(ctx_, "c2").ok());
+  ASSERT_TRUE(QueueLandedCommits(ctx_, {"c1", "c2"}).ok());
   const int64_t id = AddBug("a");
   ASSERT_EQ(*QueueNextStep(ctx_, *store_->GetBug(id)), "reproduce");
-  std::vector<std::string> order;
-  for (int i = 0; i < 4; ++i) {
-    StatusOr<std::vector<Job>> jobs = queue_->Lease("w", 1, 60000);
-    ASSERT_TRUE(jobs.ok());
-    ASSERT_EQ(jobs->size(), 1u);
-    const Json* c = (*jobs)[0].payload.Find("commit");
-    order.push_back((*jobs)[0].kind +
-                    (c ? ":" + c->string_value() : std::string()));
+  EXPECT_EQ(LeaseOrder(4),
+            (std::vector<std::string>{"reproduce", "build:c2", "build:c1",
+                                      "check_fixes:c0"}));
+}
+
+// A push of several commits: their commit_landed events go in landing
+// order, their builds newest first (the tip is built, then fuzzed, first).
+// Landing the same push again (a daemon that died before the watcher
+// recorded it) adds neither events nor jobs.
+TEST_F(PipelineTest, APushIsRecordedOldestFirstAndBuiltNewestFirst) {
+  const std::vector<std::string> push = {"c1", "c2", "c3"};
+  ASSERT_TRUE(QueueLandedCommits(ctx_, push).ok());
+  ASSERT_TRUE(QueueLandedCommits(ctx_, push).ok());
+  StatusOr<std::vector<CommitEvent>> events =
+      store_->ListCommitEvents(std::nullopt, 0, 10);
+  ASSERT_TRUE(events.ok());
+  std::vector<std::string> landed;
+  for (const CommitEvent& e : *events) {
+    EXPECT_EQ(e.kind, CommitEventKind::kCommitLanded);
+    landed.push_back(e.commit_sha);
   }
-  EXPECT_EQ(order, (std::vector<std::string>{"reproduce", "build:c1",
-                                             "build:c2", "check_fixes:c0"}));
+  EXPECT_EQ(landed, push);
+  EXPECT_EQ(*queue_->Count(JobState::kQueued), 3);
+  EXPECT_EQ(LeaseOrder(3),
+            (std::vector<std::string>{"build:c3", "build:c2", "build:c1"}));
+  // An empty poll queues nothing.
+  ASSERT_TRUE(QueueLandedCommits(ctx_, {}).ok());
+  EXPECT_EQ(*queue_->Count(JobState::kQueued), 0);
 }
 
 // The localized pass goes on hlo-bisect's argv only as a plain pipeline

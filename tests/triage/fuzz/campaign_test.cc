@@ -339,6 +339,15 @@ TEST(FuzzFlagsTest, DurationsFocusAndErrors) {
   ASSERT_TRUE(combiner.ok()) << combiner.status().ToString();
   EXPECT_EQ(*combiner, std::vector<std::string>{"all-reduce"});
   EXPECT_FALSE(ParseFocus("ops:frobnicate").ok());
+  // The device ops and their group, as the daemon names them for a commit
+  // that changed the collectives' emitters.
+  for (HloOpcode op : SpmdOps()) {
+    const std::string name(OpcodeName(op));
+    StatusOr<std::vector<std::string>> one = ParseFocus("ops:" + name);
+    ASSERT_TRUE(one.ok()) << one.status().ToString();
+    EXPECT_EQ(*one, std::vector<std::string>{name});
+  }
+  EXPECT_TRUE(ParseFocus("ops:collective,add").ok());
 
   const char* argv[] = {"hlo-fuzz", "--budget=2m",    "--jobs", "2",
                         "--focus",  "passes:algsimp", "--out",  "/tmp/x"};

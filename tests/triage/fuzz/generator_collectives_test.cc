@@ -155,6 +155,25 @@ TEST(GeneratorCollectivesTest, FocusOnCollectivesMakesSpmdPrograms) {
   }
 }
 
+// A focus on any one device op (as the daemon aims a campaign at a commit
+// that changed its emitter) gives SPMD programs that hold it.
+TEST(GeneratorCollectivesTest, FocusOnEachDeviceOpAlone) {
+  for (HloOpcode op : SpmdOps()) {
+    GeneratorOptions o;
+    o.focus = {std::string(OpcodeName(op))};
+    o.instructions = 8;
+    o.max_elements = 1024;
+    for (uint64_t seed = 0; seed < 5; ++seed) {
+      auto g = GenerateSynthetic(seed, o);
+      ASSERT_TRUE(g.ok()) << OpcodeName(op) << ": " << g.status().ToString();
+      EXPECT_GT(g->mesh.size(), 1) << OpcodeName(op);
+      EXPECT_NE(g->hlo_text.find(std::string(OpcodeName(op)) + "("),
+                std::string::npos)
+          << g->hlo_text;
+    }
+  }
+}
+
 TEST(GeneratorCollectivesTest, CollectivesAreNoSingleDeviceOps) {
   for (HloOpcode op : SpmdOps()) {
     EXPECT_FALSE(OracleEvaluates(op)) << OpcodeName(op);
@@ -163,16 +182,22 @@ TEST(GeneratorCollectivesTest, CollectivesAreNoSingleDeviceOps) {
   for (HloOpcode op : SyntheticOps()) EXPECT_FALSE(IsDeviceOp(op));
 }
 
-// --focus passes:all-reduce-combiner: every program is an SPMD program
-// and most hold several all-reduces for the combiner to merge.
-TEST(GeneratorCollectivesTest, TheCombinersFocusDrawsSeveralAllReduces) {
+// Small programs under --focus passes:all-reduce-combiner.
+GeneratorOptions CombinerFocus() {
   GeneratorOptions o;
   StatusOr<std::vector<std::string>> focus =
       ParseFocus("passes:all-reduce-combiner");
-  ASSERT_TRUE(focus.ok()) << focus.status().ToString();
-  o.focus = *focus;
+  EXPECT_TRUE(focus.ok()) << focus.status().ToString();
+  if (focus.ok()) o.focus = *focus;
   o.instructions = 12;
   o.max_elements = 1024;
+  return o;
+}
+
+// --focus passes:all-reduce-combiner: every program is an SPMD program
+// and most hold several all-reduces for the combiner to merge.
+TEST(GeneratorCollectivesTest, TheCombinersFocusDrawsSeveralAllReduces) {
+  GeneratorOptions o = CombinerFocus();
   int several = 0;
   constexpr int kPrograms = 30;
   for (uint64_t seed = 0; seed < kPrograms; ++seed) {
@@ -188,6 +213,81 @@ TEST(GeneratorCollectivesTest, TheCombinersFocusDrawsSeveralAllReduces) {
     several += all_reduces >= 2;
   }
   EXPECT_GE(several, kPrograms / 2);
+}
+
+// `b` reads `a`'s result, directly or through other instructions.
+bool DependsOn(const HloInstruction* b, const HloInstruction* a) {
+  std::vector<const HloInstruction*> stack = {b};
+  std::set<const HloInstruction*> seen;
+  while (!stack.empty()) {
+    const HloInstruction* i = stack.back();
+    stack.pop_back();
+    for (const HloInstruction* o : i->operands()) {
+      if (o == a) return true;
+      if (seen.insert(o).second) stack.push_back(o);
+    }
+  }
+  return false;
+}
+
+// Near-copies of all-reduces under the combiner's focus: independent pairs
+// with the same element type, reduction and group mode whose groups are
+// the same (the combiner may merge them), and pairs whose groups split the
+// ids another way into as many groups of the same size (it must keep
+// them apart: zoo bug 24's shape).
+TEST(GeneratorCollectivesTest, AllReducesComeWithNearCopies) {
+  GeneratorOptions o = CombinerFocus();
+  struct Key {
+    const HloInstruction* instr;
+    std::string reduction, channel, global;
+    std::vector<std::vector<int64_t>> partition;
+  };
+  int same = 0, regrouped = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    auto g = GenerateSynthetic(seed, o);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    auto m = ParseGenerated(g->hlo_text, "test", seed);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    std::vector<Key> keys;
+    for (const HloInstruction* i : (*m)->entry_computation()->instructions()) {
+      if (i->opcode() != HloOpcode::kAllReduce) continue;
+      const HloAttributes& a = i->attrs();
+      const std::string* text = a.FindRaw("replica_groups");
+      ASSERT_NE(text, nullptr);
+      auto groups = ParseReplicaGroups(*text);
+      ASSERT_TRUE(groups.ok()) << groups.status().ToString();
+      for (auto& group : *groups) std::sort(group.begin(), group.end());
+      std::sort(groups->begin(), groups->end());
+      const std::string* global = a.FindRaw("use_global_device_ids");
+      keys.push_back({i,
+                      i->to_apply()->name() + std::string(PrimitiveTypeName(
+                                                  i->shape().element_type())),
+                      a.FindRaw("channel_id") ? "channel" : "",
+                      global ? *global : "", *groups});
+    }
+    bool has_same = false, has_regrouped = false;
+    for (size_t x = 0; x < keys.size(); ++x) {
+      for (size_t y = x + 1; y < keys.size(); ++y) {
+        const Key &a = keys[x], &b = keys[y];
+        if (a.reduction != b.reduction || a.channel != b.channel ||
+            a.global != b.global || a.partition.empty() ||
+            b.partition.empty() || DependsOn(a.instr, b.instr) ||
+            DependsOn(b.instr, a.instr)) {
+          continue;
+        }
+        if (a.partition == b.partition) {
+          has_same = true;
+        } else if (a.partition.size() == b.partition.size() &&
+                   a.partition[0].size() == b.partition[0].size()) {
+          has_regrouped = true;
+        }
+      }
+    }
+    same += has_same;
+    regrouped += has_regrouped;
+  }
+  EXPECT_GE(same, 40);
+  EXPECT_GE(regrouped, 6);
 }
 
 }  // namespace
