@@ -157,10 +157,10 @@ Status Reconcile(StepContext& ctx);
 // Commits that landed together, oldest first (RepoWatcher::Poll): records
 // each one's commit_landed event in that order (once per commit, however
 // often it is called) and queues their builds (then fuzz and fix checks)
-// newest first. The tip is built and fuzzed first: it is what runs now,
-// and its fuzzing aims at the changes of the commits before it
-// (RecentCommits), so a bug that one of them brought and none fixed is
-// sought before the older commits' turns, which still follow.
+// newest first. The tip is built and fuzzed first (it is what runs now,
+// and holds every bug of the push that no later commit fixed); the older
+// commits' turns still follow. The caller records the push as handled
+// only once this returns Ok (a retry lands it again, without duplicates).
 Status QueueLandedCommits(StepContext& ctx,
                           const std::vector<std::string>& landed);
 // Continuous fuzzing (config fuzz.continuous): when no job is queued or
