@@ -1,6 +1,7 @@
 // The agents' claims as records (claims.h).
 #include "agents/claims.h"
 
+#include "base/display_text.h"
 #include "base/sha256.h"
 
 namespace trench::agents {
@@ -358,6 +359,25 @@ JsonDoc ToJson(const StressAuthorClaim& c) {
   }
   AddCommon(c.reason, c.notes, c.source, j);
   return j;
+}
+
+std::string FailedRoundsLine(const StressAuthorClaim& claim, size_t max_bytes) {
+  size_t failed = 0;
+  const StressAuthorClaim::Round* first = nullptr;
+  for (const StressAuthorClaim::Round& r : claim.rounds) {
+    if (!r.error) continue;
+    if (failed++ == 0) first = &r;
+  }
+  if (failed == 0) return "";
+  // Only as much of the model's text as the line can show is copied.
+  const std::string_view error =
+      std::string_view(*first->error).substr(0, 4 * max_bytes);
+  const std::string_view focus =
+      std::string_view(first->focus).substr(0, max_bytes);
+  return OneLine(std::to_string(failed) +
+                     " of the author's campaigns failed; the first (" +
+                     std::string(focus) + ": " + std::string(error) + ")",
+                 max_bytes);
 }
 
 }  // namespace trench::agents

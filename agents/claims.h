@@ -129,6 +129,13 @@ StatusOr<MinimizerClaim> ParseMinimizerClaim(const JsonDoc& claim);
 StatusOr<DrafterClaim> ParseDrafterClaim(const JsonDoc& claim);
 StatusOr<StressAuthorClaim> ParseStressAuthorClaim(const JsonDoc& claim);
 
+// The author's failed campaigns in one line for a log or a terminal:
+// "N of the author's campaigns failed; the first (FOCUS: ERROR)", the
+// whole cut to `max_bytes` (OneLine: controls gone, one line); "" when
+// none failed. The errors may be a model's text of any size.
+std::string FailedRoundsLine(const StressAuthorClaim& claim,
+                             size_t max_bytes = 300);
+
 // The records as JSON: brain.h's field names; absent optional fields are
 // left out, except that `case` (reproducer, minimizer) and `before` /
 // `after` (minimizer) are null when absent. `refused` findings are listed

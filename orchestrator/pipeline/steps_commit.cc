@@ -276,12 +276,9 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
     if (claim.ok()) {
       // A campaign of the author's that failed is the commit's aim missed:
       // said in the log, not only in the job's result.
-      for (const agents::StressAuthorClaim::Round& r : claim->rounds) {
-        if (r.error) {
-          spdlog::warn(
-              "fuzz {}: the stress-test author's {} campaign failed: {}",
-              sha.substr(0, 12), r.focus, *r.error);
-        }
+      if (std::string failed = agents::FailedRoundsLine(*claim);
+          !failed.empty()) {
+        spdlog::warn("fuzz {}: {}", sha.substr(0, 12), failed);
       }
       ASSIGN_OR_RETURN(Json mine, FileAuthorFindings(ctx, sha, *claim));
       for (const Json& one : mine.array()) filed.push_back(one);

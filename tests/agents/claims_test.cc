@@ -190,6 +190,37 @@ TEST(ClaimsTest, StressAuthorRoundTrip) {
 
 // One bad finding (a path for a case, no signature) is refused on its own;
 // the claim's other findings stand.
+// The author's failed campaigns as one log line: a model's errors of any
+// size, with terminal escapes and forged log lines, come out bounded and
+// on one line without controls; no failed campaign, no line.
+TEST(ClaimsTest, FailedRoundsLineIsOneBoundedLine) {
+  StressAuthorClaim none;
+  none.rounds.push_back({.focus = "ops", .programs = 3});
+  EXPECT_EQ(FailedRoundsLine(none), "");
+
+  StressAuthorClaim hostile;
+  hostile.rounds.push_back({.focus = "ops", .programs = 3});
+  const std::string forged =
+      "\x1b[2J\r\n2026-01-01T00:00:00Z error forged job=1\n" +
+      std::string(1 << 20, 'x');
+  hostile.rounds.push_back({.focus = "passes\x1b[31m", .error = forged});
+  for (int i = 1; i < 1000; ++i) {
+    hostile.rounds.push_back({.focus = "ops", .error = "e"});
+  }
+  const std::string line = FailedRoundsLine(hostile, 300);
+  EXPECT_LE(line.size(), 300u);
+  EXPECT_EQ(line.rfind("1000 of the author's campaigns failed; the first "
+                       "(passes",
+                       0),
+            0u)
+      << line;
+  for (char c : line) {
+    EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        << static_cast<int>(c);
+  }
+  EXPECT_NE(line.find("error forged job=1"), std::string::npos) << line;
+}
+
 TEST(ClaimsTest, StressAuthorRefusesBadFindingsOneByOne) {
   const std::string text = R"({"findings": [
       {"case": "CASE", "status": "mismatch", "signature": {"sig": "s1"}},

@@ -4,6 +4,8 @@
 // made room for them keeps the older stores' events.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "orchestrator/pipeline/pipeline.h"
 #include "orchestrator/store/migrations.h"
 #include "tests/orchestrator/store/store_test_util.h"
@@ -78,12 +80,15 @@ TEST_F(StoreTest, ACommitHasEachEventOnceInTheFeedOfBugEvents) {
   EXPECT_LT((*bug_events)[0].id, (*all)[1].id);
 }
 
-// The daemon lands commits (QueueLandedCommits: the event, then the build
-// job) and is killed at arbitrary moments; each restart lands the commits
-// again from the first (the watcher had not recorded them as handled).
-// Every commit ends with exactly one commit_landed row and one build job.
-TEST_F(StoreTest, KilledAndRestartedDaemonLandsEachCommitOnce) {
-  constexpr int kCommits = 40;
+// Lands kCommits commits in pushes of `push` (QueueLandedCommits: the
+// events, then the build jobs), in a child SIGKILLed after `kills[r]`
+// acknowledged pushes in round r (so mostly in the middle of the next
+// push), each restart landing every push again from the first (the
+// watcher had not recorded them as handled); then once to the end.
+constexpr int kCommits = 40;
+std::unique_ptr<Store> LandKilledAndRestarted(const std::string& path,
+                                              FakeClock* clock, int push,
+                                              const std::vector<int>& kills) {
   DaemonConfig config;
   auto land = [&](Store* store, int ack) {
     JobQueue queue(store);
@@ -92,27 +97,41 @@ TEST_F(StoreTest, KilledAndRestartedDaemonLandsEachCommitOnce) {
     ctx.store = store;
     ctx.queue = &queue;
     ctx.worker = "orchestrator";
-    for (int i = 0; i < kCommits; ++i) {
-      if (!QueueLandedCommits(ctx, {Commit(i)}).ok()) _exit(2);
+    for (int i = 0; i < kCommits; i += push) {
+      std::vector<std::string> landed;
+      for (int k = i; k < std::min(i + push, kCommits); ++k) {
+        landed.push_back(Commit(k));
+      }
+      if (!QueueLandedCommits(ctx, landed).ok()) _exit(2);
       if (ack >= 0) Ack(ack);
     }
   };
-  for (int round = 0; round < 6; ++round) {
-    const int want = 3 + 7 * round;
+  StoreOptions options;
+  options.clock = clock;
+  for (int want : kills) {
     const int acks = RunChildAndKill(
         [&](int ack) {
-          StoreOptions options;
-          options.clock = &clock_;
-          auto store = Store::Open(path_, options);
+          auto store = Store::Open(path, options);
           if (!store.ok()) _exit(2);
           land(store->get(), ack);
           _exit(0);
         },
         want);
-    ASSERT_EQ(acks, want);
+    EXPECT_EQ(acks, want);
   }
-  auto store = OpenStore(&clock_);
-  land(store.get(), -1);  // The last start runs to the end.
+  auto store = Store::Open(path, options);
+  if (!store.ok()) return nullptr;
+  land(store->get(), -1);  // The last start runs to the end.
+  return std::move(store).value();
+}
+
+// The daemon is killed at arbitrary moments while landing commits one at
+// a time. Every commit ends with exactly one commit_landed row and one
+// build job.
+TEST_F(StoreTest, KilledAndRestartedDaemonLandsEachCommitOnce) {
+  auto store =
+      LandKilledAndRestarted(path_, &clock_, 1, {3, 10, 17, 24, 31, 38});
+  ASSERT_NE(store, nullptr);
   for (int i = 0; i < kCommits; ++i) {
     EXPECT_EQ(
         CountEvents(store.get(), Commit(i), CommitEventKind::kCommitLanded), 1)
@@ -120,6 +139,37 @@ TEST_F(StoreTest, KilledAndRestartedDaemonLandsEachCommitOnce) {
   }
   JobQueue queue(store.get());
   EXPECT_EQ(*queue.Count(JobState::kQueued), kCommits);
+}
+
+// The same with pushes of 5 commits, the kills landing inside a push
+// (between its events, or between its builds): each commit still has one
+// commit_landed row, the rows stay in landing order, and the builds are
+// queued once each, newest first within every push.
+TEST_F(StoreTest, KilledInTheMiddleOfAPushLandsItOnceNewestFirst) {
+  constexpr int kPush = 5;
+  auto store = LandKilledAndRestarted(path_, &clock_, kPush, {0, 1, 2, 4, 6});
+  ASSERT_NE(store, nullptr);
+  StatusOr<std::vector<CommitEvent>> events =
+      store->ListCommitEvents(std::nullopt, 0, 1000);
+  ASSERT_TRUE(events.ok()) << events.status().ToString();
+  std::vector<std::string> landed, want_landed, built, want_built;
+  for (const CommitEvent& e : *events) {
+    if (e.kind == CommitEventKind::kCommitLanded)
+      landed.push_back(e.commit_sha);
+  }
+  for (int i = 0; i < kCommits; ++i) want_landed.push_back(Commit(i));
+  EXPECT_EQ(landed, want_landed);
+  JobQueue queue(store.get());
+  StatusOr<std::vector<Job>> jobs = queue.List(JobState::kQueued, 1000);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  for (const Job& j : *jobs) {
+    EXPECT_EQ(j.kind, "build");
+    built.push_back(j.payload.Find("commit")->string_value());
+  }
+  for (int i = 0; i < kCommits; i += kPush) {
+    for (int k = i + kPush - 1; k >= i; --k) want_built.push_back(Commit(k));
+  }
+  EXPECT_EQ(built, want_built);
 }
 
 using CommitEventsMigrationTest = StoreTest;
