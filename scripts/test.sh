@@ -53,9 +53,19 @@ trench_coverage_build() {
   export TRENCH_COVERAGE_BUILD_DIR="$TRENCH_ROOT/build-coverage"
 }
 
+# ctest on build/; when tests fail, a digest of why ends the output.
+trench_ctest() {
+  local rc=0
+  ctest --test-dir build --output-on-failure -j "$TRENCH_JOBS" "$@" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    bash "$TRENCH_ROOT/scripts/ctest_digest.sh" build || true
+  fi
+  return "$rc"
+}
+
 if [ "$#" -gt 0 ]; then
   case " $* " in *slow*) trench_coverage_build ;; esac
-  ctest --test-dir build --output-on-failure -j "$TRENCH_JOBS" "$@"
+  trench_ctest "$@"
   exit 0
 fi
 trench_coverage_build
@@ -70,4 +80,4 @@ cmake --build build-fuzz -j "$TRENCH_JOBS" --target fuzzers
 echo "== fuzz smoke tests"
 ctest --test-dir build-fuzz --output-on-failure -L fuzz
 echo "== tests (unit and slow)"
-ctest --test-dir build --output-on-failure -j "$TRENCH_JOBS"
+trench_ctest

@@ -19,22 +19,29 @@ std::string StrOf(const Json* j, std::string_view key) {
 
 std::string Short(const std::string& sha) { return sha.substr(0, 12); }
 
-// Older open bugs than `bug` whose culprit is `culprit`, oldest first. The
-// bisect step keeps the culprit's report (holding its sha) in the details,
-// which lets SQLite pick the candidates.
-StatusOr<std::vector<Bug>> OlderOpenWithCulprit(StepContext& ctx,
-                                                const Bug& bug,
-                                                const std::string& culprit) {
+// The other open bugs whose culprit is `culprit`, oldest first: the older
+// ones, then the younger ones that got theirs first (a bug has
+// culprit_commit once its own culprit was judged). The bisect step keeps the
+// culprit's report (holding its sha) in the details, which lets SQLite pick
+// the candidates.
+StatusOr<std::vector<Bug>> OpenWithCulprit(StepContext& ctx, const Bug& bug,
+                                           const std::string& culprit) {
   std::vector<Bug> out;
   if (culprit.empty() || ReopenedFromDuplicate(bug)) return out;
   ASSIGN_OR_RETURN(std::vector<Bug> bugs, ctx.store->ListBugsMentioning(
                                               "culprit:" + culprit, culprit));
   for (Bug& b : bugs) {
-    if (b.id >= bug.id || !IsOpen(b.state)) continue;
+    if (b.id == bug.id || !IsOpen(b.state)) continue;
     if (!b.culprit_commit || *b.culprit_commit != culprit) continue;
     out.push_back(std::move(b));
   }
   return out;
+}
+
+std::string Relation(const Bug& bug, const Bug& other) {
+  return other.id < bug.id
+             ? "bug " + std::to_string(other.id)
+             : "bug " + std::to_string(other.id) + " (younger, further along)";
 }
 
 // The lines a diff adds or removes, with the file each belongs to.
@@ -65,6 +72,11 @@ const Patch* MatchingPatch(const std::vector<Patch>& patches,
 }
 
 }  // namespace
+
+std::unique_lock<std::mutex> HoldRootCauseJudgement() {
+  static std::mutex* judging = new std::mutex();
+  return std::unique_lock<std::mutex>(*judging);
+}
 
 std::string RootCauseSite::Text() const {
   std::string t = "pass " + pass;
@@ -106,20 +118,19 @@ StatusOr<std::optional<SameRootCause>> SameCulpritAndSite(
     StepContext& ctx, const Bug& bug, const std::string& culprit) {
   const std::optional<RootCauseSite> site = SiteOfBug(bug);
   if (!site) return std::optional<SameRootCause>();
-  ASSIGN_OR_RETURN(std::vector<Bug> older,
-                   OlderOpenWithCulprit(ctx, bug, culprit));
-  for (Bug& o : older) {
+  ASSIGN_OR_RETURN(std::vector<Bug> others, OpenWithCulprit(ctx, bug, culprit));
+  for (Bug& o : others) {
     const std::optional<RootCauseSite> other = SiteOfBug(o);
     if (!other || !other->Same(*site)) continue;
     SameRootCause same;
     same.evidence = Json::MakeObject();
     same.evidence["duplicate_of"] = o.id;
     same.evidence["reason"] = "same culprit " + Short(culprit) +
-                              " and localized site (" + site->Text() +
-                              ") as bug " + std::to_string(o.id);
+                              " and localized site (" + site->Text() + ") as " +
+                              Relation(bug, o);
     same.evidence["culprit"] = culprit;
     same.evidence["site"] = site->ToJson();
-    same.older = std::move(o);
+    same.kept = std::move(o);
     return std::optional<SameRootCause>(std::move(same));
   }
   return std::optional<SameRootCause>();
@@ -128,10 +139,9 @@ StatusOr<std::optional<SameRootCause>> SameCulpritAndSite(
 StatusOr<std::optional<SameRootCause>> SameCulpritAndDraft(
     StepContext& ctx, const Bug& bug, const std::string& diff,
     const std::string& strategy) {
-  ASSIGN_OR_RETURN(
-      std::vector<Bug> older,
-      OlderOpenWithCulprit(ctx, bug, bug.culprit_commit.value_or("")));
-  for (Bug& o : older) {
+  ASSIGN_OR_RETURN(std::vector<Bug> others,
+                   OpenWithCulprit(ctx, bug, bug.culprit_commit.value_or("")));
+  for (Bug& o : others) {
     ASSIGN_OR_RETURN(std::vector<Patch> patches, ctx.store->ListPatches(o.id));
     const Patch* match = MatchingPatch(patches, diff);
     std::string why;
@@ -152,15 +162,14 @@ StatusOr<std::optional<SameRootCause>> SameCulpritAndDraft(
     same.evidence = Json::MakeObject();
     same.evidence["duplicate_of"] = o.id;
     same.evidence["reason"] = "same culprit " + Short(*bug.culprit_commit) +
-                              " as bug " + std::to_string(o.id) + ", and " +
-                              why;
+                              " as " + Relation(bug, o) + ", and " + why;
     same.evidence["culprit"] = *bug.culprit_commit;
     same.evidence["strategy"] = strategy;
     if (match) same.evidence["older_patch"] = match->id;
     if (const std::optional<RootCauseSite> s = SiteOfBug(bug)) {
       same.evidence["site"] = s->ToJson();
     }
-    same.older = std::move(o);
+    same.kept = std::move(o);
     return std::optional<SameRootCause>(std::move(same));
   }
   return std::optional<SameRootCause>();
@@ -170,13 +179,13 @@ StatusOr<Json> MarkDuplicate(StepContext& ctx, const Bug& bug,
                              const SameRootCause& same, Json evidence,
                              TransitionFields fields) {
   for (const auto& [k, v] : same.evidence.object()) evidence[k] = v;
-  fields.duplicate_of = same.older.id;
+  fields.duplicate_of = same.kept.id;
   Json d = fields.details ? *fields.details : bug.details;
   d["duplicate"] = same.evidence;
   fields.details = std::move(d);
   ASSIGN_OR_RETURN(Bug moved,
                    Advance(ctx, bug, BugState::kDuplicate, evidence, fields));
-  spdlog::info("bug {} duplicates bug {}: {}", moved.id, same.older.id,
+  spdlog::info("bug {} duplicates bug {}: {}", moved.id, same.kept.id,
                StrOf(&same.evidence, "reason"));
   return evidence;
 }
@@ -204,6 +213,7 @@ StatusOr<Json> JudgeCulprit(StepContext& ctx, const Bug& bug,
   TransitionFields f;
   f.culprit_commit = sha->string_value();
   f.details = DetailsWith(bug, "culprit", report);
+  const std::unique_lock<std::mutex> judging = HoldRootCauseJudgement();
   ASSIGN_OR_RETURN(std::optional<SameRootCause> same,
                    SameCulpritAndSite(ctx, bug, sha->string_value()));
   if (same) {

@@ -4,13 +4,23 @@
 // tell whether they share it.
 //
 //  - Culprit and site (the bisect step): a bug whose culprit commit and
-//    localized site match an older open bug's is that bug's duplicate. The
+//    localized site match another open bug's is that bug's duplicate. The
 //    site is the localization's pass and rewrite site, or its pass and
 //    opcode when it names no site (SiteOfBug).
-//  - Culprit and fix (the draft step): a bug whose culprit matches an
-//    older open bug's and whose drafted diff is the same (its changed
-//    lines, hunk positions aside), or the same revert of the whole culprit
-//    (strategy "revert_commit" for both), is that bug's duplicate.
+//  - Culprit and fix (the draft step): a bug whose culprit matches another
+//    open bug's and whose drafted diff is the same as a patch that bug
+//    drafted (its changed lines, hunk positions aside), or the same revert
+//    of the whole culprit (strategy "revert_commit" for both), is that
+//    bug's duplicate.
+//    The other bug is the oldest such: an older one, or else a younger one
+//    that got there first (bugs are bisected and drafted side by side, and
+//    the younger may get its culprit or its draft first; it is then the
+//    one further along, and the older joins it). A bug has its culprit
+//    once its own culprit was judged, so both checks only see bugs already
+//    judged; the judgements are serialized within the daemon
+//    (HoldRootCauseJudgement), so of two bugs judged at the same moment the
+//    second sees the first: they can neither both stay open nor become
+//    each other's duplicates.
 //  - Waiting (the reproduce step, root_cause_wait.cc): a fuzz finding
 //    (state new) waits, instead of starting the pipeline, for an older
 //    open bug that may share its root cause, found
@@ -44,6 +54,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -68,25 +79,25 @@ struct RootCauseSite {
 std::optional<RootCauseSite> SiteOfBug(const Bug& bug);
 
 struct SameRootCause {
-  Bug older;
+  Bug kept;       // The bug it duplicates (older, or further along).
   Json evidence;  // As in the file comment.
 };
 
-// The oldest open bug older than `bug` whose culprit is `culprit` and
-// whose site is `bug`'s. nullopt when there is none, when `bug` has no
-// site, or when a reviewer reopened `bug` from duplicate. Errors: the
-// store's.
+// The oldest other open bug whose culprit is `culprit` and whose site is
+// `bug`'s. nullopt when there is none, when `bug` has no site, or when a
+// reviewer reopened `bug` from duplicate. Errors: the store's.
 StatusOr<std::optional<SameRootCause>> SameCulpritAndSite(
     StepContext& ctx, const Bug& bug, const std::string& culprit);
 
-// The oldest open bug older than `bug` with `bug`'s culprit whose drafted
-// patch is `diff` (changed lines compared), or which drafted the same
-// revert_commit. Same exceptions and errors as SameCulpritAndSite.
+// The oldest other open bug with `bug`'s culprit that drafted a patch
+// whose changed lines are `diff`'s (a rejected one aside), or which
+// drafted the same revert_commit. Same exceptions and errors as
+// SameCulpritAndSite.
 StatusOr<std::optional<SameRootCause>> SameCulpritAndDraft(
     StepContext& ctx, const Bug& bug, const std::string& diff,
     const std::string& strategy);
 
-// Moves `bug` to duplicate of same.older with same.evidence (the event's
+// Moves `bug` to duplicate of same.kept with same.evidence (the event's
 // evidence, merged into `evidence`, and details.duplicate); `fields` may
 // carry other fields of the move (e.g. the culprit). Returns the evidence.
 StatusOr<Json> MarkDuplicate(StepContext& ctx, const Bug& bug,
@@ -95,10 +106,16 @@ StatusOr<Json> MarkDuplicate(StepContext& ctx, const Bug& bug,
 
 // The end of the bisect step: hlo-bisect commits' `report` (with
 // "culprit": {"sha", ...}) moves the localized `bug` to culprit_found, or
-// to duplicate when SameCulpritAndSite finds an older bug. Returns the
+// to duplicate when SameCulpritAndSite finds another bug; it holds the
+// judgement (HoldRootCauseJudgement) from the check to the move. Returns the
 // event's evidence. kFailedPrecondition when the report names no culprit.
 StatusOr<Json> JudgeCulprit(StepContext& ctx, const Bug& bug,
                             const Json& report);
+
+// Held from a root-cause check to the move it decides (JudgeCulprit; the
+// draft step around SameCulpritAndDraft and its move): one judgement at a
+// time in the daemon, so that each check sees every earlier judgement.
+std::unique_lock<std::mutex> HoldRootCauseJudgement();
 
 // Whether two diffs change the same lines of the same files (headers and
 // hunk positions aside).

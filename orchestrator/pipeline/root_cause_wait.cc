@@ -330,15 +330,15 @@ StatusOr<std::optional<Json>> MergeIfFixedByPatch(StepContext& ctx,
   check["why"] = "fails (" + std::string(v0.status_name()) + ") on " +
                  Short(base) + " without the patch and passes with it (2 runs)";
   SameRootCause same;
-  same.older = std::move(*older);
+  same.kept = std::move(*older);
   same.evidence = Json::MakeObject();
-  same.evidence["duplicate_of"] = same.older.id;
-  same.evidence["reason"] = "fixed by " + Name(same.older.id) +
+  same.evidence["duplicate_of"] = same.kept.id;
+  same.evidence["reason"] = "fixed by " + Name(same.kept.id) +
                             "'s verified patch " + std::to_string(patch->id) +
                             ": it " + StrOf(&check, "why");
   same.evidence["patch"] = patch->id;
-  if (same.older.culprit_commit) {
-    same.evidence["culprit"] = *same.older.culprit_commit;
+  if (same.kept.culprit_commit) {
+    same.evidence["culprit"] = *same.kept.culprit_commit;
   }
   Json evidence = Json::MakeObject();
   evidence["event"] = "patch_check";

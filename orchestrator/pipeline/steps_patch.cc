@@ -253,8 +253,10 @@ StatusOr<Json> RunDraftStep(StepContext& ctx, const Job& job) {
   if (patch_id == 0) {
     ASSIGN_OR_RETURN(patch_id, ctx.store->AddPatch(bug.id, branch, diff));
   }
-  // The same fix for the same culprit as an older open bug: one root
-  // cause, so this bug is that one's duplicate (root_cause.h).
+  // The same fix for the same culprit as another open bug: one root
+  // cause, so this bug is that one's duplicate (root_cause.h). Held to the
+  // move, so that a bug drafting now sees this one's outcome.
+  const std::unique_lock<std::mutex> judging = HoldRootCauseJudgement();
   ASSIGN_OR_RETURN(std::optional<SameRootCause> same,
                    SameCulpritAndDraft(ctx, bug, diff, best.strategy));
   if (same) {

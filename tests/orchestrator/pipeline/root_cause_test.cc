@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "orchestrator/api/api_bodies.h"
 #include "orchestrator/api/web_data.h"
 #include "orchestrator/pipeline/step_util.h"
@@ -111,7 +114,7 @@ TEST_F(RootCauseTest, IdenticalDraftedDiffIsADuplicate) {
       SameCulpritAndDraft(ctx_, Get(b), Diff(7), "revert_file");
   ASSERT_TRUE(same.ok()) << same.status().ToString();
   ASSERT_TRUE(*same);
-  EXPECT_EQ((*same)->older.id, a);
+  EXPECT_EQ((*same)->kept.id, a);
   Json evidence = Json::MakeObject();
   evidence["event"] = "patch_drafted";
   StatusOr<Json> ev =
@@ -134,6 +137,111 @@ TEST_F(RootCauseTest, IdenticalDraftedDiffIsADuplicate) {
       SameCulpritAndDraft(ctx_, Get(c), other, "fix_template");
   ASSERT_TRUE(not_same.ok());
   EXPECT_FALSE(*not_same);
+}
+
+// Bisected side by side, the younger bug may get its culprit first: the
+// older one then joins it (run 21 of the collective demo proposed both).
+TEST_F(RootCauseTest, TheYoungerBugJudgedFirstKeepsTheRootCause) {
+  const int64_t a = Finding(other_, "f1", "c1");
+  const int64_t b = Finding(other_, "f2", "c2");
+  Localize(a, "codegen", "", "all-gather");
+  Localize(b, "codegen", "", "all-gather");
+  ASSERT_TRUE(Bisected(b, culprit_).ok());
+  EXPECT_EQ(Get(b).state, BugState::kCulpritFound);
+  StatusOr<Json> ev = Bisected(a, culprit_);
+  ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+  EXPECT_EQ(Get(a).state, BugState::kDuplicate);
+  EXPECT_EQ(Get(a).duplicate_of.value_or(0), b);
+  ASSERT_NE(ev->Find("reason"), nullptr) << ev->Dump();
+  EXPECT_NE(ev->Find("reason")->string_value().find(
+                "bug " + std::to_string(b) + " (younger, further along)"),
+            std::string::npos)
+      << ev->Dump();
+  // A bug that waits for its culprit is not a candidate: only judged ones.
+  const int64_t c = Finding(other_, "f3", "c3");
+  Localize(c, "codegen", "", "all-gather");
+  StatusOr<std::optional<SameRootCause>> same =
+      SameCulpritAndSite(ctx_, Get(b), culprit_);
+  ASSERT_TRUE(same.ok());
+  EXPECT_FALSE(*same) << "bug " << (*same)->kept.id;
+}
+
+TEST_F(RootCauseTest, TheYoungerBugDraftedFirstKeepsTheRootCause) {
+  const int64_t a = Finding(other_, "f1", "c1");
+  const int64_t b = Finding(other_, "f2", "c2");
+  // Other sites: one fault, two ops (an all-gather and an all-reduce).
+  Localize(a, "codegen", "", "all-gather");
+  Localize(b, "codegen", "", "all-reduce");
+  for (int64_t id : {a, b}) ASSERT_TRUE(Bisected(id, culprit_).ok());
+  ASSERT_EQ(Get(a).state, BugState::kCulpritFound);
+  Drafted(b, Diff(1), "partial_revert");
+  StatusOr<std::optional<SameRootCause>> same =
+      SameCulpritAndDraft(ctx_, Get(a), Diff(4), "partial_revert");
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  ASSERT_TRUE(*same);
+  EXPECT_EQ((*same)->kept.id, b);
+  EXPECT_TRUE((*same)->evidence.Find("older_patch")->is_integer());
+  // A duplicate keeps nothing: once a joined b, b's check finds no one.
+  ASSERT_TRUE(MarkDuplicate(ctx_, Get(a), **same, Json::MakeObject(), {}).ok());
+  StatusOr<std::optional<SameRootCause>> back =
+      SameCulpritAndDraft(ctx_, Get(b), Diff(1), "partial_revert");
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(*back);
+}
+
+// Pairs of bugs with one root cause judged at the same moment on two
+// threads, each with its own store connection as the daemon's workers:
+// one stays open, the other is its duplicate, never both nor neither.
+TEST_F(RootCauseTest, BugsJudgedAtOnceEndAsOneBugPerRootCause) {
+  constexpr int kPairs = 40;
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (int i = 0; i < kPairs; ++i) {
+    const std::string site = "site" + std::to_string(i);
+    const int64_t a = Finding(other_, "a" + std::to_string(i), "c");
+    const int64_t b = Finding(other_, "b" + std::to_string(i), "c");
+    Localize(a, "algsimp", site, "add");
+    Localize(b, "algsimp", site, "add");
+    pairs.emplace_back(a, b);
+  }
+  std::atomic<int> ready{0};
+  std::atomic<int> go{-1};
+  auto judge = [&](bool first) {
+    std::unique_ptr<Store> store = OpenStore(SystemClock::Get());
+    ASSERT_NE(store, nullptr);
+    JobQueue queue(store.get());
+    StepContext ctx = ctx_;
+    ctx.store = store.get();
+    ctx.queue = &queue;
+    for (int i = 0; i < kPairs; ++i) {
+      const int64_t id = first ? pairs[i].first : pairs[i].second;
+      StatusOr<Bug> bug = store->GetBug(id);
+      ASSERT_TRUE(bug.ok());
+      Json report = Json::MakeObject();
+      report["culprit"] = Json::MakeObject();
+      report["culprit"]["sha"] = culprit_;
+      ++ready;
+      while (go.load() < i) std::this_thread::yield();
+      StatusOr<Json> ev = JudgeCulprit(ctx, *bug, report);
+      ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+    }
+  };
+  std::thread one(judge, true), two(judge, false);
+  for (int i = 0; i < kPairs; ++i) {
+    while (ready.load() < 2 * (i + 1)) std::this_thread::yield();
+    go = i;
+  }
+  one.join();
+  two.join();
+  for (const auto& [a, b] : pairs) {
+    const Bug x = Get(a), y = Get(b);
+    const int open = (x.state == BugState::kCulpritFound) +
+                     (y.state == BugState::kCulpritFound);
+    ASSERT_EQ(open, 1) << "bugs " << a << " and " << b;
+    const Bug& dup = x.state == BugState::kDuplicate ? x : y;
+    const Bug& kept = x.state == BugState::kDuplicate ? y : x;
+    EXPECT_EQ(dup.state, BugState::kDuplicate);
+    EXPECT_EQ(dup.duplicate_of.value_or(0), kept.id);
+  }
 }
 
 TEST_F(RootCauseTest, SameRevertOfTheCulpritIsADuplicate) {
