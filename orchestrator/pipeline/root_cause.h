@@ -29,7 +29,13 @@
 //      * "campaign": on the same commit, under any signature (one commit's
 //        campaign finds one change's failures under many signatures);
 //      * "predates": on an earlier commit the finding's commit holds, the
-//        finding's case failing on that commit's build too.
+//        finding's case failing on that commit's build too;
+//      * "coarse" again, or "culprit", for a bug found on a later commit
+//        that holds the finding's (commits that land together are fuzzed
+//        newest first): with a coarse signature the finding carries too,
+//        or when the finding's commit holds the culprit that bug was
+//        bisected to; never when that bug's culprit is known and the
+//        finding's commit lacks it.
 //    The bug waited for is followed through duplicate_of to the bug it
 //    duplicates, and bugs that wait themselves are not waited for. The
 //    wait is kept in the bug's details ("waiting_for": {"bug", "rule",

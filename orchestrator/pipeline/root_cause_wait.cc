@@ -165,19 +165,52 @@ StatusOr<std::optional<Json>> RootCauseToWaitFor(StepContext& ctx,
     const std::string theirs = StrOf(&o.details, "commit");
     if (theirs.empty()) continue;
     const bool same = theirs == commit;
+    // Whether the finding's commit holds theirs (found earlier in the
+    // history), or else theirs holds the finding's (found later in the
+    // history: commits that land together are fuzzed newest first).
+    bool later = false;
     if (!same) {
       if (!repo) {
         ASSIGN_OR_RETURN(repo, hlo_bisect::GitRepo::Open(ctx.paths->mirror));
       }
       StatusOr<bool> holds = repo->Contains(commit, theirs);
-      if (!holds.ok() || !*holds) continue;
+      if (!holds.ok()) continue;
+      if (!*holds) {
+        StatusOr<bool> held = repo->Contains(theirs, commit);
+        if (!held.ok() || !*held) continue;  // Another line.
+        later = true;
+      }
     }
     ASSIGN_OR_RETURN(WaitEnd end, WaitEndOf(ctx, o));
     if (!end.why.empty() && !end.patch) continue;  // Nobody works on it.
     const std::string sig = SharedCoarse(coarse, o);
     Json w = Json::MakeObject();
     std::string why;
-    if (!sig.empty()) {
+    if (later) {
+      // Found on a later commit: the finding's commit may hold its cause.
+      // Not when the older bug was bisected to a culprit the finding's
+      // commit lacks; else with a shared coarse signature, or when the
+      // finding's commit holds that culprit, it waits.
+      const std::string culprit = o.culprit_commit.value_or("");
+      bool has_culprit = false;
+      if (!culprit.empty()) {
+        StatusOr<bool> held = repo->Contains(commit, culprit);
+        if (!held.ok() || !*held) continue;
+        has_culprit = true;
+      }
+      if (!sig.empty()) {
+        w["rule"] = "coarse";
+        w["coarse_signature"] = sig;
+        why = "same coarse signature " + sig + ", found on " + Short(theirs) +
+              ", which holds its commit " + Short(commit);
+      } else if (has_culprit) {
+        w["rule"] = "culprit";
+        why = "found on " + Short(commit) + ", which holds " + Short(culprit) +
+              ", the culprit of " + Name(o.id);
+      } else {
+        continue;
+      }
+    } else if (!sig.empty()) {
       w["rule"] = "coarse";
       w["coarse_signature"] = sig;
       why = "same coarse signature " + sig + ", found " +

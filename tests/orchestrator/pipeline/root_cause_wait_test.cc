@@ -93,6 +93,8 @@ TEST_F(RootCauseTest, WaiterIsReleasedWhenTheOlderBugIsInvalid) {
   EXPECT_EQ(notes, (std::vector<std::string>{"waiting", "released"}));
 }
 
+// A finding from before the culprit the older bug was bisected to is
+// another bug, whatever its coarse signature.
 TEST_F(RootCauseTest, LaterCommitHoldingTheOlderOneWaitsAnUnrelatedDoesNot) {
   const int64_t a = Finding(culprit_, "f1", "coarse");
   const int64_t later = Finding(other_, "f2", "coarse");
@@ -101,9 +103,12 @@ TEST_F(RootCauseTest, LaterCommitHoldingTheOlderOneWaitsAnUnrelatedDoesNot) {
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   ASSERT_TRUE(*w);
   EXPECT_EQ((*w)->Find("bug")->int64_value(), a);
+  ASSERT_TRUE(StartWaiting(ctx_, Get(later), **w).ok());
+  Localize(a, "algsimp", "fold_add", "add");
+  ASSERT_TRUE(Bisected(a, culprit_).ok());
   w = RootCauseToWaitFor(ctx_, Get(earlier));
   ASSERT_TRUE(w.ok());
-  EXPECT_FALSE(*w);
+  EXPECT_FALSE(*w) << (*w)->Dump();
 }
 
 TEST_F(RootCauseTest, RestartKeepsTheWaitThenAVerifiedPatchReleasesIt) {
@@ -231,6 +236,47 @@ TEST_F(RootCauseTest, AFindingOfTheSameCampaignWaitsUnderAnotherSignature) {
   ASSERT_TRUE(w.ok());
   ASSERT_TRUE(*w);
   EXPECT_EQ((*w)->Find("bug")->int64_value(), a);
+}
+
+// Commits that land together are fuzzed newest first: bug a is found on
+// the later commit other_, then findings on the earlier culprit_. One
+// waits for a when it shares a's coarse signature, or once a was bisected
+// to a culprit its commit holds; a finding from before the culprit never.
+TEST_F(RootCauseTest, AFindingOnAnEarlierCommitWaitsForABugFoundLater) {
+  const int64_t a = Finding(other_, "f1", "c1");
+  const int64_t b = Finding(culprit_, "f2", "c2");
+  StatusOr<std::optional<Json>> w = RootCauseToWaitFor(ctx_, Get(b));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_FALSE(*w) << (*w)->Dump();
+  const int64_t c = Finding(culprit_, "f3", "c1");
+  w = RootCauseToWaitFor(ctx_, Get(c));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE(*w);
+  EXPECT_EQ((*w)->Find("bug")->int64_value(), a);
+  EXPECT_EQ((*w)->Find("rule")->string_value(), "coarse");
+  EXPECT_NE((*w)->Find("reason")->string_value().find(
+                "found on " + other_.substr(0, 12) +
+                ", which holds its commit " + culprit_.substr(0, 12)),
+            std::string::npos)
+      << (*w)->Dump();
+  ASSERT_TRUE(StartWaiting(ctx_, Get(c), **w).ok());
+  Localize(a, "algsimp", "fold_add", "add");
+  ASSERT_TRUE(Bisected(a, culprit_).ok());
+  w = RootCauseToWaitFor(ctx_, Get(b));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE(*w);
+  EXPECT_EQ((*w)->Find("bug")->int64_value(), a);
+  EXPECT_EQ((*w)->Find("rule")->string_value(), "culprit");
+  EXPECT_NE((*w)->Find("reason")->string_value().find(
+                "which holds " + culprit_.substr(0, 12) + ", the culprit of"),
+            std::string::npos)
+      << (*w)->Dump();
+  ASSERT_TRUE(StartWaiting(ctx_, Get(b), **w).ok());
+  // From before that culprit: not a's, even with a's coarse signature.
+  const int64_t d = Finding(base_, "f4", "c1");
+  w = RootCauseToWaitFor(ctx_, Get(d));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_FALSE(*w) << (*w)->Dump();
 }
 
 // On a later commit, under another signature, a finding waits only when
