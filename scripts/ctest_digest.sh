@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# Why each failed test failed, in a few lines, from ctest's log: printed at
-# the very end of a failed suite, where a CI summary that keeps only the
-# tail of the output still shows it (the full outputs are printed earlier,
-# as each test ends).
-#   scripts/ctest_digest.sh <build dir>
-# Per failed test: its gtest failures (each "file:line: Failure" with the
-# 24 lines after it), or the end of its output when it has none (a crash, a
-# timeout); at most 60 lines per test.
+# A digest of the last ctest run, from its log, for the very end of the
+# suite's output, where a CI summary that keeps only the tail still shows
+# it (the full outputs are printed earlier, as each test ends):
+#   - the slowest tests, with their times;
+#   - per failed test, why: its gtest failures (each "file:line: Failure"
+#     with the 24 lines after it), or the end of its output when it has
+#     none (a crash, a timeout); at most 60 lines per test.
+#   scripts/ctest_digest.sh <build dir> [slowest count, default 12]
 set -euo pipefail
-log="${1:?usage: ctest_digest.sh <build dir>}/Testing/Temporary/LastTest.log"
+log="${1:?usage: ctest_digest.sh <build dir> [count]}/Testing/Temporary/LastTest.log"
+count="${2:-12}"
 [ -f "$log" ] || { echo "ctest_digest: no $log"; exit 0; }
-echo "== why the failed tests failed (from $log)"
+echo "== the $count slowest tests (from $log)"
 awk '
-  function flush(   i, n, shown) {
+  /^[0-9]+\/[0-9]+ Testing: / { name = $0; sub(/^[0-9]+\/[0-9]+ Testing: /, "", name) }
+  /^Test time = / { t = $0; sub(/^Test time = */, "", t); sub(/ sec.*/, "", t)
+                    printf "%10.1f s  %s\n", t, substr(name, 1, 120) }
+' "$log" | sort -rn | head -n "$count"
+awk '
+  function flush(   i, n) {
     if (!failed) return
+    if (!header++) print "== why the failed tests failed"
     print "-- " name
     n = 0
     for (i = 1; i <= count && n < 60; i++) {

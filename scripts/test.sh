@@ -19,8 +19,18 @@ command -v node >/dev/null || TRENCH_PACKAGES+=(nodejs)
 command -v npm >/dev/null || TRENCH_PACKAGES+=(npm)
 trench_install_deps
 
+# Each phase's wall time, printed at the end (CI keeps the output's tail).
+TRENCH_PHASE="packages"
+TRENCH_PHASE_TIMES=()
+trench_phase() {
+  TRENCH_PHASE_TIMES+=("$TRENCH_PHASE: $((SECONDS - ${TRENCH_PHASE_START:-0})) s")
+  TRENCH_PHASE="$1"
+  TRENCH_PHASE_START=$SECONDS
+  echo "== $1"
+}
+
 cd "$TRENCH_ROOT"
-echo "== build (build/)"
+trench_phase "build (build/)"
 trench_configure build -DTRENCH_WERROR=ON
 cmake --build build -j "$TRENCH_JOBS"
 
@@ -39,27 +49,29 @@ trench_browser_packages() {
 }
 trench_browser_packages
 
-echo "== target side alone (build-target/, TRENCH_TARGET_ONLY=ON)"
+trench_phase "target side alone (build-target/, TRENCH_TARGET_ONLY=ON)"
 trench_configure build-target -DTRENCH_TARGET_ONLY=ON -DTRENCH_WERROR=ON
 cmake --build build-target -j "$TRENCH_JOBS"
 
 # The target's coverage build flavour (clang, SanitizerCoverage), which the
 # slow CoverageBuild suite runs programs on; built here, not inside a test.
 trench_coverage_build() {
-  echo "== target coverage flavour (build-coverage/, clang)"
+  trench_phase "target coverage flavour (build-coverage/, clang)"
   CXX=clang++ trench_configure build-coverage -DTRENCH_TARGET_ONLY=ON \
     -DTRENCH_TARGET_COVERAGE=ON "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
   cmake --build build-coverage -j "$TRENCH_JOBS" --target hlo-run
   export TRENCH_COVERAGE_BUILD_DIR="$TRENCH_ROOT/build-coverage"
 }
 
-# ctest on build/; when tests fail, a digest of why ends the output.
+# ctest on build/, then the end of the output: the time of each phase, the
+# slowest tests, and, when tests failed, why each failed.
 trench_ctest() {
   local rc=0
   ctest --test-dir build --output-on-failure -j "$TRENCH_JOBS" "$@" || rc=$?
-  if [ "$rc" -ne 0 ]; then
-    bash "$TRENCH_ROOT/scripts/ctest_digest.sh" build || true
-  fi
+  trench_phase "done"
+  printf '== wall time per phase\n'
+  printf '   %s\n' "${TRENCH_PHASE_TIMES[@]}"
+  bash "$TRENCH_ROOT/scripts/ctest_digest.sh" build || true
   return "$rc"
 }
 
@@ -70,14 +82,14 @@ if [ "$#" -gt 0 ]; then
 fi
 trench_coverage_build
 
-echo "== fuzz targets (build-fuzz/, clang + libFuzzer)"
+trench_phase "fuzz targets (build-fuzz/, clang + libFuzzer)"
 # -O1 with line tables: what libFuzzer and ASan reports need, at about half
 # the compile time of -O2 -g.
 CXX=clang++ trench_configure build-fuzz -DTRENCH_FUZZ=ON -DBUILD_TESTING=OFF \
   -DTRENCH_WERROR=ON "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only"
 cmake --build build-fuzz -j "$TRENCH_JOBS" --target fuzzers
 
-echo "== fuzz smoke tests"
+trench_phase "fuzz smoke tests"
 ctest --test-dir build-fuzz --output-on-failure -L fuzz
-echo "== tests (unit and slow)"
+trench_phase "tests (unit and slow)"
 trench_ctest
