@@ -12,14 +12,14 @@
 //    drafted (its changed lines, hunk positions aside), or the same revert
 //    of the whole culprit (strategy "revert_commit" for both), is that
 //    bug's duplicate.
-//    The other bug is the oldest such: an older one, or else a younger one
-//    that got there first (bugs are bisected and drafted side by side, and
-//    the younger may get its culprit or its draft first; it is then the
-//    one further along, and the older joins it). A bug has its culprit
-//    once its own culprit was judged, so both checks only see bugs already
-//    judged; the judgements are serialized within the daemon
-//    (HoldRootCauseJudgement), so of two bugs judged at the same moment the
-//    second sees the first: they can neither both stay open nor become
+//  - In both checks the other bug is the oldest such: an older one, or a
+//    younger one that got there first. Bugs are bisected and drafted side
+//    by side, and the younger may get its culprit or its draft first; it
+//    is then the one further along, and the older joins it. A bug has its
+//    culprit once its own culprit was judged, so both checks only see
+//    bugs already judged. The judgements are serialized within the daemon
+//    (HoldRootCauseJudgement): of two bugs judged at the same moment the
+//    second sees the first, so they can neither both stay open nor become
 //    each other's duplicates.
 //  - Waiting (the reproduce step, root_cause_wait.cc): a fuzz finding
 //    (state new) waits, instead of starting the pipeline, for an older
