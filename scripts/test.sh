@@ -67,6 +67,7 @@ trench_coverage_build() {
 # slowest tests, and, when tests failed, why each failed.
 trench_ctest() {
   local rc=0
+  trench_phase "tests${*:+ ($*)}"
   ctest --test-dir build --output-on-failure -j "$TRENCH_JOBS" "$@" || rc=$?
   trench_phase "done"
   printf '== wall time per phase\n'
@@ -91,5 +92,4 @@ cmake --build build-fuzz -j "$TRENCH_JOBS" --target fuzzers
 
 trench_phase "fuzz smoke tests"
 ctest --test-dir build-fuzz --output-on-failure -L fuzz
-trench_phase "tests (unit and slow)"
 trench_ctest
