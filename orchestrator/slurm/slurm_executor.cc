@@ -137,7 +137,23 @@ StatusOr<int64_t> SlurmExecutor::FindLeftJob(Store* store,
   }
   StatusOr<sandbox::Options> left = sandbox::ReadRunRequest(dir);
   if (!left.ok() || sandbox::OptionsToJson(*left).Dump() != request) {
-    // Not the run asked for now: the previous daemon's, to be ended.
+    // Not the run asked for now: the previous daemon's, to be ended. Said,
+    // with what differs: a step that asks for another run after a restart
+    // costs a second job.
+    std::string why = "its request is unreadable";
+    if (left.ok()) {
+      why = "the run asked for now differs in";
+      const Json was = sandbox::OptionsToJson(*left);
+      StatusOr<Json> now = ParseJson(request);
+      for (const auto& [key, value] : was.object()) {
+        const Json* other = now.ok() ? now->Find(key) : nullptr;
+        if (!other || other->Dump() != value.Dump()) why += " " + key;
+      }
+    }
+    spdlog::warn(
+        "Slurm job {} ({}) of the previous run: {}; cancelled, submitted "
+        "again",
+        *id, name, why);
     (void)client_.Cancel(*id);
     return 0;
   }
