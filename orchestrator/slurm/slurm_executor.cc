@@ -123,7 +123,16 @@ StatusOr<int64_t> SlurmExecutor::FindLeftJob(Store* store,
                                              const std::string& request) {
   ASSIGN_OR_RETURN(std::optional<SlurmJobRecord> rec,
                    GetJobRecord(store, name));
-  if (!rec || rec->finished) return 0;
+  if (!rec) return 0;
+  if (rec->finished) {
+    // Its step asks for it again after a restart: a second job, said
+    // (a step redone after a crash does that; not a fault by itself).
+    spdlog::info(
+        "Slurm run {} of the previous run had finished ({}); "
+        "submitted again",
+        name, rec->state);
+    return 0;
+  }
   std::optional<int64_t> id = rec->slurm_id;
   if (!id) {
     // Submitted just before a crash, before its id was stored: found by
