@@ -345,6 +345,13 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
     for (const std::string& d : config.regression) reg.push_back(d);
     c["regression"] = reg;
     c["build_command"] = config.build_command;
+    if (!config.fuzz_corpus.empty()) {
+      // Every run's sandbox reads it: without it, serve would ask a killed
+      // demo's Slurm jobs for other runs than theirs and submit them again.
+      Json fuzz = Json::MakeObject();
+      fuzz["corpus"] = config.fuzz_corpus;
+      c["fuzz"] = std::move(fuzz);
+    }
     if (config.executor.kind == "slurm") {
       // Its runs' files are on the shared filesystem: serve finds them
       // there, and reattaches to the jobs a killed demo left.
