@@ -345,13 +345,20 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
     for (const std::string& d : config.regression) reg.push_back(d);
     c["regression"] = reg;
     c["build_command"] = config.build_command;
-    if (!config.fuzz_corpus.empty()) {
-      // Every run's sandbox reads it: without it, serve would ask a killed
-      // demo's Slurm jobs for other runs than theirs and submit them again.
-      Json fuzz = Json::MakeObject();
-      fuzz["corpus"] = config.fuzz_corpus;
-      c["fuzz"] = std::move(fuzz);
-    }
+    // The settings its runs are made of: with others, serve would ask a
+    // killed demo's Slurm jobs for other runs than theirs and submit them
+    // again (the corpus is a read-only path of every run's sandbox).
+    Json fuzz = Json::MakeObject();
+    fuzz["budget_seconds"] = config.fuzz_budget_seconds;
+    fuzz["jobs"] = static_cast<int64_t>(config.fuzz_jobs);
+    fuzz["seed"] = static_cast<int64_t>(config.fuzz_seed);
+    fuzz["continuous"] = config.fuzz_continuous;
+    if (!config.fuzz_corpus.empty()) fuzz["corpus"] = config.fuzz_corpus;
+    c["fuzz"] = std::move(fuzz);
+    c["reproduce_runs"] = static_cast<int64_t>(config.reproduce_runs);
+    c["reduce_seconds"] = config.reduce_seconds;
+    c["verify_fuzz_seconds"] = config.verify_fuzz_seconds;
+    c["max_draft_rounds"] = static_cast<int64_t>(config.max_draft_rounds);
     if (config.executor.kind == "slurm") {
       // Its runs' files are on the shared filesystem: serve finds them
       // there, and reattaches to the jobs a killed demo left.
