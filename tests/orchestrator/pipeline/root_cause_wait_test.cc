@@ -248,30 +248,28 @@ TEST_F(RootCauseTest, AFindingOnAnEarlierCommitWaitsForABugFoundLater) {
   StatusOr<std::optional<Json>> w = RootCauseToWaitFor(ctx_, Get(b));
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   EXPECT_FALSE(*w) << (*w)->Dump();
+  // Finding `id` waits for a under `rule`, its reason holding `text`; the
+  // wait is recorded, as the reproduce step does.
+  auto waits_for_a = [&](int64_t id, const std::string& rule,
+                         const std::string& text) {
+    StatusOr<std::optional<Json>> got = RootCauseToWaitFor(ctx_, Get(id));
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_TRUE(*got);
+    EXPECT_EQ((*got)->Find("bug")->int64_value(), a);
+    EXPECT_EQ((*got)->Find("rule")->string_value(), rule);
+    EXPECT_NE((*got)->Find("reason")->string_value().find(text),
+              std::string::npos)
+        << (*got)->Dump();
+    ASSERT_TRUE(StartWaiting(ctx_, Get(id), **got).ok());
+  };
   const int64_t c = Finding(culprit_, "f3", "c1");
-  w = RootCauseToWaitFor(ctx_, Get(c));
-  ASSERT_TRUE(w.ok()) << w.status().ToString();
-  ASSERT_TRUE(*w);
-  EXPECT_EQ((*w)->Find("bug")->int64_value(), a);
-  EXPECT_EQ((*w)->Find("rule")->string_value(), "coarse");
-  EXPECT_NE((*w)->Find("reason")->string_value().find(
-                "found on " + other_.substr(0, 12) +
-                ", which holds its commit " + culprit_.substr(0, 12)),
-            std::string::npos)
-      << (*w)->Dump();
-  ASSERT_TRUE(StartWaiting(ctx_, Get(c), **w).ok());
+  waits_for_a(c, "coarse",
+              "found on " + other_.substr(0, 12) + ", which holds its commit " +
+                  culprit_.substr(0, 12));
   Localize(a, "algsimp", "fold_add", "add");
   ASSERT_TRUE(Bisected(a, culprit_).ok());
-  w = RootCauseToWaitFor(ctx_, Get(b));
-  ASSERT_TRUE(w.ok()) << w.status().ToString();
-  ASSERT_TRUE(*w);
-  EXPECT_EQ((*w)->Find("bug")->int64_value(), a);
-  EXPECT_EQ((*w)->Find("rule")->string_value(), "culprit");
-  EXPECT_NE((*w)->Find("reason")->string_value().find(
-                "which holds " + culprit_.substr(0, 12) + ", the culprit of"),
-            std::string::npos)
-      << (*w)->Dump();
-  ASSERT_TRUE(StartWaiting(ctx_, Get(b), **w).ok());
+  waits_for_a(b, "culprit",
+              "which holds " + culprit_.substr(0, 12) + ", the culprit of");
   // From before that culprit: not a's, even with a's coarse signature.
   const int64_t d = Finding(base_, "f4", "c1");
   w = RootCauseToWaitFor(ctx_, Get(d));
