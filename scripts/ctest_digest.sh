@@ -7,6 +7,8 @@
 #     with the 24 lines after it), or the end of its output when it has
 #     none (a crash, a timeout); at most 60 lines per test.
 #   scripts/ctest_digest.sh <build dir> [slowest count, default 12]
+# (No `head` in a pipeline here: under pipefail, head closing the pipe early
+# makes sort die of SIGPIPE and set -e end the script before the digest.)
 set -euo pipefail
 log="${1:?usage: ctest_digest.sh <build dir> [count]}/Testing/Temporary/LastTest.log"
 count="${2:-12}"
@@ -16,7 +18,7 @@ awk '
   /^[0-9]+\/[0-9]+ Testing: / { name = $0; sub(/^[0-9]+\/[0-9]+ Testing: /, "", name) }
   /^Test time = / { t = $0; sub(/^Test time = */, "", t); sub(/ sec.*/, "", t)
                     printf "%10.1f s  %s\n", t, substr(name, 1, 120) }
-' "$log" | sort -rn | head -n "$count"
+' "$log" | sort -rn | sed -n "1,${count}p"
 awk '
   function flush(   i, n) {
     if (!failed) return
