@@ -22,12 +22,6 @@ std::string SignatureKey(const Json& finding) {
   return sig->Dump();
 }
 
-Json Strings(const std::vector<std::string>& v) {
-  Json a = Json::MakeArray();
-  for (const std::string& s : v) a.push_back(s);
-  return a;
-}
-
 class StressAuthor : public Brain {
  public:
   StatusOr<Json> Run(const Json& task, ToolBox& tools) override {
@@ -77,19 +71,19 @@ class StressAuthor : public Brain {
       args["seconds"] = share;
       args["seed"] = (seed + static_cast<int64_t>(i)) % 4294967296;
       if (campaigns[i].focus != "none") {
-        args[campaigns[i].focus] = Strings(campaigns[i].names);
+        args[campaigns[i].focus] = Json::MakeStringArray(campaigns[i].names);
       }
       if (aim_lines) args["changed_lines"] = true;
       if (large > 0) {
         args["large_elements"] = large;
         if (!large_attributes.empty()) {
-          args["large_attributes"] = Strings(large_attributes);
+          args["large_attributes"] = Json::MakeStringArray(large_attributes);
         }
       }
       ASSIGN_OR_RETURN(ToolResult r, tools.Call("fuzz", args));
       Json round = Json::MakeObject();
       round["focus"] = campaigns[i].focus;
-      round["names"] = Strings(campaigns[i].names);
+      round["names"] = Json::MakeStringArray(campaigns[i].names);
       round["seconds"] = share;
       if (!r.ok) {
         notes.push_back("fuzz (" + campaigns[i].focus + ") failed: " + r.error);

@@ -229,12 +229,6 @@ std::string Join(const std::vector<std::string>& v) {
   return s;
 }
 
-Json Strings(const std::vector<std::string>& v) {
-  Json a = Json::MakeArray();
-  for (const std::string& s : v) a.push_back(s);
-  return a;
-}
-
 }  // namespace
 
 LocalizedScope ScopeOfTask(const Json& task) {
@@ -334,11 +328,11 @@ Json PatchCoverage::ToJson() const {
   j["reverted"] = Count(BlockFate::kReverted);
   j["touched"] = Count(BlockFate::kTouched);
   j["left"] = Count(BlockFate::kLeft);
-  j["localized_files"] = Strings(localized_files);
+  j["localized_files"] = Json::MakeStringArray(localized_files);
   j["touches_localized"] = touches_localized;
   j["partial"] = partial();
-  j["left_localized"] = Strings(left_localized);
-  j["left_copies"] = Strings(left_copies);
+  j["left_localized"] = Json::MakeStringArray(left_localized);
+  j["left_copies"] = Json::MakeStringArray(left_copies);
   j["summary"] = Summary();
   if (partial()) j["reason"] = Reason();
   return j;

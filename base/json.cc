@@ -129,6 +129,13 @@ Json& Json::operator[](std::string_view key) {
   return obj.back().second;
 }
 
+Json Json::MakeStringArray(const std::vector<std::string>& items) {
+  Array a;
+  a.reserve(items.size());
+  for (const std::string& s : items) a.emplace_back(s);
+  return Json(std::move(a));
+}
+
 void Json::push_back(Json v) {
   if (is_null()) v_ = Array{};
   mutable_array().push_back(std::move(v));

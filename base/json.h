@@ -64,6 +64,8 @@ class Json {
 
   static Json MakeArray() { return Json(Array{}); }
   static Json MakeObject() { return Json(Object{}); }
+  // An array of these strings, in order.
+  static Json MakeStringArray(const std::vector<std::string>& items);
   // A double printed as `text` instead of its shortest round-trip form.
   // REQUIRES: text is a JSON number literal denoting (a decimal that rounds
   // to) `value`; e.g. the shortest f32 form of an f32 value.

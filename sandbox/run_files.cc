@@ -14,12 +14,6 @@ namespace {
 
 constexpr size_t kMaxJsonBytes = 1 << 20;
 
-Json Strings(const std::vector<std::string>& v) {
-  Json a = Json::MakeArray();
-  for (const std::string& s : v) a.push_back(s);
-  return a;
-}
-
 Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
   const std::string tmp = path + ".tmp";
   {
@@ -94,11 +88,11 @@ Json OptionsToJson(const Options& o) {
   l["stdout_bytes"] = o.limits.stdout_bytes;
   l["stderr_bytes"] = o.limits.stderr_bytes;
   Json j = Json::MakeObject();
-  j["argv"] = Strings(o.argv);
-  j["env"] = Strings(o.env);
+  j["argv"] = Json::MakeStringArray(o.argv);
+  j["env"] = Json::MakeStringArray(o.env);
   j["work_dir"] = o.work_dir;
-  j["read_only_paths"] = Strings(o.read_only_paths);
-  j["masked_paths"] = Strings(o.masked_paths);
+  j["read_only_paths"] = Json::MakeStringArray(o.read_only_paths);
+  j["masked_paths"] = Json::MakeStringArray(o.masked_paths);
   j["limits"] = l;
   j["uid"] = static_cast<uint64_t>(o.uid);
   j["gid"] = static_cast<uint64_t>(o.gid);

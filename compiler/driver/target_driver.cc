@@ -177,12 +177,6 @@ Json SourceGlobs(std::string_view sources) {
   return out;
 }
 
-Json StringArray(const std::vector<std::string>& names) {
-  Json out = Json::MakeArray();
-  for (const std::string& n : names) out.push_back(n);
-  return out;
-}
-
 }  // namespace
 
 Json CoverageFlavour() {
@@ -190,11 +184,11 @@ Json CoverageFlavour() {
   c["kind"] = "sancov-inline-8bit-counters-pc-table";
   // How to build the flavour: the same CMake build with this option and
   // clang (SanitizerCoverage is clang's).
-  c["cmake_flags"] = StringArray(
+  c["cmake_flags"] = Json::MakeStringArray(
       {"-DTRENCH_TARGET_COVERAGE=ON", "-DCMAKE_CXX_COMPILER=clang++"});
   c["instrumented"] = coverage::Available();
   c["points"] = static_cast<int64_t>(coverage::Size());
-  c["pcs_command"] = StringArray({"hlo-run", "--coverage-pcs"});
+  c["pcs_command"] = Json::MakeStringArray({"hlo-run", "--coverage-pcs"});
   c["serve_answer_key"] = "coverage";
   return c;
 }
@@ -204,7 +198,7 @@ Json Capabilities() {
   j["tool"] = "hloc";
   j["version"] = kVersion;
   j["tpux_version"] = tpu::kTpuxVersion;
-  j["ops"] = StringArray(codegen::SupportedOps());
+  j["ops"] = Json::MakeStringArray(codegen::SupportedOps());
   // The slice the code runs on (tpu/slice.h): up to kMaxSliceChips chips,
   // a program compiled with --mesh RxP running on R*P of them; the
   // collectives among the supported ops are what a program may exchange
@@ -219,9 +213,9 @@ Json Capabilities() {
     std::optional<HloOpcode> code = OpcodeFromName(op);
     if (code && IsDeviceOp(*code)) collectives.push_back(op);
   }
-  slice["collectives"] = StringArray(collectives);
+  slice["collectives"] = Json::MakeStringArray(collectives);
   j["slice"] = std::move(slice);
-  j["dtypes"] = StringArray(codegen::SupportedDtypes());
+  j["dtypes"] = Json::MakeStringArray(codegen::SupportedDtypes());
   Json flags = Json::MakeArray();
   for (const auto& f : kCompileFlags) {
     flags.push_back(std::string("--") + f.name);
@@ -241,7 +235,7 @@ Json Capabilities() {
   for (const codegen::EmitterInfo& info : codegen::RegisteredEmitters()) {
     Json e = Json::MakeObject();
     e["name"] = std::string(info.name);
-    e["ops"] = StringArray(info.ops);
+    e["ops"] = Json::MakeStringArray(info.ops);
     e["sources"] = SourceGlobs(info.sources);
     emitters.push_back(std::move(e));
   }

@@ -91,12 +91,6 @@ StatusOr<Json> RunBuildStep(StepContext& ctx, const Job& job) {
 
 namespace {
 
-Json Strings(const std::vector<std::string>& names) {
-  Json a = Json::MakeArray();
-  for (const std::string& n : names) a.push_back(n);
-  return a;
-}
-
 std::string Joined(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
@@ -246,12 +240,13 @@ StatusOr<Json> RunFuzzStep(StepContext& ctx, const Job& job) {
     Json task = Json::MakeObject();
     task["commit"] = sha;
     Json aim = Json::MakeObject();
-    if (!area.passes.empty()) aim["passes"] = Strings(area.passes);
-    if (!area.ops.empty()) aim["ops"] = Strings(area.ops);
+    if (!area.passes.empty())
+      aim["passes"] = Json::MakeStringArray(area.passes);
+    if (!area.ops.empty()) aim["ops"] = Json::MakeStringArray(area.ops);
     if (area.large_elements > 0) {
       aim["large_elements"] = area.large_elements;
       if (!large_attributes.empty()) {
-        aim["large_attributes"] = Strings(large_attributes);
+        aim["large_attributes"] = Json::MakeStringArray(large_attributes);
       }
     }
     task["area"] = std::move(aim);

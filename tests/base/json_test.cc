@@ -172,5 +172,11 @@ TEST(JsonTest, RoundTripIsIdentity) {
   EXPECT_EQ(Parse(j.DumpPretty()), j);
 }
 
+TEST(JsonTest, MakeStringArrayKeepsOrderAndEscapes) {
+  EXPECT_EQ(Json::MakeStringArray({}).Dump(), "[]");
+  EXPECT_EQ(Json::MakeStringArray({"b", "a", "q\"\n"}).Dump(),
+            R"(["b","a","q\"\n"])");
+}
+
 }  // namespace
 }  // namespace trench

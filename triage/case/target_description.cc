@@ -50,12 +50,6 @@ std::string Shown(std::string_view s) {
   return Json(std::string(s.substr(0, 200))).Dump();
 }
 
-Json Strings(const std::vector<std::string>& names) {
-  Json a = Json::MakeArray();
-  for (const std::string& n : names) a.push_back(n);
-  return a;
-}
-
 // Reads a document's parts; each error names where it is ("passes[2]").
 class Reader {
  public:
@@ -428,8 +422,8 @@ Json TargetDescription::ToJson() const {
     for (const Unit& u : list) {
       Json e = Json::MakeObject();
       e["name"] = u.name;
-      if (with_ops) e["ops"] = Strings(u.ops);
-      e["sources"] = Strings(u.sources);
+      if (with_ops) e["ops"] = Json::MakeStringArray(u.ops);
+      e["sources"] = Json::MakeStringArray(u.sources);
       out.push_back(std::move(e));
     }
     return out;
@@ -437,10 +431,10 @@ Json TargetDescription::ToJson() const {
   Json j = Json::MakeObject();
   j["passes"] = units(passes, false);
   j["emitters"] = units(emitters, true);
-  j["ops"] = Strings(ops);
+  j["ops"] = Json::MakeStringArray(ops);
   if (offers_coverage) {
     Json c = Json::MakeObject();
-    c["cmake_flags"] = Strings(coverage_cmake_flags);
+    c["cmake_flags"] = Json::MakeStringArray(coverage_cmake_flags);
     j["coverage"] = std::move(c);
   }
   if (!large_arrays.empty()) {
@@ -453,7 +447,7 @@ Json TargetDescription::ToJson() const {
         for (const auto& [k, v] : g.frontend_attributes) a[k] = v;
         l["frontend_attributes"] = std::move(a);
       }
-      l["sources"] = Strings(g.sources);
+      l["sources"] = Json::MakeStringArray(g.sources);
       groups.push_back(std::move(l));
     }
     j["large_arrays"] = std::move(groups);
@@ -462,7 +456,7 @@ Json TargetDescription::ToJson() const {
     Json sl = Json::MakeObject();
     sl["chips"] = slice.chips;
     if (!slice.topology.empty()) sl["topology"] = slice.topology;
-    sl["collectives"] = Strings(slice.collectives);
+    sl["collectives"] = Json::MakeStringArray(slice.collectives);
     j["slice"] = std::move(sl);
   }
   return j;
