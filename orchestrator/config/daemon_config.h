@@ -283,4 +283,11 @@ StatusOr<DaemonConfig> ParseDaemonConfig(std::string_view text,
 // Reads and parses a config file (kIoError when unreadable).
 StatusOr<DaemonConfig> LoadDaemonConfig(const std::string& path);
 
+// The config as config file JSON: every field, so that ParseDaemonConfig
+// reads it back to the same DaemonConfig (paths are written as they are:
+// a parsed config's are absolute). What `trench demo` leaves for `trench
+// serve` on its state (DIR/var.json). It holds the names of the variables
+// with secrets, never a secret.
+Json DaemonConfigToJson(const DaemonConfig& config);
+
 }  // namespace trench::orchestrator

@@ -336,49 +336,14 @@ StatusOr<DemoResult> RunDemo(const DemoOptions& o, std::ostream& progress) {
            << ")\n";
   ASSIGN_OR_RETURN(DaemonConfig config, DemoConfig(o, repo, r.zoo_bug));
   {
-    // For `trench serve --config DIR/var.json` on the demo's state later.
-    Json c = Json::MakeObject();
-    c["var_dir"] = config.var_dir;
-    c["repo"] = config.repo;
-    c["tools_dir"] = config.tools_dir;
-    Json reg = Json::MakeArray();
-    for (const std::string& d : config.regression) reg.push_back(d);
-    c["regression"] = reg;
-    c["build_command"] = config.build_command;
-    // The settings its runs are made of: with others, serve would ask a
-    // killed demo's Slurm jobs for other runs than theirs and submit them
-    // again (the corpus is a read-only path of every run's sandbox).
-    Json fuzz = Json::MakeObject();
-    fuzz["budget_seconds"] = config.fuzz_budget_seconds;
-    fuzz["jobs"] = static_cast<int64_t>(config.fuzz_jobs);
-    fuzz["seed"] = static_cast<int64_t>(config.fuzz_seed);
-    fuzz["continuous"] = config.fuzz_continuous;
-    if (!config.fuzz_corpus.empty()) fuzz["corpus"] = config.fuzz_corpus;
-    c["fuzz"] = std::move(fuzz);
-    c["reproduce_runs"] = static_cast<int64_t>(config.reproduce_runs);
-    c["reduce_seconds"] = config.reduce_seconds;
-    c["verify_fuzz_seconds"] = config.verify_fuzz_seconds;
-    c["max_draft_rounds"] = static_cast<int64_t>(config.max_draft_rounds);
-    if (config.executor.kind == "slurm") {
-      // Its runs' files are on the shared filesystem: serve finds them
-      // there, and reattaches to the jobs a killed demo left.
-      const ExecutorConfig& x = config.executor;
-      Json e = Json::MakeObject();
-      e["kind"] = x.kind;
-      e["partition"] = x.partition;
-      e["account"] = x.account;
-      e["max_jobs"] = static_cast<int64_t>(x.max_jobs);
-      e["time_limit"] = static_cast<int64_t>(x.time_limit_minutes);
-      e["shared_dir"] = x.shared_dir;
-      Json args = Json::MakeArray();
-      for (const std::string& a : x.extra_args) args.push_back(a);
-      e["extra_args"] = std::move(args);
-      e["slurm_bin_dir"] = x.slurm_bin_dir;
-      e["slurm_conf"] = x.slurm_conf;
-      e["poll_seconds"] = x.poll_seconds;
-      c["executor"] = std::move(e);
-    }
-    std::ofstream(o.dir + "/var.json") << c.DumpPretty() << "\n";
+    // For `trench serve --config DIR/var.json` on the demo's state later:
+    // the demo's whole config, so that serve asks a killed demo's Slurm
+    // jobs for the same runs (with other settings it would submit them
+    // again), on serve's default port (where `trench show` looks).
+    DaemonConfig serve = config;
+    serve.http_port = DaemonConfig().http_port;
+    std::ofstream(o.dir + "/var.json")
+        << DaemonConfigToJson(serve).DumpPretty() << "\n";
   }
   if (!o.reuse_builder.empty()) {
     const std::string builder =
