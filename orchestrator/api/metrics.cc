@@ -219,6 +219,15 @@ Status WriteExecutorRequeues(const Sources& s, Writer* w) {
   return Status::Ok();
 }
 
+Status WriteExecutorRestartRuns(const Sources& s, Writer* w) {
+  if (!s.runner) return Status::Ok();
+  const ExecutorStats st = s.runner->Stats();
+  for (const auto& [outcome, n] : st.restart_runs) {
+    w->Sample({{"executor", st.kind}, {"outcome", outcome}}, n);
+  }
+  return Status::Ok();
+}
+
 // The rows of `sql`: label columns first (as many as `labels`), then the
 // value; one sample each.
 Status WriteRows(const Sources& s, Writer* w, const char* sql,

@@ -48,6 +48,15 @@ struct ExecutorStats {
   double runtime_seconds_sum = 0;
   int64_t runtime_count = 0;
   int64_t requeued = 0;  // Runs started again after a cluster failure.
+  // Runs a previous daemon process had submitted, met again when their
+  // step ran after a restart, by outcome: "reattached" (the job itself
+  // was followed), "finished" (it had ended: the step asked again, a
+  // second job), "changed" (the run asked for now differs: the old job
+  // cancelled, a new one submitted), "unreadable" (its request could not
+  // be read: the same), "unsubmitted" (the previous process died before
+  // Slurm had it: submitted now). Slurm only; every outcome present, 0
+  // included.
+  std::map<std::string, int64_t> restart_runs;
 };
 
 class Executor {

@@ -44,6 +44,10 @@ std::string DaemonJobPrefix(const std::string& var_dir) {
 SlurmExecutor::SlurmExecutor(SlurmExecutorOptions options)
     : options_(std::move(options)), client_(options_.client) {
   stats_.kind = "slurm";
+  for (const char* outcome :
+       {"reattached", "finished", "changed", "unreadable", "unsubmitted"}) {
+    stats_.restart_runs[outcome] = 0;
+  }
 }
 
 StatusOr<std::unique_ptr<SlurmExecutor>> SlurmExecutor::Create(
@@ -127,6 +131,7 @@ StatusOr<int64_t> SlurmExecutor::FindLeftJob(Store* store,
   if (rec->finished) {
     // Its step asks for it again after a restart: a second job, said
     // (a step redone after a crash does that; not a fault by itself).
+    CountRestart("finished");
     spdlog::info(
         "Slurm run {} of the previous run had finished ({}); "
         "submitted again",
@@ -142,7 +147,10 @@ StatusOr<int64_t> SlurmExecutor::FindLeftJob(Store* store,
     for (const JobInfo& j : listed) {
       if (j.name == name) id = j.id;  // The newest (id order).
     }
-    if (!id) return 0;
+    if (!id) {
+      CountRestart("unsubmitted");
+      return 0;
+    }
   }
   StatusOr<sandbox::Options> left = sandbox::ReadRunRequest(dir);
   if (!left.ok() || sandbox::OptionsToJson(*left).Dump() != request) {
@@ -150,6 +158,7 @@ StatusOr<int64_t> SlurmExecutor::FindLeftJob(Store* store,
     // with what differs: a step that asks for another run after a restart
     // costs a second job.
     std::string why = "its request is unreadable";
+    CountRestart(left.ok() ? "changed" : "unreadable");
     if (left.ok()) {
       why = "the run asked for now differs in";
       const Json was = sandbox::OptionsToJson(*left);
@@ -166,7 +175,13 @@ StatusOr<int64_t> SlurmExecutor::FindLeftJob(Store* store,
     (void)client_.Cancel(*id);
     return 0;
   }
+  CountRestart("reattached");
   return *id;
+}
+
+void SlurmExecutor::CountRestart(const std::string& outcome) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.restart_runs[outcome];
 }
 
 StatusOr<sandbox::Result> SlurmExecutor::RunOnce(

@@ -108,6 +108,8 @@ class SlurmExecutor : public Executor {
   void Track(const std::string& name, int64_t id);
   void Untrack(const std::string& name);
   void Count(const std::string& final_state, double wait, double run);
+  // One more run of a previous process met again (ExecutorStats).
+  void CountRestart(const std::string& outcome);
 
   const SlurmExecutorOptions options_;
   ToolRunnerOptions defaults_;

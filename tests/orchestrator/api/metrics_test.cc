@@ -387,11 +387,12 @@ class FixedExecutor : public Executor {
     s.runtime_seconds_sum = 120.25;
     s.runtime_count = 7;
     s.requeued = 1;
+    s.restart_runs = {{"reattached", 3}, {"changed", 1}, {"finished", 0}};
     return s;
   }
 };
 
-TEST_F(MetricsTest, ExecutorRunsByStateQueueWaitRuntimeAndRequeues) {
+TEST_F(MetricsTest, ExecutorRunsByStateQueueWaitRuntimeRequeuesAndRestarts) {
   FixedExecutor executor;
   handlers_->SetExecutor(&executor);
   const std::string body = Metrics();
@@ -403,6 +404,12 @@ TEST_F(MetricsTest, ExecutorRunsByStateQueueWaitRuntimeAndRequeues) {
   Has(body, R"(trench_executor_runtime_seconds_sum{executor="slurm"} 120.25)");
   Has(body, R"(trench_executor_runtime_seconds_count{executor="slurm"} 7)");
   Has(body, R"(trench_executor_requeues_total{executor="slurm"} 1)");
+  Has(body,
+      R"(trench_executor_restart_runs_total{executor="slurm",outcome="reattached"} 3)");
+  Has(body,
+      R"(trench_executor_restart_runs_total{executor="slurm",outcome="changed"} 1)");
+  Has(body,
+      R"(trench_executor_restart_runs_total{executor="slurm",outcome="finished"} 0)");
   Has(body, "trench_tool_runs_total 9");
   Has(body, "trench_tool_runs_running 2");
   handlers_->SetExecutor(nullptr);

@@ -362,6 +362,13 @@ TEST_F(SlurmClusterExecutorTest,
   EXPECT_TRUE(r->ok());
   EXPECT_EQ(JobsNamed(c), 2u);
   EXPECT_TRUE(e->LeftByPreviousRun(store_.get())->empty());
+  // What /metrics shows of it (trench_executor_restart_runs_total).
+  EXPECT_EQ(e->Stats().restart_runs,
+            (std::map<std::string, int64_t>{{"changed", 1},
+                                            {"finished", 0},
+                                            {"reattached", 2},
+                                            {"unreadable", 0},
+                                            {"unsubmitted", 0}}));
 }
 
 // Jobs a killed daemon left for queue jobs that will not run again (done,
