@@ -8,6 +8,9 @@
 // previous member and folds it in: acc = to_apply(received, acc). After
 // it, chunk (p + shift + 1) mod n is fully reduced on member p.
 //
+// Every element type with a lane form, complex included (c64, c128: the
+// computation's complex add, multiply, ... on register pairs or quads).
+//
 // Reduction order (deterministic): chunk c is folded in ring order
 // starting at member c - shift, f(...f(f(x[c-shift], x[c-shift+1]),
 // x[c-shift+2])..., x[c-shift-1]) (member indices mod n), each step
@@ -36,6 +39,7 @@
 #include "compiler/codegen/emit_reduce_util.h"
 #include "compiler/codegen/emitters.h"
 #include "compiler/codegen/vector_ops.h"
+#include "compiler/ir/dtype.h"
 
 namespace trench::codegen {
 namespace {
@@ -150,9 +154,11 @@ StatusOr<std::vector<Leaf>> Leaves(const HloInstruction& instr,
     l.out = outs[i];
     l.mem = MemType(l.in.dtype);
     l.esz = MemTypeBytes(l.mem);
-    if (LaneType(l.in.dtype).empty() || l.esz == 0) {
-      return CannotCompile(instr, l.in.dtype);
-    }
+    // Complex operands move as their memory type (c64 a u64 pair, c128
+    // two halves) and fold through the computation's complex ops.
+    const bool lanes = !LaneType(l.in.dtype).empty() ||
+                       IsComplex(instr.operand(i)->shape().element_type());
+    if (!lanes || l.esz == 0) return CannotCompile(instr, l.in.dtype);
     l.scratch = offset;
     if (instr.opcode() == HloOpcode::kAllReduce) {
       l.chunk = (l.in.elements + n - 1) / n;

@@ -294,6 +294,34 @@ TEST(CollectivesTest, PiecesFollowASmallVmem) {
       {1, 4}, 497, exact, false, kVmem);
 }
 
+// Complex all-reduce and reduce-scatter (c64: a u64 pair per element,
+// c128: two halves), with add and multiply (complex multiply, not per
+// part) folded in ring order; on every mesh for add, in pieces of a small
+// VMEM too.
+TEST(CollectivesTest, ComplexAllReduceAndReduceScatter) {
+  uint64_t seed = 520;
+  for (const char* t : {"c64", "c128"}) {
+    for (const char* op : {"add", "multiply"}) {
+      ExpectSpmdMatchesOracle(
+          OverAllPartitions("all-reduce", t, op, "3,70", "3,70", 4), {1, 4},
+          seed++);
+      ExpectSpmdMatchesOracle(OverAllPartitions("reduce-scatter", t, op, "4,6",
+                                                "4,3", 2, ", dimensions={1}"),
+                              {1, 2}, seed++);
+    }
+    for (const DeviceMesh& mesh : kTestMeshes) {
+      const std::string n = std::to_string(mesh.size());
+      ExpectSpmdMatchesOracle(
+          OverAllPartitions("reduce-scatter", t, "add", n + ",5", "1,5",
+                            mesh.size(), ", dimensions={0}"),
+          mesh, seed++);
+    }
+    ExpectSpmdMatchesOracle(
+        OverAllPartitions("all-reduce", t, "add", "5003", "5003", 4), {1, 4},
+        seed++, ComparisonOptions(), false, 64 << 10);
+  }
+}
+
 // An operand larger than the 16 MiB of VMEM, split along its minor
 // dimension: the chunks go from HBM to the peers' scratch by strided DMAs,
 // nothing is staged in VMEM.
