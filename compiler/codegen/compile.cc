@@ -204,7 +204,7 @@ std::vector<std::string> SupportedDtypes() {
         PrimitiveType::S32, PrimitiveType::S64, PrimitiveType::U8,
         PrimitiveType::U16, PrimitiveType::U32, PrimitiveType::U64,
         PrimitiveType::F16, PrimitiveType::BF16, PrimitiveType::F32,
-        PrimitiveType::F64}) {
+        PrimitiveType::F64, PrimitiveType::C64, PrimitiveType::C128}) {
     if (SupportedDtype(t)) out.emplace_back(PrimitiveTypeName(t));
   }
   return out;

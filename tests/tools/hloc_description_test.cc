@@ -12,6 +12,7 @@
 #include "compiler/codegen/streaming.h"
 #include "compiler/driver/module_options.h"
 #include "compiler/driver/target_driver.h"
+#include "compiler/ir/hlo_parser.h"
 #include "compiler/passes/pass_registry.h"
 #include "triage/case/target_description.h"
 
@@ -141,6 +142,27 @@ TEST(HlocDescriptionTest, StreamedFilesAreLargeArraySources) {
   EXPECT_EQ(d->LargeArraysOfPath("compiler/codegen/emit_sort.cc").from_elements,
             0);
   EXPECT_EQ(d->LargeArraysOfPath("compiler/passes/fusion.cc").from_elements, 0);
+}
+
+// Every element type the capabilities list compiles (a copy of it), and
+// the complex types are among them.
+TEST(HlocDescriptionTest, EveryListedDtypeCompiles) {
+  const Json caps = hloc::Capabilities();
+  const Json* dtypes = caps.Find("dtypes");
+  ASSERT_NE(dtypes, nullptr);
+  std::set<std::string> listed;
+  for (const Json& t : dtypes->array()) {
+    const std::string name = t.string_value();
+    listed.insert(name);
+    auto m = ParseHloModule("HloModule m\nENTRY e {\n  p = " + name +
+                            "[5] parameter(0)\n  ROOT c = " + name +
+                            "[5] copy(p)\n}\n");
+    ASSERT_TRUE(m.ok()) << name << ": " << m.status().ToString();
+    EXPECT_TRUE(codegen::CompileModule(**m, codegen::CompileOptions()).ok())
+        << name;
+  }
+  EXPECT_TRUE(listed.count("c64") && listed.count("c128")) << dtypes->Dump();
+  EXPECT_TRUE(listed.count("f32") && listed.count("pred")) << dtypes->Dump();
 }
 
 }  // namespace
