@@ -42,7 +42,9 @@ std::string DaemonJobPrefix(const std::string& var_dir) {
 }
 
 SlurmExecutor::SlurmExecutor(SlurmExecutorOptions options)
-    : options_(std::move(options)), client_(options_.client) {
+    : options_(std::move(options)),
+      started_ms_(NowMs()),
+      client_(options_.client) {
   stats_.kind = "slurm";
   for (const char* outcome :
        {"reattached", "finished", "changed", "unreadable", "unsubmitted"}) {
@@ -128,10 +130,16 @@ StatusOr<int64_t> SlurmExecutor::FindLeftJob(Store* store,
   ASSIGN_OR_RETURN(std::optional<SlurmJobRecord> rec,
                    GetJobRecord(store, name));
   if (!rec) return 0;
+  // A record of this process's own (a step retried after a transient
+  // error) is no restart: only a previous process's runs are counted.
+  const bool previous = rec->submitted_ms <= started_ms_;
+  auto count = [&](const char* outcome) {
+    if (previous) CountRestart(outcome);
+  };
   if (rec->finished) {
     // Its step asks for it again after a restart: a second job, said
     // (a step redone after a crash does that; not a fault by itself).
-    CountRestart("finished");
+    count("finished");
     spdlog::info(
         "Slurm run {} of the previous run had finished ({}); "
         "submitted again",
@@ -148,7 +156,7 @@ StatusOr<int64_t> SlurmExecutor::FindLeftJob(Store* store,
       if (j.name == name) id = j.id;  // The newest (id order).
     }
     if (!id) {
-      CountRestart("unsubmitted");
+      count("unsubmitted");
       return 0;
     }
   }
@@ -158,7 +166,7 @@ StatusOr<int64_t> SlurmExecutor::FindLeftJob(Store* store,
     // with what differs: a step that asks for another run after a restart
     // costs a second job.
     std::string why = "its request is unreadable";
-    CountRestart(left.ok() ? "changed" : "unreadable");
+    count(left.ok() ? "changed" : "unreadable");
     if (left.ok()) {
       why = "the run asked for now differs in";
       const Json was = sandbox::OptionsToJson(*left);
@@ -175,7 +183,7 @@ StatusOr<int64_t> SlurmExecutor::FindLeftJob(Store* store,
     (void)client_.Cancel(*id);
     return 0;
   }
-  CountRestart("reattached");
+  count("reattached");
   return *id;
 }
 

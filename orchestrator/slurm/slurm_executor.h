@@ -112,6 +112,10 @@ class SlurmExecutor : public Executor {
   void CountRestart(const std::string& outcome);
 
   const SlurmExecutorOptions options_;
+  // When this executor was made (ms): job records submitted up to then
+  // are a previous process's; restart_runs counts only those (a step of
+  // this process retried after a transient error meets its own).
+  const int64_t started_ms_;
   ToolRunnerOptions defaults_;
   SlurmClient client_;
   mutable std::mutex mu_;
