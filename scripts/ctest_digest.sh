@@ -5,7 +5,8 @@
 #   - the slowest tests, with their times;
 #   - per failed test, why: its gtest failures (each "file:line: Failure"
 #     with the 24 lines after it), or the end of its output when it has
-#     none (a crash, a timeout); at most 60 lines per test.
+#     none (a crash, a timeout); at most 60 lines per test, control
+#     characters shown as '?'.
 #   scripts/ctest_digest.sh <build dir> [slowest count, default 12]
 # (No `head` in a pipeline here: under pipefail, head closing the pipe early
 # makes sort die of SIGPIPE and set -e end the script before the digest.)
@@ -47,7 +48,9 @@ awk '
   }
   inside {
     rule = 0
-    lines[++count] = substr($0, 1, 300)
+    line = substr($0, 1, 300)
+    gsub(/[\001-\010\013-\037\177]/, "?", line)  # No terminal controls.
+    lines[++count] = line
     if ($0 ~ /: Failure$/ || $0 ~ /^\[  FAILED  \]/) after = 25
     if (after > 0) { keep[count] = 1; after-- }
   }

@@ -17,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
   for i in $(seq 1 800); do
     echo "add_test(NAME Passes${i}_$long COMMAND true)"
   done
-  echo 'add_test(NAME Fails COMMAND sh -c "echo noise; echo a_test.cc:7: Failure; echo Expected: 3; echo [  FAILED  ] T.Fails; exit 1")'
+  echo 'add_test(NAME Fails COMMAND sh -c "echo noise; echo a_test.cc:7: Failure; echo Expected: 3; printf \"x\\033[2Jy\\n\"; echo [  FAILED  ] T.Fails; exit 1")'
   echo 'add_test(NAME Crashes COMMAND sh -c "echo last words; kill -SEGV \$\$")'
 } >"$work/CMakeLists.txt"
 cmake -S "$work" -B "$work/build" >/dev/null
@@ -30,6 +30,7 @@ grep -q '^== why the failed tests failed$' <<<"$out" || fail "no why section"
 grep -q '^-- Fails$' <<<"$out" || fail "Fails not named"
 grep -q '^   a_test.cc:7: Failure$' <<<"$out" || fail "the failure line missing"
 grep -q '^   Expected: 3$' <<<"$out" || fail "the line after it missing"
+grep -q '^   x?\[2Jy$' <<<"$out" || fail "a control character not made '?'"
 grep -q '^   noise$' <<<"$out" && fail "a line before the failure kept"
 grep -q '^-- Crashes$' <<<"$out" || fail "Crashes not named"
 grep -q '^   last words$' <<<"$out" || fail "the crash's output missing"
